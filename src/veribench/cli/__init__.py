@@ -1,0 +1,1 @@
+"""The ``veribench`` command line: one module per command group."""

@@ -1,0 +1,33 @@
+"""Shared CLI options and error reporting."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import typer
+
+from ..store.workspace import DEFAULT_WORKSPACE
+
+WorkspaceOpt = typer.Option(Path(DEFAULT_WORKSPACE), "--workspace", "-w", help="Workspace folder (DuckDB inside).")
+
+
+def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn veribench errors into a one-line message and exit code 1 (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*a: Any, **kw: Any) -> Any:
+        from ..errors import VeribenchError
+
+        try:
+            return fn(*a, **kw)
+        except VeribenchError as e:
+            typer.secho(f"error: {e}", fg="red", err=True)
+            raise typer.Exit(1)
+        except FileNotFoundError as e:
+            typer.secho(f"error: {e}", fg="red", err=True)
+            raise typer.Exit(1)
+
+    return wrapper

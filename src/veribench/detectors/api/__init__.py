@@ -1,0 +1,3 @@
+"""Commercial detector adapters (HTTP). ``PLUGINS`` is registry data."""
+
+PLUGINS: dict = {"detector": {}}

@@ -1,0 +1,210 @@
+"""The one scoring path: "score these texts with this detector spec".
+
+Above this layer, code asks for scores; below it live de-duplication by text hash,
+the workspace cache, batching, concurrency, budget, dry runs and progress. Every
+completed batch is stored at once, in its own transaction, so a run killed at any
+moment resumes without repeating a stored call and without losing a stored result.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from ..hashing import text_sha256
+from .base import Detector, ScoreResult
+
+
+class BudgetExceeded(Exception):
+    """Raised after stopping because the next call would exceed ``--max-spend``."""
+
+
+@dataclass
+class RunStats:
+    """Counts of one scoring call: texts asked, cache hits, computed, failed, spend."""
+
+    requested: int = 0
+    unique: int = 0
+    cached: int = 0
+    computed: int = 0
+    failed: int = 0
+    spent: float = 0.0
+    stopped_for_budget: bool = False
+    planned: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _progress(total: int, description: str, enabled: bool):
+    if not enabled or total == 0:
+        return None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    transient=False)
+    prog.start()
+    task = prog.add_task(description, total=total)
+    return prog, task
+
+
+def score_texts(
+    ws: Any,
+    detector: Detector,
+    texts: Iterable[str],
+    *,
+    progress: bool = False,
+    max_spend: float | None = None,
+    dry_run: bool = False,
+    stats: RunStats | None = None,
+    store: bool = True,
+    on_batch: Callable[[list[tuple[str, ScoreResult]]], None] | None = None,
+) -> dict[str, ScoreResult]:
+    """Score ``texts`` with ``detector``, through the workspace cache.
+
+    Args:
+        ws: a :class:`veribench.store.Workspace`, or ``None`` for no cache (results
+            are then computed and not stored).
+        detector: any object meeting :class:`veribench.detectors.Detector`.
+        texts: texts to score; duplicates are scored once.
+        progress: show a rich progress bar.
+        max_spend: stop before the cumulative ``detector.cost(text)`` would exceed this
+            (units: ``detector.cost_unit``, words or credits). Cached texts cost nothing.
+        dry_run: compute nothing; fill ``stats.planned`` with what would be sent and its cost.
+        stats: optional :class:`RunStats` to fill.
+        store: write results to the workspace (default True).
+
+    Returns:
+        ``{text_sha256: ScoreResult}`` for every text scored or found in the cache
+        (texts skipped for budget are absent; ``stats.stopped_for_budget`` is then set).
+    """
+    st = stats if stats is not None else RunStats()
+    by_sha: dict[str, str] = {}
+    for t in texts:
+        st.requested += 1
+        by_sha.setdefault(text_sha256(t), t)
+    st.unique = len(by_sha)
+    spec = detector.spec
+    results: dict[str, ScoreResult] = {}
+    if ws is not None:
+        results.update(ws.cached_scores(spec.hash, by_sha.keys()))
+    st.cached = len(results)
+    todo = [(s, t) for s, t in by_sha.items() if s not in results]
+
+    # Failures known before any call (length limits) cost nothing and are stored.
+    pre = getattr(detector, "preflight", None)
+    if pre is not None:
+        keep = []
+        pre_items = []
+        for s, t in todo:
+            r = pre(t)
+            if r is None:
+                keep.append((s, t))
+            else:
+                pre_items.append((s, r))
+        todo = keep
+        if pre_items and not dry_run:
+            if ws is not None and store:
+                ws.put_scores(spec, pre_items)
+            results.update(dict(pre_items))
+            st.failed += len(pre_items)
+
+    cost = getattr(detector, "cost", None)
+    if dry_run:
+        describe = getattr(detector, "describe_request", None)
+        for s, t in todo:
+            st.planned.append({
+                "text_sha256": s,
+                "request": describe(t) if describe else {"detector": spec.name, "chars": len(t)},
+                "cost": cost(t) if cost else 0.0,
+                "cost_unit": getattr(detector, "cost_unit", None),
+            })
+        return results
+
+    # Budget: admit texts in order while the cumulative cost stays within max_spend.
+    if max_spend is not None and cost is not None:
+        admitted, total = [], 0.0
+        for s, t in todo:
+            c = float(cost(t))
+            if total + c > max_spend:
+                st.stopped_for_budget = True
+                break
+            total += c
+            admitted.append((s, t))
+        todo = admitted
+
+    bs = max(1, int(getattr(detector, "batch_size", 32) or 32))
+    conc = max(1, int(getattr(detector, "max_concurrency", 1) or 1))
+    batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
+    bar = _progress(len(todo), f"scoring {spec.label}", progress)
+    lock = threading.Lock()
+
+    def run_batch(batch: list[tuple[str, str]]) -> list[tuple[str, ScoreResult]]:
+        out = detector.score_batch([t for _, t in batch])
+        if len(out) != len(batch):
+            raise RuntimeError(f"detector {spec.name} returned {len(out)} results for {len(batch)} texts")
+        return [(s, r) for (s, _), r in zip(batch, out)]
+
+    def done(items: list[tuple[str, ScoreResult]], batch: list[tuple[str, str]]) -> None:
+        if ws is not None and store:
+            ws.put_scores(spec, items)  # stored at once, transactionally
+        with lock:
+            results.update(dict(items))
+            st.computed += sum(1 for _, r in items if r.status == "ok")
+            st.failed += sum(1 for _, r in items if r.status != "ok")
+            if cost is not None:
+                st.spent += sum(float(cost(t)) for _, t in batch)
+        if on_batch:
+            on_batch(items)
+        if bar:
+            bar[0].advance(bar[1], len(items))
+
+    try:
+        if conc == 1:
+            for b in batches:
+                done(run_batch(b), b)
+        else:
+            with ThreadPoolExecutor(max_workers=conc) as ex:
+                pending: dict[Future, list[tuple[str, str]]] = {}
+                it = iter(batches)
+                for b in it:
+                    pending[ex.submit(run_batch, b)] = b
+                    if len(pending) >= conc:
+                        break
+                while pending:
+                    fin, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in fin:
+                        b = pending.pop(f)
+                        done(f.result(), b)
+                        nb = next(it, None)
+                        if nb is not None:
+                            pending[ex.submit(run_batch, nb)] = nb
+    finally:
+        if bar:
+            bar[0].stop()
+    return results
+
+
+def score_documents(
+    ws: Any,
+    detector: Detector,
+    doc_ids: Sequence[str] | None = None,
+    *,
+    progress: bool = False,
+    **kw: Any,
+) -> dict[str, ScoreResult]:
+    """Score workspace documents (all, or ``doc_ids``) and link each to its submitted text.
+
+    Documents stored without text (fingerprint only) are skipped.
+
+    Returns:
+        ``{doc_id: ScoreResult}``.
+    """
+    if doc_ids is None:
+        rows = ws.query("SELECT doc_id, text FROM documents WHERE text IS NOT NULL ORDER BY doc_id")
+    else:
+        rows = list(ws.texts_for(doc_ids).items())
+    res = score_texts(ws, detector, [t for _, t in rows], progress=progress, **kw)
+    links = [(d, text_sha256(t)) for d, t in rows if text_sha256(t) in res]
+    if links and not kw.get("dry_run"):
+        ws.link_submissions(detector.spec, links)
+    return {d: res[s] for d, s in links}

@@ -1,0 +1,3 @@
+"""``PLUGINS`` is registry data: kind -> name -> "module:attr" of the factory."""
+
+PLUGINS: dict = {}

@@ -1,0 +1,60 @@
+"""Spec: a plug-in's name, version and settings, with a stable hash.
+
+Every detector, humanizer, generator, embedder and judge has one. The spec hash
+is the first half of every cache key (the second is the SHA-256 of the exact
+text submitted), so a text is never scored or paid for twice with the same spec.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .hashing import canonical_json, sha256_bytes
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Identity of a configured plug-in.
+
+    Attributes:
+        kind: plug-in kind, e.g. ``"detector"``, ``"humanizer"``, ``"embedder"``, ``"judge"``.
+        name: registry name, e.g. ``"zippy"`` or ``"gptzero"``.
+        version: implementation or vendor model version string.
+        settings: JSON-serialisable settings that change results. Secrets
+            (API keys) must never be put here.
+    """
+
+    kind: str
+    name: str
+    version: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "version": self.version, "settings": dict(self.settings)}
+
+    def canonical(self) -> str:
+        """Canonical JSON of the spec (sorted keys, compact)."""
+        return canonical_json(self.to_dict())
+
+    @property
+    def hash(self) -> str:
+        """Hex SHA-256 of :meth:`canonical`; stable across runs and machines."""
+        return sha256_bytes(self.canonical().encode("utf-8"))
+
+    @property
+    def label(self) -> str:
+        """Short human-readable name: ``name`` plus settings that differ from empty."""
+        if not self.settings:
+            return self.name
+        inner = ",".join(f"{k}={v}" for k, v in sorted(self.settings.items()))
+        return f"{self.name}[{inner}]"
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Spec":
+        return cls(kind=d["kind"], name=d["name"], version=str(d.get("version", "")), settings=dict(d.get("settings") or {}))
+
+    @classmethod
+    def from_json(cls, s: str) -> "Spec":
+        return cls.from_dict(json.loads(s))

@@ -1,0 +1,271 @@
+"""The workspace: one folder holding an embedded DuckDB database (``veribench.duckdb``).
+
+Tables
+------
+documents    one row per document (see :mod:`veribench.corpus.document`)
+specs        every plug-in spec seen (hash -> name, version, settings)
+scores       the score cache and record, keyed by (spec_hash, text_sha256 of the
+             text actually submitted); never computed or paid for twice
+submissions  which submitted text a detector scored for a document (doc_id, spec_hash,
+             submitted_sha256); ``submitted_sha256 != documents.text_sha256`` is flagged
+imports      one row per import, with its report (JSON)
+protocols    committed protocol files: hash, date, content, amendments
+runs         evaluation runs: protocol hash, tag, date, results (JSON)
+
+Every write that belongs together runs in one transaction, so a failed import or a
+killed run leaves what was stored before intact.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import duckdb
+
+from ..detectors.base import ScoreResult
+from ..hashing import canonical_json
+from ..spec import Spec
+
+DEFAULT_WORKSPACE = "veribench-workspace"
+DB_NAME = "veribench.duckdb"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id VARCHAR PRIMARY KEY,
+    corpus VARCHAR,
+    text VARCHAR,
+    text_sha256 VARCHAR NOT NULL,
+    label VARCHAR NOT NULL,
+    arm VARCHAR,
+    kind VARCHAR,
+    subgroup VARCHAR,
+    tags JSON,
+    group_key VARCHAR,
+    provenance JSON,
+    generation JSON,
+    import_id VARCHAR
+);
+CREATE TABLE IF NOT EXISTS specs (
+    spec_hash VARCHAR PRIMARY KEY,
+    kind VARCHAR, name VARCHAR, version VARCHAR, settings JSON, spec_json VARCHAR
+);
+CREATE TABLE IF NOT EXISTS scores (
+    spec_hash VARCHAR NOT NULL,
+    text_sha256 VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    raw DOUBLE,
+    scale VARCHAR,
+    direction VARCHAR,
+    ai_probability DOUBLE,
+    verdict VARCHAR,
+    vendor_version VARCHAR,
+    detail JSON,
+    scanned_at TIMESTAMPTZ,
+    PRIMARY KEY (spec_hash, text_sha256)
+);
+CREATE TABLE IF NOT EXISTS submissions (
+    doc_id VARCHAR NOT NULL,
+    spec_hash VARCHAR NOT NULL,
+    submitted_sha256 VARCHAR NOT NULL,
+    PRIMARY KEY (doc_id, spec_hash)
+);
+CREATE TABLE IF NOT EXISTS imports (
+    import_id VARCHAR PRIMARY KEY, kind VARCHAR, source VARCHAR, created_at TIMESTAMPTZ, report JSON
+);
+CREATE TABLE IF NOT EXISTS protocols (
+    protocol_hash VARCHAR PRIMARY KEY, name VARCHAR, path VARCHAR, committed_at TIMESTAMPTZ,
+    content VARCHAR, amendments JSON
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR PRIMARY KEY, tag VARCHAR, protocol_hash VARCHAR, created_at TIMESTAMPTZ, results JSON
+);
+"""
+
+
+def _json(obj: Any) -> str | None:
+    if obj is None:
+        return None
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, default=str, allow_nan=False)
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Workspace:
+    """A veribench workspace folder.
+
+    Args:
+        path: folder; created if missing. The database is ``path/veribench.duckdb``.
+        read_only: open without write access.
+
+    The connection is shared by the threads of one process under a lock; DuckDB
+    allows one writing process at a time.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = DEFAULT_WORKSPACE, read_only: bool = False):
+        self.path = Path(path)
+        if not read_only:
+            self.path.mkdir(parents=True, exist_ok=True)
+        self.db_path = self.path / DB_NAME
+        self.con = duckdb.connect(str(self.db_path), read_only=read_only)
+        self.lock = threading.RLock()
+        if not read_only:
+            self.con.execute(SCHEMA)
+
+    # -- plumbing -------------------------------------------------------------------
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Workspace":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """All-or-nothing block: commits on success, rolls back on any exception."""
+        with self.lock:
+            self.con.execute("BEGIN TRANSACTION")
+            try:
+                yield self.con
+            except BaseException:
+                self.con.execute("ROLLBACK")
+                raise
+            else:
+                self.con.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
+        with self.lock:
+            return self.con.execute(sql, params or []).fetchall()
+
+    def arrow(self, sql: str, params: Sequence[Any] | None = None):
+        """Run ``sql`` and return a ``pyarrow.Table``."""
+        with self.lock:
+            return self.con.execute(sql, params or []).fetch_arrow_table()
+
+    # -- specs ----------------------------------------------------------------------
+    def put_spec(self, spec: Spec, con: duckdb.DuckDBPyConnection | None = None) -> str:
+        c = con or self.con
+        with self.lock:
+            c.execute(
+                "INSERT OR IGNORE INTO specs VALUES (?, ?, ?, ?, ?, ?)",
+                [spec.hash, spec.kind, spec.name, spec.version, canonical_json(dict(spec.settings)), spec.canonical()],
+            )
+        return spec.hash
+
+    # -- scores ---------------------------------------------------------------------
+    def cached_scores(self, spec_hash: str, shas: Iterable[str]) -> dict[str, ScoreResult]:
+        """Stored results for ``spec_hash`` among ``shas`` (text SHA-256), as ScoreResults."""
+        shas = list(dict.fromkeys(shas))
+        if not shas:
+            return {}
+        out: dict[str, ScoreResult] = {}
+        with self.lock:
+            rows = self.con.execute(
+                "SELECT text_sha256, status, raw, scale, direction, ai_probability, verdict, vendor_version, detail "
+                "FROM scores WHERE spec_hash = ? AND text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
+                [spec_hash, shas],
+            ).fetchall()
+        for sha, status, raw, scale, direction, p, verdict, vv, detail in rows:
+            out[sha] = ScoreResult(
+                status=status, raw=raw, scale=scale or "", direction=direction or "higher_ai", ai_probability=p,
+                verdict=verdict, vendor_version=vv, detail=json.loads(detail) if detail else {},
+            )
+        return out
+
+    def put_scores(
+        self,
+        spec: Spec,
+        items: Sequence[tuple[str, ScoreResult]],
+        *,
+        scanned_at: datetime | None = None,
+        links: Sequence[tuple[str, str]] = (),
+        replace: bool = False,
+    ) -> None:
+        """Store scores transactionally: ``items`` are (submitted text sha256, result).
+
+        ``links`` are (doc_id, submitted_sha256) pairs recorded in ``submissions``.
+        Existing (spec, text) rows are kept unless ``replace``: a stored call is never
+        overwritten by a repeat.
+        """
+        ts = scanned_at or now_utc()
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        rows = []
+        for sha, r in items:
+            raw = r.raw if (r.raw is None or math.isfinite(r.raw)) else None
+            rows.append([spec.hash, sha, r.status, raw, r.scale, r.direction, r.ai_probability, r.verdict,
+                         r.vendor_version, _json(r.detail), ts])
+        with self.transaction() as c:
+            self.put_spec(spec, c)
+            if rows:
+                c.executemany(f"{verb} INTO scores VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+            if links:
+                c.executemany(
+                    "INSERT OR REPLACE INTO submissions VALUES (?, ?, ?)", [[d, spec.hash, s] for d, s in links]
+                )
+
+    def link_submissions(self, spec: Spec, links: Sequence[tuple[str, str]]) -> None:
+        """Record that ``spec`` scored ``submitted_sha256`` for each (doc_id, submitted_sha256)."""
+        with self.transaction() as c:
+            self.put_spec(spec, c)
+            c.executemany("INSERT OR REPLACE INTO submissions VALUES (?, ?, ?)", [[d, spec.hash, s] for d, s in links])
+
+    def detector_specs(self) -> list[Spec]:
+        """Specs of every detector that has at least one submission."""
+        rows = self.query(
+            "SELECT DISTINCT s.spec_json FROM specs s JOIN submissions u USING (spec_hash) WHERE s.kind='detector' "
+            "ORDER BY 1"
+        )
+        return [Spec.from_json(r[0]) for r in rows]
+
+    # -- documents ------------------------------------------------------------------
+    def document_count(self) -> int:
+        return self.query("SELECT count(*) FROM documents")[0][0]
+
+    def documents_table(self, where: str = "", params: Sequence[Any] | None = None):
+        """Documents as a pyarrow Table (tags/provenance/generation as JSON strings)."""
+        return self.arrow(f"SELECT * FROM documents {where} ORDER BY doc_id", params)
+
+    def texts_for(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        rows = self.query(
+            "SELECT doc_id, text FROM documents WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [list(doc_ids)]
+        )
+        return {d: t for d, t in rows}
+
+    # -- export ---------------------------------------------------------------------
+    RAW_SCORES_SQL = """
+        SELECT d.doc_id, d.corpus, d.label, d.arm, d.kind, d.subgroup, d.tags, d.group_key,
+               d.text_sha256, u.submitted_sha256, (u.submitted_sha256 <> d.text_sha256) AS text_differs,
+               s.name AS detector, s.version AS detector_version, s.settings AS detector_settings,
+               s.spec_hash, c.status, c.raw, c.scale, c.direction, c.ai_probability,
+               1 - c.ai_probability AS human_likelihood, c.verdict, c.vendor_version, c.scanned_at
+        FROM documents d
+        JOIN submissions u ON u.doc_id = d.doc_id
+        JOIN specs s ON s.spec_hash = u.spec_hash
+        LEFT JOIN scores c ON c.spec_hash = u.spec_hash AND c.text_sha256 = u.submitted_sha256
+        ORDER BY d.doc_id, s.name, s.spec_hash
+    """
+
+    def raw_scores(self):
+        """Per-document raw scores as a pyarrow Table (one row per document x detector)."""
+        return self.arrow(self.RAW_SCORES_SQL)
+
+    def export_scores(self, path: str | os.PathLike[str]) -> Path:
+        """Write raw per-document scores to ``path`` (``.csv`` or ``.parquet``)."""
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fmt = {".csv": "CSV, HEADER", ".parquet": "PARQUET"}.get(p.suffix.lower())
+        if fmt is None:
+            raise ValueError(f"{p}: export format must be .csv or .parquet")
+        with self.lock:
+            self.con.execute(f"COPY ({self.RAW_SCORES_SQL}) TO '{str(p).replace(chr(39), chr(39) * 2)}' ({fmt})")
+        return p
