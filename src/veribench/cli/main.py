@@ -22,6 +22,16 @@ app = typer.Typer(
 #: Command-group modules, in help order.
 GROUPS = ["corpus", "protocol", "score", "evaluate", "demo", "cycles", "rate", "report"]
 
+
+
+@app.command("version")
+def version() -> None:
+    """Print veribench's version."""
+    from .. import __version__
+
+    typer.echo(__version__)
+
+
 for _g in GROUPS:
     importlib.import_module(f"veribench.cli.{_g}").register(app)
 
