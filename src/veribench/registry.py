@@ -28,6 +28,7 @@ _PLUGIN_PACKAGES = [
     "veribench.detectors.imported_plugins",
     "veribench.humanizers",
     "veribench.llm",
+    "veribench.cycles",
 ]
 _BUILTINS: dict[str, dict[str, str]] = {"detector": {}, "humanizer": {}, "embedder": {}, "judge": {}, "generator": {}}
 _LOADED = False

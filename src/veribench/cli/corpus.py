@@ -1,9 +1,130 @@
-"""CLI group: corpus (placeholder until its module lands)."""
+"""CLI group: ``veribench import ...`` (corpora and recorded scores) and ``veribench export scores``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
+
+from .common import WorkspaceOpt, friendly_errors
+
+import_app = typer.Typer(help="Import corpora and recorded detector scores into a workspace (all or nothing).",
+                         no_args_is_help=True)
+export_app = typer.Typer(help="Export raw per-document data from a workspace.", no_args_is_help=True)
+
+
+def _show(report, quiet: bool) -> None:
+    if quiet:
+        typer.echo(f"{report.kind}: {report.documents} documents, {sum(report.scores.values())} scores "
+                   f"(import {report.import_id})")
+    else:
+        report.print()
+        typer.echo(f"import id: {report.import_id}")
+
+
+def _ws(path: Path):
+    from ..store import Workspace
+
+    return Workspace(path)
+
+
+@import_app.command("liang2023")
+@friendly_errors
+def import_liang(
+    directory: Path = typer.Argument(..., help="Folder holding Human_Data/ and GPT_Data/ (Liang et al. 2023)."),
+    workspace: Path = WorkspaceOpt,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="One summary line instead of the full report."),
+) -> None:
+    """Import the Liang et al. (2023) sets with the seven detectors' recorded scores."""
+    from ..corpus.importers import import_liang2023
+
+    with _ws(workspace) as ws:
+        _show(import_liang2023(ws, directory), quiet)
+
+
+@import_app.command("fastdetectgpt")
+@friendly_errors
+def import_fdg(
+    directory: Path = typer.Argument(..., help="Folder with <set>.raw_data.json and <set>.args.json files."),
+    sets: Optional[str] = typer.Option(None, "--sets", help="Comma-separated set names (default: all)."),
+    pairs: Optional[int] = typer.Option(None, "--pairs", help="Only the first N pairs of each set."),
+    workspace: Path = WorkspaceOpt,
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Import fast-detect-gpt human/AI pairs (human = arm A, AI = arm C with its generation spec)."""
+    from ..corpus.importers import import_fastdetectgpt
+
+    chosen = [s.strip() for s in sets.split(",") if s.strip()] if sets else None
+    with _ws(workspace) as ws:
+        _show(import_fastdetectgpt(ws, directory, chosen, pairs), quiet)
+
+
+def _documents_command(fmt: str):
+    @friendly_errors
+    def cmd(
+        file: Path = typer.Argument(..., help=f"The {fmt.upper()} file (schema: docs/corpus-schema.md)."),
+        corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name (default: the file name stem)."),
+        workspace: Path = WorkspaceOpt,
+        quiet: bool = typer.Option(False, "--quiet", "-q"),
+    ) -> None:
+        from ..corpus.importers import import_documents
+
+        with _ws(workspace) as ws:
+            _show(import_documents(ws, file, fmt, corpus), quiet)
+
+    cmd.__doc__ = f"Import documents from a {fmt.upper()} file (schema: docs/corpus-schema.md)."
+    cmd.__name__ = f"import_{fmt}"
+    return cmd
+
+
+for _fmt in ("jsonl", "csv", "parquet"):
+    import_app.command(_fmt)(_documents_command(_fmt))
+
+
+@import_app.command("scores")
+@friendly_errors
+def import_scores_cmd(
+    file: Path = typer.Argument(..., help="CSV, JSON or JSONL of (doc_id, raw value, ...) records."),
+    detector: Optional[str] = typer.Option(None, "--detector", help="Detector name for rows without one."),
+    version: Optional[str] = typer.Option(None, "--version", help="Detector version for rows without one."),
+    scale: Optional[str] = typer.Option(None, "--scale",
+                                        help="Native scale: p_ai, percent_ai, p_human, human_0_100, "
+                                             "zippy_confidence, ... (default p_ai)."),
+    value_field: Optional[str] = typer.Option(None, "--value-field", help="Field holding the value "
+                                              "(default: raw, score or value)."),
+    workspace: Path = WorkspaceOpt,
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Import detector scores gathered elsewhere (e.g. by hand from a commercial tool)."""
+    from ..corpus.importers import import_scores
+
+    with _ws(workspace) as ws:
+        _show(import_scores(ws, file, detector=detector, version=version, scale=scale, value_field=value_field),
+              quiet)
+
+
+@export_app.command("scores")
+@friendly_errors
+def export_scores(
+    out: Path = typer.Option(..., "--out", "-o", help="Output file: .csv or .parquet."),
+    workspace: Path = WorkspaceOpt,
+) -> None:
+    """Write raw per-document scores (one row per document x detector, with text_differs)."""
+    from ..errors import InputError
+    from ..store import Workspace
+
+    if out.suffix.lower() not in (".csv", ".parquet"):
+        raise InputError("export format must be .csv or .parquet", file=str(out))
+    if not (workspace / "veribench.duckdb").is_file():
+        raise InputError("no workspace here", file=str(workspace))
+    with Workspace(workspace, read_only=True) as ws:
+        p = ws.export_scores(out)
+        n = ws.query(f"SELECT count(*) FROM ({ws.RAW_SCORES_SQL})")[0][0]
+    typer.echo(f"wrote {n} rows to {p}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this group's commands to the root app."""
+    """Add ``import`` and ``export`` to the root app."""
+    app.add_typer(import_app, name="import")
+    app.add_typer(export_app, name="export")

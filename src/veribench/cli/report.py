@@ -1,9 +1,38 @@
-"""CLI group: report (placeholder until its module lands)."""
+"""CLI group: ``veribench report`` writes a static, offline HTML report site."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import List
+
 import typer
+
+from .common import friendly_errors
+
+
+@friendly_errors
+def report(
+    inputs: List[Path] = typer.Argument(..., help="Workspace folders, HumanizerBench cycle bundles, folders of bundles, "
+                                                   "or `veribench evaluate --json` files.", show_default=False),
+    out: Path = typer.Option(Path("veribench-report"), "--out", "-o", help="Site folder to write (created, or rebuilt "
+                                                                         "if an earlier report lives there)."),
+    no_verify: bool = typer.Option(False, "--no-verify", help="Do not re-verify cycle bundles (shown as 'not verified')."),
+) -> None:
+    """Write a self-contained static HTML report: open OUT/index.html from disk, or host the folder anywhere.
+
+    Detector runs (newest run of each workspace), HumanizerBench cycles, trends and rubric ratings.
+
+    Every page's numbers sit beside it in OUT/data/*.json.
+    """
+    from ..report import build_report
+
+    res = build_report(inputs, out, verify=not no_verify, progress=lambda m: typer.echo(m, err=True))
+    for n in res.notes:
+        typer.secho(f"note: {n}", fg="yellow", err=True)
+    typer.echo(f"wrote {len(res.pages)} pages and {res.figures} charts to {res.out} in {res.seconds:.1f} s; "
+               f"open {res.out / 'index.html'}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this group's commands to the root app."""
+    """Add ``report`` to the root app."""
+    app.command("report")(report)

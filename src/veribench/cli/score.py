@@ -1,9 +1,129 @@
-"""CLI group: score (placeholder until its module lands)."""
+"""CLI group: ``veribench score`` — score a JSONL file of texts with one detector.
+
+Input rows are ``{"id": ..., "text": ...}``; output rows are ``{"id", "detector",
+"statistic", "ai_probability", "status", "scale", "direction", "verdict", "detail"}``,
+where ``statistic`` is the raw value on the detector's own scale (for zero-shot detectors
+the criterion as its paper defines it) and ``ai_probability`` is null where no published
+mapping exists. Scoring goes through :func:`veribench.detectors.pipeline.score_texts`,
+so the workspace cache, budgets and dry runs behave the same for local and API detectors.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any, Optional
+
 import typer
+
+from .common import WorkspaceOpt, friendly_errors
+
+
+def read_rows(path: Path) -> list[tuple[str, str]]:
+    """``[(id, text)]`` from a JSONL file.
+
+    Raises:
+        InputError: naming the file, record (1-based line) and field of a bad row.
+    """
+    from ..errors import InputError
+
+    if not path.is_file():
+        raise InputError("no such file", file=str(path))
+    rows: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(f"not valid JSON ({e.msg})", file=str(path), record=n) from None
+            if not isinstance(obj, dict):
+                raise InputError("each line must be a JSON object {id, text}", file=str(path), record=n)
+            if "id" not in obj or obj["id"] is None:
+                raise InputError("missing", file=str(path), record=n, field="id")
+            if not isinstance(obj.get("text"), str):
+                raise InputError("missing or not a string", file=str(path), record=n, field="text")
+            rid = str(obj["id"])
+            if rid in seen:
+                raise InputError(f"duplicate id {rid!r}", file=str(path), record=n, field="id")
+            seen.add(rid)
+            rows.append((rid, obj["text"]))
+    return rows
+
+
+def output_row(rid: str, detector: Any, r: Any) -> dict[str, Any]:
+    """One output row for a ScoreResult (``None`` → status ``not_scored``, e.g. out of budget)."""
+    if r is None:
+        return {"id": rid, "detector": detector.spec.name, "statistic": None, "ai_probability": None,
+                "status": "not_scored", "detail": {"reason": "stopped by --max-spend before this text"}}
+    return {"id": rid, "detector": detector.spec.name, "statistic": r.raw, "ai_probability": r.ai_probability,
+            "status": r.status, "scale": r.scale, "direction": r.direction, "verdict": r.verdict,
+            "detail": r.detail}
+
+
+def score_cmd(
+    detector: str = typer.Option(..., "--detector", "-d", help="Detector name (see the registry), e.g. loglik, fast-detectgpt, binoculars, hf-classifier, zippy."),
+    set_: Optional[list[str]] = typer.Option(None, "--set", help="Detector setting key=value (repeatable): model, scoring_model, sampling_model, observer, performer, max_tokens, batch_size, device, dtype."),
+    input: Path = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows."),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL file to write {id, detector, statistic, ai_probability, status, ...} rows."),
+    workspace: Path = WorkspaceOpt,
+    engine: str = typer.Option("local", "--engine", help="local (this process) or ray (Ray Data actors on a Ray cluster)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address for --engine ray (default: $RAY_ADDRESS or a local instance)."),
+    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Stop before the detector's cost (words or credits) would exceed this."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Score nothing; print what would be sent and its cost."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+) -> None:
+    """Score every text of a JSONL file with one detector, through the workspace cache."""
+    _score(detector, set_ or [], input, output, workspace, engine, ray_address, max_spend, dry_run, progress)
+
+
+@friendly_errors
+def _score(detector: str, pairs: list[str], input: Path, output: Path, workspace: Path, engine: str,
+           ray_address: str | None, max_spend: float | None, dry_run: bool, progress: bool) -> None:
+    from ..detectors.pipeline import RunStats, score_texts
+    from ..errors import InputError
+    from ..hashing import text_sha256
+    from ..registry import create, parse_settings
+    from ..store import Workspace
+
+    if engine not in ("local", "ray"):
+        raise InputError(f"--engine must be local or ray, got {engine!r}")
+    rows = read_rows(input)
+    try:
+        settings = parse_settings(pairs)
+    except ValueError as e:
+        raise InputError(str(e), field="--set") from None
+    try:
+        det = create("detector", detector, settings)
+    except TypeError as e:
+        raise InputError(f"bad setting for detector {detector!r}: {e}", field="--set") from None
+    except ValueError as e:
+        raise InputError(f"detector {detector!r}: {e}", field="--set") from None
+    if engine == "ray":
+        from ..detectors.local.ray_engine import RayDetector
+
+        det = RayDetector(detector, settings, address=ray_address, spec=det.spec)
+    stats = RunStats()
+    with Workspace(workspace) as ws:
+        res = score_texts(ws, det, [t for _, t in rows], progress=progress, max_spend=max_spend,
+                          dry_run=dry_run, stats=stats)
+    if dry_run:
+        typer.echo(json.dumps({"detector": det.spec.label, "planned": stats.planned,
+                               "total_cost": sum(p["cost"] for p in stats.planned)}, indent=2))
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output.with_suffix(output.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for rid, text in rows:
+            f.write(json.dumps(output_row(rid, det, res.get(text_sha256(text))), ensure_ascii=False) + "\n")
+    tmp.replace(output)
+    typer.echo(f"{det.spec.label}: {stats.unique} unique texts, {stats.cached} from cache, {stats.computed} scored, "
+               f"{stats.failed} not ok" + (", stopped by --max-spend" if stats.stopped_for_budget else "")
+               + f" → {output}")
 
 
 def register(app: typer.Typer) -> None:
     """Add this group's commands to the root app."""
+    app.command("score")(score_cmd)

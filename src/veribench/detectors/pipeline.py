@@ -17,6 +17,10 @@ from ..hashing import text_sha256
 from .base import Detector, ScoreResult
 
 
+#: Failures a later run may send again when asked (``retry_statuses``); never credit or key errors.
+TRANSIENT = ("site_down", "timeout", "rate_limited")
+
+
 class BudgetExceeded(Exception):
     """Raised after stopping because the next call would exceed ``--max-spend``."""
 
@@ -58,6 +62,7 @@ def score_texts(
     stats: RunStats | None = None,
     store: bool = True,
     on_batch: Callable[[list[tuple[str, ScoreResult]]], None] | None = None,
+    retry_statuses: Sequence[str] = (),
 ) -> dict[str, ScoreResult]:
     """Score ``texts`` with ``detector``, through the workspace cache.
 
@@ -72,6 +77,9 @@ def score_texts(
         dry_run: compute nothing; fill ``stats.planned`` with what would be sent and its cost.
         stats: optional :class:`RunStats` to fill.
         store: write results to the workspace (default True).
+        retry_statuses: stored failures with these codes (transient only: ``site_down``,
+            ``timeout``, ``rate_limited``) are sent again and their rows replaced; every
+            other stored result is final.
 
     Returns:
         ``{text_sha256: ScoreResult}`` for every text scored or found in the cache
@@ -85,8 +93,12 @@ def score_texts(
     st.unique = len(by_sha)
     spec = detector.spec
     results: dict[str, ScoreResult] = {}
+    if set(retry_statuses) - set(TRANSIENT):
+        raise ValueError(f"retry_statuses may only name transient failures {TRANSIENT}")
+    replace = bool(retry_statuses)
     if ws is not None:
-        results.update(ws.cached_scores(spec.hash, by_sha.keys()))
+        results.update({s: r for s, r in ws.cached_scores(spec.hash, by_sha.keys()).items()
+                        if r.status not in retry_statuses})
     st.cached = len(results)
     todo = [(s, t) for s, t in by_sha.items() if s not in results]
 
@@ -104,7 +116,7 @@ def score_texts(
         todo = keep
         if pre_items and not dry_run:
             if ws is not None and store:
-                ws.put_scores(spec, pre_items)
+                ws.put_scores(spec, pre_items, replace=replace)
             results.update(dict(pre_items))
             st.failed += len(pre_items)
 
@@ -132,6 +144,10 @@ def score_texts(
             admitted.append((s, t))
         todo = admitted
 
+    attach = getattr(detector, "attach_workspace", None)  # async API adapters journal their task ids
+    if attach is not None and ws is not None and store:
+        attach(ws)
+
     bs = max(1, int(getattr(detector, "batch_size", 32) or 32))
     conc = max(1, int(getattr(detector, "max_concurrency", 1) or 1))
     batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
@@ -146,7 +162,7 @@ def score_texts(
 
     def done(items: list[tuple[str, ScoreResult]], batch: list[tuple[str, str]]) -> None:
         if ws is not None and store:
-            ws.put_scores(spec, items)  # stored at once, transactionally
+            ws.put_scores(spec, items, replace=replace)  # stored at once, transactionally
         with lock:
             results.update(dict(items))
             st.computed += sum(1 for _, r in items if r.status == "ok")

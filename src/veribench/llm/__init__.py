@@ -1,3 +1,7 @@
-"""``PLUGINS`` is registry data: kind -> name -> "module:attr" of the factory."""
+"""One OpenAI-compatible chat client (:mod:`.client`) for generation, the LLM humanizer and the
+readability judge (:mod:`.judge`). ``PLUGINS`` is registry data: kind -> name -> "module:attr"."""
 
-PLUGINS: dict = {}
+PLUGINS: dict = {
+    "generator": {"openai-chat": "veribench.llm.client:ChatClient"},
+    "judge": {"llm-readability": "veribench.llm.judge:ReadabilityJudge"},
+}

@@ -1,0 +1,18 @@
+"""Static, offline report site for detector runs, humanizer cycles and ratings.
+
+Entry point: :func:`build_report` (``veribench report WS_OR_BUNDLE... --out DIR``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def build_report(*args: Any, **kwargs: Any):
+    """See :func:`veribench.report.site.build_report`."""
+    from .site import build_report as _build
+
+    return _build(*args, **kwargs)
+
+
+__all__ = ["build_report"]

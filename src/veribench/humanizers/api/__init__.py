@@ -1,0 +1,1 @@
+"""Vendor humanizer adapters (HTTP); see :mod:`.vendors` and ``docs/vendors.md``."""

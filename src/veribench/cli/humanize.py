@@ -1,0 +1,161 @@
+"""CLI group: ``veribench humanize``, ``veribench generate`` and ``veribench readability``.
+
+- ``humanize``: rewrite every text of a JSONL file ``{id, text}`` with one humanizer
+  (vendor API, ``llm-humanizer`` or ``manual``), through the workspace cache
+  (:func:`veribench.humanizers.pipeline.humanize_texts`): a killed run resumes without
+  repeating a stored call; ``--max-spend`` and ``--dry-run`` as for ``score``.
+- ``generate``: source texts from cycle prompts (``prompts.json``) with an
+  OpenAI-compatible endpoint, each with its full generation record.
+- ``readability``: the LLM readability judge on [0, 1] (higher = better writing).
+
+Keys come only from ``VERIBENCH_<VENDOR>_API_KEY``; see ``docs/vendors.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from .common import WorkspaceOpt, friendly_errors
+
+
+def _rows(path: Path) -> list[tuple[str, str]]:
+    from ..errors import InputError
+
+    if not path.is_file():
+        raise InputError("no such file", file=str(path))
+    rows, seen = [], set()
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"not valid JSON ({e.msg})", file=str(path), record=n) from None
+        if not isinstance(obj, dict) or obj.get("id") is None:
+            raise InputError("missing", file=str(path), record=n, field="id")
+        if not isinstance(obj.get("text"), str):
+            raise InputError("missing or not a string", file=str(path), record=n, field="text")
+        rid = str(obj["id"])
+        if rid in seen:
+            raise InputError(f"duplicate id {rid!r}", file=str(path), record=n, field="id")
+        seen.add(rid)
+        rows.append((rid, obj["text"]))
+    return rows
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+
+
+def _settings(pairs: list[str] | None) -> dict[str, Any]:
+    from ..errors import InputError
+    from ..registry import parse_settings
+
+    try:
+        return parse_settings(pairs)
+    except ValueError as e:
+        raise InputError(str(e), field="--set") from None
+
+
+@friendly_errors
+def humanize_cmd(
+    humanizer: str = typer.Option(..., "--humanizer", "-H", help="undetectable, stealthgpt, writehuman, hix, humbot, llm-humanizer or manual."),
+    set_: Optional[list[str]] = typer.Option(None, "--set", help="Humanizer setting key=value (repeatable), e.g. base_url=..., strength=..., prompt_file=..., path=... (manual)."),
+    input: Path = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="JSONL file of {id, humanizer, status, output, vendor_version, detail} rows."),
+    workspace: Path = WorkspaceOpt,
+    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Stop before the cost (words) would exceed this."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Send nothing; print what would be sent and its cost."),
+    retry_transient: bool = typer.Option(False, "--retry-transient", help="Try again stored site_down/timeout/rate_limited failures."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Humanize every text of a JSONL file with one humanizer, through the workspace cache."""
+    from .. import registry
+    from ..detectors.pipeline import RunStats
+    from ..hashing import text_sha256
+    from ..humanizers.pipeline import TRANSIENT, humanize_texts
+    from ..store import Workspace
+
+    rows = _rows(input)
+    h = registry.create("humanizer", humanizer, _settings(set_))
+    st = RunStats()
+    with Workspace(workspace) as ws:
+        res = humanize_texts(ws, h, [t for _, t in rows], progress=progress, max_spend=max_spend, dry_run=dry_run,
+                             stats=st, retry_statuses=TRANSIENT if retry_transient else ())
+    if dry_run:
+        total = sum(p["cost"] for p in st.planned)
+        for p in st.planned:
+            typer.echo(json.dumps(p, default=str))
+        typer.echo(f"dry run: {len(st.planned)} request(s) to send, {st.cached} cached; estimated cost {total:g} "
+                   f"{getattr(h, 'cost_unit', '')}", err=True)
+        return
+    out = []
+    for rid, t in rows:
+        r = res.get(text_sha256(t))
+        if r is None:
+            out.append({"id": rid, "humanizer": h.spec.name, "status": "not_run", "output": None,
+                        "detail": {"reason": "stopped by --max-spend before this text"}})
+        else:
+            out.append({"id": rid, "humanizer": h.spec.name, "spec_hash": h.spec.hash, "status": r.status,
+                        "output": r.output, "vendor_version": r.vendor_version, "detail": r.detail})
+    if output is not None:
+        _write(output, out)
+    typer.echo(f"{h.spec.label}: {st.computed} done, {st.cached} cached, {st.failed} failed, spent {st.spent:g}"
+               + (" (stopped for budget)" if st.stopped_for_budget else ""), err=True)
+
+
+@friendly_errors
+def generate_cmd(
+    prompts: Path = typer.Option(..., "--prompts", "-p", help="Cycle prompts.json (rows with 'resolved') or a JSON list of strings."),
+    set_: Optional[list[str]] = typer.Option(None, "--set", help="Client setting key=value: base_url, model, provider, temperature, top_p, max_tokens, ..."),
+    samples: int = typer.Option(1, "--samples", help="Texts per prompt (sample i uses seed+i)."),
+    seed: int = typer.Option(0, "--seed"),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL of {prompt_slug, category, prompt, sample, status, text, generation}."),
+    workspace: Path = WorkspaceOpt,
+) -> None:
+    """Generate source texts from cycle prompts with an OpenAI-compatible endpoint."""
+    from ..errors import InputError
+    from ..llm.generate import generate_sources
+    from ..store import Workspace
+
+    try:
+        data = json.loads(prompts.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("no such file", file=str(prompts)) from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid JSON ({e.msg})", file=str(prompts)) from None
+    with Workspace(workspace) as ws:
+        recs = generate_sources(_settings(set_), data, ws, samples=samples, seed=seed)
+    _write(output, recs)
+    typer.echo(f"generated {sum(r['status'] == 'ok' for r in recs)}/{len(recs)} texts", err=True)
+
+
+@friendly_errors
+def readability_cmd(
+    set_: Optional[list[str]] = typer.Option(None, "--set", help="Judge client setting key=value: base_url, model, provider."),
+    input: Path = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows."),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL of {id, readability, status, reason, call}."),
+    workspace: Path = WorkspaceOpt,
+) -> None:
+    """Rate readability on [0, 1] (higher = better) with an LLM judge (temperature 0, fixed seed)."""
+    from ..llm.judge import readability_records
+    from ..store import Workspace
+
+    rows = _rows(input)
+    with Workspace(workspace) as ws:
+        recs = readability_records(_settings(set_), [t for _, t in rows], ws)
+    _write(output, [{"id": rid, **r} for (rid, _), r in zip(rows, recs)])
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``humanize``, ``generate`` and ``readability`` to the root app."""
+    app.command("humanize")(humanize_cmd)
+    app.command("generate")(generate_cmd)
+    app.command("readability")(readability_cmd)

@@ -1,0 +1,350 @@
+"""The HTTP layer shared by every commercial adapter (detectors, humanizers, LLM endpoints).
+
+One place decides, for every vendor:
+
+- where the key comes from: only the environment variable ``VERIBENCH_<VENDOR>_API_KEY``
+  (:func:`env_key`); never a setting, never a file, never a spec;
+- which failures are retried (tenacity, exponential backoff with jitter, ``Retry-After``
+  honoured): HTTP 429, 5xx, 408, timeouts, connection errors and resets. Validation
+  (400/422), credit (402, or a 400/429 whose body speaks of credits/quota) and key
+  (401/403/404) errors are never retried;
+- which reason code a failure gets (:data:`veribench.detectors.base.STATUS_CODES`):
+  ``auth``, ``no_credits``, ``rate_limited``, ``site_down``, ``refused``, ``timeout``,
+  ``bad_response``;
+- rate limiting (a minimum interval between requests, shared by the adapter's threads)
+  and a concurrency cap (a semaphore);
+- redaction: every string that leaves this layer (error texts, stored raw responses)
+  has the adapter's secrets replaced by ``[REDACTED]``; log lines carry only the vendor,
+  the HTTP status and the attempt number.
+
+Retrying a POST after a connection reset can, in the worst case, make the vendor process
+the same text twice (the response was lost, not the request); that is the only repeat the
+layer can cause, and it is logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import re
+import ssl
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+from urllib.parse import urlsplit
+
+import httpx
+import tenacity
+
+from ...errors import VeribenchError
+
+log = logging.getLogger("veribench.api")
+
+REDACTED = "[REDACTED]"
+
+#: Words in an error body that mean "out of credits / quota" rather than a plain
+#: validation error or a transient rate limit (GPTZero's 429 also means the monthly word
+#: limit; Undetectable documents "400 Payment Required"; see vendor-apis.md).
+CREDIT_WORDS = re.compile(
+    r"credit|quota|payment required|insufficient (?:balance|funds)|word limit|monthly limit|exceed(?:ed)? your (?:plan|limit)|plan limit|subscription",
+    re.I,
+)
+#: Words in a 400 body that mean "the text is too short" (vendor-side check).
+SHORT_WORDS = re.compile(r"too short|minimum (?:length|of|number)|at least \d+", re.I)
+
+
+class ConfigError(VeribenchError):
+    """A bad adapter setting (never contains a key)."""
+
+
+class VendorError(Exception):
+    """A failed vendor call, already classified.
+
+    Attributes:
+        status: a reason code from ``STATUS_CODES`` (``auth``, ``no_credits``, ...).
+        reason: short human text, secrets redacted.
+        http_status: the HTTP status code, when there was a response.
+        retryable: whether the retry policy may try again.
+        retry_after: seconds the server asked us to wait (``Retry-After``), if any.
+        body: the (redacted) response body, parsed JSON when possible, else a text excerpt.
+    """
+
+    def __init__(self, status: str, reason: str, *, http_status: int | None = None, retryable: bool = False,
+                 retry_after: float | None = None, body: Any = None):
+        super().__init__(f"{status}: {reason}")
+        self.status, self.reason, self.http_status = status, reason, http_status
+        self.retryable, self.retry_after, self.body = retryable, retry_after, body
+
+    def detail(self) -> dict[str, Any]:
+        """Extras for a failed result's ``detail`` (the reason text goes separately)."""
+        d: dict[str, Any] = {}
+        if self.http_status is not None:
+            d["http_status"] = self.http_status
+        if self.body is not None:
+            d["response"] = self.body
+        return d
+
+
+def env_var(vendor: str) -> str:
+    """The environment variable that holds ``vendor``'s key: ``VERIBENCH_<VENDOR>_API_KEY``."""
+    return "VERIBENCH_" + re.sub(r"[^A-Z0-9]+", "_", vendor.upper()).strip("_") + "_API_KEY"
+
+
+def env_key(vendor: str, required: bool = True) -> str | None:
+    """The key for ``vendor`` from its environment variable.
+
+    Raises:
+        VendorError: status ``auth`` when ``required`` and the variable is unset or empty
+            (the message names the variable, never a value).
+    """
+    var = env_var(vendor)
+    val = os.environ.get(var, "").strip()
+    if not val:
+        if required:
+            raise VendorError("auth", f"no API key: set the environment variable {var}")
+        return None
+    return val
+
+
+def check_base_url(url: str, setting: str = "base_url") -> str:
+    """Validate and normalise a base URL (scheme http/https, no user:password part, no trailing slash).
+
+    Raises:
+        ConfigError: a URL that is not http(s) or that carries credentials.
+    """
+    if not isinstance(url, str) or not url:
+        raise ConfigError(f"setting {setting!r} must be a URL string")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"setting {setting!r} must be an http(s) URL, got {url!r}")
+    if "@" in parts.netloc or parts.query:
+        raise ConfigError(f"setting {setting!r} must not carry credentials or a query string; keys come only from "
+                          f"the environment")
+    return url.rstrip("/")
+
+
+def refuse_key_settings(settings: dict[str, Any], vendor: str) -> None:
+    """Reject any setting that looks like a secret (keys come only from the environment)."""
+    for k in settings:
+        if re.search(r"key|token|secret|password|email", k, re.I):
+            raise ConfigError(f"setting {k!r} is not accepted: secrets come only from the environment variable "
+                              f"{env_var(vendor)}")
+
+
+def redact(obj: Any, secrets: Iterable[str]) -> Any:
+    """``obj`` (str, or JSON-like structure) with every secret replaced by ``[REDACTED]``."""
+    secrets = [s for s in secrets if s and len(s) >= 4]
+    if not secrets:
+        return obj
+    if isinstance(obj, str):
+        for s in secrets:
+            obj = obj.replace(s, REDACTED)
+        return obj
+    if isinstance(obj, dict):
+        return {redact(k, secrets): redact(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [redact(v, secrets) for v in obj]
+    return obj
+
+
+class RateLimiter:
+    """Minimum interval between request starts (``per_minute`` requests per minute), thread-safe."""
+
+    def __init__(self, per_minute: float | None):
+        self.interval = 60.0 / per_minute if per_minute else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        if self.interval <= 0:
+            return
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        if start > now:
+            time.sleep(start - now)
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    v = resp.headers.get("retry-after")
+    if not v:
+        return None
+    try:
+        return max(0.0, float(v))
+    except ValueError:
+        return None
+
+
+def _body(resp: httpx.Response) -> Any:
+    try:
+        return resp.json()
+    except ValueError:
+        return resp.text[:500]
+
+
+def classify_response(resp: httpx.Response, secrets: Iterable[str] = ()) -> VendorError:
+    """Classify a non-2xx response into a :class:`VendorError` (see the module docstring)."""
+    code = resp.status_code
+    body = redact(_body(resp), list(secrets))
+    text = body if isinstance(body, str) else json.dumps(body, default=str)[:500]
+    ra = _retry_after(resp)
+    if code in (401, 403, 404):
+        return VendorError("auth", f"HTTP {code}: key rejected (or wrong base_url)", http_status=code, body=body)
+    if code == 402 or (code in (400, 429) and CREDIT_WORDS.search(text)):
+        return VendorError("no_credits", f"HTTP {code}: out of credits or quota", http_status=code, body=body)
+    if code == 429:
+        return VendorError("rate_limited", "HTTP 429: rate limited", http_status=code, retryable=True,
+                           retry_after=ra, body=body)
+    if code in (408, 504):
+        return VendorError("timeout", f"HTTP {code}: gateway or request timeout", http_status=code, retryable=True,
+                           retry_after=ra, body=body)
+    if code >= 500:
+        return VendorError("site_down", f"HTTP {code}: server error", http_status=code, retryable=True,
+                           retry_after=ra, body=body)
+    if code in (400, 413, 422) and SHORT_WORDS.search(text):
+        return VendorError("refused", f"HTTP {code}: vendor says the text is too short", http_status=code, body=body)
+    return VendorError("refused", f"HTTP {code}: request refused (validation or policy)", http_status=code, body=body)
+
+
+_SSL: ssl.SSLContext | None = None
+_SSL_LOCK = threading.Lock()
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """One default-verifying SSL context per process (building one costs ~0.2 s)."""
+    global _SSL
+    with _SSL_LOCK:
+        if _SSL is None:
+            _SSL = ssl.create_default_context()
+            try:
+                import certifi
+
+                _SSL.load_verify_locations(certifi.where())
+            except ImportError:  # pragma: no cover - certifi comes with httpx
+                pass
+        return _SSL
+
+
+@dataclass
+class CallInfo:
+    """Facts about one logical call (after retries): attempts made, HTTP status, seconds."""
+
+    attempts: int = 0
+    http_status: int | None = None
+    elapsed_s: float = 0.0
+    retried_for: list[str] = field(default_factory=list)
+
+
+class VendorHTTP:
+    """A retrying, rate-limited, concurrency-capped JSON-over-HTTP client for one vendor.
+
+    Args:
+        vendor: vendor name (used in logs and for the key's environment variable).
+        base_url: root URL, e.g. ``https://api.gptzero.me`` or ``http://127.0.0.1:PORT``.
+        timeout: seconds per HTTP request (connect and read).
+        max_attempts: tries per call, including the first (>= 1).
+        backoff: first backoff in seconds; doubles each retry, with jitter, up to ``backoff_max``.
+        backoff_max: cap on one backoff wait (also caps ``Retry-After``).
+        rate_per_minute: at most this many request starts per minute (``None``: no limit).
+        max_concurrency: at most this many requests in flight at once.
+        secrets: a callable returning the secrets to redact (keys, tokens) at the moment.
+    """
+
+    def __init__(self, vendor: str, base_url: str, *, timeout: float = 60.0, max_attempts: int = 5,
+                 backoff: float = 1.0, backoff_max: float = 60.0, rate_per_minute: float | None = None,
+                 max_concurrency: int = 4, secrets: Callable[[], Iterable[str]] = lambda: ()):
+        self.vendor = vendor
+        self.base_url = base_url
+        self.timeout = float(timeout)
+        self.max_attempts = max(1, int(max_attempts))
+        self.backoff, self.backoff_max = float(backoff), float(backoff_max)
+        self.limiter = RateLimiter(rate_per_minute)
+        self.sem = threading.BoundedSemaphore(max(1, int(max_concurrency)))
+        self.secrets = secrets
+        self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
+
+    @property
+    def client(self) -> httpx.Client:
+        with self._client_lock:
+            if self._client is None:
+                self._client = httpx.Client(base_url=self.base_url, timeout=self.timeout, verify=_ssl_context(),
+                                            headers={"User-Agent": "veribench"}, follow_redirects=False)
+            return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _wait(self, rs: tenacity.RetryCallState) -> float:
+        n = max(1, rs.attempt_number)
+        base = min(self.backoff_max, self.backoff * 2 ** (n - 1) + random.uniform(0, self.backoff))
+        exc = rs.outcome.exception() if rs.outcome else None
+        ra = getattr(exc, "retry_after", None)
+        return min(self.backoff_max, max(base, ra)) if ra else base
+
+    def request(self, method: str, path: str, *, json_body: Any = None, headers: dict[str, str] | None = None,
+                params: dict[str, Any] | None = None, info: CallInfo | None = None,
+                check: Callable[[Any], None] | None = None) -> Any:
+        """Send one request (with retries) and return the parsed JSON body of a 2xx response.
+
+        Args:
+            check: optional vendor hook called with the parsed body of a 2xx response; it
+                raises :class:`VendorError` for errors carried inside an HTTP 200 body.
+
+        Raises:
+            VendorError: classified failure after the retry policy gave up (or at once, for
+                a non-retryable failure). Its texts never contain a secret.
+        """
+        info = info if info is not None else CallInfo()
+        t0 = time.monotonic()
+
+        def once() -> Any:
+            info.attempts += 1
+            self.limiter.acquire()
+            with self.sem:
+                try:
+                    resp = self.client.request(method, path, json=json_body, headers=headers, params=params)
+                except httpx.TimeoutException as e:
+                    raise VendorError("timeout", f"{type(e).__name__}: no response within {self.timeout:g} s",
+                                      retryable=True) from None
+                except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError,
+                        httpx.NetworkError) as e:
+                    raise VendorError("site_down", f"{type(e).__name__}: connection failed or reset",
+                                      retryable=True) from None
+            info.http_status = resp.status_code
+            log.info("%s %s %s -> HTTP %s (attempt %d)", self.vendor, method, path.split("?")[0], resp.status_code,
+                     info.attempts)
+            if not 200 <= resp.status_code < 300:
+                raise classify_response(resp, list(self.secrets()))
+            try:
+                body = resp.json()
+            except ValueError:
+                raise VendorError("bad_response", "HTTP 2xx but the body is not JSON", http_status=resp.status_code,
+                                  body=redact(resp.text[:500], list(self.secrets()))) from None
+            if check is not None:
+                check(body)
+            return body
+
+        def before_sleep(rs: tenacity.RetryCallState) -> None:
+            exc = rs.outcome.exception() if rs.outcome else None
+            st = getattr(exc, "status", "error")
+            info.retried_for.append(st)
+            log.warning("%s: %s on attempt %d; retrying", self.vendor, st, rs.attempt_number)
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception(lambda e: isinstance(e, VendorError) and e.retryable),
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        try:
+            return retrying(once)
+        finally:
+            info.elapsed_s = round(time.monotonic() - t0, 3)

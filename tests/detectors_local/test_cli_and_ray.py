@@ -1,0 +1,92 @@
+"""``veribench score`` end to end (local engine and Ray Data), with the workspace cache."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from veribench.cli.main import app
+from veribench.detectors.local import engine
+from veribench.detectors.local import zeroshot as zs
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _read(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_score_cli_local_rows_and_cache(tmp_path, llama_path, texts):
+    inp, out, ws = tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path / "ws"
+    rows = [{"id": f"t{i}", "text": t} for i, t in enumerate(texts)] + [{"id": "blank", "text": "   "}]
+    _write(inp, rows)
+    args = ["score", "--detector", "fast-detectgpt", "--set", f"model={llama_path}", "--set", "max_tokens=64",
+            "--input", str(inp), "--output", str(out), "--workspace", str(ws), "--no-progress"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    got = _read(out)
+    assert [g["id"] for g in got] == [x["id"] for x in rows]
+    want = zs.FastDetectGPT(model=llama_path, max_tokens=64).score_batch(texts)
+    for g, w in zip(got, want):
+        assert g["detector"] == "fast-detectgpt" and g["status"] == "ok"
+        assert g["statistic"] == pytest.approx(w.raw, rel=1e-9) and g["ai_probability"] is None
+        assert {"n_tokens", "tokens_used", "truncated"} <= set(g["detail"])
+    assert got[-1]["status"] == "unscorable" and got[-1]["statistic"] is None
+    # second run: everything from the workspace cache, no forward pass
+    engine.MEMO.clear()
+    engine.STATS.reset()
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0 and "8 from cache" in r.output, r.output
+    assert engine.STATS.texts_forwarded == {}
+
+
+def test_score_cli_bad_input_names_file_record_field(tmp_path):
+    inp = tmp_path / "in.jsonl"
+    inp.write_text('{"id": "a", "text": "ok"}\n{"id": "b"}\n')
+    r = CliRunner().invoke(app, ["score", "--detector", "loglik", "--input", str(inp), "--output",
+                                 str(tmp_path / "o.jsonl"), "--workspace", str(tmp_path / "ws")])
+    assert r.exit_code == 1
+    assert "in.jsonl" in r.output and "record 2" in r.output and "'text'" in r.output
+    inp.write_text('{"id": "a", "text": "ok"}\n')
+    r = CliRunner().invoke(app, ["score", "--detector", "logrnak", "--input", str(inp), "--output",
+                                 str(tmp_path / "o.jsonl"), "--workspace", str(tmp_path / "ws")])
+    assert r.exit_code == 1 and "logrank" in r.output  # did-you-mean
+
+
+@pytest.mark.slow
+def test_ray_engine_same_results_and_cache(tmp_path, llama_path, texts, cases_dir, workspace):
+    ray = pytest.importorskip("ray")
+    from veribench.detectors.local.ray_engine import RayDetector
+    from veribench.detectors.pipeline import RunStats, score_texts
+
+    long_text = (cases_dir / "c11" / "long_text.txt").read_text()
+    all_texts = texts + [long_text, ""]
+    settings = {"model": llama_path, "max_tokens": 96, "device": "cpu"}
+    local = zs.ZeroShotDetector("logrank", **settings).score_batch(all_texts)
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        det = RayDetector("logrank", settings, actor_batch=4)
+        assert det.spec.hash == zs.ZeroShotDetector("logrank", **settings).spec.hash
+        # one text already cached: the driver sends only the others
+        from veribench.hashing import text_sha256
+
+        workspace.put_scores(det.spec, [(text_sha256(all_texts[0]), local[0])])
+        st = RunStats()
+        res = score_texts(workspace, det, all_texts, stats=st)
+        assert st.cached == 1 and st.computed + st.failed == len(all_texts) - 1
+        for t, want in zip(all_texts, local):
+            got = res[text_sha256(t)]
+            assert got.status == want.status
+            if want.status == "ok":
+                assert got.raw == pytest.approx(want.raw, rel=1e-5)
+                assert got.detail["truncated"] == want.detail["truncated"]
+        assert res[text_sha256(long_text)].detail["truncated"] is True  # c11 in the Ray engine
+        st2 = RunStats()
+        score_texts(workspace, det, all_texts, stats=st2)
+        assert st2.cached == len(all_texts) and st2.computed == 0
+    finally:
+        ray.shutdown()

@@ -1,0 +1,72 @@
+"""Fixtures for the report tests: the real Liang et al. (2023) run, the two shared
+HumanizerBench cycles, and the site built from them (once per session)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from veribench.cli.main import app
+
+
+def _import_liang(ws_dir: Path, liang_dir: Path) -> None:
+    """``veribench import liang2023 DIR --workspace WS``."""
+    r = CliRunner().invoke(app, ["import", "liang2023", str(liang_dir), "--workspace", str(ws_dir)])
+    assert r.exit_code == 0, r.output
+
+
+@contextmanager
+def _shared(tmp_path_factory, name: str):
+    """A folder shared by all pytest-xdist workers of this session, built by the first one
+    (under a file lock); yields (path, already_built)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # .../pytest-N/popen-gwK -> .../pytest-N, common to the session's workers
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            path = root / name
+            done = path / ".complete"
+            yield path, done.exists()
+            done.parent.mkdir(parents=True, exist_ok=True)
+            done.touch()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def liang_ws(tmp_path_factory, data_dir) -> Path:
+    """A workspace holding the Liang corpus and one evaluation run of it (``veribench evaluate``)."""
+    with _shared(tmp_path_factory, "report-liang") as (root, built):
+        ws = root / "ws"
+        if not built:
+            _build_liang(ws, data_dir)
+    return ws
+
+
+def _build_liang(ws: Path, data_dir: Path) -> None:
+    _import_liang(ws, data_dir / "liang2023")
+    r = CliRunner().invoke(app, ["evaluate", "--workspace", str(ws), "--json", str(ws.parent / "out.json"),
+                                 "--no-score", "--quiet"])
+    assert r.exit_code == 0, r.output
+
+
+@pytest.fixture(scope="session")
+def cycles_dir(data_dir) -> Path:
+    return data_dir / "humanizerbench"
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory, liang_ws, cycles_dir) -> Path:
+    """The report of the Liang run and both shared cycles, built through the CLI."""
+    with _shared(tmp_path_factory, "report-site") as (root, built):
+        out = root / "report"
+        if not built:
+            r = CliRunner().invoke(app, ["report", str(liang_ws), str(cycles_dir), "--out", str(out)])
+            assert r.exit_code == 0, r.output
+    return out
