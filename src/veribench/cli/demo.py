@@ -37,16 +37,14 @@ def demo_cmd(
     the `models` extra, five zero-shot detectors on SmolLM2-135M) locally, evaluates
     under the bundled, committed protocol and writes a report folder.
     """
-    from rich.console import Console
-
     from ..corpus.importers import import_fastdetectgpt, import_liang2023
     from ..evaluate import evaluate_workspace
-    from ..evaluate.tables import print_tables, write_outputs
+    from ..evaluate.tables import print_tables, wide_console, write_outputs
     from ..protocol.commit import commit
     from ..protocol.model import load_protocol
     from ..store import Workspace
 
-    con = Console()
+    con = wide_console()
     t0 = time.perf_counter()
     ex = examples_dir()
     use_models = not no_models and _has_models()
@@ -67,11 +65,13 @@ def demo_cmd(
             con.print(rep.summary() if hasattr(rep, "summary") else rep)
         else:
             con.print("fastdetectgpt already imported")
+        con.print(f"[dim]{time.perf_counter() - t0:.0f} s[/]")
         con.rule("[bold]2. Commit the protocol before any scan")
         rec = commit(ws, proto_path)
         con.print(f"{'committed' if rec.new else 'already committed'}: {rec.name} sha256={rec.hash}")
         con.rule("[bold]3. Score locally and evaluate")
         res = evaluate_workspace(ws, load_protocol(proto_path), allow_scoring=True, progress=True, log=con.print)
+        con.print(f"[dim]{time.perf_counter() - t0:.0f} s[/]")
         con.rule("[bold]4. Tables")
         print_tables(res, con)
         files = write_outputs(res, out, ws)

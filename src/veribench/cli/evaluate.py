@@ -25,14 +25,12 @@ def evaluate_cmd(
     Without --protocol every stored detector is evaluated with AI probability > 0.5
     (its own verdict when it has no probability), on all documents (no split).
     """
-    from rich.console import Console
-
     from ..evaluate import evaluate_workspace
-    from ..evaluate.tables import print_tables, write_outputs
+    from ..evaluate.tables import print_tables, wide_console, write_outputs
     from ..protocol.model import load_protocol
     from ..store import Workspace
 
-    con = Console()
+    con = wide_console()
     proto = load_protocol(protocol) if protocol else None
     with Workspace(workspace) as ws:
         if ws.document_count() == 0:

@@ -180,12 +180,13 @@ def _slice_blocks(lab: np.ndarray, valid: np.ndarray, flagged: np.ndarray, ok: n
     Returns (blocks per group, per-label Wilson rows per group keyed by label code)."""
     g = len(values)
     inside = test & (codes >= 0)
-    per_label: dict[int, list[dict[str, Any]]] = {}
-    for li in range(len(LABEL_ORDER)):
-        m = inside & valid & (lab == li)
-        n = np.bincount(codes[m], minlength=g)
-        k = np.bincount(codes[m & flagged], minlength=g)
-        per_label[li] = _wilson_rows(k, n, alpha)
+    nl = len(LABEL_ORDER)
+    # One bincount over (group, label) pairs for the scored rows, one for the flagged ones.
+    vm = inside & valid & (lab < nl)
+    key = codes[vm] * nl + lab[vm]
+    n_gl = np.bincount(key, minlength=g * nl).reshape(g, nl)
+    k_gl = np.bincount(key[flagged[vm]], minlength=g * nl).reshape(g, nl)
+    per_label: dict[int, list[dict[str, Any]]] = {li: _wilson_rows(k_gl[:, li], n_gl[:, li], alpha) for li in range(nl)}
     # Threshold-free metrics on the oriented score, human vs ai, over every ok score
     # (also when the decision rule gives no flag, e.g. a statistic without threshold).
     sel = inside & ok & np.isfinite(score) & (lab <= 1)
@@ -193,9 +194,10 @@ def _slice_blocks(lab: np.ndarray, valid: np.ndarray, flagged: np.ndarray, ok: n
     lo = np.full(g, np.nan)
     hi = np.full(g, np.nan)
     tprs: dict[float, Any] = {}
-    n_pos = np.bincount(codes[sel & (lab == 1)], minlength=g)
-    n_neg = np.bincount(codes[sel & (lab == 0)], minlength=g)
-    if sel.any():
+    sk = codes[sel] * 2 + lab[sel]
+    cnt = np.bincount(sk, minlength=2 * g).reshape(g, 2)
+    n_neg, n_pos = cnt[:, 0], cnt[:, 1]
+    if ((n_pos > 0) & (n_neg > 0)).any():  # else every group lacks a class: nothing to rank
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             order = None

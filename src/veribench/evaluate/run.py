@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from typing import Any, Callable
 
@@ -144,8 +145,10 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
                 done = {r[0] for r in ws.query("SELECT doc_id FROM submissions WHERE spec_hash = ?", [det.spec.hash])}
                 todo = [i for i in ids if i not in done]
                 if todo:
+                    t0 = time.perf_counter()
                     log(f"scoring {len(todo)} documents with {det.spec.label}")
                     score_documents(ws, det, todo, progress=progress)
+                    log(f"  {det.spec.name}: {time.perf_counter() - t0:.1f} s")
             out.append((det.spec, e))
             continue
         stored = _stored_specs(ws, e.name)

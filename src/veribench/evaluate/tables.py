@@ -16,6 +16,10 @@ T1_COLUMNS = [
     ("tpr_at_fpr_1", "TPR@1%FPR"), ("tpr_at_fpr_5", "TPR@5%FPR"),
 ]
 T2_EXTRA = [("slice_type", "Slice type"), ("slice", "Slice")]
+#: Compact Table 2 for the terminal (the files carry every column).
+T2_TERMINAL = [("detector", "Detector"), ("slice_name", "Slice"), ("human_n", "Human n"), ("fpr", "FPR [95% CI]"),
+               ("ai_n", "AI n"), ("catch_rate", "Catch rate [95% CI]"), ("edited_rate", "Edited flagged"),
+               ("auroc", "AUROC [95% CI]")]
 SIDE = [("edited_rate", "Edited flagged [95% CI]"), ("mixed_rate", "Mixed flagged [95% CI]")]
 
 
@@ -54,6 +58,9 @@ def cell(row: dict[str, Any], key: str) -> str:
         if not row.get(f"{pre}_n"):
             return "—"
         return f"{_ci(row.get(key), row.get(key + '_ci95'))} (n={row[f'{pre}_n']})"
+    if key == "slice_name":
+        kind = row.get("slice_type", "subgroup")
+        return row["slice"] if kind == "subgroup" else f"{kind}={row['slice']}"
     v = row.get(key)
     return "—" if v is None else str(v)
 
@@ -71,12 +78,20 @@ def columns(table: str, rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return cols
 
 
+def wide_console() -> Any:
+    """A rich Console at least 160 columns wide, so the tables do not fold in pipes and CI logs."""
+    import shutil
+
+    from rich.console import Console
+
+    return Console(width=max(shutil.get_terminal_size((200, 40)).columns, 160))
+
+
 def print_tables(res: dict[str, Any], console: Any = None) -> None:
     """Print Table 1 and Table 2 with rich."""
-    from rich.console import Console
     from rich.table import Table
 
-    con = console or Console()
+    con = console or wide_console()
     run = res.get("run", {})
     proto = run.get("protocol") or {}
     title = f"Table 1: headline rates per detector — run {run.get('tag')} ({run.get('split', {}).get('rule')} split)"
@@ -87,7 +102,7 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
     for name, rows, ttl in (("table1", res["table1"], title), ("table2", res["table2"],
                                                                  "Table 2: per subgroup and per arm")):
         t = Table(title=ttl, show_lines=False, header_style="bold")
-        cols = columns(name, rows)
+        cols = columns(name, rows) if name == "table1" else T2_TERMINAL
         for _, h in cols:
             t.add_column(h, overflow="fold")
         for r in rows:

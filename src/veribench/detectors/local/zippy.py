@@ -33,6 +33,8 @@ calling the package's per-chunk scorer, so it is safe in servers, threads and te
 
 from __future__ import annotations
 
+import os
+
 import re
 from typing import Any, Sequence
 
@@ -70,8 +72,9 @@ class ZippyDetector:
     settings ``{engine, chunk_size}``. ``score_batch`` never raises for one text.
     """
 
-    batch_size = 64
-    max_concurrency = 1
+    # Compression releases the GIL: the scoring path runs batches on threads, one per core.
+    batch_size = 16
+    max_concurrency = max(1, min(4, os.cpu_count() or 1))
 
     def __init__(self, engine: str = "lzma", chunk_size: int = 1500):
         engine = str(engine).lower()
