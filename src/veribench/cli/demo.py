@@ -57,12 +57,12 @@ def demo_cmd(
         con.rule("[bold]1. Import the bundled corpora")
         if "liang2023" not in done:
             rep = import_liang2023(ws, ex / "liang2023")
-            con.print(rep.summary() if hasattr(rep, "summary") else rep)
+            rep.print(con, max_rows=3)
         else:
             con.print("liang2023 already imported")
         if "fastdetectgpt" not in done:
             rep = import_fastdetectgpt(ws, ex / "fastdetectgpt")
-            con.print(rep.summary() if hasattr(rep, "summary") else rep)
+            rep.print(con, max_rows=3)
         else:
             con.print("fastdetectgpt already imported")
         con.print(f"[dim]{time.perf_counter() - t0:.0f} s[/]")

@@ -317,10 +317,13 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
             blocks, per_label = _slice_blocks(lab, valid, flagged, d.ok, d.oriented, codes, values, test, proto,
                                               alpha, f"{d.label} / {kind}", warn_list, elig, elig_order)
             for i, value in enumerate(values):
+                b = blocks[i]
                 if kind == "all":
-                    table1.append({**base, **blocks[i]})
-                else:
-                    table2.append({**base, "slice_type": kind, "slice": value, **blocks[i]})
+                    table1.append({**base, **b})
+                elif b["human_n"] or b["ai_n"] or b["edited_n"] or b["mixed_n"]:
+                    # A slice the detector scored nothing in gets no row (e.g. a detector
+                    # restricted to one corpus); its absence is the information.
+                    table2.append({**base, "slice_type": kind, "slice": value, **b})
                 if kind in ("all", "subgroup"):
                     for li, labname in enumerate(LABEL_ORDER):
                         r = per_label[li][i]
