@@ -85,50 +85,93 @@ def score_texts(
         ``{text_sha256: ScoreResult}`` for every text scored or found in the cache
         (texts skipped for budget are absent; ``stats.stopped_for_budget`` is then set).
     """
+    spec = detector.spec
+    keep = ws is not None and store
+    return run_cached(
+        detector, texts, kind="detector", verb="scoring", call=detector.score_batch, default_batch_size=32,
+        lookup=(lambda shas: ws.cached_scores(spec.hash, shas)) if ws is not None else None,
+        put=(lambda items, replace: ws.put_scores(spec, items, replace=replace)) if keep else None,
+        attach_ws=ws if keep else None, progress=progress, max_spend=max_spend, dry_run=dry_run, stats=stats,
+        on_batch=on_batch, retry_statuses=retry_statuses,
+    )
+
+
+def run_cached(
+    plugin: Any,
+    texts: Iterable[str],
+    *,
+    kind: str,
+    verb: str,
+    call: Callable[[list[str]], list[Any]],
+    default_batch_size: int,
+    lookup: Callable[[Iterable[str]], dict[str, Any]] | None,
+    put: Callable[[list[tuple[str, Any]], bool], None] | None,
+    attach_ws: Any = None,
+    progress: bool = False,
+    max_spend: float | None = None,
+    dry_run: bool = False,
+    stats: RunStats | None = None,
+    on_batch: Callable[[list[tuple[str, Any]]], None] | None = None,
+    retry_statuses: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The shared execution layer of every cached, paid-for call (detectors, humanizers).
+
+    De-duplicates ``texts`` by SHA-256, takes stored results from ``lookup`` (except
+    transient failures named in ``retry_statuses``), stores ``plugin.preflight``
+    failures without a call, honours ``dry_run`` and ``max_spend`` (``plugin.cost``),
+    then calls ``call`` on batches of ``plugin.batch_size`` (default
+    ``default_batch_size``) with ``plugin.max_concurrency`` threads, passing every
+    completed batch to ``put`` at once (one transaction each).
+
+    Returns:
+        ``{text_sha256: result}`` for every text done or found stored.
+
+    Raises:
+        ValueError: ``retry_statuses`` names a non-transient status.
+        RuntimeError: ``call`` returned a different number of results than texts.
+    """
     st = stats if stats is not None else RunStats()
     by_sha: dict[str, str] = {}
     for t in texts:
         st.requested += 1
         by_sha.setdefault(text_sha256(t), t)
     st.unique = len(by_sha)
-    spec = detector.spec
-    results: dict[str, ScoreResult] = {}
+    spec = plugin.spec
+    results: dict[str, Any] = {}
     if set(retry_statuses) - set(TRANSIENT):
-        raise ValueError(f"retry_statuses may only name transient failures {TRANSIENT}")
+        raise ValueError(f"retry_statuses may only name transient failures {TRANSIENT}, got {sorted(retry_statuses)}")
     replace = bool(retry_statuses)
-    if ws is not None:
-        results.update({s: r for s, r in ws.cached_scores(spec.hash, by_sha.keys()).items()
-                        if r.status not in retry_statuses})
+    if lookup is not None:
+        results.update({s: r for s, r in lookup(by_sha.keys()).items() if r.status not in retry_statuses})
     st.cached = len(results)
     todo = [(s, t) for s, t in by_sha.items() if s not in results]
 
     # Failures known before any call (length limits) cost nothing and are stored.
-    pre = getattr(detector, "preflight", None)
+    pre = getattr(plugin, "preflight", None)
     if pre is not None:
-        keep = []
-        pre_items = []
+        keep_todo, pre_items = [], []
         for s, t in todo:
             r = pre(t)
             if r is None:
-                keep.append((s, t))
+                keep_todo.append((s, t))
             else:
                 pre_items.append((s, r))
-        todo = keep
+        todo = keep_todo
         if pre_items and not dry_run:
-            if ws is not None and store:
-                ws.put_scores(spec, pre_items, replace=replace)
+            if put is not None:
+                put(pre_items, replace)
             results.update(dict(pre_items))
             st.failed += len(pre_items)
 
-    cost = getattr(detector, "cost", None)
+    cost = getattr(plugin, "cost", None)
     if dry_run:
-        describe = getattr(detector, "describe_request", None)
+        describe = getattr(plugin, "describe_request", None)
         for s, t in todo:
             st.planned.append({
                 "text_sha256": s,
-                "request": describe(t) if describe else {"detector": spec.name, "chars": len(t)},
+                "request": describe(t) if describe else {kind: spec.name, "chars": len(t)},
                 "cost": cost(t) if cost else 0.0,
-                "cost_unit": getattr(detector, "cost_unit", None),
+                "cost_unit": getattr(plugin, "cost_unit", None),
             })
         return results
 
@@ -144,25 +187,25 @@ def score_texts(
             admitted.append((s, t))
         todo = admitted
 
-    attach = getattr(detector, "attach_workspace", None)  # async API adapters journal their task ids
-    if attach is not None and ws is not None and store:
-        attach(ws)
+    attach = getattr(plugin, "attach_workspace", None)  # async API adapters journal their task ids
+    if attach is not None and attach_ws is not None:
+        attach(attach_ws)
 
-    bs = max(1, int(getattr(detector, "batch_size", 32) or 32))
-    conc = max(1, int(getattr(detector, "max_concurrency", 1) or 1))
+    bs = max(1, int(getattr(plugin, "batch_size", default_batch_size) or default_batch_size))
+    conc = max(1, int(getattr(plugin, "max_concurrency", 1) or 1))
     batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
-    bar = _progress(len(todo), f"scoring {spec.label}", progress)
+    bar = _progress(len(todo), f"{verb} {spec.label}", progress)
     lock = threading.Lock()
 
-    def run_batch(batch: list[tuple[str, str]]) -> list[tuple[str, ScoreResult]]:
-        out = detector.score_batch([t for _, t in batch])
+    def run_batch(batch: list[tuple[str, str]]) -> list[tuple[str, Any]]:
+        out = call([t for _, t in batch])
         if len(out) != len(batch):
-            raise RuntimeError(f"detector {spec.name} returned {len(out)} results for {len(batch)} texts")
+            raise RuntimeError(f"{kind} {spec.name} returned {len(out)} results for {len(batch)} texts")
         return [(s, r) for (s, _), r in zip(batch, out)]
 
-    def done(items: list[tuple[str, ScoreResult]], batch: list[tuple[str, str]]) -> None:
-        if ws is not None and store:
-            ws.put_scores(spec, items, replace=replace)  # stored at once, transactionally
+    def done(items: list[tuple[str, Any]], batch: list[tuple[str, str]]) -> None:
+        if put is not None:
+            put(items, replace)  # stored at once, transactionally
         with lock:
             results.update(dict(items))
             st.computed += sum(1 for _, r in items if r.status == "ok")

@@ -10,11 +10,9 @@ without losing a stored result.
 from __future__ import annotations
 
 import json
-import threading
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterable, Sequence
 
-from ..detectors.pipeline import TRANSIENT, RunStats, _progress
+from ..detectors.pipeline import TRANSIENT, RunStats, run_cached  # noqa: F401 (TRANSIENT re-exported for the CLI)
 from ..hashing import text_sha256
 from ..spec import Spec
 from .base import HumanizeResult, Humanizer
@@ -98,108 +96,12 @@ def humanize_texts(
         ``{input_sha256: HumanizeResult}`` for every text done or cached (texts left out
         for budget are absent and ``stats.stopped_for_budget`` is set).
     """
-    bad = set(retry_statuses) - set(TRANSIENT)
-    if bad:
-        raise ValueError(f"retry_statuses may only name transient failures {TRANSIENT}, got {sorted(bad)}")
-    st = stats if stats is not None else RunStats()
-    by_sha: dict[str, str] = {}
-    for t in texts:
-        st.requested += 1
-        by_sha.setdefault(text_sha256(t), t)
-    st.unique = len(by_sha)
     spec = humanizer.spec
-    results: dict[str, HumanizeResult] = {}
-    if ws is not None:
-        cached = cached_humanizations(ws, spec.hash, by_sha.keys())
-        results.update({s: r for s, r in cached.items() if r.status not in retry_statuses})
-    st.cached = len(results)
-    todo = [(s, t) for s, t in by_sha.items() if s not in results]
-    replace = bool(retry_statuses)
-
-    pre = getattr(humanizer, "preflight", None)
-    if pre is not None:
-        keep, pre_items = [], []
-        for s, t in todo:
-            r = pre(t)
-            (keep.append((s, t)) if r is None else pre_items.append((s, r)))
-        todo = keep
-        if pre_items and not dry_run:
-            if ws is not None and store:
-                put_humanizations(ws, spec, pre_items, replace=replace)
-            results.update(dict(pre_items))
-            st.failed += len(pre_items)
-
-    cost = getattr(humanizer, "cost", None)
-    if dry_run:
-        describe = getattr(humanizer, "describe_request", None)
-        for s, t in todo:
-            st.planned.append({"text_sha256": s,
-                               "request": describe(t) if describe else {"humanizer": spec.name, "chars": len(t)},
-                               "cost": cost(t) if cost else 0.0, "cost_unit": getattr(humanizer, "cost_unit", None)})
-        return results
-
-    if max_spend is not None and cost is not None:
-        admitted, total = [], 0.0
-        for s, t in todo:
-            c = float(cost(t))
-            if total + c > max_spend:
-                st.stopped_for_budget = True
-                break
-            total += c
-            admitted.append((s, t))
-        todo = admitted
-
-    attach = getattr(humanizer, "attach_workspace", None)  # async vendors journal their task ids
-    if attach is not None and ws is not None and store:
-        attach(ws)
-
-    bs = max(1, int(getattr(humanizer, "batch_size", 1) or 1))
-    conc = max(1, int(getattr(humanizer, "max_concurrency", 1) or 1))
-    batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
-    bar = _progress(len(todo), f"humanizing {spec.label}", progress)
-    lock = threading.Lock()
-
-    def run_batch(batch):
-        out = humanizer.humanize_batch([t for _, t in batch])
-        if len(out) != len(batch):
-            raise RuntimeError(f"humanizer {spec.name} returned {len(out)} results for {len(batch)} texts")
-        return [(s, r) for (s, _), r in zip(batch, out)]
-
-    def done(items, batch):
-        if ws is not None and store:
-            put_humanizations(ws, spec, items, replace=replace)  # stored at once, transactionally
-        with lock:
-            results.update(dict(items))
-            st.computed += sum(1 for _, r in items if r.status == "ok")
-            st.failed += sum(1 for _, r in items if r.status != "ok")
-            if cost is not None:
-                st.spent += sum(float(cost(t)) for _, t in batch)
-        if on_batch:
-            on_batch(items)
-        if bar:
-            bar[0].advance(bar[1], len(items))
-
-    try:
-        if conc == 1:
-            for b in batches:
-                done(run_batch(b), b)
-        else:
-            with ThreadPoolExecutor(max_workers=conc) as ex:
-                pending: dict[Future, Any] = {}
-                it = iter(batches)
-                for b in it:
-                    pending[ex.submit(run_batch, b)] = b
-                    if len(pending) >= conc:
-                        break
-                while pending:
-                    fin, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for f in fin:
-                        b = pending.pop(f)
-                        done(f.result(), b)
-                        nb = next(it, None)
-                        if nb is not None:
-                            pending[ex.submit(run_batch, nb)] = nb
-    finally:
-        if bar:
-            bar[0].stop()
-    return results
+    keep = ws is not None and store
+    return run_cached(
+        humanizer, texts, kind="humanizer", verb="humanizing", call=humanizer.humanize_batch, default_batch_size=1,
+        lookup=(lambda shas: cached_humanizations(ws, spec.hash, shas)) if ws is not None else None,
+        put=(lambda items, replace: put_humanizations(ws, spec, items, replace=replace)) if keep else None,
+        attach_ws=ws if keep else None, progress=progress, max_spend=max_spend, dry_run=dry_run, stats=stats,
+        on_batch=on_batch, retry_statuses=retry_statuses,
+    )
