@@ -1,4 +1,11 @@
-"""Shared test fixtures: the real data in ../shared, and scratch workspaces."""
+"""Shared test fixtures: the real data kept in this repository, and scratch workspaces.
+
+Every test runs from a fresh clone with nothing beside it. The data the tests read lives
+in ``tests/data/`` (cases, HumanizerBench cycles, fast-detect-gpt sets; see
+``tests/data/ATTRIBUTION.md``) and in the bundled demo corpora (``examples/``). A
+``shared/`` folder beside the checkout is never needed; ``shared_extra`` yields it only
+when it exists (``VERIBENCH_EXTRA_DATA`` to put it elsewhere), for optional extra checks.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("VERIBENCH_SHARED", REPO.parent / "shared"))
+TEST_DATA = REPO / "tests" / "data"
+EXAMPLES = REPO / "examples"
+OPTIONAL_SHARED = Path(os.environ.get("VERIBENCH_EXTRA_DATA", REPO.parent.joinpath("shared")))
 
 # Tests never touch a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -16,21 +25,30 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """The read-only ``shared/`` folder beside the checkout (real corpora, cases, specs)."""
-    if not SHARED.is_dir():
-        pytest.fail(f"shared data folder not found at {SHARED}; set VERIBENCH_SHARED")
-    return SHARED
+def data_dir() -> Path:
+    """Real corpora kept in the repository: ``fastdetectgpt/`` (five full sets) and
+    ``humanizerbench/`` (the June and July 2026 cycles)."""
+    return TEST_DATA
 
 
 @pytest.fixture(scope="session")
-def data_dir(shared_dir: Path) -> Path:
-    return shared_dir / "data"
+def cases_dir() -> Path:
+    """The cases behind shipped failures (``tests/data/cases/README.md``)."""
+    return TEST_DATA / "cases"
 
 
 @pytest.fixture(scope="session")
-def cases_dir(shared_dir: Path) -> Path:
-    return shared_dir / "cases"
+def liang_dir() -> Path:
+    """The Liang et al. 2023 layout (``Human_Data/``, ``GPT_Data/``), bundled for the demo."""
+    return EXAMPLES / "liang2023"
+
+
+@pytest.fixture(scope="session")
+def shared_extra() -> Path:
+    """The optional ``shared/`` folder beside the checkout; skips when it is absent."""
+    if not OPTIONAL_SHARED.is_dir():
+        pytest.skip(f"optional extra: no shared/ folder at {OPTIONAL_SHARED}")
+    return OPTIONAL_SHARED
 
 
 @pytest.fixture()

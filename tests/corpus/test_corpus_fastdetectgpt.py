@@ -90,28 +90,46 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-def test_bundled_examples_are_faithful_copies(data_dir):
-    src = data_dir / "liang2023"
-    files = sorted(p.relative_to(src) for p in src.rglob("*") if p.is_file())
-    assert files and all(_sha(src / f) == _sha(EXAMPLES / "liang2023" / f) for f in files)
+def test_bundled_examples_are_faithful_copies(liang_dir, data_dir):
+    """The bundled corpora equal the upstream files, checked against SHA-256 digests recorded
+    from the upstream releases (``tests/data/upstream_sha256.json``), so no outside folder
+    is needed."""
+    up = json.loads((data_dir / "upstream_sha256.json").read_text())
+    files = sorted(str(p.relative_to(liang_dir)) for p in liang_dir.rglob("*") if p.is_file())
+    assert set(files) - {"LICENSE.md"} == set(up["liang2023"])
+    assert all(_sha(liang_dir / f) == up["liang2023"][f] for f in up["liang2023"])
     ex = EXAMPLES / "fastdetectgpt"
     sets = sorted(p.name[: -len(".raw_data.json")] for p in ex.glob("*.raw_data.json"))
     assert len(sets) >= 3
     gens = set()
     for s in sets:
         mine = json.loads((ex / f"{s}.raw_data.json").read_text())
-        full = json.loads((data_dir / "fastdetectgpt" / f"{s}.raw_data.json").read_text())
         n = len(mine["original"])
         assert n == len(mine["sampled"]) == 12
-        assert mine["original"] == full["original"][:n] and mine["sampled"] == full["sampled"][:n]
-        assert _sha(ex / f"{s}.args.json") == _sha(data_dir / "fastdetectgpt" / f"{s}.args.json")
+        blob = json.dumps({"original": mine["original"], "sampled": mine["sampled"]}, ensure_ascii=False,
+                          sort_keys=True).encode()
+        assert hashlib.sha256(blob).hexdigest() == up["fastdetectgpt_first12"][s]
+        assert _sha(ex / f"{s}.args.json") == up["fastdetectgpt_args"][s]
         args = json.loads((ex / f"{s}.args.json").read_text())
         gens.add(args["openai_model"] or args["base_model_name"])
     assert len(gens) >= 3  # several generators
-    assert (ex / "LICENSE.txt").read_text() == (data_dir / "fastdetectgpt/LICENSE.txt").read_text()
+    assert _sha(ex / "LICENSE.txt") == up["fastdetectgpt_license"] == _sha(data_dir / "fastdetectgpt/LICENSE.txt")
     attribution = (EXAMPLES / "ATTRIBUTION.md").read_text()
     assert "Patterns* 4(7), 2023" in attribution and "baoguangsheng/fast-detect-gpt" in attribution
     assert sum(p.stat().st_size for p in ex.iterdir()) < 400_000
+
+
+def test_repository_copies_match_the_optional_shared_folder(shared_extra, data_dir, liang_dir):
+    """When a ``shared/`` folder is present, the repository's copies equal it byte for byte."""
+    for p in (shared_extra / "data" / "liang2023").rglob("*"):
+        if p.is_file():
+            assert _sha(p) == _sha(liang_dir / p.relative_to(shared_extra / "data" / "liang2023"))
+    for p in (data_dir / "fastdetectgpt").glob("*.json"):
+        assert _sha(p) == _sha(shared_extra / "data" / "fastdetectgpt" / p.name)
+    for p in (data_dir / "cases").rglob("*"):
+        if p.is_file():
+            assert _sha(p) == _sha(shared_extra / "cases" / p.relative_to(data_dir / "cases"))
+
 
 
 def test_cli_import_and_export(tmp_path):

@@ -27,10 +27,10 @@ def _sets(root: Path):
 
 
 @pytest.fixture(scope="module")
-def liang(tmp_path_factory, data_dir):
+def liang(tmp_path_factory, liang_dir):
     ws = Workspace(tmp_path_factory.mktemp("liang") / "ws")
-    report = import_liang2023(ws, data_dir / "liang2023")
-    yield ws, report, data_dir / "liang2023"
+    report = import_liang2023(ws, liang_dir)
+    yield ws, report, liang_dir
     ws.close()
 
 
@@ -179,10 +179,10 @@ def test_reimport_is_idempotent(liang):
 # -- quirks and bad input on small modified copies -------------------------------------
 
 @pytest.fixture()
-def small_copy(tmp_path, data_dir):
+def small_copy(tmp_path, liang_dir):
     """A copy holding only TOEFL_real_91 (writable)."""
     root = tmp_path / "liang"
-    shutil.copytree(data_dir / "liang2023/Human_Data/TOEFL_real_91", root / "Human_Data/TOEFL_real_91")
+    shutil.copytree(liang_dir / "Human_Data/TOEFL_real_91", root / "Human_Data/TOEFL_real_91")
     for p in root.rglob("*"):
         p.chmod(0o644 if p.is_file() else 0o755)
     return root
@@ -215,10 +215,10 @@ def test_missing_file_and_nonfinite_score_are_reported(small_copy, workspace):
 
 @pytest.mark.parametrize("case", ["malformed", "missing_score", "out_of_range", "empty_text", "bad_kind",
                                   "not_utf8", "string_score", "length"])
-def test_bad_input_names_file_record_field_and_writes_nothing(case, small_copy, tmp_path, data_dir):
+def test_bad_input_names_file_record_field_and_writes_nothing(case, small_copy, tmp_path, liang_dir):
     ws = Workspace(tmp_path / "ws")
     # something already stored must survive the failed import untouched
-    import_liang2023(ws, _only(data_dir, tmp_path, "CollegeEssay_gpt3_31"))
+    import_liang2023(ws, _only(liang_dir, tmp_path, "CollegeEssay_gpt3_31"))
     before = _dump(ws)
     s = small_copy / "Human_Data/TOEFL_real_91"
     expect: tuple = ()
@@ -260,10 +260,10 @@ def test_bad_input_names_file_record_field_and_writes_nothing(case, small_copy, 
     ws.close()
 
 
-def _only(data_dir, tmp_path, set_name):
+def _only(liang_dir, tmp_path, set_name):
     root = tmp_path / f"only_{set_name}"
     group = "GPT_Data" if "gpt3" in set_name and "Human" not in set_name else "Human_Data"
-    shutil.copytree(data_dir / "liang2023" / group / set_name, root / group / set_name)
+    shutil.copytree(liang_dir / group / set_name, root / group / set_name)
     return root
 
 

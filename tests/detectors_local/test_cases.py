@@ -1,4 +1,4 @@
-"""Cases c11 (truncation) and c27 (entropy) from shared/cases."""
+"""Cases c11 (truncation) and c27 (entropy) from tests/data/cases."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def test_demo_detectors_auroc_matches_independent_computation(smol, pairs):
         assert a_ours == pytest.approx(a_ref, abs=1e-12)
         auroc[name] = a_ours
     print("SmolLM2-135M AUROC, xsum/gpt-3.5-turbo, %d pairs, %d tokens:" % (N_PAIRS, CAP), auroc)
-    # Real signal, as measured in shared/reference/offline-models.md (loglik 0.975 on 100 pairs)
+    # Real signal, as measured in docs (offline models) (loglik 0.975 on 100 pairs)
     assert auroc["loglik"] > 0.85 and auroc["fast-detectgpt"] > 0.75
     # The recorded direction of entropy is right on data: +entropy alone would rank AI low.
     assert roc_auc_score(y, [x["entropy"] for x in refs]) < 0.5 < auroc["entropy"]

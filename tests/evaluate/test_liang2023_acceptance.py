@@ -27,17 +27,17 @@ def _load(p: Path):
 
 
 @pytest.fixture(scope="module")
-def liang_run(tmp_path_factory, data_dir):
+def liang_run(tmp_path_factory, liang_dir):
     ws = tmp_path_factory.mktemp("ws")
     out = ws / "out.json"
-    r = CliRunner().invoke(app, ["import", "liang2023", str(data_dir / "liang2023"), "--workspace", str(ws)])
+    r = CliRunner().invoke(app, ["import", "liang2023", str(liang_dir), "--workspace", str(ws)])
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(app, ["evaluate", "--workspace", str(ws), "--json", str(out), "--quiet"])
     assert r.exit_code == 0, r.output
     return json.loads(out.read_text())
 
 
-def test_toefl_published_figures(liang_run, data_dir):
+def test_toefl_published_figures(liang_run, liang_dir):
     rates = [r for r in liang_run["rates"] if r["subgroup"] == "TOEFL_real_91" and r["label"] == "human"]
     assert sorted(r["detector"] for r in rates) == sorted(DETECTORS)
     assert all(r["n"] == 91 for r in rates)
@@ -47,8 +47,8 @@ def test_toefl_published_figures(liang_run, data_dir):
     assert (ag["n"], ag["flagged_by_any"], ag["flagged_by_all"]) == (91, 89, 18)
 
 
-def test_every_rate_matches_an_independent_count(liang_run, data_dir):
-    root = data_dir / "liang2023"
+def test_every_rate_matches_an_independent_count(liang_run, liang_dir):
+    root = liang_dir
     by_key = {(r["detector"], r["subgroup"], r["label"]): r for r in liang_run["rates"]}
     checked = 0
     for top in ("Human_Data", "GPT_Data"):
@@ -71,8 +71,8 @@ def test_every_rate_matches_an_independent_count(liang_run, data_dir):
     assert checked >= 40
 
 
-def test_auroc_matches_sklearn(liang_run, data_dir):
-    root = data_dir / "liang2023"
+def test_auroc_matches_sklearn(liang_run, liang_dir):
+    root = liang_dir
     for det in DETECTORS:
         y, s = [], []
         for top in ("Human_Data", "GPT_Data"):

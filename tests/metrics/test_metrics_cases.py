@@ -1,4 +1,4 @@
-"""The shared cases in the metrics area (c01 metric part, c03, c05, c06), read from ../shared/cases."""
+"""The shared cases in the metrics area (c01 metric part, c03, c05, c06), read from tests/data/cases."""
 
 from __future__ import annotations
 

@@ -40,17 +40,17 @@ def _shared(tmp_path_factory, name: str):
 
 
 @pytest.fixture(scope="session")
-def liang_ws(tmp_path_factory, data_dir) -> Path:
+def liang_ws(tmp_path_factory, liang_dir) -> Path:
     """A workspace holding the Liang corpus and one evaluation run of it (``veribench evaluate``)."""
     with _shared(tmp_path_factory, "report-liang") as (root, built):
         ws = root / "ws"
         if not built:
-            _build_liang(ws, data_dir)
+            _build_liang(ws, liang_dir)
     return ws
 
 
-def _build_liang(ws: Path, data_dir: Path) -> None:
-    _import_liang(ws, data_dir / "liang2023")
+def _build_liang(ws: Path, liang_dir: Path) -> None:
+    _import_liang(ws, liang_dir)
     r = CliRunner().invoke(app, ["evaluate", "--workspace", str(ws), "--json", str(ws.parent / "out.json"),
                                  "--no-score", "--quiet"])
     assert r.exit_code == 0, r.output

@@ -76,13 +76,13 @@ def test_nothing_refers_outside_the_folder(site):
         assert not refs, (svg.name, refs[:3])
 
 
-def test_liang_gap_matches_the_raw_files(site, data_dir):
+def test_liang_gap_matches_the_raw_files(site, liang_dir):
     """Native (US 8th-grade) vs non-native (TOEFL) FPR per detector, recounted from the raw JSON."""
     gap = _data(site, "run-adhoc")["gap"]
     assert (gap["native"], gap["non_native"]) == ("HewlettStudentEssay_real_88", "TOEFL_real_91")
     rows = {r["detector"]: r for r in gap["rows"]}
     assert sorted(rows) == sorted(LIANG_DETECTORS)
-    root = data_dir / "liang2023" / "Human_Data"
+    root = liang_dir / "Human_Data"
     for det, r in rows.items():
         for side, folder in (("native", "HewlettStudentEssay_real_88"), ("non_native", "TOEFL_real_91")):
             recs = json.loads(re.sub(r"\bNaN\b", "null", (root / folder / f"{det}.json").read_text()))
