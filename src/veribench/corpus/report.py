@@ -231,8 +231,8 @@ class ImportReport:
             if kind in ("document_conflicts", "document_updates"):
                 shown = items if kind == "document_updates" else items[:max_rows]
                 for it in shown:  # one line per field: doc id, field, old -> new
-                    con.print(f"   {it['doc_id']}: {it['field']} {_short(it['old'])} → {_short(it['new'])}",
-                              markup=False)
+                    for fld, old, new in _changed(it["field"], it["old"], it["new"]):
+                        con.print(f"   {it['doc_id']}: {fld} {_short(old)} → {_short(new)}", markup=False)
                 if len(items) > len(shown):
                     con.print(f"   ... {len(items) - len(shown)} more (full list in the imports table)")
                 if kind == "document_conflicts":
@@ -249,3 +249,14 @@ class ImportReport:
 def _short(v: Any, n: int = 60) -> str:
     s = v if isinstance(v, str) else repr(v)
     return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def _changed(name: str, old: Any, new: Any) -> list[tuple[str, Any, Any]]:
+    """``(field, old, new)`` for display: nested objects (tags, provenance, generation) by sub-key."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for k in sorted(set(old) | set(new), key=str):
+            if old.get(k) != new.get(k):
+                out.extend(_changed(f"{name}.{k}", old.get(k), new.get(k)))
+        return out
+    return [(name, old, new)]

@@ -233,8 +233,8 @@ def read_scores(
     report.set_entry(p.name)["records"] = len(rows)
     counts: dict[str, int] = {}
     for _, row in rows:
-        for k in row:
-            if k not in used:
+        for k, v in row.items():
+            if k not in used and v is not None and not (isinstance(v, str) and not v.strip()):
                 counts[str(k)] = counts.get(str(k), 0) + 1
     for k, n in counts.items():
         hint = ("not read as the detector's verdict (it may be the ground truth); name it with --verdict-field if "
