@@ -8,6 +8,10 @@ register through entry points in the group ``veribench.<kind>s`` (for example
 A factory is called with the user's settings as keyword arguments (strings from
 the command line are already parsed to JSON values where possible) and returns a
 plug-in object that has a ``spec`` attribute (:class:`veribench.spec.Spec`).
+
+Every detector also accepts the shared setting ``canonicalize`` (``"none"`` | ``"skeleton"``,
+see ``docs/hazards.md``), handled here rather than by each factory: ``skeleton`` wraps the
+built detector in :class:`veribench.detectors.base.Canonicalized`, whose spec carries it.
 """
 
 from __future__ import annotations
