@@ -49,7 +49,9 @@ class ScoreResult:
             detector has no calibrated mapping (then ``score`` orients ``raw`` for ROC).
         verdict: the detector's own verdict text (e.g. ``"AI"``, ``"HUMAN_ONLY"``), if any.
         vendor_version: model/version string the vendor or model reported.
-        detail: JSON-serialisable extras: raw response, token counts, ``truncated``, reason text.
+        detail: JSON-serialisable extras: raw response, token counts, ``truncated``, reason text,
+            and ``hazards`` (:func:`veribench.corpus.hazards.text_hazards` of the text before
+            canonicalisation; set by the scoring path and by every importer).
     """
 
     status: str = "ok"
@@ -158,12 +160,18 @@ class Canonicalized:
         if SETTING in inner.spec.settings:
             raise ValueError(f"detector {inner.spec.name!r} already has a {SETTING!r} setting")
         self.inner = inner
-        s = inner.spec
-        self.spec = Spec(kind=s.kind, name=s.name, version=s.version, settings={**s.settings, SETTING: self.mode})
         for name in ("preflight", "cost", "describe_request"):
             fn = getattr(inner, name, None)
             if callable(fn):
                 setattr(self, name, (lambda f: lambda text: f(self.canonical(text)))(fn))
+
+    @property
+    def spec(self) -> Spec:  # type: ignore[override]
+        """The wrapped detector's spec with ``settings["canonicalize"]`` added."""
+        from ..corpus.hazards import SETTING
+
+        s = self.inner.spec
+        return Spec(kind=s.kind, name=s.name, version=s.version, settings={**s.settings, SETTING: self.mode})
 
     def canonical(self, text: str) -> str:
         """The text this detector submits for ``text``."""
