@@ -147,3 +147,14 @@ def test_liang2023_recorded_outputs_record_hazards(tmp_path, liang_dir):
         # the Liang sets hold real invisible characters; they are counted, not lost
         assert sum(json.loads(d)["hazards"]["invisible"] > 0 for _, d, _ in rows) == sum(
             any(ch in t for ch in "\u200b\u200c\u200d\ufeff\u00ad\u2060") for _, _, t in rows)
+
+
+def test_a_verdict_signed_scale_asks_for_the_verdict_field(tmp_path, workspace):
+    import_documents(workspace, _corpus(tmp_path, {"h1": "human", "a1": "ai"}))
+    f = tmp_path / "z.csv"
+    f.write_text("id,confidence,verdict\nh1,0.05,Human\na1,0.02,AI\n")
+    with pytest.raises(InputError, match="--verdict-field"):
+        import_scores(workspace, f, detector="Z", scale="zippy_confidence", value_field="confidence")
+    import_scores(workspace, f, detector="Z", scale="zippy_confidence", value_field="confidence",
+                  verdict_field="verdict")
+    assert sorted(workspace.query("SELECT raw FROM scores")) == [(-0.05,), (0.02,)]

@@ -205,7 +205,10 @@ def read_scores(
                 result = normalise(num, sc, verdict)
             except ValueError as e:
                 fld = (verdict_field or vk) if "verdict" in str(e) else vk
-                raise InputError(f"score out of range or unusable: {e}", file=f, record=rec, field=fld) from None
+                hint = "; name the verdict column with --verdict-field" if "needs a verdict" in str(e) and \
+                    not verdict_field else ""
+                raise InputError(f"score out of range or unusable: {e}{hint}", file=f, record=rec,
+                                 field=fld) from None
         result.vendor_version = ver or None
         result.detail = {**result.detail, "source_file": f, "record": rec}
         dk, dv = _pick(row, "scan_date")
