@@ -8,6 +8,10 @@ register through entry points in the group ``veribench.<kind>s`` (for example
 A factory is called with the user's settings as keyword arguments (strings from
 the command line are already parsed to JSON values where possible) and returns a
 plug-in object that has a ``spec`` attribute (:class:`veribench.spec.Spec`).
+
+Every detector also accepts the shared setting ``canonicalize`` (``"none"`` | ``"skeleton"``,
+see ``docs/hazards.md``), handled here rather than by each factory: ``skeleton`` wraps the
+built detector in :class:`veribench.detectors.base.Canonicalized`, whose spec carries it.
 """
 
 from __future__ import annotations
@@ -99,11 +103,39 @@ def get(kind: str, name: str) -> Callable[..., Any]:
     _load_builtins()
     for table in (_REGISTERED.get(kind, {}), _BUILTINS.get(kind, {}), _entry_points(kind)):
         if name in table:
-            return _resolve(table[name])
+            factory = _resolve(table[name])
+            return _canonicalizing(name, factory) if kind == "detector" else factory
     known = names(kind)
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise RegistryError(f"unknown {kind} {name!r}.{hint} Known {kind}s: {', '.join(known) or '(none)'}")
+
+
+def _canonicalizing(name: str, factory: Callable[..., Any]) -> Callable[..., Any]:
+    """``factory`` plus the shared detector setting ``canonicalize`` (``none`` | ``skeleton``).
+
+    ``none`` (or absent) builds the detector as it is, with its spec unchanged; ``skeleton``
+    wraps it in :class:`veribench.detectors.base.Canonicalized`, whose spec carries the
+    setting (docs/hazards.md).
+    """
+    import functools
+
+    @functools.wraps(factory)
+    def build(*args: Any, **settings: Any) -> Any:
+        from .corpus.hazards import SETTING, canonicalize_setting
+
+        mode = canonicalize_setting(settings.pop(SETTING, None))
+        det = factory(*args, **settings)
+        if mode == "none":
+            return det
+        if name == "imported":
+            raise ValueError(f"{SETTING} does not apply to imported scores: they were computed elsewhere, on the "
+                             "text the tool saw")
+        from .detectors.base import Canonicalized
+
+        return Canonicalized(det, mode)
+
+    return build
 
 
 def create(kind: str, name: str, settings: dict[str, Any] | None = None) -> Any:

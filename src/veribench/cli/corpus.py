@@ -16,7 +16,10 @@ export_app = typer.Typer(help="Export raw per-document data from a workspace.", 
 
 def _show(report, quiet: bool) -> None:
     if quiet:
-        typer.echo(f"{report.kind}: {report.documents} documents, {sum(report.scores.values())} scores "
+        extra = "".join(f", {len(getattr(report, k))} {what}" for k, what in (
+            ("document_conflicts", "conflicts not applied (--update applies them)"),
+            ("document_updates", "fields updated"), ("unused_fields", "unused fields")) if getattr(report, k))
+        typer.echo(f"{report.kind}: {report.documents} documents, {sum(report.scores.values())} scores{extra} "
                    f"(import {report.import_id})")
     else:
         report.print()
@@ -66,12 +69,16 @@ def _documents_command(fmt: str):
         file: Path = typer.Argument(..., help=f"The {fmt.upper()} file (schema: docs/corpus-schema.md)."),
         corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name (default: the file name stem)."),
         workspace: Path = WorkspaceOpt,
+        update: bool = typer.Option(False, "--update", help="Apply changed fields (label, arm, kind, subgroup, "
+                                    "tags, group_key, provenance, generation) of documents already stored; "
+                                    "without it each difference is reported as a conflict and not applied."),
         quiet: bool = typer.Option(False, "--quiet", "-q"),
     ) -> None:
-        from ..corpus.importers import import_documents
+        from ..corpus.importers import read_documents, store_import
 
+        report, docs = read_documents(file, fmt, corpus)
         with _ws(workspace) as ws:
-            _show(import_documents(ws, file, fmt, corpus), quiet)
+            _show(store_import(ws, report, docs, update=update), quiet)
 
     cmd.__doc__ = f"Import documents from a {fmt.upper()} file (schema: docs/corpus-schema.md)."
     cmd.__name__ = f"import_{fmt}"
@@ -93,6 +100,9 @@ def import_scores_cmd(
                                              "zippy_confidence, ... (default p_ai)."),
     value_field: Optional[str] = typer.Option(None, "--value-field", help="Field holding the value "
                                               "(default: raw, score or value)."),
+    verdict_field: Optional[str] = typer.Option(None, "--verdict-field", help="Field holding the tool's own "
+                                                "verdict. No column is ever read as a verdict unless named here "
+                                                "(a 'label' column is usually the ground truth)."),
     workspace: Path = WorkspaceOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
@@ -100,8 +110,8 @@ def import_scores_cmd(
     from ..corpus.importers import import_scores
 
     with _ws(workspace) as ws:
-        _show(import_scores(ws, file, detector=detector, version=version, scale=scale, value_field=value_field),
-              quiet)
+        _show(import_scores(ws, file, detector=detector, version=version, scale=scale, value_field=value_field,
+                            verdict_field=verdict_field), quiet)
 
 
 @export_app.command("scores")

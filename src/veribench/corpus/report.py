@@ -27,6 +27,13 @@ suspicious_text             texts holding control characters (C0/C1), U+FFFD or
                             mojibake sequences (UTF-8 read as cp1252/latin-1)
 score_conflicts             the same detector gave different scores to the same text in
                             two records; the first is stored, both are named
+document_conflicts          a re-imported document (same id and text) whose label, arm,
+                            kind, subgroup, tags, group key, provenance or generation
+                            differs from the stored one: one entry per field (doc_id,
+                            field, old, new); the stored value is kept
+document_updates            the same differences, applied because of ``--update``
+unused_fields               columns of a score file that no rule reads (for example a
+                            ground-truth ``label``): named, counted and never used by alias
 ==========================  ============================================================
 """
 
@@ -109,7 +116,8 @@ class ImportReport:
         sets: per set (or file): ``{"records": n, "documents": n, "labels": {label: n},
             "scores": {detector: n}}``.
         documents: documents newly stored.
-        already_present: documents already in the workspace with the same id, text and label.
+        already_present: documents already in the workspace with the same id and text (any
+            other difference is a ``document_conflicts`` or ``document_updates`` entry).
         scores: detector label -> scores stored (``ok`` or failure rows).
         the flag lists: see the module docstring.
         notes: free-text notes (decisions the importer took).
@@ -131,10 +139,14 @@ class ImportReport:
     integer_scores: list[dict[str, Any]] = field(default_factory=list)
     suspicious_text: list[dict[str, Any]] = field(default_factory=list)
     score_conflicts: list[dict[str, Any]] = field(default_factory=list)
+    document_conflicts: list[dict[str, Any]] = field(default_factory=list)
+    document_updates: list[dict[str, Any]] = field(default_factory=list)
+    unused_fields: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     FLAGS = ("duplicates", "text_differs", "nested_nonfinite", "nonfinite_scores", "missing_detector_files",
-             "integer_scores", "suspicious_text", "score_conflicts")
+             "integer_scores", "suspicious_text", "score_conflicts", "document_conflicts", "document_updates",
+             "unused_fields")
 
     # -- building --------------------------------------------------------------------
     def set_entry(self, name: str) -> dict[str, Any]:
@@ -159,6 +171,9 @@ class ImportReport:
             "integer_scores": sum(int(x.get("count", 1)) for x in self.integer_scores),
             "suspicious_text": len(self.suspicious_text),
             "score_conflicts": len(self.score_conflicts),
+            "document_conflicts": len(self.document_conflicts),
+            "document_updates": len(self.document_updates),
+            "unused_fields": len(self.unused_fields),
         }
 
     @property
@@ -213,6 +228,16 @@ class ImportReport:
                 for (det, how), n in sorted(by.items()):
                     con.print(f"   {det}: {n} {how}", markup=False)
                 continue
+            if kind in ("document_conflicts", "document_updates"):
+                shown = items if kind == "document_updates" else items[:max_rows]
+                for it in shown:  # one line per field: doc id, field, old -> new
+                    for fld, old, new in _changed(it["field"], it["old"], it["new"]):
+                        con.print(f"   {it['doc_id']}: {fld} {_short(old)} → {_short(new)}", markup=False)
+                if len(items) > len(shown):
+                    con.print(f"   ... {len(items) - len(shown)} more (full list in the imports table)")
+                if kind == "document_conflicts":
+                    con.print("   stored values kept; re-run with --update to apply these changes", markup=False)
+                continue
             for it in items[:max_rows]:
                 con.print("   " + ", ".join(f"{k}={_short(v)}" for k, v in it.items()), markup=False)
             if len(items) > max_rows:
@@ -224,3 +249,14 @@ class ImportReport:
 def _short(v: Any, n: int = 60) -> str:
     s = v if isinstance(v, str) else repr(v)
     return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def _changed(name: str, old: Any, new: Any) -> list[tuple[str, Any, Any]]:
+    """``(field, old, new)`` for display: nested objects (tags, provenance, generation) by sub-key."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for k in sorted(set(old) | set(new), key=str):
+            if old.get(k) != new.get(k):
+                out.extend(_changed(f"{name}.{k}", old.get(k), new.get(k)))
+        return out
+    return [(name, old, new)]

@@ -49,7 +49,9 @@ class ScoreResult:
             detector has no calibrated mapping (then ``score`` orients ``raw`` for ROC).
         verdict: the detector's own verdict text (e.g. ``"AI"``, ``"HUMAN_ONLY"``), if any.
         vendor_version: model/version string the vendor or model reported.
-        detail: JSON-serialisable extras: raw response, token counts, ``truncated``, reason text.
+        detail: JSON-serialisable extras: raw response, token counts, ``truncated``, reason text,
+            and ``hazards`` (:func:`veribench.corpus.hazards.text_hazards` of the text before
+            canonicalisation; set by the scoring path and by every importer).
     """
 
     status: str = "ok"
@@ -89,6 +91,12 @@ class ScoreResult:
             return None
         return self.raw if self.direction == "higher_ai" else -self.raw
 
+    @property
+    def hazards(self) -> dict[str, Any] | None:
+        """``detail["hazards"]``: the input hazards recorded with this score (see
+        :mod:`veribench.corpus.hazards`), or ``None`` for a score stored without them."""
+        return self.detail.get("hazards")
+
     @classmethod
     def failed(cls, status: str, reason: str = "", **detail: Any) -> "ScoreResult":
         """A non-ok result with a reason text in ``detail['reason']``."""
@@ -114,3 +122,108 @@ class Detector(Protocol):
     spec: Spec
 
     def score_batch(self, texts: Sequence[str]) -> list[ScoreResult]: ...
+
+
+def canonicalize_mode(spec: Spec) -> str:
+    """The ``canonicalize`` mode a detector spec declares (``"none"`` when absent)."""
+    from ..corpus.hazards import SETTING, canonicalize_setting
+
+    return canonicalize_setting(spec.settings.get(SETTING))
+
+
+class Canonicalized:
+    """A detector that scores the canonical form of each text (setting ``canonicalize``).
+
+    Built by the registry for any detector created with ``canonicalize="skeleton"``; see
+    :func:`veribench.corpus.hazards.canonicalize` for the exact transformation. The spec is
+    the wrapped detector's with ``settings["canonicalize"]`` added, so the setting changes
+    the spec hash, the cache key and every table label. ``score_batch``, ``preflight``,
+    ``cost`` and ``describe_request`` see the canonical text; every other attribute
+    (``batch_size``, ``max_concurrency``, ``cost_unit`` ...) is the wrapped detector's.
+    The scoring path (:func:`veribench.detectors.pipeline.score_texts`) also submits the
+    canonical text, so the submitted text's SHA-256 is the canonical text's.
+
+    Args:
+        inner: the detector to wrap (anything meeting :class:`Detector`).
+        mode: a mode of :data:`veribench.corpus.hazards.CANONICALIZE_MODES` other than ``none``.
+
+    Raises:
+        ValueError: unknown mode, or ``inner`` already has a ``canonicalize`` setting.
+    """
+
+    def __init__(self, inner: Any, mode: str):
+        from ..corpus.hazards import SETTING, canonicalize_setting
+
+        self.mode = canonicalize_setting(mode)
+        if self.mode == "none":
+            raise ValueError("Canonicalized needs a mode other than 'none'")
+        if SETTING in inner.spec.settings:
+            raise ValueError(f"detector {inner.spec.name!r} already has a {SETTING!r} setting")
+        self.inner = inner
+        for name in ("preflight", "cost", "describe_request"):
+            fn = getattr(inner, name, None)
+            if callable(fn):
+                setattr(self, name, (lambda f: lambda text: f(self.canonical(text)))(fn))
+
+    @property
+    def spec(self) -> Spec:  # type: ignore[override]
+        """The wrapped detector's spec with ``settings["canonicalize"]`` added."""
+        from ..corpus.hazards import SETTING
+
+        s = self.inner.spec
+        return Spec(kind=s.kind, name=s.name, version=s.version, settings={**s.settings, SETTING: self.mode})
+
+    def canonical(self, text: str) -> str:
+        """The text this detector submits for ``text``."""
+        from ..corpus.hazards import canonicalize
+
+        return canonicalize(text, self.mode)
+
+    def score_batch(self, texts: Sequence[str]) -> list[ScoreResult]:
+        return self.inner.score_batch([self.canonical(t) for t in texts])
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (e.g. during unpickling)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def submitted_text(spec: Any, text: str) -> str:
+    """The exact text a detector with ``spec`` is sent for ``text``: the canonical form
+    when the spec sets ``canonicalize`` (:mod:`veribench.corpus.hazards`), else ``text``."""
+    from ..corpus.hazards import canonicalize
+
+    mode = canonicalize_mode(spec)
+    return text if mode == "none" else canonicalize(text, mode)
+
+
+def with_hazards(spec: Any, r: ScoreResult, text: str, submitted_sha: str) -> ScoreResult:
+    """``r`` with the hazards of ``text`` (the text before canonicalisation) in its detail."""
+    from ..corpus.hazards import text_hazards
+    from ..hashing import text_sha256
+
+    extra: dict[str, Any] = {"hazards": text_hazards(text)}
+    mode = canonicalize_mode(spec)
+    if mode != "none":
+        extra["canonicalization"] = {"setting": mode, "input_sha256": text_sha256(text),
+                                     "submitted_sha256": submitted_sha}
+    r.detail = {**(r.detail or {}), **extra}
+    return r
+
+
+def results_per_input(spec: Any, texts: list[str], subs: list[str], first: dict[str, str],
+                      res: dict[str, ScoreResult]) -> dict[str, ScoreResult]:
+    """Results keyed by input text, each with that input's hazards (a score stored before
+    hazards were recorded gets them here); inputs sharing a canonical text share its score."""
+    from dataclasses import replace
+
+    from ..hashing import text_sha256
+
+    if canonicalize_mode(spec) == "none":
+        return {s: r if "hazards" in (r.detail or {}) else with_hazards(spec, r, first[s], s) for s, r in res.items()}
+    out: dict[str, ScoreResult] = {}
+    for t, sub in zip(texts, subs):
+        r = res.get(text_sha256(sub))
+        if r is not None:
+            out[text_sha256(t)] = with_hazards(spec, replace(r, detail=dict(r.detail or {})), t, text_sha256(sub))
+    return out

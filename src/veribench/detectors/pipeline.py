@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from ..hashing import text_sha256
-from .base import Detector, ScoreResult
+from .base import Detector, ScoreResult, results_per_input, submitted_text, with_hazards
 
 
 #: Failures a later run may send again when asked (``retry_statuses``); never credit or key errors.
@@ -81,19 +81,33 @@ def score_texts(
             ``timeout``, ``rate_limited``) are sent again and their rows replaced; every
             other stored result is final.
 
+    Every result carries ``detail["hazards"]`` (:func:`veribench.corpus.hazards.text_hazards`
+    of the text before canonicalisation). A detector whose spec sets ``canonicalize`` is sent,
+    and cached under, the canonical text (:func:`submitted_text`); its results are returned
+    per input text, each with that input's own hazards and ``detail["canonicalization"] =
+    {"setting", "input_sha256", "submitted_sha256"}``.
+
     Returns:
-        ``{text_sha256: ScoreResult}`` for every text scored or found in the cache
-        (texts skipped for budget are absent; ``stats.stopped_for_budget`` is then set).
+        ``{text_sha256: ScoreResult}`` keyed by the SHA-256 of each input text, for every
+        text scored or found in the cache (texts skipped for budget are absent;
+        ``stats.stopped_for_budget`` is then set).
     """
     spec = detector.spec
     keep = ws is not None and store
-    return run_cached(
-        detector, texts, kind="detector", verb="scoring", call=detector.score_batch, default_batch_size=32,
+    texts = list(texts)
+    subs = [submitted_text(spec, t) for t in texts]
+    first: dict[str, str] = {}  # submitted sha -> the first input text that gave it
+    for t, s in zip(texts, subs):
+        first.setdefault(text_sha256(s), t)
+    res = run_cached(
+        detector, subs, kind="detector", verb="scoring", call=detector.score_batch, default_batch_size=32,
         lookup=(lambda shas: ws.cached_scores(spec.hash, shas)) if ws is not None else None,
         put=(lambda items, replace: ws.put_scores(spec, items, replace=replace)) if keep else None,
         attach_ws=ws if keep else None, progress=progress, max_spend=max_spend, dry_run=dry_run, stats=stats,
         on_batch=on_batch, retry_statuses=retry_statuses,
+        annotate=lambda sha, r: with_hazards(spec, r, first[sha], sha),
     )
+    return results_per_input(spec, texts, subs, first, res)
 
 
 def run_cached(
@@ -113,6 +127,7 @@ def run_cached(
     stats: RunStats | None = None,
     on_batch: Callable[[list[tuple[str, Any]]], None] | None = None,
     retry_statuses: Sequence[str] = (),
+    annotate: Callable[[str, Any], Any] | None = None,
 ) -> dict[str, Any]:
     """The shared execution layer of every cached, paid-for call (detectors, humanizers).
 
@@ -121,7 +136,8 @@ def run_cached(
     failures without a call, honours ``dry_run`` and ``max_spend`` (``plugin.cost``),
     then calls ``call`` on batches of ``plugin.batch_size`` (default
     ``default_batch_size``) with ``plugin.max_concurrency`` threads, passing every
-    completed batch to ``put`` at once (one transaction each).
+    completed batch to ``put`` at once (one transaction each). ``annotate(sha, result)``,
+    when given, sees every new result (preflight or computed) before it is stored.
 
     Returns:
         ``{text_sha256: result}`` for every text done or found stored.
@@ -152,6 +168,8 @@ def run_cached(
         keep_todo, pre_items = [], []
         for s, t in todo:
             r = pre(t)
+            if r is not None and annotate is not None:
+                r = annotate(s, r)
             if r is None:
                 keep_todo.append((s, t))
             else:
@@ -201,7 +219,7 @@ def run_cached(
         out = call([t for _, t in batch])
         if len(out) != len(batch):
             raise RuntimeError(f"{kind} {spec.name} returned {len(out)} results for {len(batch)} texts")
-        return [(s, r) for (s, _), r in zip(batch, out)]
+        return [(s, annotate(s, r) if annotate else r) for (s, _), r in zip(batch, out)]
 
     def done(items: list[tuple[str, Any]], batch: list[tuple[str, str]]) -> None:
         if put is not None:
@@ -253,7 +271,9 @@ def score_documents(
 ) -> dict[str, ScoreResult]:
     """Score workspace documents (all, or ``doc_ids``) and link each to its submitted text.
 
-    Documents stored without text (fingerprint only) are skipped.
+    Documents stored without text (fingerprint only) are skipped. The submission linked
+    is the text the detector was sent (:func:`submitted_text`: the canonical text when the
+    spec sets ``canonicalize``; then also kept in ``submitted_texts``).
 
     Returns:
         ``{doc_id: ScoreResult}``.
@@ -263,7 +283,12 @@ def score_documents(
     else:
         rows = list(ws.texts_for(doc_ids).items())
     res = score_texts(ws, detector, [t for _, t in rows], progress=progress, **kw)
-    links = [(d, text_sha256(t)) for d, t in rows if text_sha256(t) in res]
+    done = [(d, t, submitted_text(detector.spec, t)) for d, t in rows if text_sha256(t) in res]
+    links = [(d, text_sha256(sub)) for d, _, sub in done]
     if links and not kw.get("dry_run"):
-        ws.link_submissions(detector.spec, links)
-    return {d: res[s] for d, s in links}
+        from ..corpus.importers._store import put_submitted_texts
+
+        with ws.transaction() as con:  # canonical texts are kept for inspection, like imports' submitted texts
+            put_submitted_texts(con, {text_sha256(sub): sub for _, t, sub in done if sub != t})
+            ws.link_submissions(detector.spec, links)
+    return {d: res[text_sha256(t)] for d, t, _ in done}

@@ -76,21 +76,142 @@ def new_import_id(kind: str) -> str:
     return f"{kind}-{datetime.now().strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
 
 
+#: Document fields compared on re-import (the text is the identity: a new text needs a new id).
+CONFLICT_FIELDS = ("label", "arm", "kind", "subgroup", "group_key", "tags", "provenance", "generation")
+_JSON_FIELDS = ("tags", "provenance", "generation")
+
+
+def _field_value(name: str, v: Any) -> Any:
+    """A stored or new column value in comparable form (JSON columns parsed)."""
+    if name in _JSON_FIELDS and isinstance(v, str):
+        return json.loads(v)
+    return v
+
+
+def put_submitted_texts(con: Any, texts: dict[str, str]) -> None:
+    """Keep ``{text_sha256: text}`` in ``submitted_texts`` (first copy wins), inside ``con``'s transaction."""
+    con.execute(SUBMITTED_TEXTS_SQL)
+    if not texts:
+        return
+    import pyarrow as pa
+
+    st = pa.table({"text_sha256": pa.array(list(texts), pa.string()),
+                   "text": pa.array(list(texts.values()), pa.string())})
+    con.register("_vb_submitted", st)
+    try:
+        con.execute("INSERT OR IGNORE INTO submitted_texts SELECT * FROM _vb_submitted")
+    finally:
+        con.unregister("_vb_submitted")
+
+
+def _reconcile(con: Any, view: str, report: ImportReport, update: bool) -> set[str]:
+    """Compare re-imported documents with the stored ones; return the ids already stored.
+
+    A different text raises :class:`InputError`. Every other differing field of
+    :data:`CONFLICT_FIELDS` is one entry ``{doc_id, field, old, new}``: applied and listed
+    in ``report.document_updates`` when ``update``, else listed in
+    ``report.document_conflicts`` and left as stored.
+    """
+    cols = ", ".join(f"d.{f}, n.{f}" for f in CONFLICT_FIELDS)
+    rows = con.execute(f"SELECT n.doc_id, d.text_sha256, n.text_sha256, {cols} FROM {view} n "
+                       "JOIN documents d USING (doc_id) ORDER BY n.doc_id").fetchall()
+    present: set[str] = set()
+    changes: list[dict[str, Any]] = []
+    for doc_id, old_sha, new_sha, *vals in rows:
+        if old_sha != new_sha:
+            raise InputError("document id already in the workspace with a different text; use new ids or a new "
+                             "workspace", file=report.source, record=doc_id, field="id")
+        present.add(doc_id)
+        for i, f in enumerate(CONFLICT_FIELDS):
+            old, new = _field_value(f, vals[2 * i]), _field_value(f, vals[2 * i + 1])
+            if old != new:
+                changes.append({"doc_id": doc_id, "field": f, "old": old, "new": new})
+    if not update:
+        report.document_conflicts.extend({**c, "action": "kept stored value (--update applies it)"} for c in changes)
+        return present
+    for c in changes:
+        f = c["field"]
+        con.execute(f"UPDATE documents SET {f} = (SELECT {f} FROM {view} WHERE doc_id = ?) WHERE doc_id = ?",
+                    [c["doc_id"], c["doc_id"]])
+    report.document_updates.extend(changes)
+    record_document_updates(con, report.import_id, changes)
+    return present
+
+
+def record_document_updates(con: Any, import_id: str | None, changes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The one place where applied document corrections are recorded, inside the import's transaction.
+
+    Each change is also listed in the import report (``document_updates``, stored in the
+    ``imports`` table). When the workspace event log (``veribench.store.events``) is
+    present, this is where ``append_event(con, "document_update", payload)`` is appended.
+
+    Returns:
+        The event payload ``{"import_id", "updates": [{doc_id, field, old, new}]}``, or
+        ``None`` when nothing changed.
+    """
+    if not changes:
+        return None
+    return {"import_id": import_id, "updates": changes}
+
+
+def _texts_for_hashes(con: Any, shas: set[str], known: dict[str, str]) -> dict[str, str]:
+    """Texts of ``shas``: from ``known``, then stored documents and submitted texts."""
+    out = {s: known[s] for s in shas if s in known}
+    rest = [s for s in shas if s not in out]
+    if rest:
+        out.update(dict(con.execute(
+            "SELECT text_sha256, any_value(text) FROM (SELECT text_sha256, text FROM documents WHERE text IS NOT NULL "
+            "UNION ALL SELECT text_sha256, text FROM submitted_texts) WHERE text_sha256 IN "
+            "(SELECT unnest(?::VARCHAR[])) GROUP BY text_sha256", [rest]).fetchall()))
+    return out
+
+
+def _add_hazards(con: Any, batches: Sequence[ScoreBatch], docs: Sequence[Document], submitted: dict[str, str]) -> None:
+    """Record ``detail["hazards"]`` on every imported score (of the text the tool was sent).
+
+    A score whose text is not stored (a fingerprint-only document) gets ``hazards: None``
+    and ``hazards_reason``.
+    """
+    from ..hazards import text_hazards
+
+    need = {sha for b in batches for sha, r in b.items if "hazards" not in (r.detail or {})}
+    if not need:
+        return
+    known = {d.text_sha256: d.text for d in docs if d.text is not None}
+    known.update(submitted)
+    texts = _texts_for_hashes(con, need, known)
+    found: dict[str, dict[str, Any]] = {sha: text_hazards(t) for sha, t in texts.items()}
+    for b in batches:
+        for sha, r in b.items:
+            if "hazards" in (r.detail or {}):
+                continue
+            extra: dict[str, Any] = {"hazards": found.get(sha)}
+            if sha not in found:
+                extra["hazards_reason"] = "text not stored (fingerprint only)"
+            r.detail = {**(r.detail or {}), **extra}
+
+
 def store_import(
     ws: Any,
     report: ImportReport,
     docs: Sequence[Document] = (),
     batches: Sequence[ScoreBatch] = (),
     submitted_texts: dict[str, str] | None = None,
+    *,
+    update: bool = False,
 ) -> ImportReport:
     """Write documents, scores, submitted texts and the report in one transaction.
 
-    A document whose id is already stored is skipped when its text hash and label
-    match (counted in ``report.already_present``); otherwise ``InputError`` is raised
-    and nothing is written. Stored scores are never overwritten (the cache rule).
+    A document whose id is already stored with the same text hash is not stored again
+    (counted in ``report.already_present``); each other field that differs (see
+    :data:`CONFLICT_FIELDS`) is a conflict, reported one line per field and left as stored,
+    or, with ``update``, applied and recorded (:func:`record_document_updates`). A stored
+    id with a different text raises ``InputError`` and nothing is written. Stored scores
+    are never overwritten (the cache rule). Every score gets ``detail["hazards"]``.
 
     Returns:
-        ``report`` with ``import_id``, ``documents`` and ``already_present`` filled.
+        ``report`` with ``import_id``, ``documents``, ``already_present`` and the conflict
+        or update lists filled.
     """
     from ...store.workspace import now_utc
 
@@ -105,37 +226,17 @@ def store_import(
             view = "_vb_import_docs"
             con.register(view, tbl)
             try:
-                clash = con.execute(
-                    f"SELECT n.doc_id, d.text_sha256, n.text_sha256, d.label, n.label FROM {view} n "
-                    "JOIN documents d USING (doc_id) ORDER BY n.doc_id"
-                ).fetchall()
-                for doc_id, old_sha, new_sha, old_label, new_label in clash:
-                    if old_sha != new_sha or old_label != new_label:
-                        what = "text" if old_sha != new_sha else f"label ({old_label} stored, {new_label} given)"
-                        raise InputError(
-                            f"document id already in the workspace with a different {what}; "
-                            "use new ids or a new workspace",
-                            file=report.source, record=doc_id, field="id" if old_sha != new_sha else "label",
-                        )
-                    present.add(doc_id)
+                present = _reconcile(con, view, report, update)
                 con.execute(f"INSERT INTO documents SELECT * FROM {view} WHERE doc_id NOT IN "
                             "(SELECT doc_id FROM documents)")
             finally:
                 con.unregister(view)
         report.already_present = len(present)
         report.documents = len(docs) - len(present)
+        _add_hazards(con, batches, docs, submitted_texts or {})
         for b in batches:
             ws.put_scores(b.spec, b.items, links=b.links, scanned_at=b.scanned_at)
-        if submitted_texts:
-            import pyarrow as pa
-
-            st = pa.table({"text_sha256": pa.array(list(submitted_texts), pa.string()),
-                           "text": pa.array(list(submitted_texts.values()), pa.string())})
-            con.register("_vb_submitted", st)
-            try:
-                con.execute("INSERT OR IGNORE INTO submitted_texts SELECT * FROM _vb_submitted")
-            finally:
-                con.unregister("_vb_submitted")
+        put_submitted_texts(con, submitted_texts or {})
         con.execute(
             "INSERT INTO imports VALUES (?, ?, ?, ?, ?)",
             [import_id, report.kind, report.source, now_utc(),

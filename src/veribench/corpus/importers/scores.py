@@ -13,14 +13,21 @@ raw                 the value as displayed (``score``, ``value``, or ``--value-f
                     two-item list ``[verdict, value]`` gives both (ZipPy's output)
 scale               native scale (or ``--scale``, default ``p_ai``); see
                     :data:`veribench.detectors.imported.SCALES`
-verdict             the tool's verdict text, if shown (``label``)
+(verdict)           the tool's verdict text: read only from the field the user names with
+                    ``--verdict-field`` (never by alias: a ``label`` column is usually the
+                    ground truth, case c28)
 version             the detector's version string (``detector_version``, or ``--version``)
 scan_date           ISO date or date-time of the scan (``scanned_at``, ``date``); default now
 submitted_text      the exact text pasted into the tool, when it differs from the corpus
                     text (``text``); the score is then keyed by its hash and flagged
 status              ``ok`` (default) or a failure code from ``STATUS_CODES`` (``too_short``
                     ...); a failed row needs no value
+reason              the failure's reason text (failed rows)
 ==================  =====================================================================
+
+Any other column is not read; it is named in the report (``unused_fields``) with the
+number of records holding it, so a column such as ``label`` or ``truth`` is visibly left
+out rather than silently taken as the detector's answer.
 
 Rows whose value is NaN or infinite are not imported and are named in the report (never
 coerced to 0). A value outside the declared scale's range, an unknown document id, a
@@ -48,12 +55,14 @@ ALIASES = {
     "detector": ("detector", "detector_name"),
     "raw": ("raw", "score", "value"),
     "scale": ("scale",),
-    "verdict": ("verdict", "label"),
     "version": ("version", "detector_version"),
     "scan_date": ("scan_date", "scanned_at", "date"),
     "submitted_text": ("submitted_text", "text"),
     "status": ("status",),
+    "reason": ("reason",),
 }
+#: Columns that often hold the ground truth; the report says so when one is left unused.
+GROUND_TRUTH_NAMES = frozenset({"label", "labels", "truth", "ground_truth", "gold", "y", "y_true", "target", "class"})
 
 
 def _records(path: Path) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -77,7 +86,8 @@ def _records(path: Path) -> Iterator[tuple[Any, dict[str, Any]]]:
 
 
 def _pick(rec: dict[str, Any], name: str, override: str | None = None) -> tuple[str | None, Any]:
-    for k in ((override,) if override else ()) + ALIASES[name]:
+    """(field name, value) of the first non-empty of ``override`` then ``name``'s aliases."""
+    for k in ((override,) if override else ()) + ALIASES.get(name, ()):
         if k in rec and rec[k] is not None and not (isinstance(rec[k], str) and not rec[k].strip()):
             return k, rec[k]
     return None, None
@@ -99,10 +109,15 @@ def read_scores(
     version: str | None = None,
     scale: str | None = None,
     value_field: str | None = None,
+    verdict_field: str | None = None,
 ) -> tuple[ImportReport, list[ScoreBatch], dict[str, str]]:
     """Read and validate a score file against the documents in ``ws``; nothing is written.
 
     Returns ``(report, score batches, submitted texts that differ from the corpus)``.
+
+    Raises:
+        InputError: see the module docstring; also a ``verdict_field`` or ``value_field``
+            that no record holds.
     """
     p = Path(path)
     if not p.is_file():
@@ -114,6 +129,12 @@ def read_scores(
     rows: list[tuple[Any, dict[str, Any]]] = list(_records(p))
     if not rows:
         raise InputError("no score records found", file=f)
+    for opt, name in (("--verdict-field", verdict_field), ("--value-field", value_field)):
+        if name and not any(name in row for _, row in rows):
+            cols = sorted({k for _, row in rows for k in row if isinstance(k, str)})
+            raise InputError(f"{opt} {name!r} is not a field of any record; fields: {', '.join(cols)}", file=f,
+                             field=name)
+    used: set[str] = set()
     ids = []
     for rec, row in rows:
         k, v = _pick(row, "doc_id")
@@ -130,6 +151,10 @@ def read_scores(
         if doc_id not in known:
             raise InputError(f"unknown document id {doc_id!r}; import the documents first", file=f, record=rec,
                              field="doc_id")
+        used.update(k for k in (_pick(row, n, o)[0] for n, o in (
+            ("doc_id", None), ("detector", None), ("version", None), ("scale", None), ("status", None),
+            ("reason", None), ("verdict", verdict_field), ("raw", value_field), ("scan_date", None),
+            ("submitted_text", None))) if k)
         _, name = _pick(row, "detector")
         name = str(name).strip() if name is not None else detector
         if not name:
@@ -152,12 +177,13 @@ def read_scores(
         if status not in STATUS_CODES:
             raise InputError(f"unknown status {status!r}; known: {sorted(STATUS_CODES)}", file=f, record=rec,
                              field="status")
-        _, verdict = _pick(row, "verdict")
+        _, verdict = _pick(row, "verdict", verdict_field)
         vk, value = _pick(row, "raw", value_field)
         if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], str):
             verdict, value = value[0], value[1]
         if status != "ok":
-            result = ScoreResult.failed(status, reason=str(row.get("reason") or "recorded as " + status))
+            _, why = _pick(row, "reason")
+            result = ScoreResult.failed(status, reason=str(why or "recorded as " + status))
         else:
             if value is None:
                 raise InputError("required field is missing (the score value)", file=f, record=rec,
@@ -178,8 +204,11 @@ def read_scores(
             try:
                 result = normalise(num, sc, verdict)
             except ValueError as e:
-                fld = "verdict" if "verdict" in str(e) else vk
-                raise InputError(f"score out of range or unusable: {e}", file=f, record=rec, field=fld) from None
+                fld = (verdict_field or vk) if "verdict" in str(e) else vk
+                hint = "; name the verdict column with --verdict-field" if "needs a verdict" in str(e) and \
+                    not verdict_field else ""
+                raise InputError(f"score out of range or unusable: {e}{hint}", file=f, record=rec,
+                                 field=fld) from None
         result.vendor_version = ver or None
         result.detail = {**result.detail, "source_file": f, "record": rec}
         dk, dv = _pick(row, "scan_date")
@@ -205,6 +234,16 @@ def read_scores(
         entry = report.set_entry(p.name)
         entry["documents"] = len(known)
     report.set_entry(p.name)["records"] = len(rows)
+    counts: dict[str, int] = {}
+    for _, row in rows:
+        for k, v in row.items():
+            if k not in used and v is not None and not (isinstance(v, str) and not v.strip()):
+                counts[str(k)] = counts.get(str(k), 0) + 1
+    for k, n in counts.items():
+        hint = ("not read as the detector's verdict (it may be the ground truth); name it with --verdict-field if "
+                "it is the tool's own verdict" if k.strip().lower() in GROUND_TRUTH_NAMES else
+                "not read; name it with --value-field or --verdict-field to use it")
+        report.unused_fields.append({"file": f, "field": k, "records": n, "action": hint})
     for b in batches.values():
         stored = ws.cached_scores(b.spec.hash, [s for s, _ in b.items])
         for sha, r in b.items:
@@ -223,6 +262,7 @@ def import_scores(
     version: str | None = None,
     scale: str | None = None,
     value_field: str | None = None,
+    verdict_field: str | None = None,
 ) -> ImportReport:
     """Import a score file into ``ws`` (all or nothing); see the module docstring.
 
@@ -231,7 +271,9 @@ def import_scores(
         version: version string for rows without a ``version`` field.
         scale: scale for rows without a ``scale`` field (default ``p_ai``).
         value_field: name of the field holding the value, if not ``raw``/``score``/``value``.
+        verdict_field: name of the field holding the tool's own verdict; without it no
+            column is read as a verdict (a ``[verdict, value]`` value still gives both).
     """
     report, batches, submitted = read_scores(ws, path, detector=detector, version=version, scale=scale,
-                                             value_field=value_field)
+                                             value_field=value_field, verdict_field=verdict_field)
     return store_import(ws, report, (), batches, submitted)
