@@ -41,7 +41,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy.stats import binom, hypergeom, norm
+from scipy.special import gammaln
+from scipy.stats import binom, norm
 
 from .rates import _check_alpha
 
@@ -94,7 +95,10 @@ def wilson_interval_at(rate: float, n: int, alpha: float = 0.05) -> tuple[float,
     if int(n) < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     lo, hi = proportion_confint(p * int(n), int(n), alpha=alpha, method="wilson")
-    return max(0.0, float(lo)), min(1.0, float(hi))
+    # as veribench.metrics.rates.wilson: exact 0 / 1 ends, and the interval holds the rate
+    lo = 0.0 if p == 0.0 else min(max(float(lo), 0.0), p)
+    hi = 1.0 if p == 1.0 else max(min(float(hi), 1.0), p)
+    return lo, hi
 
 
 def wilson_half_width(rate: float, n: int, alpha: float = 0.05) -> float:
@@ -207,13 +211,17 @@ def exact_power_fisher(rate_a: float, rate_b: float, n_a: int, n_b: int, alpha: 
     ka, fa = ka[fa >= tail], fa[fa >= tail]
     kb, fb = kb[fb >= tail], fb[fb >= tail]
     total = n_a + n_b
+    lf = gammaln(np.arange(total + 1, dtype=np.float64) + 1.0)  # lf[k] = log k!
+    log_choose_total = lf[total] - lf[np.arange(total + 1)] - lf[total - np.arange(total + 1)]
     power = 0.0
     # Group the outcomes by their total t = k_a + k_b: the conditional law of k_a given t
     # is hypergeometric, and the p-value of every outcome with that t comes from one pmf.
     for t in np.unique(ka[:, None] + kb[None, :]):
         lo_k, hi_k = max(0, t - n_b), min(n_a, t)
         support = np.arange(lo_k, hi_k + 1)
-        pmf = hypergeom.pmf(support, total, t, n_a)
+        # hypergeometric pmf C(n_a, k) C(n_b, t - k) / C(total, t), in log space
+        pmf = np.exp(lf[n_a] - lf[support] - lf[n_a - support] + lf[n_b] - lf[t - support] - lf[n_b - t + support]
+                     - log_choose_total[t])
         order = np.argsort(pmf, kind="stable")
         csum = np.cumsum(pmf[order])
         # p-value of k: sum of pmf values <= pmf(k) * (1 + 1e-7)
@@ -286,7 +294,7 @@ def _check_power(power: Any) -> float:
 
 
 def n_for_two_proportions(rate_a: float, rate_b: float, power: float = 0.8, alpha: float = 0.05,
-                          ratio: float = 1.0) -> TwoGroupPlan:
+                          ratio: float = 1.0, exact: bool = True) -> TwoGroupPlan:
     """Texts per group to detect rate_a != rate_b with the given power (two-sided alpha).
 
     Args:
@@ -296,6 +304,8 @@ def n_for_two_proportions(rate_a: float, rate_b: float, power: float = 0.8, alph
         alpha: two-sided level, e.g. 0.05 (use the Holm-adjusted level if the gap is one of
             several tests).
         ratio: n_b / n_a.
+        exact: also search the size for Fisher's exact test (enumeration; up to a few
+            seconds for thousands of texts). ``False`` leaves the exact fields ``None``.
 
     Returns:
         :class:`TwoGroupPlan`: n_a is the smallest integer with
@@ -317,19 +327,19 @@ def n_for_two_proportions(rate_a: float, rate_b: float, power: float = 0.8, alph
     d = abs(pa - pb)
     n_cc = _ceil(n_a / 4.0 * (1.0 + math.sqrt(1.0 + 2.0 * (r + 1.0) / (r * n_a * d))) ** 2)
     n_ex: int | None = None
-    exact = None
-    if max(n_cc, _ceil(r * n_cc)) <= MAX_EXACT_TWO_GROUP:
+    exact_pw = None
+    if exact and max(n_cc, _ceil(r * n_cc)) <= MAX_EXACT_TWO_GROUP:
         try:
             n_ex = _smallest_n(lambda k: exact_power_fisher(pa, pb, k, max(1, _ceil(r * k)), alpha) >= target,
                                start=max(1, n_a // 2), what="this difference (exact test)")
         except ValueError:
             n_ex = None
         if n_ex is not None and max(n_ex, _ceil(r * n_ex)) <= MAX_EXACT_TWO_GROUP:
-            exact = exact_power_fisher(pa, pb, n_ex, max(1, _ceil(r * n_ex)), alpha)
+            exact_pw = exact_power_fisher(pa, pb, n_ex, max(1, _ceil(r * n_ex)), alpha)
         else:
             n_ex = None
     return TwoGroupPlan(n_a, _ceil(r * n_a), n_cc, _ceil(r * n_cc), n_ex, None if n_ex is None else max(1, _ceil(r * n_ex)),
-                        exact, pa, pb, pa - pb, target, alpha, r)
+                        exact_pw, pa, pb, pa - pb, target, alpha, r)
 
 
 def detectable_difference(n_a: int, n_b: int, rate_b: float, power: float = 0.8, alpha: float = 0.05) -> float | None:
@@ -385,7 +395,7 @@ def discordant_probabilities(rate_a: float, rate_b: float, discordant: float | N
         raise ValueError(
             f"a discordant share of {psi:g} is impossible with rates {ra:g} and {rb:g}: it must lie in "
             f"[{abs(delta):g}, {min(ra + rb, 2.0 - ra - rb):g}]")
-    return (psi + delta) / 2.0, (psi - delta) / 2.0
+    return min(1.0, max(0.0, (psi + delta) / 2.0)), min(1.0, max(0.0, (psi - delta) / 2.0))
 
 
 def power_paired(p_a_only: float, p_b_only: float, n: float, alpha: float = 0.05) -> float:
@@ -422,13 +432,23 @@ def exact_power_mcnemar(p_a_only: float, p_b_only: float, n: int, alpha: float =
         return 0.0
     pi = p10 / psi
     pm = binom.pmf(np.arange(n + 1), n, psi)
-    power = 0.0
-    for m in np.flatnonzero(pm > 1e-15):
-        if m == 0:
-            continue
-        b = np.arange(m + 1)
-        pval = np.minimum(1.0, 2.0 * binom.cdf(np.minimum(b, m - b), m, 0.5))
-        power += pm[m] * float(binom.pmf(b[pval <= alpha], m, pi).sum())
+    ms = np.flatnonzero(pm > 1e-15)
+    ms = ms[ms > 0]
+    if ms.size == 0:
+        return 0.0
+    # All m at once: for each m, the a-only counts b within 9 sd of m * pi (the rest carries
+    # under 1e-18 of probability), on a common grid of width W.
+    sd = np.sqrt(ms * pi * (1.0 - pi))
+    lo = np.maximum(0, np.floor(ms * pi - 9.0 * sd - 1.0)).astype(np.int64)
+    hi = np.minimum(ms, np.ceil(ms * pi + 9.0 * sd + 1.0)).astype(np.int64)
+    width = int((hi - lo).max()) + 1
+    b = lo[:, None] + np.arange(width)[None, :]
+    m2 = ms[:, None]
+    inside = b <= np.minimum(hi, ms)[:, None]
+    bb = np.where(inside, b, 0)
+    pval = np.minimum(1.0, 2.0 * binom.cdf(np.minimum(bb, m2 - bb), m2, 0.5))
+    reject = inside & (pval <= alpha)
+    power = float(np.sum(pm[ms] * np.sum(np.where(reject, binom.pmf(bb, m2, pi), 0.0), axis=1)))
     return min(1.0, float(power))
 
 
@@ -466,7 +486,7 @@ class PairedPlan:
 
 
 def n_for_paired(rate_a: float, rate_b: float, power: float = 0.8, alpha: float = 0.05,
-                 discordant: float | None = None) -> PairedPlan:
+                 discordant: float | None = None, exact: bool = True) -> PairedPlan:
     """Texts needed to detect rate_a != rate_b between two detectors on the same texts.
 
     Args:
@@ -475,6 +495,8 @@ def n_for_paired(rate_a: float, rate_b: float, power: float = 0.8, alpha: float 
         power, alpha: targets (two-sided alpha).
         discordant: expected share of texts where exactly one detector flags; ``None``
             assumes independent flags (see :func:`discordant_probabilities`).
+        exact: also search the size for McNemar's exact test (enumeration). ``False``
+            leaves ``n_exact`` and ``exact_power`` ``None``.
 
     Raises:
         ValueError: invalid rates, equal rates, impossible discordant share, power or alpha
@@ -488,15 +510,15 @@ def n_for_paired(rate_a: float, rate_b: float, power: float = 0.8, alpha: float 
     p10, p01 = discordant_probabilities(ra, rb, discordant)
     n = _smallest_n(lambda k: power_paired(p10, p01, k, alpha) >= target, what="this paired difference")
     n_ex: int | None = None
-    exact = None
-    if n <= MAX_EXACT_PAIRED:
+    exact_pw = None
+    if exact and n <= MAX_EXACT_PAIRED:
         n_ex = _smallest_n(lambda k: exact_power_mcnemar(p10, p01, k, alpha) >= target, start=max(1, n // 2),
                            what="this paired difference (exact test)")
         if n_ex <= MAX_EXACT_PAIRED:
-            exact = exact_power_mcnemar(p10, p01, n_ex, alpha)
+            exact_pw = exact_power_mcnemar(p10, p01, n_ex, alpha)
         else:
             n_ex = None
-    return PairedPlan(n, n_ex, exact, ra, rb, ra - rb, p10 + p01, p10, p01, discordant is None, target, alpha)
+    return PairedPlan(n, n_ex, exact_pw, ra, rb, ra - rb, p10 + p01, p10, p01, discordant is None, target, alpha)
 
 
 # --------------------------------------------------------------------------------------
