@@ -50,6 +50,13 @@ from .rates import _check_alpha
 MAX_N = 10**8
 
 
+class _Record:
+    """``to_dict()`` for the plan dataclasses."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
 def _check_p(name: str, p: Any, *, open_interval: bool = False) -> float:
     try:
         v = float(p)
@@ -108,7 +115,7 @@ def wilson_half_width(rate: float, n: int, alpha: float = 0.05) -> float:
 
 
 @dataclass(frozen=True)
-class HalfWidthPlan:
+class HalfWidthPlan(_Record):
     """Texts needed for a Wilson interval of a given half-width.
 
     Attributes:
@@ -127,9 +134,6 @@ class HalfWidthPlan:
     hi: float
     achieved_half_width: float
     method: str = "Wilson score interval (Wilson 1927; statsmodels proportion_confint)"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def n_for_wilson_half_width(rate: float, half_width: float, alpha: float = 0.05) -> HalfWidthPlan:
@@ -239,7 +243,7 @@ def exact_power_fisher(rate_a: float, rate_b: float, n_a: int, n_b: int, alpha: 
 
 
 @dataclass(frozen=True)
-class TwoGroupPlan:
+class TwoGroupPlan(_Record):
     """Texts per group to detect a gap between two independent rates.
 
     Attributes:
@@ -268,9 +272,6 @@ class TwoGroupPlan:
     ratio: float
     method: str = ("two-sided z-test power, pooled H0 / unpooled H1 variance (Fleiss, Levin & Paik 2003); "
                    "continuity correction of Fleiss, Tytun & Ury 1980; exact power of Fisher's test by enumeration")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 #: Largest group size for which the exact power of Fisher's test is searched.
@@ -453,7 +454,7 @@ def exact_power_mcnemar(p_a_only: float, p_b_only: float, n: int, alpha: float =
 
 
 @dataclass(frozen=True)
-class PairedPlan:
+class PairedPlan(_Record):
     """Texts (scored by both detectors) to detect a paired difference of rates.
 
     Attributes:
@@ -480,9 +481,6 @@ class PairedPlan:
     power: float
     alpha: float
     method: str = "McNemar, normal approximation of Connor 1987; exact power by enumeration"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def n_for_paired(rate_a: float, rate_b: float, power: float = 0.8, alpha: float = 0.05,
