@@ -332,3 +332,38 @@ def test_pairwise_auroc_on_fast_detect_gpt_with_two_zippy_engines(zippy_arrays):
         assert r["test"].startswith("paired DeLong")
     assert {t["metric"] for t in res["tiers"]} == {"auroc", "fpr", "catch_rate"}
     json.dumps(res, allow_nan=False)
+
+
+@st.composite
+def messy_runs(draw):
+    n = draw(st.integers(0, 30))
+    y = np.array(draw(st.lists(st.sampled_from([0, 1, -1]), min_size=n, max_size=n)), dtype=np.int64)
+    k = draw(st.integers(1, 3))
+    dets = []
+    for i in range(k):
+        s = draw(st.lists(st.one_of(st.just(float("nan")), st.integers(0, 4).map(float)), min_size=n, max_size=n))
+        f = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+        fv = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+        dets.append(DetectorInput(f"d{i}", np.array(s, float), np.array(f, bool), flag_valid=np.array(fv, bool)))
+    groups = np.array(draw(st.lists(st.sampled_from(["x", "y", None]), min_size=n, max_size=n)), dtype=object)
+    return y, dets, groups
+
+
+@settings(max_examples=150, deadline=None)
+@given(messy_runs())
+def test_any_input_gives_json_rows_with_a_reason_for_every_null(run):
+    """The class of fault "NaN or 0 for undefined": whatever the data (empty slices, one
+    class, all scores missing, ties, identical flags), every number is finite or null, and
+    every null estimate, interval or p-value carries a reason."""
+    y, dets, groups = run
+    with mock.patch("gc.collect", lambda *a: 0):
+        res = compute_comparisons(y, dets, slice_masks({"g": groups}, n=y.size),
+                                  gaps=[{"slice": "g", "group_a": "x", "group_b": "y"}], columns={"g": groups})
+    json.dumps(res, allow_nan=False)
+    for r in res["comparisons"] + res["gaps"]:
+        if r["estimate"] is None or r["ci95"] is None or r["p_value"] is None:
+            assert r["reason"], r
+        if r["ci95"] is not None:
+            assert -1.0 <= r["ci95"][0] <= r["estimate"] <= r["ci95"][1] <= 1.0
+        if r["p_value"] is not None:
+            assert 0.0 <= r["p_value"] <= r["p_adjusted"] <= 1.0
