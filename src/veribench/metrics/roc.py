@@ -60,13 +60,18 @@ def auroc(y_true: Any, y_score: Any, pos_label: Any = None) -> float:
     return _midrank_auc(y, s)
 
 
-def _delong(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
-    """Fast DeLong (Sun & Xu 2014, Algorithm 1): ``(auc, variance)`` for one score vector.
+def delong_components(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """DeLong's structural components by the fast algorithm of Sun & Xu (2014, Algorithm 1).
 
-    With m positives X and n negatives Y: T_x, T_y, T_z are midranks within X, within Y and
-    within the pooled sample. V10_i = (T_z(X_i) - T_x(X_i)) / n, V01_j = 1 - (T_z(Y_j) - T_y(Y_j)) / m,
-    AUC = mean(V10), Var = S10/m + S01/n with S the unbiased sample variances.
-    Variance is NaN when m < 2 or n < 2.
+    Args:
+        y: validated 0/1 labels (1 = AI) with both classes present.
+        s: validated finite scores (higher = more AI), same length.
+
+    Returns:
+        ``(v10, v01)``: float arrays of length m (AI texts, in input order) and n (human
+        texts). With T_x, T_y, T_z the midranks within the AI scores X, within the human
+        scores Y and within the pooled sample, V10_i = (T_z(X_i) - T_x(X_i)) / n and
+        V01_j = 1 - (T_z(Y_j) - T_y(Y_j)) / m; AUC = mean(V10) = mean(V01).
     """
     pos = s[y == 1]
     neg = s[y == 0]
@@ -74,8 +79,17 @@ def _delong(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
     tx = rankdata(pos, method="average")
     ty = rankdata(neg, method="average")
     tz = rankdata(np.concatenate([pos, neg]), method="average")
-    v10 = (tz[:m] - tx) / n
-    v01 = 1.0 - (tz[m:] - ty) / m
+    return (tz[:m] - tx) / n, 1.0 - (tz[m:] - ty) / m
+
+
+def _delong(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
+    """Fast DeLong (Sun & Xu 2014, Algorithm 1): ``(auc, variance)`` for one score vector.
+
+    Components from :func:`delong_components`; Var = S10/m + S01/n with S the unbiased
+    sample variances of V10 and V01. Variance is NaN when m < 2 or n < 2.
+    """
+    v10, v01 = delong_components(y, s)
+    m, n = v10.size, v01.size
     auc = float(v10.mean())
     if m < 2 or n < 2:
         return auc, float("nan")

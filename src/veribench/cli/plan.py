@@ -1,0 +1,136 @@
+"""CLI: ``veribench plan`` - how many texts a benchmark needs (sample-size planning).
+
+``plan fpr``: human texts for a Wilson interval of a given half-width (or the interval n
+texts give); ``plan gap``: texts per subgroup to detect an FPR gap; ``plan paired``: texts
+to detect a difference between two detectors on the same texts. Formulas and sources:
+:mod:`veribench.metrics.planning` and ``docs/statistics.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+
+from .common import friendly_errors
+
+plan_app = typer.Typer(help="Sample-size planning: texts needed for an interval width, a subgroup gap or a paired "
+                            "difference between detectors.", no_args_is_help=True)
+
+PowerOpt = typer.Option(0.8, "--power", help="Power (1 - beta), e.g. 0.8.")
+AlphaOpt = typer.Option(0.05, "--alpha", help="Two-sided significance level of the test.")
+TestsOpt = typer.Option(1, "--tests", min=1,
+                        help="Number of tests in the family: plan at alpha / tests (the level Holm's correction "
+                             "requires of the smallest p-value).")
+JsonOpt = typer.Option(None, "--json", help="Also write the plan as JSON to FILE.")
+
+
+def _run(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+
+
+def _write(json_out: Optional[Path], payload: dict[str, Any]) -> None:
+    if json_out is None:
+        return
+    json_out.parent.mkdir(parents=True, exist_ok=True)
+    json_out.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+@plan_app.command("fpr")
+@friendly_errors
+def plan_fpr(
+    rate: float = typer.Option(0.05, "--rate", help="Expected false-positive rate (or any rate), e.g. 0.05."),
+    half_width: Optional[float] = typer.Option(None, "--half-width",
+                                               help="Target half-width of the interval, e.g. 0.02 for +-2 points."),
+    n: Optional[int] = typer.Option(None, "--n", min=1, help="Show the interval this many texts give."),
+    confidence: float = typer.Option(0.95, "--confidence", help="Interval confidence, e.g. 0.95."),
+    json_out: Optional[Path] = JsonOpt,
+):
+    """Human texts needed for a Wilson interval of a given half-width at an expected FPR.
+
+    Example: `veribench plan fpr --rate 0.05 --n 100` shows 2.2%-11.2% (the protocol's
+    "roughly 2-11%"); `--half-width 0.02` gives the texts needed for +-2 points.
+    """
+    from ..metrics import planning
+
+    if half_width is None and n is None:
+        raise typer.BadParameter("give --half-width (texts needed) or --n (interval at n texts), or both")
+    alpha = 1.0 - confidence
+    out: dict[str, Any] = {"question": "fpr", "rate": rate, "confidence": confidence}
+    if n is not None:
+        lo, hi = _run(lambda: planning.wilson_interval_at(rate, n, alpha))
+        out["at_n"] = {"n": n, "lo": lo, "hi": hi, "half_width": (hi - lo) / 2}
+        typer.echo(f"{n} texts, observed rate {_pct(rate)}: {confidence:.0%} Wilson interval {_pct(lo)}-{_pct(hi)} "
+                   f"(half-width {100 * (hi - lo) / 2:.1f} points)")
+    if half_width is not None:
+        plan = _run(lambda: planning.n_for_wilson_half_width(rate, half_width, alpha))
+        out["plan"] = plan.to_dict()
+        typer.echo(f"texts needed for a half-width of {100 * half_width:g} points at {_pct(rate)}: {plan.n} "
+                   f"(interval {_pct(plan.lo)}-{_pct(plan.hi)}, half-width {100 * plan.achieved_half_width:.2f} points; "
+                   f"{plan.method})")
+    _write(json_out, out)
+
+
+@plan_app.command("gap")
+@friendly_errors
+def plan_gap(
+    rate_a: float = typer.Option(..., "--rate-a", help="Expected rate in group a (e.g. FPR on non-native writers)."),
+    rate_b: float = typer.Option(..., "--rate-b", help="Expected rate in group b (e.g. FPR on native writers)."),
+    power: float = PowerOpt,
+    alpha: float = AlphaOpt,
+    tests: int = TestsOpt,
+    ratio: float = typer.Option(1.0, "--ratio", help="Texts in group b per text in group a."),
+    json_out: Optional[Path] = JsonOpt,
+):
+    """Texts per subgroup to detect a gap between two independent rates (Fisher's exact test)."""
+    from ..metrics import planning
+
+    level = alpha / tests
+    plan = _run(lambda: planning.n_for_two_proportions(rate_a, rate_b, power, level, ratio))
+    typer.echo(f"gap {_pct(rate_a)} vs {_pct(rate_b)} (difference {100 * plan.difference:+.1f} points), "
+               f"power {power:.0%}, two-sided alpha {level:g}" + (f" (= {alpha:g} / {tests} tests)" if tests > 1 else ""))
+    if plan.n_a_exact is not None:
+        typer.echo(f"  Fisher's exact test (used for gaps): {plan.n_a_exact} texts in group a, {plan.n_b_exact} in group b "
+                   f"(exact power {plan.exact_power:.3f})")
+    typer.echo(f"  normal approximation: {plan.n_a} + {plan.n_b}; with continuity correction: {plan.n_a_cc} + {plan.n_b_cc}")
+    _write(json_out, {"question": "gap", "tests": tests, "plan": plan.to_dict()})
+
+
+@plan_app.command("paired")
+@friendly_errors
+def plan_paired(
+    rate_a: float = typer.Option(..., "--rate-a", help="Expected rate of detector a (FPR on human or catch rate on AI texts)."),
+    rate_b: float = typer.Option(..., "--rate-b", help="Expected rate of detector b on the same texts."),
+    discordant: Optional[float] = typer.Option(
+        None, "--discordant", help="Expected share of texts where exactly one detector flags (default: independence)."),
+    power: float = PowerOpt,
+    alpha: float = AlphaOpt,
+    tests: int = TestsOpt,
+    json_out: Optional[Path] = JsonOpt,
+):
+    """Texts (scored by both detectors) to detect a paired difference of rates (McNemar's exact test)."""
+    from ..metrics import planning
+
+    level = alpha / tests
+    plan = _run(lambda: planning.n_for_paired(rate_a, rate_b, power, level, discordant))
+    src = "assumed from independent flags" if plan.discordant_assumed else "given"
+    typer.echo(f"paired {_pct(rate_a)} vs {_pct(rate_b)} (difference {100 * plan.difference:+.1f} points), discordant share "
+               f"{_pct(plan.discordant)} ({src}), power {power:.0%}, two-sided alpha {level:g}"
+               + (f" (= {alpha:g} / {tests} tests)" if tests > 1 else ""))
+    if plan.n_exact is not None:
+        typer.echo(f"  McNemar's exact test (used for comparisons): {plan.n_exact} texts (exact power {plan.exact_power:.3f})")
+    typer.echo(f"  normal approximation (Connor 1987): {plan.n} texts")
+    _write(json_out, {"question": "paired", "tests": tests, "plan": plan.to_dict()})
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(plan_app, name="plan")

@@ -1,0 +1,86 @@
+"""TPR at a fixed FPR with the threshold refitted in every resample (issue 14): the point
+estimate is the metrics layer's, the interval equals a plain bootstrap loop written here,
+and it is wider than an interval that treats the threshold as known."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from veribench.metrics import UndefinedMetricWarning, tpr_at_fpr, wilson
+from veribench.metrics.threshold_bootstrap import METHOD, tpr_at_fpr_interval
+
+
+def _data(seed=7, n_h=200, n_a=150):
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.zeros(n_h, np.int8), np.ones(n_a, np.int8)])
+    s = np.concatenate([rng.normal(0, 1, n_h), rng.normal(1.8, 1, n_a)])
+    return y, s
+
+
+def plain_refit_bootstrap(y, s, target, n_boot, seed, alpha=0.05):
+    """Resample humans then AI texts (each class keeps its size, strata in ascending code
+    order, one ``integers`` call each, as metrics.bootstrap does), refit the threshold as
+    the (f+1)-th largest resampled human score with f = floor(target * n_h), and count the
+    resampled AI scores strictly above it."""
+    rng = np.random.default_rng(seed)
+    hum = np.flatnonzero(y == 0)
+    ai = np.flatnonzero(y == 1)
+    f = min(int(np.floor(target * hum.size + 1e-9)), hum.size - 1)
+    reps = []
+    for _ in range(n_boot):
+        h = s[hum[rng.integers(0, hum.size, hum.size)]]
+        a = s[ai[rng.integers(0, ai.size, ai.size)]]
+        t = np.sort(h)[::-1][f]
+        reps.append(np.mean(a > t))
+    return np.quantile(reps, [alpha / 2, 1 - alpha / 2])
+
+
+@pytest.mark.parametrize("target", [0.01, 0.05, 0.2])
+def test_interval_matches_plain_loop_and_point_matches_metrics_layer(target):
+    y, s = _data()
+    r = tpr_at_fpr_interval(y, s, target, n_boot=400, seed=11)
+    point = tpr_at_fpr(y, s, target)
+    assert (r.tpr, r.threshold, r.achieved_fpr) == (point.tpr, point.threshold, point.achieved_fpr)
+    lo, hi = plain_refit_bootstrap(y, s, target, 400, 11)
+    assert r.lo == pytest.approx(min(lo, r.tpr), abs=1e-12)
+    assert r.hi == pytest.approx(max(hi, r.tpr), abs=1e-12)
+    assert (r.seed, r.n_boot, r.n_valid, r.method) == (11, 400, 400, METHOD)
+    assert r.n_false_positives_allowed == int(np.floor(target * 200 + 1e-9))
+    json.dumps(r.to_dict(), allow_nan=False)
+
+
+def test_seeded_and_reproducible():
+    y, s = _data()
+    a = tpr_at_fpr_interval(y, s, 0.05, n_boot=300, seed=1)
+    b = tpr_at_fpr_interval(y, s, 0.05, n_boot=300, seed=1)
+    c = tpr_at_fpr_interval(y, s, 0.05, n_boot=300, seed=2)
+    assert a == b
+    assert (a.lo, a.hi) != (c.lo, c.hi)
+
+
+def test_wider_than_an_interval_that_treats_the_threshold_as_known():
+    """The threshold at 1% FPR on 200 human texts is the 3rd-largest human score: its
+    uncertainty dominates. The Wilson interval on k/n (threshold known) is much narrower."""
+    y, s = _data(n_h=200, n_a=400)
+    r = tpr_at_fpr_interval(y, s, 0.01, n_boot=1000, seed=0)
+    point = tpr_at_fpr(y, s, 0.01)
+    w = wilson(point.k, point.n)
+    assert (r.hi - r.lo) > 1.3 * (w.hi - w.lo)
+
+
+def test_undefined_and_bad_input():
+    with pytest.warns(UndefinedMetricWarning, match="no human texts"):
+        r = tpr_at_fpr_interval([1, 1, 1], [0.1, 0.5, 0.9], 0.05, n_boot=10)
+    assert r.tpr is None and r.lo is None and r.hi is None and r.reason == "no human texts"
+    with pytest.warns(UndefinedMetricWarning, match="no AI texts"):
+        r = tpr_at_fpr_interval([0, 0], [0.1, 0.5], 0.05, n_boot=10)
+    assert r.reason == "no AI texts"
+    with pytest.raises(ValueError, match="n_boot"):
+        tpr_at_fpr_interval([0, 1], [0.1, 0.5], 0.05, n_boot=0)
+    with pytest.raises(ValueError, match="target_fpr"):
+        tpr_at_fpr_interval([0, 1], [0.1, 0.5], 1.5)
+    with pytest.raises(ValueError, match="non-finite"):
+        tpr_at_fpr_interval([0, 1], [0.1, float("nan")], 0.05)
