@@ -203,6 +203,7 @@ class Synonym(Attack):
 
     def setup(self) -> None:
         self._kind: str | None = None if self.params.model_kind == "auto" else self.params.model_kind
+        self._pieces: dict[int, str] = {}  # token id -> decoded string (one tokenizer per instance)
 
     # -- model -----------------------------------------------------------------------
     @property
@@ -250,8 +251,11 @@ class Synonym(Attack):
     def _candidates(self, tok, word, ids, probs, prefix: str) -> list[tuple[str, float, int]]:
         """RAID's filters: not the word itself, alphabetic, probability >= ``threshold``."""
         keep = []
+        cache = self._pieces
         for i, p in zip(ids, probs):
-            piece = tok.decode([i])
+            piece = cache.get(i)
+            if piece is None:
+                piece = cache[i] = tok.decode([i])
             s = piece.strip()
             if prefix and not piece.startswith(prefix):
                 continue
@@ -271,21 +275,22 @@ class Synonym(Attack):
             vocab = sorted({text[words[j][0]:words[j][1]] for j in found} | {c[0] for v, _ in found.values() for c in v})
             vecs = dict(zip(vocab, _minilm().embed(vocab)))
 
-            def cos(word: str, cand: tuple[str, float, int], prefix: str) -> float:
-                return float(np.dot(vecs[word], vecs[cand[0]]))
+            def sims(word: str, cands: list[tuple[str, float, int]], prefix: str) -> list[float]:
+                return [float(np.dot(vecs[word], vecs[c[0]])) for c in cands]
         else:
             import torch
 
-            def cos(word: str, cand: tuple[str, float, int], prefix: str) -> float:
+            def sims(word: str, cands: list[tuple[str, float, int]], prefix: str) -> list[float]:
                 ids = tok(prefix + word, add_special_tokens=False)["input_ids"]
                 if not ids:
-                    return -1.0
-                w = emb[torch.tensor(ids)].mean(0)
-                return float(torch.nn.functional.cosine_similarity(w, emb[cand[2]], dim=0))
+                    return [-1.0] * len(cands)
+                w = emb[torch.tensor(ids)].mean(0, keepdim=True)
+                return torch.nn.functional.cosine_similarity(w, emb[torch.tensor([c[2] for c in cands])],
+                                                             dim=-1).tolist()
         best = {}
         for j, (cands, prefix) in found.items():
             word = text[words[j][0]:words[j][1]]
-            ok = [c for c in cands if cos(word, c, prefix) >= self.params.cs_thresh]
+            ok = [c for c, v in zip(cands, sims(word, cands, prefix)) if v >= self.params.cs_thresh]
             if ok:
                 c = max(ok, key=lambda c: c[1])
                 best[j] = (c[0], c[1])
