@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -159,13 +160,19 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in WORD_RE.finditer(text)]
 
 
-@lru_cache(maxsize=1)
+_LOCAL = threading.local()
+
+
 def _segmenter():
-    try:
-        import pysbd
-    except ImportError as e:  # pragma: no cover - pysbd is a core dependency
-        raise InputError("sentence splitting needs the pysbd package: pip install pysbd") from e
-    return pysbd.Segmenter(language="en", clean=False, char_span=True)
+    """One pysbd segmenter per thread: a Segmenter keeps per-call state and is not thread-safe."""
+    seg = getattr(_LOCAL, "segmenter", None)
+    if seg is None:
+        try:
+            import pysbd
+        except ImportError as e:  # pragma: no cover - pysbd is a core dependency
+            raise InputError("sentence splitting needs the pysbd package: pip install pysbd") from e
+        seg = _LOCAL.segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    return seg
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

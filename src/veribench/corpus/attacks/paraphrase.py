@@ -216,7 +216,8 @@ class Paraphrase(Attack):
                 out.append(AttackResult(status=r.status, reason=str(r.detail.get("reason") or r.status), detail=info))
             else:
                 out.append(self.finish(t, AttackResult(
-                    edits=diff_edits(t, r.output), stats={"eligible": 1, "selected": 1},
+                    edits=diff_edits(t, r.output),
+                    stats={"eligible": 1, "selected": 1, "windows": r.detail.get("windows")},
                     detail={**info, "vendor_version": r.vendor_version})))
         return out
 
