@@ -470,21 +470,20 @@ def _edited_report_cls():
 
         def print(self, console: Any = None, *, max_rows: int = 8) -> None:  # noqa: A003
             from rich.console import Console
-            from rich.table import Table
+            from rich.markup import escape
 
             con = console or Console()
             super().print(con, max_rows=max_rows)
-            t = Table(title=f"edited drafts: budget {self.budget}")
-            for c in ("id", "draft", "words changed", "share", "sent. +/-", "split/merged", "outcome", "why"):
-                t.add_column(c)
+            b = self.budget
+            con.print(f"edit budget of arm {b.get('arm')}: at most {100 * b['max_changed_word_share']:g}% of words "
+                      f"changed, {b['sentences_added']} sentence(s) added, {b['sentences_removed']} removed; "
+                      f"outside: {b['on_violation']}")
             for e in self.edits:
-                m = e["measure"]
-                share = "n/a" if m["changed_word_share"] is None else f"{100 * m['changed_word_share']:.1f}%"
-                t.add_row(e["id"], e["draft_id"], f"{m['words_changed']}/{m['draft_words']}", share,
-                          f"+{m['sentences_added']}/-{m['sentences_removed']}",
-                          f"{m['sentences_split']}/{m['sentences_merged']}", e["outcome"],
-                          "; ".join(e["violations"]))
-            con.print(t)
+                m = EditMeasure.model_validate(e["measure"])
+                con.print(f"  {escape(e['id'])} (draft {escape(e['draft_id'])}): {m.summary()} -> {e['outcome']}",
+                          soft_wrap=True)
+                for v in e["violations"]:
+                    con.print(f"      outside the budget: {escape(v)}", soft_wrap=True)
 
     return EditImportReport
 
