@@ -169,3 +169,17 @@ def test_smollm2_drives_both_lm_attacks(texts):
     res = run(syn, sample[:1])
     check_spans(sample[:1], res)
     assert syn.kind == "causal" and res[0].edits
+
+
+def test_model_is_recorded_with_each_attacked_document(fdg_workspace, causal_path):
+    import json
+
+    ws = fdg_workspace
+    rep = attacks.attack_documents(ws, "perplexity_misspelling", {"model": causal_path, "N": 0.01}, seed=2)
+    assert rep.derived == 40 and rep.model["kind"] == "causal"
+    rows = ws.query("SELECT provenance FROM documents WHERE json_extract_string(tags, '$.attack') = "
+                    "'perplexity_misspelling'")
+    models = [json.loads(p)["derivation"].get("model") for (p,) in rows]
+    assert all(m == {"name": causal_path, "kind": "causal", "replaces": "gpt2 (RAID)"} for m in models)
+    assert any(json.loads(p)["derivation"]["model_used"] for (p,) in rows)
+    assert all(json.loads(p)["attack"]["params"]["model"] == causal_path for (p,) in rows)

@@ -133,3 +133,20 @@ def test_document_model_checks_derived_fields():
                 {"source_id": "s", "provenance": {"source_id": "t"}}):
         with pytest.raises(ValidationError):
             Document.model_validate({**base, **bad})
+
+
+def test_robustness_doc_lists_every_attack_with_its_defaults_and_deviations():
+    from pathlib import Path
+
+    from veribench import registry
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "robustness.md").read_text(encoding="utf-8")
+    for name in attacks.ATTACKS:
+        cls = registry.get("attack", name)
+        assert f"| `{name}` |" in doc
+        for k, f in cls.Settings.model_fields.items():
+            v = f.default
+            shown = {True: "true", False: "false"}.get(v, v) if isinstance(v, bool) else v
+            assert f"`{k}={shown}`" in doc or f"{k}={shown}" in doc, (name, k)
+        for d in cls.deviations:
+            assert d in doc, (name, d)

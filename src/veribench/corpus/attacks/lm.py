@@ -159,7 +159,7 @@ class PerplexityMisspelling(Attack):
             edits = [(s, e, self.misspell(text[s:e], rng)) for s, e in chosen]
             stats["selected"] = len(chosen)
             out.append(self.finish(text, AttackResult(edits=edits, stats=stats,
-                                                      detail={"model": self.describe_model()} if i in lp else {})))
+                                                      detail={"model": self.describe_model(), "model_used": i in lp})))
         return out
 
 
