@@ -234,3 +234,32 @@ def test_bad_parameters_are_one_line_errors():
         attacks.create("number", {"N": 1.5})
     with pytest.raises(RegistryError, match="homoglyph"):
         attacks.create("homoglyf")
+
+
+RULES = ("homoglyph", "number", "article_deletion", "insert_paragraphs", "upper_lower", "whitespace",
+         "zero_width_space", "alternative_spelling")
+
+
+def test_any_text_gives_valid_reproducing_edits():
+    """Every rule attack, on any text (quotes, digits of other scripts, ß, combining marks,
+    emoji, control characters): valid spans over the source that reproduce the output."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from([" a ", " the ", " an ", "color", "Color", "COLOR", "ß", "ǅ", "e\u0301", "😀", '"',
+                              "''", "``", "٣", "1.5", "42", ". ", "? ", "\n\n", "\t", "\x00", "Mr. ", "U.S. ",
+                              "I", "i", "x", " ", "Dr"])
+    text = st.lists(st.one_of(pieces, st.text(max_size=3)), max_size=30).map("".join)
+    built = {n: attacks.create(n, {"N": 0.5}) for n in RULES}
+
+    @settings(max_examples=150, deadline=None)
+    @given(text, st.integers(0, 2**32))
+    def prop(t, seed):
+        for n, atk in built.items():
+            r = atk.apply(t, seed)
+            assert r.status == "ok"
+            check_edits(r.edits, len(t))
+            assert apply_edits(t, r.edits) == r.text
+            assert atk.apply(t, seed).edits == r.edits
+
+    prop()

@@ -47,6 +47,13 @@ class Params(BaseModel):
     N: float = Field(1.0, ge=0.0, le=1.0)
 
 
+def share_params(name: str, default: float, what: str) -> type[Params]:
+    """A :class:`Params` model whose only parameter is ``N`` (RAID's share, in [0, 1])."""
+    from pydantic import create_model
+
+    return create_model(name, __base__=Params, N=(float, Field(default, ge=0.0, le=1.0, description=what)))
+
+
 @dataclass
 class AttackResult:
     """One text's attack.

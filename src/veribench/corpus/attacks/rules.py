@@ -18,7 +18,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from .base import Attack, AttackError, AttackResult, Params, choice, choices, n_of, nltk_word_spans, sample
+from .base import (Attack, AttackError, AttackResult, Params, choice, choices, n_of, nltk_word_spans, sample,
+                   share_params)
 
 # --------------------------------------------------------------------------- homoglyph
 #: RAID's homoglyph table (``attackers/homoglyph.py``): Latin letter -> Cyrillic/Greek look-alikes.
@@ -76,8 +77,7 @@ class Homoglyph(Attack):
 
 
 # --------------------------------------------------------------------------- number
-class NumberParams(Params):
-    N: float = Field(0.5, ge=0.0, le=1.0, description="share of numbers altered")
+NumberParams = share_params("NumberParams", 0.5, "share of numbers altered")
 
 
 class AlterNumbers(Attack):
@@ -101,8 +101,7 @@ class AlterNumbers(Attack):
 
 
 # --------------------------------------------------------------------------- article_deletion
-class ArticleParams(Params):
-    N: float = Field(0.5, ge=0.0, le=1.0, description="share of articles deleted")
+ArticleParams = share_params("ArticleParams", 0.5, "share of articles deleted")
 
 
 class ArticleDeletion(Attack):
@@ -129,8 +128,7 @@ class ArticleDeletion(Attack):
 
 
 # --------------------------------------------------------------------------- insert_paragraphs
-class ParagraphParams(Params):
-    N: float = Field(0.5, ge=0.0, le=1.0, description="share of sentence boundaries given a blank line")
+ParagraphParams = share_params("ParagraphParams", 0.5, "share of sentence boundaries given a blank line")
 
 
 class InsertParagraphs(Attack):
@@ -153,8 +151,7 @@ class InsertParagraphs(Attack):
 
 
 # --------------------------------------------------------------------------- upper_lower
-class UpperLowerParams(Params):
-    N: float = Field(0.05, ge=0.0, le=1.0, description="share of word-initial letters whose case is flipped")
+UpperLowerParams = share_params("UpperLowerParams", 0.05, "share of word-initial letters whose case is flipped")
 
 
 class UpperLowerFlip(Attack):
@@ -176,8 +173,7 @@ class UpperLowerFlip(Attack):
 
 
 # --------------------------------------------------------------------------- whitespace
-class WhitespaceParams(Params):
-    N: float = Field(0.2, ge=0.0, le=1.0, description="extra spaces per space-separated piece")
+WhitespaceParams = share_params("WhitespaceParams", 0.2, "extra spaces per space-separated piece")
 
 
 class WhiteSpace(Attack):
@@ -203,8 +199,7 @@ class WhiteSpace(Attack):
 
 
 # --------------------------------------------------------------------------- zero_width_space
-class ZeroWidthParams(Params):
-    N: float = Field(1.0, ge=0.0, le=1.0, description="share of characters followed by U+200B")
+ZeroWidthParams = share_params("ZeroWidthParams", 1.0, "share of characters followed by U+200B")
 
 
 class ZeroWidthSpace(Attack):
@@ -231,8 +226,7 @@ def us_to_uk() -> dict[str, str]:
     return {k: v for k, v in AMERICAN_ENGLISH_SPELLINGS.items() if k and v and k != v}
 
 
-class SpellingParams(Params):
-    N: float = Field(1.0, ge=0.0, le=1.0, description="share of American spellings made British")
+SpellingParams = share_params("SpellingParams", 1.0, "share of American spellings made British")
 
 
 class AlternativeSpelling(Attack):
