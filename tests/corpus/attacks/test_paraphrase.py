@@ -101,3 +101,32 @@ def test_paraphrase_failures_store_nothing(fdg_workspace, fake):
     fake.script[f"<sent> {first_window} </sent>"] = [{"http": 401, "body": {"error": "no"}}] * 10
     rep = attacks.attack_documents(ws, "paraphrase", {"base_url": fake.url + "/v1", **OPS}, label="ai")
     assert rep.failed == {"auth": 1} and rep.derived == 19
+
+
+def test_keys_are_refused_as_settings():
+    from veribench.corpus.attacks import AttackError
+
+    with pytest.raises(AttackError, match="environment") as e:
+        attacks.create("paraphrase", {"api_key": "sk-secret-123"})
+    assert "sk-secret-123" not in str(e.value)
+
+
+def test_cli_derive_arm_and_paraphrase_dry_run(tmp_path, data_dir, fake):
+    from typer.testing import CliRunner
+
+    from veribench.cli.main import app
+
+    runner = CliRunner()
+    ws = str(tmp_path / "ws")
+    r = runner.invoke(app, ["import", "fastdetectgpt", str(data_dir / "fastdetectgpt"), "--sets", "pubmed_davinci",
+                            "--pairs", "4", "-w", ws, "-q"])
+    assert r.exit_code == 0, r.output
+    base = ["--set", f"base_url={fake.url}/v1", "--set", "model=m", "--set", "timeout=5"]
+    r = runner.invoke(app, ["attack", "paraphrase", "-w", ws, "--label", "ai", "--dry-run", *base])
+    assert r.exit_code == 0, r.output
+    assert "would derive 4 document(s)" in r.output and '"calls"' in r.output and not fake.calls
+    r = runner.invoke(app, ["derive-arm", "-H", "llm-paraphraser", "--name", "C-para", "-w", ws, "--label", "ai",
+                            "--seed", "9", *base])
+    assert r.exit_code == 0, r.output
+    assert "llm-paraphraser: derived 4 document(s) from 4 source(s) (arm C-para)" in r.output
+    assert all(c["json"]["seed"] == 9 for c in fake.calls)

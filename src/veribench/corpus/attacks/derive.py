@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 from ...hashing import canonical_json, sha256_bytes
 from ...spec import Spec
 from ..edits import apply_edits, load_documents, store_derived
-from .base import SEED_SCHEME, Attack, AttackResult, doc_seed
+from .base import SEED_SCHEME, Attack, AttackError, AttackResult, doc_seed
 
 
 @dataclass
@@ -231,7 +231,10 @@ def attack_documents(ws: Any, attack: Attack | str, params: dict[str, Any] | Non
             record=lambda: atk.record(int(seed)), detail=detail, arm_for=lambda s: s["arm"], batch_size=batch_size)
     rep.stopped_for_budget = stats.stopped_for_budget
     rep.planned = list(stats.planned)
-    rep.model = atk.describe_model() if hasattr(atk, "describe_model") else None
+    try:
+        rep.model = atk.describe_model()
+    except AttackError:  # e.g. nothing selected, so a hub model's config was never read
+        rep.model = None
     return rep
 
 

@@ -185,7 +185,13 @@ class Paraphrase(Attack):
                   "sampling; every call is cached, so a rerun never resamples).")
 
     def setup(self) -> None:
+        from ...detectors.api.http import ConfigError, refuse_key_settings
+
         extra = dict(self.params.model_extra or {})
+        try:  # before anything is recorded: keys come only from the environment
+            refuse_key_settings({**extra, **self.ops}, self.params.humanizer)
+        except ConfigError as e:
+            raise AttackError(str(e), field="--set") from None
         self.settings = extra
         self._h: Any = None
 
