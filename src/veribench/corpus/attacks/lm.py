@@ -227,7 +227,7 @@ class Synonym(Attack):
     # -- running -----------------------------------------------------------------------
     def run(self, texts: Sequence[str], seeds: Sequence[int], **ctx: Any) -> list[AttackResult]:
         model, tok, device = self._load()
-        emb = model.get_input_embeddings().weight.detach().float()
+        emb = model.get_input_embeddings().weight.detach().float() if self.params.similarity == "lm" else None
         out = []
         for text in texts:
             words = sentence_word_spans(text)
@@ -310,7 +310,7 @@ class Synonym(Attack):
             windows.append(left + tok.mask_token + right)
         found: dict[int, tuple[list, str]] = {}
         limit = min(self.params.max_tokens, int(getattr(model.config, "max_position_embeddings", 512) or 512))
-        bs = int(self.ops.get("batch_size", 32))
+        bs = int(self.ops.get("batch_size", 16))
         for b in range(0, len(windows), bs):
             batch = windows[b:b + bs]
             enc = tok(batch, add_special_tokens=True, padding=True, truncation=False, return_tensors="pt")
