@@ -33,6 +33,7 @@ _PLUGIN_PACKAGES = [
     "veribench.humanizers",
     "veribench.llm",
     "veribench.cycles",
+    "veribench.corpus.attacks",
 ]
 _BUILTINS: dict[str, dict[str, str]] = {"detector": {}, "humanizer": {}, "embedder": {}, "judge": {}, "generator": {}}
 _LOADED = False

@@ -1,4 +1,5 @@
-"""CLI group: ``veribench import ...`` (corpora and recorded scores) and ``veribench export scores``."""
+"""CLI group: ``veribench import ...`` (corpora, recorded scores, edited drafts) and
+``veribench export scores|documents``."""
 
 from __future__ import annotations
 
@@ -112,6 +113,54 @@ def import_scores_cmd(
     with _ws(workspace) as ws:
         _show(import_scores(ws, file, detector=detector, version=version, scale=scale, value_field=value_field,
                             verdict_field=verdict_field), quiet)
+
+
+@import_app.command("edited")
+@friendly_errors
+def import_edited_cmd(
+    file: Path = typer.Argument(..., help="JSONL or CSV of {draft_id, text, [id, draft_sha256, editor, edited_at, "
+                                          "attestation, method, tags]} (docs/robustness.md)."),
+    protocol: Optional[Path] = typer.Option(None, "--protocol", "-p", help="Protocol whose [arms] table sets the "
+                                            "edit budget (default: 10% of words, no sentence added or removed)."),
+    arm: str = typer.Option("C2", "--arm", help="Arm of the edited documents."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name (default: the draft's corpus)."),
+    workspace: Path = WorkspaceOpt,
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Import human-edited versions beside their drafts (the C2 arm), each edit measured
+    and held to the protocol's edit budget (outside: refused or moved, as it says)."""
+    from ..corpus.edits import import_edited
+
+    with _ws(workspace) as ws:
+        rep = import_edited(ws, file, protocol=protocol, arm=arm, corpus=corpus)
+    if quiet:
+        outcomes: dict[str, int] = {}
+        for e in rep.edits:
+            outcomes[e["outcome"]] = outcomes.get(e["outcome"], 0) + 1
+        typer.echo(f"edited: {rep.documents} documents stored; " + ", ".join(
+            f"{k} {v}" for k, v in sorted(outcomes.items())) + f" (import {rep.import_id})")
+    else:
+        rep.print()
+        typer.echo(f"import id: {rep.import_id}")
+
+
+@export_app.command("documents")
+@friendly_errors
+def export_documents_cmd(
+    out: Path = typer.Option(..., "--out", "-o", help="Output JSONL file."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Only this corpus."),
+    workspace: Path = WorkspaceOpt,
+) -> None:
+    """Write one JSON object per document (import schema plus source_id, attack, edits)."""
+    from ..corpus.edits import export_documents
+    from ..errors import InputError
+    from ..store import Workspace
+
+    if not (workspace / "veribench.duckdb").is_file():
+        raise InputError("no workspace here", file=str(workspace))
+    with Workspace(workspace, read_only=True) as ws:
+        n = export_documents(ws, out, corpus=corpus)
+    typer.echo(f"wrote {n} documents to {out}")
 
 
 @export_app.command("scores")

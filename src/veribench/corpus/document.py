@@ -18,6 +18,21 @@ provenance      ``{source_url, published, licence, method, attestation}``
 generation      AI text only: ``{provider, model, version, date, prompt, temperature,
                 top_p, max_tokens, seed, settings, post_editing}``
 ==============  =========================================================================
+
+Derived documents (attacks, paraphrases, humanized outputs, human edits; see
+``docs/robustness.md``) carry in ``provenance``:
+
+- ``source_id``: the source document's id;
+- ``attack``: ``{name, version, params, seed}`` (attacks, paraphrases, humanizers);
+- ``edits``: ``[[start, end, replacement], ...]`` over the source text (code-point
+  offsets; :func:`veribench.corpus.edits.apply_edits` of the source gives the text);
+- ``derivation``: everything else that rebuilds it (full spec and hash, model used,
+  per-document seed, counts; for edits the measured edit and the budget);
+
+and ``tags["derivation"]`` in :data:`DERIVATIONS` (``tags["attack"]`` = the attack or
+humanizer name). The import schema also accepts ``source_id``, ``attack`` and ``edits``
+as top-level fields (as ``veribench export documents`` writes them); they are moved into
+``provenance`` and must agree with it.
 """
 
 from __future__ import annotations
@@ -35,6 +50,10 @@ LABELS = ("human", "ai", "ai-edited-human", "mixed")
 Label = Literal["human", "ai", "ai-edited-human", "mixed"]
 POSITIVE_LABELS = ("ai", "ai-edited-human")
 NEGATIVE_LABELS = ("human",)
+#: Values of ``tags["derivation"]`` (CONTRACTS: derived documents).
+DERIVATIONS = ("attack", "paraphrase", "humanize", "edit")
+#: Top-level import fields of derived documents, kept in ``provenance``.
+DERIVED_FIELDS = ("source_id", "attack", "edits")
 
 
 class Provenance(BaseModel):
@@ -87,6 +106,36 @@ class Document(BaseModel):
     provenance: Provenance = Field(default_factory=Provenance)
     generation: Optional[Generation] = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_fields(cls, data: Any) -> Any:
+        """Move top-level ``source_id``/``attack``/``edits`` into ``provenance`` (checked)."""
+        if not isinstance(data, dict) or not any(k in data for k in DERIVED_FIELDS):
+            return data
+        data = dict(data)
+        prov = data.get("provenance")
+        prov = dict(prov) if isinstance(prov, dict) else ({} if prov is None else prov)
+        if not isinstance(prov, dict):
+            return data  # the provenance validator reports it
+        import json as _json
+
+        for k in DERIVED_FIELDS:
+            if k not in data:
+                continue
+            v = data.pop(k)
+            if isinstance(v, str) and k != "source_id":
+                try:
+                    v = _json.loads(v)
+                except ValueError:
+                    raise ValueError(f"{k} must be JSON") from None
+            if v is None:
+                continue
+            if k in prov and prov[k] is not None and prov[k] != v:
+                raise ValueError(f"{k} disagrees with provenance.{k}")
+            prov[k] = v
+        data["provenance"] = prov
+        return data
+
     @field_validator("id", mode="before")
     @classmethod
     def _id_str(cls, v: Any) -> Any:
@@ -109,6 +158,34 @@ class Document(BaseModel):
         if isinstance(v, dict):
             return {str(k): str(x) for k, x in v.items() if x is not None}
         return v
+
+    @model_validator(mode="after")
+    def _derived(self) -> "Document":
+        der = self.tags.get("derivation")
+        extra = self.provenance.model_extra or {}
+        if der is not None and der not in DERIVATIONS:
+            raise ValueError(f"tags.derivation must be one of {', '.join(DERIVATIONS)}, got {der!r}")
+        if der is not None and not extra.get("source_id"):
+            raise ValueError("a derived document (tags.derivation set) needs provenance.source_id")
+        if extra.get("source_id") is not None and not isinstance(extra["source_id"], str):
+            raise ValueError("provenance.source_id must be a string")
+        if extra.get("edits") is not None:
+            from .edits import check_edits
+
+            try:
+                check_edits(extra["edits"])
+            except ValueError as e:
+                raise ValueError(f"provenance.edits: {e}") from None
+        att = extra.get("attack")
+        if att is not None and (not isinstance(att, dict) or not isinstance(att.get("name"), str)
+                                or not isinstance(att.get("params", {}), dict)):
+            raise ValueError("provenance.attack must be an object {name, version, params, seed}")
+        return self
+
+    @property
+    def source_id(self) -> Optional[str]:
+        """The source document's id for a derived document, else ``None``."""
+        return (self.provenance.model_extra or {}).get("source_id")
 
     @model_validator(mode="after")
     def _hash(self) -> "Document":
