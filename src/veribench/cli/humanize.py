@@ -23,28 +23,9 @@ from .common import WorkspaceOpt, friendly_errors
 
 
 def _rows(path: Path) -> list[tuple[str, str]]:
-    from ..errors import InputError
+    from .score import read_rows
 
-    if not path.is_file():
-        raise InputError("no such file", file=str(path))
-    rows, seen = [], set()
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"not valid JSON ({e.msg})", file=str(path), record=n) from None
-        if not isinstance(obj, dict) or obj.get("id") is None:
-            raise InputError("missing", file=str(path), record=n, field="id")
-        if not isinstance(obj.get("text"), str):
-            raise InputError("missing or not a string", file=str(path), record=n, field="text")
-        rid = str(obj["id"])
-        if rid in seen:
-            raise InputError(f"duplicate id {rid!r}", file=str(path), record=n, field="id")
-        seen.add(rid)
-        rows.append((rid, obj["text"]))
-    return rows
+    return read_rows(path)
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -125,12 +106,11 @@ def generate_cmd(
     from ..llm.generate import generate_sources
     from ..store import Workspace
 
-    try:
-        data = json.loads(prompts.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("no such file", file=str(prompts)) from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON ({e.msg})", file=str(prompts)) from None
+    from ..corpus.importers._io import load_json
+
+    if not prompts.is_file():
+        raise InputError("no such file", file=str(prompts))
+    data = load_json(prompts)
     with Workspace(workspace) as ws:
         recs = generate_sources(_settings(set_), data, ws, samples=samples, seed=seed)
     _write(output, recs)

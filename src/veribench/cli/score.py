@@ -20,36 +20,28 @@ from .common import WorkspaceOpt, friendly_errors
 
 
 def read_rows(path: Path) -> list[tuple[str, str]]:
-    """``[(id, text)]`` from a JSONL file.
+    """``[(id, text)]`` from a JSONL file, through the shared hardened reader.
 
     Raises:
-        InputError: naming the file, record (1-based line) and field of a bad row.
+        InputError: naming the file, record (``line N``) and field of a bad row.
     """
+    from ..corpus.importers._io import iter_jsonl
     from ..errors import InputError
 
     if not path.is_file():
         raise InputError("no such file", file=str(path))
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"not valid JSON ({e.msg})", file=str(path), record=n) from None
-            if not isinstance(obj, dict):
-                raise InputError("each line must be a JSON object {id, text}", file=str(path), record=n)
-            if "id" not in obj or obj["id"] is None:
-                raise InputError("missing", file=str(path), record=n, field="id")
-            if not isinstance(obj.get("text"), str):
-                raise InputError("missing or not a string", file=str(path), record=n, field="text")
-            rid = str(obj["id"])
-            if rid in seen:
-                raise InputError(f"duplicate id {rid!r}", file=str(path), record=n, field="id")
-            seen.add(rid)
-            rows.append((rid, obj["text"]))
+    for rec, obj in iter_jsonl(path):
+        if "id" not in obj or obj["id"] is None or isinstance(obj["id"], (bool, dict, list, float)):
+            raise InputError("missing, or not a string or integer", file=str(path), record=rec, field="id")
+        if not isinstance(obj.get("text"), str):
+            raise InputError("missing or not a string", file=str(path), record=rec, field="text")
+        rid = str(obj["id"])
+        if rid in seen:
+            raise InputError(f"duplicate id {rid!r}", file=str(path), record=rec, field="id")
+        seen.add(rid)
+        rows.append((rid, obj["text"]))
     return rows
 
 

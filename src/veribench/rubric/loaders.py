@@ -25,10 +25,9 @@ from .store import Pair
 def _read_json_list(path: Path) -> list[Any]:
     if not path.is_file():
         raise InputError("file not found (a cycle bundle needs samples.json and tests.json)", file=str(path))
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON: {e}", file=str(path)) from None
+    from ..corpus.importers._io import load_json
+
+    data = load_json(path)
     if not isinstance(data, list):
         raise InputError("expected a JSON list of records", file=str(path))
     return data

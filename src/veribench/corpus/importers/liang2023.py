@@ -45,7 +45,7 @@ from ...errors import InputError
 from ...hashing import text_sha256
 from ..document import Document, Generation, Provenance
 from ..report import ImportReport, classify_difference, text_quirks
-from ._io import fmt_value, json_safe, load_json, load_json_flagged, nonfinite_paths
+from ._io import fmt_value, json_safe, load_json, load_json_flagged, nonfinite_paths, refuse_nonfinite
 from ._store import ScoreBatch, store_import
 
 CORPUS = "liang2023"
@@ -148,6 +148,10 @@ def _read_sets(root: Path) -> list[_Set]:
             meta = load_json(name_file, label=nf)
             if not isinstance(meta, dict):
                 raise InputError("expected a JSON object", file=nf)
+            refuse_nonfinite(meta, file=nf, record=None)
+            for k in ("name", "model"):
+                if meta.get(k) is not None and not isinstance(meta[k], str):
+                    raise InputError(f"expected a string, got {type(meta[k]).__name__}", file=nf, field=k)
             kind = meta.get("kind")
             if kind is None:
                 raise InputError("required field is missing", file=nf, field="kind")
