@@ -172,3 +172,59 @@ def test_two_editors_third_read_export_and_aggregates(browser, tmp_path, july_te
     assert hb["krippendorff_alpha_ordinal"] == pytest.approx(-5 / 12)
     assert ph["meaning_score_mean"] == 3.0 and ph["krippendorff_alpha_ordinal"] is None
     assert ph["errors_per_100_words_total"] == 0
+
+
+@pytest.mark.slow
+def test_score_cap_is_checked_in_the_browser_before_the_form_is_sent(browser, tmp_path, july_tests):
+    """Served below a root path (as behind a proxy): the form states the rubric's cap, shows
+    the live limit for the ticks and marks made, and Chromium refuses to send a score above
+    it (no request leaves the page); a score within it is sent and stored."""
+    path = tmp_path / "ws"
+    db = store.open_rubric(path)
+    store.add_pairs(db, real_pairs(july_tests, [("humbot", 1)]))
+    tok = store.add_editor(db, "alice")
+    store.ensure_assignments(db)
+    db.close()
+    srv = ServerThread(create_app(path, root_path="/rubric")).start()
+    try:
+        ctx = browser.new_context()
+        page = ctx.new_page()
+        page.goto(f"{srv.url}/rubric/assignments")
+        assert page.url.endswith("/rubric/login")
+        page.fill("#token", tok)
+        page.click("#sign-in")
+        page.wait_for_url(f"{srv.url}/rubric/assignments")
+        page.click("a.blind-id")
+        page.fill("#claims", "c1\nc2\nc3")
+        page.click("#save-claims")
+        page.wait_for_selector("#rating-form")
+        assert "scores at most 3" in page.inner_text("#score-rule") and "at most 2" in page.inner_text("#score-rule")
+        assert "3 dropped claims" in page.inner_text("#score-limit") and "at most 2" in page.inner_text("#score-limit")
+        for i in range(3):
+            page.check(f"#found-{i}")
+        assert "at most 5" in page.inner_text("#score-limit")
+        page.check("input[name=mark][value='0:invented_fact']")
+        assert "1 invented fact" in page.inner_text("#score-limit") and "at most 3" in page.inner_text("#score-limit")
+        assert "over-limit" in page.get_attribute("#score-label-5", "class")
+        assert "over-limit" not in (page.get_attribute("#score-label-3", "class") or "")
+        posts = []
+        page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+        page.check("#score-5")
+        page.click("#submit-reading")
+        page.wait_for_timeout(500)
+        assert posts == [] and page.locator("#rating-form").count() == 1  # blocked in the browser
+        assert "at most 3" in page.eval_on_selector("#score-5", "el => el.validationMessage")
+        db = store.open_rubric(path)
+        assert db.query("SELECT count(*) FROM rubric_ratings") == [(0,)]
+        db.close()
+        page.uncheck("#found-2")  # now one dropped claim and one invented fact: at most 2
+        assert "at most 2" in page.inner_text("#score-limit")
+        page.check("#score-2")
+        page.click("#submit-reading")
+        page.wait_for_selector("#done-score")
+        assert page.inner_text("#done-score") == "2" and page.inner_text("#done-dropped") == "1"
+        assert len(posts) == 1 and posts[0].startswith(f"{srv.url}/rubric/read/")
+        assert page.get_attribute("header a.brand", "href") == "/rubric/assignments"
+        ctx.close()
+    finally:
+        srv.stop()

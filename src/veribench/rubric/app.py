@@ -114,6 +114,19 @@ def _ascii_token(value: Any) -> str | None:
     return value
 
 
+class _RootPath:
+    """ASGI wrapper: every request is served as if below ``root`` (``scope["root_path"]``), so
+    routing works for paths that carry the prefix and for paths a proxy has stripped."""
+
+    def __init__(self, app: Any, root: str):
+        self.app, self.root = app, root
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scope = {**scope, "root_path": self.root}
+        await self.app(scope, receive, send)
+
+
 def create_app(workspace: Union[Workspace, RubricDB, str, Path], *, secure_cookies: bool = False,
                root_path: str = "") -> FastAPI:
     """Build the app.
@@ -145,11 +158,12 @@ def create_app(workspace: Union[Workspace, RubricDB, str, Path], *, secure_cooki
         if owns:
             db.close()
 
-    app = FastAPI(title="Editors' reading", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
-                  root_path=root)
+    app = FastAPI(title="Editors' reading", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.rubric = db
     app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie=SESSION_COOKIE,
                        max_age=SESSION_MAX_AGE, same_site="strict", https_only=secure_cookies, path=root or "/")
+    if root:
+        app.add_middleware(_RootPath, root=root)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True)
     templates = Jinja2Templates(env=env)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
@@ -218,7 +232,8 @@ def create_app(workspace: Union[Workspace, RubricDB, str, Path], *, secure_cooki
     async def rating_error(request: Request, exc: RatingError) -> Response:
         if not wants_html(request):
             return JSONResponse({"error": str(exc), "field": exc.field}, status_code=exc.status)
-        parts = request.url.path[len(root):].split("/") if request.url.path.startswith(root) else []
+        p = request.url.path
+        parts = (p[len(root):] if root and p.startswith(root + "/") else p).split("/")
         back = f"{root}/read/{parts[2]}" if len(parts) > 2 and parts[1] == "read" and exc.status != 404 else None
         title = {404: "Not found", 409: "Not saved: already submitted", 403: "Not saved"}.get(exc.status, "Not saved")
         return page(request, "error.html", {"title": title, "message": str(exc), "back": back}, exc.status)

@@ -172,7 +172,7 @@ def _holder(message: str) -> str:
             if c.endswith("veribench") or c.endswith("veribench.cli.main") or c.endswith("veribench/cli/main.py"):
                 cmd = ["veribench", *cmd[i + 1:]]
                 break
-        text = " ".join(cmd)
+        text = " ".join(" ".join(cmd).split())
         return f"process {pid} ({text[:200]})"
     return f"process {pid} ({exe})"
 
