@@ -52,18 +52,19 @@ def humanize_cmd(
     input: Path = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="JSONL file of {id, humanizer, status, output, vendor_version, detail} rows."),
     workspace: Path = WorkspaceOpt,
-    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Stop before the cost (words) would exceed this."),
+    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Budget for this run, across resumes (words; finite, >= 0): stored in the workspace under the run's key, so rerunning a killed command never sends more than this in total."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Send nothing; print what would be sent and its cost."),
     retry_transient: bool = typer.Option(False, "--retry-transient", help="Try again stored site_down/timeout/rate_limited failures."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
     """Humanize every text of a JSONL file with one humanizer, through the workspace cache."""
     from .. import registry
-    from ..detectors.pipeline import RunStats
+    from ..detectors.pipeline import RunStats, budget_note, check_budget
     from ..hashing import text_sha256
     from ..humanizers.pipeline import TRANSIENT, humanize_texts
     from ..store import Workspace
 
+    max_spend = check_budget(max_spend)
     rows = _rows(input)
     h = registry.create("humanizer", humanizer, _settings(set_))
     st = RunStats()
@@ -90,6 +91,9 @@ def humanize_cmd(
         _write(output, out)
     typer.echo(f"{h.spec.label}: {st.computed} done, {st.cached} cached, {st.failed} failed, spent {st.spent:g}"
                + (" (stopped for budget)" if st.stopped_for_budget else ""), err=True)
+    note = budget_note(st, getattr(h, "cost_unit", None))
+    if note:
+        typer.echo(note, err=True)
 
 
 @friendly_errors

@@ -63,7 +63,7 @@ def score_cmd(
     workspace: Path = WorkspaceOpt,
     engine: str = typer.Option("local", "--engine", help="local (this process) or ray (Ray Data actors on a Ray cluster)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address for --engine ray (default: $RAY_ADDRESS or a local instance)."),
-    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Stop before the detector's cost (words or credits) would exceed this."),
+    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Budget for this run, across resumes (words or credits; finite, >= 0): stored in the workspace under the run's key, so rerunning a killed command never sends more than this in total."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Score nothing; print what would be sent and its cost."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
 ) -> None:
@@ -74,12 +74,13 @@ def score_cmd(
 @friendly_errors
 def _score(detector: str, pairs: list[str], input: Path, output: Path, workspace: Path, engine: str,
            ray_address: str | None, max_spend: float | None, dry_run: bool, progress: bool) -> None:
-    from ..detectors.pipeline import RunStats, score_texts
+    from ..detectors.pipeline import RunStats, budget_note, check_budget, score_texts
     from ..errors import InputError
     from ..hashing import text_sha256
     from ..registry import create, parse_settings
     from ..store import Workspace
 
+    max_spend = check_budget(max_spend)
     if engine not in ("local", "ray"):
         raise InputError(f"--engine must be local or ray, got {engine!r}")
     rows = read_rows(input)
@@ -114,6 +115,9 @@ def _score(detector: str, pairs: list[str], input: Path, output: Path, workspace
     typer.echo(f"{det.spec.label}: {stats.unique} unique texts, {stats.cached} from cache, {stats.computed} scored, "
                f"{stats.failed} not ok" + (", stopped by --max-spend" if stats.stopped_for_budget else "")
                + f" → {output}")
+    note = budget_note(stats, getattr(det, "cost_unit", None))
+    if note:
+        typer.echo(note, err=True)
 
 
 def register(app: typer.Typer) -> None:
