@@ -56,6 +56,9 @@ SOURCE_URL = "https://github.com/Weixin-Liang/ChatGPT-Detector-Bias"
 CITATION = ('Liang, Yuksekgonul, Mao, Wu, Zou, "GPT detectors are biased against non-native English writers", '
             "Patterns 4(7), 2023")
 LICENCE = "MIT (as marked upstream)"
+#: The decision rule the paper applies to every detector's recorded score (``veribench list corpora``).
+DECISION_RULE = {"rule": "score > 0.5 on each detector's recorded P(AI)",
+                 "source": "Liang et al. 2023 (Patterns 4(7)); the same as veribench's no-protocol default"}
 #: The scans predate the paper's first public version (arXiv:2304.02819v1, 6 April 2023);
 #: their exact dates are not recorded, so that date stands for "on or before".
 SCAN_DATE = datetime(2023, 4, 6, tzinfo=timezone.utc)
