@@ -54,9 +54,8 @@ def test_second_writer_gets_one_line_naming_the_holder(tmp_path):
                               env=ENV)
     try:
         assert holder.stdout.readline().strip() == "holding"
-        for args in (["import", "jsonl", str(doc), "-w", str(ws)], ["export", "scores", "-o", str(tmp_path / "s.csv"),
-                                                                   "-w", str(ws)],
-                     ["evaluate", "-w", str(ws)]):
+        for args in (["import", "jsonl", str(doc), "-w", str(ws)],  # a writer
+                     ["export", "scores", "-o", str(tmp_path / "s.csv"), "-w", str(ws)]):  # a reader
             p = run(*args)
             assert p.returncode == 1, (args, p.stdout, p.stderr)
             lines = [x for x in p.stderr.splitlines() if x.strip()]
@@ -83,16 +82,18 @@ def test_holder_named_as_a_veribench_command(tmp_path):
 @pytest.fixture()
 def served(tmp_path, liang_dir, data_dir):
     """A workspace with the Liang corpus and a July 2026 rubric load, served by `veribench rate serve`."""
+    from veribench.corpus.importers import import_liang2023
+    from veribench.rubric import loaders, store
+    from veribench.store import Workspace
+
     ws = tmp_path / "ws"
-    assert run("import", "liang2023", str(liang_dir), "-w", str(ws), "-q").returncode == 0
-    cycle = data_dir / "humanizerbench" / "July 2026"
-    toks = {}
-    for e in ("alice", "bob"):
-        p = run("rate", "editors", "add", e, "-w", str(ws))
-        assert p.returncode == 0, p.stderr
-        toks[e] = p.stdout.strip().splitlines()[-1]
-    p = run("rate", "assign", "-w", str(ws), "--from-cycle", str(cycle), "--limit", "6")
-    assert p.returncode == 0, p.stderr
+    with Workspace(ws) as w:
+        import_liang2023(w, liang_dir)
+    db = store.open_rubric(ws)
+    toks = {e: store.add_editor(db, e) for e in ("alice", "bob")}
+    store.add_pairs(db, loaders.pairs_from_cycle(data_dir / "humanizerbench" / "July 2026", 6)[0])
+    store.ensure_assignments(db)
+    db.close()
     port = free_port()
     srv = subprocess.Popen([*CLI, "rate", "serve", "-w", str(ws), "--port", str(port)], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, env=ENV)
