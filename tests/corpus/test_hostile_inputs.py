@@ -222,24 +222,13 @@ def _invoke(args: list[str]):
     return r.output
 
 
-@pytest.mark.parametrize("case", sorted(JSONL))
-def test_jsonl_refused_one_line_workspace_unchanged(case, ws, tmp_path):
-    content, says, field = JSONL[case]
-    f = tmp_path / f"{case}.jsonl"
+@pytest.mark.parametrize("fmt,case", [("jsonl", c) for c in sorted(JSONL)] + [("csv", c) for c in sorted(CSV)])
+def test_text_file_refused_one_line_workspace_unchanged(fmt, case, ws, tmp_path):
+    content, says, field = (JSONL if fmt == "jsonl" else CSV)[case]
+    f = tmp_path / f"{case}.{fmt}"
     (f.write_bytes if isinstance(content, bytes) else f.write_text)(content)
     before = snapshot(ws)
-    out = _invoke(["import", "jsonl", str(f), "-w", str(ws)])
-    _check_refused(out, file=f.name, says=says, field=field)
-    assert snapshot(ws) == before
-
-
-@pytest.mark.parametrize("case", sorted(CSV))
-def test_csv_refused_one_line_workspace_unchanged(case, ws, tmp_path):
-    content, says, field = CSV[case]
-    f = tmp_path / f"{case}.csv"
-    (f.write_bytes if isinstance(content, bytes) else f.write_text)(content)
-    before = snapshot(ws)
-    out = _invoke(["import", "csv", str(f), "-w", str(ws)])
+    out = _invoke(["import", fmt, str(f), "-w", str(ws)])
     _check_refused(out, file=f.name, says=says, field=field)
     assert snapshot(ws) == before
 

@@ -15,9 +15,7 @@ from veribench.rubric import store
 from veribench.rubric.app import create_app
 from veribench.store import Workspace
 
-from .rubric_helpers import real_pairs, tool_variants
-
-HTML = {"accept": "text/html"}
+from .rubric_helpers import HTML, hidden, login, real_pairs, tool_variants
 
 
 class Page(HTMLParser):
@@ -48,12 +46,6 @@ def parse(html: str) -> Page:
     return p
 
 
-def hidden(html: str, name: str) -> str:
-    m = re.search(rf'name="{name}" value="([^"]+)"', html)
-    assert m, name
-    return m.group(1)
-
-
 @pytest.fixture(scope="module")
 def template(tmp_path_factory, july_tests):
     """Six real outputs of three tools; alice and bob read them all; carol is registered later."""
@@ -74,13 +66,6 @@ def setup(template, tmp_path):
     path, toks, tools = template
     shutil.copytree(path, tmp_path / "ws")
     return tmp_path / "ws", toks, tools
-
-
-def login(client: TestClient, token: str):
-    r = client.get("/login", headers=HTML)
-    r = client.post("/login", data={"token": token, "csrf_token": hidden(r.text, "csrf_token")},
-                    headers=HTML, follow_redirects=False)
-    assert r.status_code == 303 and r.headers["location"] == "/assignments"
 
 
 def test_anonymous_is_refused(setup):

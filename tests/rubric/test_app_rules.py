@@ -19,15 +19,7 @@ from veribench.rubric import rules, store
 from veribench.rubric.app import create_app
 from veribench.rubric.store import RatingError
 
-from .rubric_helpers import ServerThread, real_pairs
-
-HTML = {"accept": "text/html"}
-
-
-def hidden(html: str, name: str) -> str:
-    m = re.search(rf'name="{name}" value="([^"]+)"', html)
-    assert m, name
-    return m.group(1)
+from .rubric_helpers import HTML, ServerThread, hidden, login, real_pairs
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +38,6 @@ def setup(template, tmp_path):
     path, toks = template
     shutil.copytree(path, tmp_path / "ws")
     return tmp_path / "ws", toks
-
-
-def login(c, token: str, root: str = "") -> None:
-    r = c.get(f"{root}/login", headers=HTML)
-    r = c.post(f"{root}/login", data={"token": token, "csrf_token": hidden(r.text, "csrf_token")}, headers=HTML,
-               follow_redirects=False)
-    assert r.status_code == 303 and r.headers["location"] == f"{root}/assignments", r.text
 
 
 def bids(c, root: str = "") -> list[str]:

@@ -20,6 +20,7 @@ from typing import Any, Optional
 import typer
 
 from .common import WorkspaceOpt, friendly_errors
+from .corpus import _show
 
 
 def _rows(path: Path) -> list[tuple[str, str]]:
@@ -205,14 +206,6 @@ def import_cycle_cmd(
     report, docs = read_cycle(directory, corpus=corpus, arm=arm, humanized_arm=humanized_arm)
     with Workspace(workspace) as ws:
         _show(store_import(ws, report, docs), quiet)
-
-
-def _show(report: Any, quiet: bool) -> None:
-    if quiet:
-        typer.echo(f"{report.kind}: {report.documents} documents (import {report.import_id})")
-    else:
-        report.print()
-        typer.echo(f"import id: {report.import_id}")
 
 
 def register(app: typer.Typer) -> None:

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 FILE_NAME = "rubric.sqlite"
 #: How long a writer waits for another process's write transaction, in milliseconds.
@@ -54,29 +53,12 @@ class RubricDB:
                 self.con.execute("PRAGMA synchronous = FULL")  # a submitted reading survives a power cut
             self.con.executescript(schema)
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self):
         """All-or-nothing block (``BEGIN IMMEDIATE``: the write lock is taken at once, so two
         processes never deadlock upgrading a read); joins an enclosing one in this thread."""
-        with self.lock:
-            if self._tx_depth:
-                self._tx_depth += 1
-                try:
-                    yield self.con
-                finally:
-                    self._tx_depth -= 1
-                return
-            self.con.execute("BEGIN IMMEDIATE")
-            self._tx_depth = 1
-            try:
-                yield self.con
-            except BaseException:
-                self._tx_depth = 0
-                self.con.execute("ROLLBACK")
-                raise
-            else:
-                self._tx_depth = 0
-                self.con.execute("COMMIT")
+        from ..store.workspace import reentrant_transaction
+
+        return reentrant_transaction(self, "BEGIN IMMEDIATE")
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         with self.lock:

@@ -213,6 +213,32 @@ def connect(db_path: Path, *, read_only: bool, wait: float | None = None) -> duc
             raise VeribenchError(f"cannot open workspace {db_path.parent}: {msg}") from None
 
 
+@contextmanager
+def reentrant_transaction(owner: Any, begin: str = "BEGIN TRANSACTION") -> Iterator[Any]:
+    """All-or-nothing block on ``owner.con`` under ``owner.lock``: commits on success, rolls back on
+    any exception; a block opened inside another one in the same thread joins it. Shared by
+    :class:`Workspace` (DuckDB) and the rubric's SQLite store (``begin`` = ``BEGIN IMMEDIATE``)."""
+    with owner.lock:
+        if getattr(owner, "_tx_depth", 0):
+            owner._tx_depth += 1
+            try:
+                yield owner.con
+            finally:
+                owner._tx_depth -= 1
+            return
+        owner.con.execute(begin)
+        owner._tx_depth = 1
+        try:
+            yield owner.con
+        except BaseException:
+            owner._tx_depth = 0
+            owner.con.execute("ROLLBACK")
+            raise
+        else:
+            owner._tx_depth = 0
+            owner.con.execute("COMMIT")
+
+
 class Workspace:
     """A veribench workspace folder.
 
@@ -267,25 +293,8 @@ class Workspace:
         lock is held) joins the outer one, so an importer can wrap many
         :meth:`put_scores` calls in one all-or-nothing block.
         """
-        with self.lock:
-            if getattr(self, "_tx_depth", 0):
-                self._tx_depth += 1
-                try:
-                    yield self.con
-                finally:
-                    self._tx_depth -= 1
-                return
-            self.con.execute("BEGIN TRANSACTION")
-            self._tx_depth = 1
-            try:
-                yield self.con
-            except BaseException:
-                self._tx_depth = 0
-                self.con.execute("ROLLBACK")
-                raise
-            else:
-                self._tx_depth = 0
-                self.con.execute("COMMIT")
+        with reentrant_transaction(self) as con:
+            yield con
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         with self.lock:

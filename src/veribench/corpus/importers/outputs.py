@@ -76,6 +76,19 @@ def _finish(report: ImportReport, docs: list[Document], name: str) -> None:
             report.duplicates.append({"set": name, "text_sha256": sha, "doc_ids": ids, "kept": "all"})
 
 
+def _close(report: ImportReport, docs: list[Document], p: Path, records: int, failed: list[str],
+           what: str) -> tuple[ImportReport, list[Document]]:
+    """Count the file's records, name the rows that did not succeed, refuse a file with no success."""
+    report.set_entry(p.name)["records"] = records
+    if failed:
+        report.notes.append(f"{len(failed)} {what} did not succeed and were not imported: "
+                            + ", ".join(failed[:20]) + (" ..." if len(failed) > 20 else ""))
+    if not docs:
+        raise InputError(f"no successful row in the file: every one of the {what} failed", file=str(p))
+    _finish(report, docs, p.name)
+    return report, docs
+
+
 def generation_from_record(rec: dict[str, Any], prompt: str | None) -> dict[str, Any]:
     """A :class:`Generation` dict from a chat-call record (:meth:`veribench.llm.client.ChatResult.record`).
 
@@ -146,14 +159,7 @@ def read_generated(path: str | Path, *, corpus: str | None = None, arm: str = "C
             "generation": generation_from_record(gen_rec, row.get("prompt") if isinstance(row.get("prompt"), str)
                                                  else None),
         }, file=f, record=rec))
-    report.set_entry(p.name)["records"] = n
-    if failed:
-        report.notes.append(f"{len(failed)} generation request(s) did not succeed and were not imported: "
-                            + ", ".join(failed[:20]) + (" ..." if len(failed) > 20 else ""))
-    if not docs:
-        raise InputError("no successful generation in the file (every row failed)", file=f)
-    _finish(report, docs, p.name)
-    return report, docs
+    return _close(report, docs, p, n, failed, "generation request(s)")
 
 
 def _stored_doc(row: tuple) -> dict[str, Any]:
@@ -247,14 +253,7 @@ def read_humanized(ws: Any, path: str | Path, *, corpus: str | None = None,
         docs.append(_doc(derived_document(src, doc_id=doc_id, text=row["output"], tool=name, arm=arm, humanizer=hum,
                                           method=f"output of humanizer {name} for document {src_id} "
                                                  f"(veribench humanize, {p.name} {rec})"), file=f, record=rec))
-    report.set_entry(p.name)["records"] = len(rows)
-    if failed:
-        report.notes.append(f"{len(failed)} humanization(s) did not succeed and were not imported: "
-                            + ", ".join(failed[:20]) + (" ..." if len(failed) > 20 else ""))
-    if not docs:
-        raise InputError("no successful humanization in the file", file=f)
-    _finish(report, docs, p.name)
-    return report, docs
+    return _close(report, docs, p, len(rows), failed, "humanization(s)")
 
 
 def _has_table(ws: Any, name: str) -> bool:
