@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from .common import friendly_errors
 
 list_app = typer.Typer(help="List plug-ins and corpora: settings, default decision rule and where it comes from.",
                        no_args_is_help=True)

@@ -33,10 +33,8 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
-
 from pathlib import Path
-from typing import Union
+from typing import Any, Iterable, Sequence, Union
 
 from ..errors import InputError, VeribenchError
 from ..hashing import text_sha256

@@ -17,7 +17,6 @@ the import then writes nothing.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 

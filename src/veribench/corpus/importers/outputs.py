@@ -31,14 +31,12 @@ from pydantic import ValidationError
 
 from ...errors import InputError
 from ...hashing import text_sha256
-from ..document import Document, Generation, Provenance
+from ..document import Document
 from ..report import ImportReport, text_quirks
 from ._io import iter_jsonl, load_json, refuse_nonfinite
 from ._store import store_import, validation_error
 
 DERIVATION = "humanize"
-#: Fields of a generation record that map onto the Generation model; the rest go to settings.
-_SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens", "seed")
 
 
 def _str(v: Any) -> str | None:
