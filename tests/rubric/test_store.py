@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from veribench.errors import InputError
-from veribench.rubric import loaders, store
+from veribench.rubric import loaders, results, store
 from veribench.rubric.store import Pair, RatingError
 
 from .rubric_helpers import real_pairs
@@ -291,3 +291,36 @@ def test_sentence_split_keeps_list_items_and_abbreviations_whole():
     assert split_sentences(text) == [
         "**10 Tips**", "1. Avoid new shoes.", "Seriously, don't.", "2. Plan (and stick to it)", "She ran 10.",
         "Then she rested, e.g. on Sunday.", "Dr. Li agreed!", "\"Really?\"", "he asked."]
+
+
+def test_rubric_tables_kept_in_the_duckdb_file_by_earlier_versions_are_copied(tmp_path, july_tests):
+    """A workspace from before the SQLite store: its rubric rows move to rubric.sqlite on first
+    use (the DuckDB copy is left as it was); a read-only reader sees them without writing a file."""
+    from veribench.rubric.db import FILE_NAME
+    from veribench.store import Workspace
+
+    src = tmp_path / "new"
+    db = store.open_rubric(src)
+    store.add_pairs(db, real_pairs(july_tests, [("humbot", 2)]))
+    token = store.add_editor(db, "alice")
+    store.ensure_assignments(db)
+    legacy = {t: (db.query(f"SELECT * FROM {t}")) for t in ("rubric_items", "rubric_editors", "rubric_assignments",
+                                                           "rubric_meta")}
+    db.close()
+    old = tmp_path / "old"
+    with Workspace(old) as ws:  # write the rows where earlier versions kept them
+        ws.con.execute(store.SCHEMA)
+        for t, rows in legacy.items():
+            for r in rows:
+                ws.con.execute(f"INSERT INTO {t} VALUES ({', '.join('?' * len(r))})", list(r))
+    with Workspace(old, read_only=True) as ro:
+        assert [r["tool"] for r in results.tool_results(ro)] == ["humbot"]
+    assert not (old / FILE_NAME).exists()  # the read-only reader wrote nothing
+    db = store.open_rubric(old)
+    assert store.editor_for_token(db, token) == "alice"
+    assert sorted(db.query("SELECT blind_id, editor FROM rubric_assignments")) == \
+        sorted((b, e) for b, e, *_ in legacy["rubric_assignments"])
+    db.close()
+    assert (old / FILE_NAME).exists()
+    with Workspace(old, read_only=True) as ro:  # the DuckDB copy is untouched
+        assert ro.query("SELECT count(*) FROM rubric_items") == [(2,)]
