@@ -212,9 +212,15 @@ def test_pipeline_budget_and_dry_run(fake, keys, real_texts, workspace):
     res = score_texts(workspace, det, texts, max_spend=budget, stats=st)
     assert len(res) == 3 and st.stopped_for_budget and st.spent <= budget
     assert len(fake.calls) == 3
-    # resuming with more budget pays only for the rest
-    res = score_texts(workspace, det, texts)
+    # a rerun without --max-spend keeps the run's stored cap: nothing more is sent
+    st = RunStats()
+    res = score_texts(workspace, det, texts, stats=st)
+    assert len(res) == 3 and st.stopped_for_budget and len(fake.calls) == 3 and st.budget_cap == budget
+    # resuming with more budget pays only for the rest; the ledger covers both runs
+    st = RunStats()
+    res = score_texts(workspace, det, texts, max_spend=sum(words), stats=st)
     assert len(res) == 6 and len(fake.calls) == 6
+    assert st.spent_before == sum(words[:3]) and st.spent_total == sum(words) and not st.stopped_for_budget
     assert {text_sha256(t) for t in texts} == set(res)
 
 

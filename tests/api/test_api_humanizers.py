@@ -99,7 +99,7 @@ def test_humanize_texts_caches_resumes_and_budgets(fake, keys, real_texts, works
     st = RunStats()
     res = humanize_texts(workspace, h, texts, max_spend=sum(words[:2]), stats=st)
     assert len(res) == 2 and st.stopped_for_budget and len(fake.calls) == 2
-    res = humanize_texts(workspace, h, texts)
+    res = humanize_texts(workspace, h, texts, max_spend=sum(words))
     assert len(res) == 5 and len(fake.calls) == 5  # the two stored are not sent again
     stored = cached_humanizations(workspace, h.spec.hash, [text_sha256(t) for t in texts])
     assert {s: r.output for s, r in stored.items()} == {text_sha256(t): humanized(t) for t in real_texts[:5]}

@@ -50,7 +50,7 @@ def test_score_cli_bad_input_names_file_record_field(tmp_path):
     r = CliRunner().invoke(app, ["score", "--detector", "loglik", "--input", str(inp), "--output",
                                  str(tmp_path / "o.jsonl"), "--workspace", str(tmp_path / "ws")])
     assert r.exit_code == 1
-    assert "in.jsonl" in r.output and "record 2" in r.output and "'text'" in r.output
+    assert "in.jsonl" in r.output and "record line 2" in r.output and "'text'" in r.output
     inp.write_text('{"id": "a", "text": "ok"}\n')
     r = CliRunner().invoke(app, ["score", "--detector", "logrnak", "--input", str(inp), "--output",
                                  str(tmp_path / "o.jsonl"), "--workspace", str(tmp_path / "ws")])

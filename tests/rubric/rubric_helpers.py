@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
+
+HTML = {"accept": "text/html"}
+
+
+def hidden(html: str, name: str) -> str:
+    """The value of the hidden form field ``name`` on a page."""
+    m = re.search(rf'name="{name}" value="([^"]+)"', html)
+    assert m, name
+    return m.group(1)
+
+
+def login(client, token: str, root: str = "") -> None:
+    """Sign in through the login form (CSRF token from the page), as a browser would."""
+    r = client.get(f"{root}/login", headers=HTML)
+    r = client.post(f"{root}/login", data={"token": token, "csrf_token": hidden(r.text, "csrf_token")},
+                    headers=HTML, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == f"{root}/assignments", r.text
 
 def real_pairs(tests: list[dict], plan: list[tuple[str, int]]):
     """Pairs from real cycle records: ``plan`` lists (tool, how many), taken in id order."""

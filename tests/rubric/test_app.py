@@ -15,9 +15,7 @@ from veribench.rubric import store
 from veribench.rubric.app import create_app
 from veribench.store import Workspace
 
-from .rubric_helpers import real_pairs, tool_variants
-
-HTML = {"accept": "text/html"}
+from .rubric_helpers import HTML, hidden, login, real_pairs, tool_variants
 
 
 class Page(HTMLParser):
@@ -48,12 +46,6 @@ def parse(html: str) -> Page:
     return p
 
 
-def hidden(html: str, name: str) -> str:
-    m = re.search(rf'name="{name}" value="([^"]+)"', html)
-    assert m, name
-    return m.group(1)
-
-
 @pytest.fixture(scope="module")
 def template(tmp_path_factory, july_tests):
     """Six real outputs of three tools; alice and bob read them all; carol is registered later."""
@@ -74,13 +66,6 @@ def setup(template, tmp_path):
     path, toks, tools = template
     shutil.copytree(path, tmp_path / "ws")
     return tmp_path / "ws", toks, tools
-
-
-def login(client: TestClient, token: str):
-    r = client.get("/login", headers=HTML)
-    r = client.post("/login", data={"token": token, "csrf_token": hidden(r.text, "csrf_token")},
-                    headers=HTML, follow_redirects=False)
-    assert r.status_code == 303 and r.headers["location"] == "/assignments"
 
 
 def test_anonymous_is_refused(setup):
@@ -240,10 +225,10 @@ def test_bad_input_and_replay_over_http(setup):
         assert c.get("/api/assignments", headers=hb).json()["assignments"][1]["state"] in ("claims", "submitted")
         states = {a["blind_id"]: a["state"] for a in c.get("/api/assignments", headers=hb).json()["assignments"]}
         assert states[other] == "claims"  # the bad request stored nothing, not even the claims
-        r = c.post(f"/api/read/{other}", headers=hb, json={"claims": ["a", "b"], "found": [0], "score": 4,
+        r = c.post(f"/api/read/{other}", headers=hb, json={"claims": ["a", "b"], "found": [0], "score": 3,
                                                            "marks": [{"sentence_index": 0, "class": "fragment_run_on"}]})
         assert r.status_code == 200 and r.json()["dropped_claims"] == 1
-        r = c.post(f"/api/read/{other}", headers=hb, json={"claims": ["a", "b"], "found": [0], "score": 4})
+        r = c.post(f"/api/read/{other}", headers=hb, json={"claims": ["a", "b"], "found": [0], "score": 3})
         assert r.status_code == 409
 
 
@@ -259,8 +244,8 @@ def test_ratings_survive_a_restart(setup):
     with TestClient(create_app(path), cookies=cookies) as c2:
         page = c2.get(f"/read/{bid}", headers=HTML)  # the old session cookie still works
         assert page.status_code == 200 and 'id="done-score">5<' in page.text
-    with Workspace(path) as ws:
-        assert ws.query("SELECT editor, score FROM rubric_ratings") == [("alice", 5)]
+    with store.open_rubric(path) as db:
+        assert db.query("SELECT editor, score FROM rubric_ratings") == [("alice", 5)]
 
 
 def test_app_over_an_open_workspace_leaves_it_open(setup):
@@ -268,4 +253,4 @@ def test_app_over_an_open_workspace_leaves_it_open(setup):
     with Workspace(path) as ws:
         with TestClient(create_app(ws)) as c:
             assert c.get("/api/assignments", headers={"authorization": f"Bearer {toks['bob']}"}).status_code == 200
-        assert ws.query("SELECT count(*) FROM rubric_items") == [(6,)]  # the caller's workspace is still open
+        assert store.db(ws).query("SELECT count(*) FROM rubric_items") == [(6,)]  # the caller's workspace is still open

@@ -48,7 +48,7 @@ def test_rate_commands_on_a_real_cycle(tmp_path, june_dir):
             store.save_claims(w, e, b, ["one", "two"], None, require_form=False)
             store.submit_reading(w, e, b, score=4 if e == "alice" else 3, found=[0, 1], marks=["0:synonym_misfire"],
                                  form_token=None, require_form=False)
-        tool = w.query("SELECT tool FROM rubric_items WHERE blind_id = ?", [b])[0][0]
+        tool = store.db(w).query("SELECT tool FROM rubric_items WHERE blind_id = ?", [b])[0][0]
         assert store.editor_for_token(w, bob) == "bob"
     r = runner.invoke(app, ["rate", "results", "-w", str(ws), "--out", str(tmp_path / "res.json")])
     assert r.exit_code == 0 and "Editors' rubric by tool" in r.output

@@ -58,7 +58,7 @@ def test_rubric_example_through_the_workspace(workspace):
     for e in ("alice", "bob"):
         store.add_editor(workspace, e)
     store.ensure_assignments(workspace)
-    items = {w: b for b, w in workspace.query("SELECT blind_id, output_words FROM rubric_items")}
+    items = {w: b for b, w in store.db(workspace).query("SELECT blind_id, output_words FROM rubric_items")}
     assert sorted(items) == [300, 600]
     for words, n_err in ((600, 6), (300, 3)):
         b = items[words]
@@ -104,7 +104,7 @@ def _setup(workspace):
         store.add_editor(workspace, e)
     store.ensure_assignments(workspace)
     store.add_editor(workspace, "carol")
-    return {k: b for k, b in workspace.query("SELECT pair_key, blind_id FROM rubric_items")}
+    return {k: b for k, b in store.db(workspace).query("SELECT pair_key, blind_id FROM rubric_items")}
 
 
 def _rate(ws, e, b, score, claims, found, marks):
@@ -115,10 +115,10 @@ def _rate(ws, e, b, score, claims, found, marks):
 def test_aggregates_match_hand_computed(workspace):
     ids = _setup(workspace)
     a1, a2, b1 = ids["a1"], ids["a2"], ids["b1"]
-    # a1: 5 and 4 (gap 1 stands); sentence 0 synonym misfire marked by both -> counts;
-    # sentence 1 fragment marked by alice only -> contested, does not count
-    _rate(workspace, "alice", a1, 5, ["c1", "c2", "c3"], [0, 1, 2], ["0:synonym_misfire", "1:fragment_run_on"])
-    _rate(workspace, "bob", a1, 4, ["c1", "c2"], [0], ["0:synonym_misfire", "2:invented_fact"])
+    # a1: 4 and 3 (gap 1 stands; bob's one dropped claim caps his score at 3); sentence 0
+    # synonym misfire marked by both -> counts; sentence 1 fragment by alice only -> does not count
+    _rate(workspace, "alice", a1, 4, ["c1", "c2", "c3"], [0, 1, 2], ["0:synonym_misfire", "1:fragment_run_on"])
+    _rate(workspace, "bob", a1, 3, ["c1", "c2"], [0], ["0:synonym_misfire"])
     # a2: 4 and 2 -> third read by carol (3); broken reference on sentence 2 by alice and carol -> counts
     _rate(workspace, "alice", a2, 4, ["c"], [0], ["2:broken_reference"])
     r = _rate(workspace, "bob", a2, 2, ["c", "d"], [], ["0:invented_fact", "1:invented_fact",
@@ -127,19 +127,19 @@ def test_aggregates_match_hand_computed(workspace):
     assert store.assignments_for(workspace, "carol") == [{"blind_id": a2, "state": "claims"}]
     # before the third read, a2 is incomplete and left out of the means
     t = {x["tool"]: x for x in results.tool_results(workspace)}
-    assert t["toolA"]["outputs_complete"] == 1 and t["toolA"]["meaning_score_mean"] == 4.5
-    _rate(workspace, "carol", a2, 3, ["c"], [], ["2:broken_reference", "0:invented_fact"])
+    assert t["toolA"]["outputs_complete"] == 1 and t["toolA"]["meaning_score_mean"] == 3.5
+    _rate(workspace, "carol", a2, 3, ["c"], [0], ["2:broken_reference", "0:invented_fact"])
     # b1: 3 and 3, no marks
     _rate(workspace, "alice", b1, 3, ["x"], [0], [])
     _rate(workspace, "bob", b1, 3, ["x"], [0], [])
 
     t = {x["tool"]: x for x in results.tool_results(workspace)}
     A, B = t["toolA"], t["toolB"]
-    # per-output medians: a1 score 4.5, a2 median(4,2,3)=3 -> mean 3.75
-    assert A["meaning_score_mean"] == 3.75 and A["outputs_complete"] == 2 and A["reads"] == 5
-    # dropped: a1 reads 0,1 -> 0.5; a2 reads 0,2,1 -> 1; invented a1 0,1 -> 0.5; a2 0,2,1 -> 1
-    assert A["dropped_claims_total"] == 1.5 and A["dropped_claims_mean"] == 0.75
-    assert A["invented_facts_total"] == 1.5 and A["changed_facts_total"] == 0.0  # a2 changed 0,1,0 -> 0
+    # per-output medians: a1 score 3.5, a2 median(4,2,3)=3 -> mean 3.25
+    assert A["meaning_score_mean"] == 3.25 and A["outputs_complete"] == 2 and A["reads"] == 5
+    # dropped: a1 reads 0,1 -> 0.5; a2 reads 0,2,0 -> 0; invented a1 0,0 -> 0; a2 0,2,1 -> 1
+    assert A["dropped_claims_total"] == 0.5 and A["dropped_claims_mean"] == 0.25
+    assert A["invented_facts_total"] == 1.0 and A["changed_facts_total"] == 0.0  # a2 changed 0,1,0 -> 0
     assert A["output_words"] == 20
     assert A["writing_errors"] == {**{c: 0 for c in rules.WRITING_CLASSES}, "synonym_misfire": 1,
                                    "broken_reference": 1}
@@ -147,12 +147,12 @@ def test_aggregates_match_hand_computed(workspace):
     assert A["errors_per_100_words"]["fragment_run_on"] == 0.0
     assert A["errors_per_100_words_total"] == pytest.approx(200 / 20)
     assert A["third_reads"] == 1 and A["third_reads_done"] == 1 and B["third_reads"] == 0
-    assert A["krippendorff_alpha_ordinal"] == pytest.approx(plain_ordinal_alpha([(5, 4), (4, 2)]))
+    assert A["krippendorff_alpha_ordinal"] == pytest.approx(plain_ordinal_alpha([(4, 3), (4, 2)]))
     assert B["krippendorff_alpha_ordinal"] is None and "has 1" in B["alpha_note"]
     assert B["meaning_score_mean"] == 3.0 and B["errors_per_100_words_total"] == 0.0
     doc = results.results_document(workspace)
     assert doc["overall"]["krippendorff_alpha_ordinal"] == pytest.approx(
-        plain_ordinal_alpha([(5, 4), (4, 2), (3, 3)]))
+        plain_ordinal_alpha([(4, 3), (4, 2), (3, 3)]))
 
     # ratings.csv
     text = results.write_ratings_csv(workspace)

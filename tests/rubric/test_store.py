@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from veribench.errors import InputError
-from veribench.rubric import loaders, store
+from veribench.rubric import loaders, results, store
 from veribench.rubric.store import Pair, RatingError
 
 from .rubric_helpers import real_pairs
@@ -42,7 +42,7 @@ def test_load_real_cycles_both_months(workspace, july_dir, june_dir):
     assert len({p.tool for p in june}) >= 8
     assert store.add_pairs(workspace, june) == {"added": 26, "already_loaded": 0}
     assert store.add_pairs(workspace, june[:5]) == {"added": 0, "already_loaded": 5}
-    rows = workspace.query("SELECT blind_id, tool, output_text, output_sentences, output_words FROM rubric_items")
+    rows = store.db(workspace).query("SELECT blind_id, tool, output_text, output_sentences, output_words FROM rubric_items")
     assert len(rows) == 26
     for bid, tool, text, sents, n in rows:
         assert re.fullmatch(r"r-[a-z2-9]{10}", bid)
@@ -55,7 +55,7 @@ def test_load_real_cycles_both_months(workspace, july_dir, june_dir):
 def test_blind_ids_reveal_neither_tool_nor_order(workspace):
     pairs = [Pair(pair_key=f"k{i:03d}", tool=f"tool{i % 3}", input_text="In.", output_text="Out.") for i in range(60)]
     store.add_pairs(workspace, pairs)
-    rows = workspace.query("SELECT blind_id, pair_key, tool FROM rubric_items ORDER BY blind_id")
+    rows = store.db(workspace).query("SELECT blind_id, pair_key, tool FROM rubric_items ORDER BY blind_id")
     keys = [k for _, k, _ in rows]
     assert keys != sorted(keys)  # blind-id order is not load order
     # no tool's outputs cluster in blind-id order: every tool shows up among the first 20
@@ -73,7 +73,7 @@ def test_bad_cycle_bundle_names_file_record_field(tmp_path):
         loaders.pairs_from_cycle(d)
     assert e.value.record == "t1" and e.value.field == "input_text" and "tests.json" in e.value.file
     (d / "tests.json").write_text("{not json")
-    with pytest.raises(InputError, match="not valid JSON"):
+    with pytest.raises(InputError, match="malformed JSON"):
         loaders.pairs_from_cycle(d)
     with pytest.raises(InputError, match="not found"):
         loaders.pairs_from_cycle(tmp_path / "nope")
@@ -100,7 +100,7 @@ def test_pairs_from_workspace(workspace):
 def test_tokens_are_stored_hashed_and_authenticate(workspace, tmp_path):
     toks = _editors(workspace, "alice", "bob")
     assert all(len(t) >= 43 for t in toks.values())  # 32 random bytes, url-safe base64
-    stored = [r[0] for r in workspace.query("SELECT token_sha256 FROM rubric_editors")]
+    stored = [r[0] for r in store.db(workspace).query("SELECT token_sha256 FROM rubric_editors")]
     assert all(re.fullmatch(r"[0-9a-f]{64}", h) for h in stored)
     assert store.editor_for_token(workspace, toks["alice"]) == "alice"
     assert store.editor_for_token(workspace, "wrong") is None and store.editor_for_token(workspace, "") is None
@@ -151,14 +151,16 @@ def test_assignments_in_the_workspace(workspace):
     for e in ("ed1", "ed2"):
         store.add_editor(workspace, e)
     assert store.ensure_assignments(workspace) == {"assigned": 7, "third_reads_assigned": 0}
-    rows = workspace.query("SELECT blind_id, editor, read_no FROM rubric_assignments")
+    rows = store.db(workspace).query("SELECT blind_id, editor, read_no FROM rubric_assignments")
     assert Counter(b for b, _, _ in rows).most_common()[-1][1] == 2
     load = Counter(e for _, e, _ in rows)
     assert load["ed0"] == 7 and abs(load["ed1"] - load["ed2"]) <= 1
     assert store.ensure_assignments(workspace) == {"assigned": 0, "third_reads_assigned": 0}
 
 
-def _read(ws, editor, bid, score, found=(), marks=(), claims=("c1", "c2")):
+def _read(ws, editor, bid, score, found=None, marks=(), claims=("c1", "c2")):
+    """One reading; by default every claim is found (no fault caps the score)."""
+    found = range(len(claims)) if found is None else found
     a = store.assignment(ws, editor, bid)
     if a["claims"] is None:
         store.save_claims(ws, editor, bid, list(claims), store.issue_form(ws, editor, bid, "claims"))
@@ -170,7 +172,7 @@ def test_gap_of_two_assigns_a_blind_third_read(workspace):
     store.add_pairs(workspace, _synthetic(1, 2))
     _editors(workspace, "alice", "bob")
     store.ensure_assignments(workspace)
-    b1, b2 = sorted(r[0] for r in workspace.query("SELECT blind_id FROM rubric_items"))
+    b1, b2 = sorted(r[0] for r in store.db(workspace).query("SELECT blind_id FROM rubric_items"))
     assert _read(workspace, "alice", b1, 5)["third_read_assigned"] is False
     assert _read(workspace, "bob", b1, 4)["third_read_assigned"] is False  # gap 1 stands
     _read(workspace, "alice", b2, 4)
@@ -180,18 +182,18 @@ def test_gap_of_two_assigns_a_blind_third_read(workspace):
     store.add_editor(workspace, "carol")
     assert store.ensure_assignments(workspace) == {"assigned": 0, "third_reads_assigned": 1}
     assert store.assignments_for(workspace, "carol") == [{"blind_id": b2, "state": "claims"}]
-    assert workspace.query("SELECT read_no FROM rubric_assignments WHERE editor='carol'") == [(3,)]
+    assert store.db(workspace).query("SELECT read_no FROM rubric_assignments WHERE editor='carol'") == [(3,)]
     # with carol present from the start the third read is assigned as the gap opens
     store.add_pairs(workspace, [Pair("extra", "tool0", "In. Two.", "Out. Two.")])
     store.ensure_assignments(workspace)
     b3 = [a["blind_id"] for a in store.assignments_for(workspace, "carol") if a["blind_id"] != b2]
     assert b3  # carol (least loaded) gets a first read of the new output
-    other = [e for e, in workspace.query("SELECT editor FROM rubric_assignments WHERE blind_id=? AND editor<>'carol'",
+    other = [e for e, in store.db(workspace).query("SELECT editor FROM rubric_assignments WHERE blind_id=? AND editor<>'carol'",
                                          [b3[0]])][0]
     _read(workspace, "carol", b3[0], 1)
     r = _read(workspace, other, b3[0], 3)
     assert r["third_read_assigned"] is True
-    third = [e for e, n in workspace.query("SELECT editor, read_no FROM rubric_assignments WHERE blind_id=?",
+    third = [e for e, n in store.db(workspace).query("SELECT editor, read_no FROM rubric_assignments WHERE blind_id=?",
                                            [b3[0]]) if n == 3]
     assert third and third[0] not in ("carol", other)
 
@@ -200,15 +202,15 @@ def test_bad_readings_are_refused_and_change_nothing(workspace):
     store.add_pairs(workspace, _synthetic(1, 1))
     _editors(workspace, "alice", "bob", "carol")
     store.ensure_assignments(workspace)
-    (bid,) = [r[0] for r in workspace.query("SELECT blind_id FROM rubric_items")]
-    ed = workspace.query("SELECT editor FROM rubric_assignments ORDER BY editor")[0][0]
-    outsider = ({"alice", "bob", "carol"} - {e for e, in workspace.query("SELECT editor FROM rubric_assignments")}).pop()
+    (bid,) = [r[0] for r in store.db(workspace).query("SELECT blind_id FROM rubric_items")]
+    ed = store.db(workspace).query("SELECT editor FROM rubric_assignments ORDER BY editor")[0][0]
+    outsider = ({"alice", "bob", "carol"} - {e for e, in store.db(workspace).query("SELECT editor FROM rubric_assignments")}).pop()
     store.save_claims(workspace, ed, bid, ["c1", "c2"], store.issue_form(workspace, ed, bid, "claims"))
     tok = store.issue_form(workspace, ed, bid, "rating")
 
     def snapshot():
-        return (workspace.query("SELECT * FROM rubric_ratings ORDER BY ALL"),
-                workspace.query("SELECT * FROM rubric_marks ORDER BY ALL"))
+        return (store.db(workspace).query("SELECT * FROM rubric_ratings ORDER BY 1, 2"),
+                store.db(workspace).query("SELECT * FROM rubric_marks ORDER BY 1, 2, 3, 5"))
 
     before = snapshot()
     for bad in (0, 6, "4.5", "", "five", None, True, 3.5):
@@ -228,20 +230,20 @@ def test_bad_readings_are_refused_and_change_nothing(workspace):
         store.submit_reading(workspace, outsider, bid, score=3, found=[], marks=[], form_token=tok)
     assert e.value.status == 404
     with pytest.raises(RatingError, match="not issued for this page"):
-        store.submit_reading(workspace, ed, bid, score=3, found=[], marks=[],
+        store.submit_reading(workspace, ed, bid, score=3, found=[0, 1], marks=[],
                              form_token=store.issue_form(workspace, ed, bid, "claims"))
     assert snapshot() == before
     # the same form, now valid, is accepted once; its replay is refused and changes nothing
     sent = store.get_item(workspace, bid)["sentences"][0]
-    store.submit_reading(workspace, ed, bid, score="3", found=["0"],
+    store.submit_reading(workspace, ed, bid, score="2", found=["0"],
                          marks=["0:synonym_misfire", {"sentence": sent, "class": "invented_fact"}], form_token=tok)
     after = snapshot()
-    assert after[0][0][3] == 3 and len(after[1]) == 2
+    assert after[0][0][3] == 2 and len(after[1]) == 2
     with pytest.raises(RatingError, match="replayed form") as e:
         store.submit_reading(workspace, ed, bid, score=5, found=[0, 1], marks=[], form_token=tok)
     assert e.value.status == 409
     with pytest.raises(RatingError, match="already rated"):
-        store.submit_reading(workspace, ed, bid, score=5, found=[], marks=[],
+        store.submit_reading(workspace, ed, bid, score=5, found=[0, 1], marks=[],
                              form_token=store.issue_form(workspace, ed, bid, "rating"))
     with pytest.raises(RatingError, match="already listed"):
         store.save_claims(workspace, ed, bid, ["other"], store.issue_form(workspace, ed, bid, "claims"))
@@ -253,7 +255,7 @@ def test_real_pairs_load_with_readability(workspace, july_tests):
 
     pairs = real_pairs(july_tests, [("notegpt", 1)])
     store.add_pairs(workspace, pairs)
-    (read,) = workspace.query("SELECT readability FROM rubric_items")[0]
+    (read,) = store.db(workspace).query("SELECT readability FROM rubric_items")[0]
     read = json.loads(read)
     import textstat
 
@@ -272,7 +274,7 @@ def test_rebalance_moves_only_unstarted_work(workspace):
     store.add_editor(workspace, "carol")
     assert store.ensure_assignments(workspace)["assigned"] == 0
     moved = store.rebalance(workspace)
-    rows = workspace.query("SELECT blind_id, editor FROM rubric_assignments")
+    rows = store.db(workspace).query("SELECT blind_id, editor FROM rubric_assignments")
     load = Counter(e for _, e in rows)
     assert moved == 6 and sorted(load.values()) == [6, 6, 6]
     assert Counter(b for b, _ in rows) == Counter({b: 2 for b, _ in rows})
@@ -289,3 +291,36 @@ def test_sentence_split_keeps_list_items_and_abbreviations_whole():
     assert split_sentences(text) == [
         "**10 Tips**", "1. Avoid new shoes.", "Seriously, don't.", "2. Plan (and stick to it)", "She ran 10.",
         "Then she rested, e.g. on Sunday.", "Dr. Li agreed!", "\"Really?\"", "he asked."]
+
+
+def test_rubric_tables_kept_in_the_duckdb_file_by_earlier_versions_are_copied(tmp_path, july_tests):
+    """A workspace from before the SQLite store: its rubric rows move to rubric.sqlite on first
+    use (the DuckDB copy is left as it was); a read-only reader sees them without writing a file."""
+    from veribench.rubric.db import FILE_NAME
+    from veribench.store import Workspace
+
+    src = tmp_path / "new"
+    db = store.open_rubric(src)
+    store.add_pairs(db, real_pairs(july_tests, [("humbot", 2)]))
+    token = store.add_editor(db, "alice")
+    store.ensure_assignments(db)
+    legacy = {t: (db.query(f"SELECT * FROM {t}")) for t in ("rubric_items", "rubric_editors", "rubric_assignments",
+                                                           "rubric_meta")}
+    db.close()
+    old = tmp_path / "old"
+    with Workspace(old) as ws:  # write the rows where earlier versions kept them
+        ws.con.execute(store.SCHEMA)
+        for t, rows in legacy.items():
+            for r in rows:
+                ws.con.execute(f"INSERT INTO {t} VALUES ({', '.join('?' * len(r))})", list(r))
+    with Workspace(old, read_only=True) as ro:
+        assert [r["tool"] for r in results.tool_results(ro)] == ["humbot"]
+    assert not (old / FILE_NAME).exists()  # the read-only reader wrote nothing
+    db = store.open_rubric(old)
+    assert store.editor_for_token(db, token) == "alice"
+    assert sorted(db.query("SELECT blind_id, editor FROM rubric_assignments")) == \
+        sorted((b, e) for b, e, *_ in legacy["rubric_assignments"])
+    db.close()
+    assert (old / FILE_NAME).exists()
+    with Workspace(old, read_only=True) as ro:  # the DuckDB copy is untouched
+        assert ro.query("SELECT count(*) FROM rubric_items") == [(2,)]

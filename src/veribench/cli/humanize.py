@@ -20,31 +20,13 @@ from typing import Any, Optional
 import typer
 
 from .common import WorkspaceOpt, friendly_errors
+from .corpus import _show
 
 
 def _rows(path: Path) -> list[tuple[str, str]]:
-    from ..errors import InputError
+    from .score import read_rows
 
-    if not path.is_file():
-        raise InputError("no such file", file=str(path))
-    rows, seen = [], set()
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"not valid JSON ({e.msg})", file=str(path), record=n) from None
-        if not isinstance(obj, dict) or obj.get("id") is None:
-            raise InputError("missing", file=str(path), record=n, field="id")
-        if not isinstance(obj.get("text"), str):
-            raise InputError("missing or not a string", file=str(path), record=n, field="text")
-        rid = str(obj["id"])
-        if rid in seen:
-            raise InputError(f"duplicate id {rid!r}", file=str(path), record=n, field="id")
-        seen.add(rid)
-        rows.append((rid, obj["text"]))
-    return rows
+    return read_rows(path)
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -69,20 +51,21 @@ def humanize_cmd(
     humanizer: str = typer.Option(..., "--humanizer", "-H", help="undetectable, stealthgpt, writehuman, hix, humbot, llm-humanizer or manual."),
     set_: Optional[list[str]] = typer.Option(None, "--set", help="Humanizer setting key=value (repeatable), e.g. base_url=..., strength=..., prompt_file=..., path=... (manual)."),
     input: Path = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="JSONL file of {id, humanizer, status, output, vendor_version, detail} rows."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="JSONL file of {id, humanizer, spec_hash, input_sha256, status, output, vendor_version, detail} rows (`veribench import humanized` reads it)."),
     workspace: Path = WorkspaceOpt,
-    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Stop before the cost (words) would exceed this."),
+    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Budget for this run, across resumes (words; finite, >= 0): stored in the workspace under the run's key, so rerunning a killed command never sends more than this in total."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Send nothing; print what would be sent and its cost."),
     retry_transient: bool = typer.Option(False, "--retry-transient", help="Try again stored site_down/timeout/rate_limited failures."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
     """Humanize every text of a JSONL file with one humanizer, through the workspace cache."""
     from .. import registry
-    from ..detectors.pipeline import RunStats
+    from ..detectors.pipeline import RunStats, budget_note, check_budget
     from ..hashing import text_sha256
     from ..humanizers.pipeline import TRANSIENT, humanize_texts
     from ..store import Workspace
 
+    max_spend = check_budget(max_spend)
     rows = _rows(input)
     h = registry.create("humanizer", humanizer, _settings(set_))
     st = RunStats()
@@ -100,15 +83,20 @@ def humanize_cmd(
     for rid, t in rows:
         r = res.get(text_sha256(t))
         if r is None:
-            out.append({"id": rid, "humanizer": h.spec.name, "status": "not_run", "output": None,
+            out.append({"id": rid, "humanizer": h.spec.name, "spec_hash": h.spec.hash, "input_sha256": text_sha256(t),
+                        "status": "not_run", "output": None,
                         "detail": {"reason": "stopped by --max-spend before this text"}})
         else:
-            out.append({"id": rid, "humanizer": h.spec.name, "spec_hash": h.spec.hash, "status": r.status,
-                        "output": r.output, "vendor_version": r.vendor_version, "detail": r.detail})
+            out.append({"id": rid, "humanizer": h.spec.name, "spec_hash": h.spec.hash, "input_sha256": text_sha256(t),
+                        "status": r.status, "output": r.output, "vendor_version": r.vendor_version,
+                        "detail": r.detail})
     if output is not None:
         _write(output, out)
     typer.echo(f"{h.spec.label}: {st.computed} done, {st.cached} cached, {st.failed} failed, spent {st.spent:g}"
                + (" (stopped for budget)" if st.stopped_for_budget else ""), err=True)
+    note = budget_note(st, getattr(h, "cost_unit", None))
+    if note:
+        typer.echo(note, err=True)
 
 
 @friendly_errors
@@ -117,24 +105,35 @@ def generate_cmd(
     set_: Optional[list[str]] = typer.Option(None, "--set", help="Client setting key=value: base_url, model, provider, temperature, top_p, max_tokens, ..."),
     samples: int = typer.Option(1, "--samples", help="Texts per prompt (sample i uses seed+i)."),
     seed: int = typer.Option(0, "--seed"),
-    output: Path = typer.Option(..., "--output", "-o", help="JSONL of {prompt_slug, category, prompt, sample, status, text, generation}."),
+    output: Path = typer.Option(..., "--output", "-o", help="JSONL of {prompt_slug, category, prompt, sample, status, text, generation} (`veribench import generated` reads it)."),
     workspace: Path = WorkspaceOpt,
 ) -> None:
-    """Generate source texts from cycle prompts with an OpenAI-compatible endpoint."""
+    """Generate source texts from cycle prompts with an OpenAI-compatible endpoint.
+
+    Exits with status 1 when any request failed (the output file still lists every row).
+    """
     from ..errors import InputError
     from ..llm.generate import generate_sources
     from ..store import Workspace
 
-    try:
-        data = json.loads(prompts.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("no such file", file=str(prompts)) from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON ({e.msg})", file=str(prompts)) from None
+    from ..corpus.importers._io import load_json
+
+    if not prompts.is_file():
+        raise InputError("no such file", file=str(prompts))
+    data = load_json(prompts)
     with Workspace(workspace) as ws:
         recs = generate_sources(_settings(set_), data, ws, samples=samples, seed=seed)
     _write(output, recs)
-    typer.echo(f"generated {sum(r['status'] == 'ok' for r in recs)}/{len(recs)} texts", err=True)
+    ok = sum(r["status"] == "ok" for r in recs)
+    typer.echo(f"generated {ok}/{len(recs)} texts → {output}", err=True)
+    if ok < len(recs):
+        from collections import Counter
+
+        why = ", ".join(f"{k}: {v}" for k, v in sorted(Counter(r["status"] for r in recs if r["status"] != "ok").items()))
+        typer.secho(f"error: {len(recs) - ok} of {len(recs)} requests failed ({why}); {output} lists each with its "
+                    "reason. Answered calls are cached: run the same command again to retry only the failed ones",
+                    fg="red", err=True)
+        raise typer.Exit(1)
 
 
 @friendly_errors
@@ -154,8 +153,69 @@ def readability_cmd(
     _write(output, [{"id": rid, **r} for (rid, _), r in zip(rows, recs)])
 
 
+@friendly_errors
+def import_generated_cmd(
+    file: Path = typer.Argument(..., help="`veribench generate` output (JSONL)."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name and id prefix (default: the file stem)."),
+    arm: str = typer.Option("C", "--arm", help="Protocol arm of the generated texts."),
+    workspace: Path = WorkspaceOpt,
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Import generated texts as AI documents, each with its generation spec (version = the server's model string)."""
+    from ..corpus.importers.outputs import read_generated
+    from ..corpus.importers._store import store_import
+    from ..store import Workspace
+
+    report, docs = read_generated(file, corpus=corpus, arm=arm)
+    with Workspace(workspace) as ws:
+        _show(store_import(ws, report, docs), quiet)
+
+
+@friendly_errors
+def import_humanized_cmd(
+    file: Path = typer.Argument(..., help="`veribench humanize` output (JSONL); its ids are workspace document ids."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name (default: the file stem)."),
+    arm: Optional[str] = typer.Option(None, "--arm", help="Arm of the outputs (default: each source's arm; C2 for "
+                                                          "lightly edited AI text)."),
+    workspace: Path = WorkspaceOpt,
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Import humanized outputs as derived documents of their sources (tags derivation=humanize, attack=<humanizer>)."""
+    from ..corpus.importers.outputs import import_humanized
+    from ..store import Workspace
+
+    with Workspace(workspace) as ws:
+        _show(import_humanized(ws, file, corpus=corpus, arm=arm), quiet)
+
+
+@friendly_errors
+def import_cycle_cmd(
+    directory: Path = typer.Argument(..., help="HumanizerBench-format cycle bundle (samples.json, tests.json)."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name and id prefix (default: the cycle name)."),
+    arm: str = typer.Option("C", "--arm", help="Arm of the samples (AI source texts)."),
+    humanized_arm: Optional[str] = typer.Option(None, "--humanized-arm",
+                                                help="Arm of the humanized outputs (default: the sample's arm)."),
+    workspace: Path = WorkspaceOpt,
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Import a cycle's samples (AI documents) and complete humanizer outputs (derived documents)."""
+    from ..corpus.importers.outputs import read_cycle
+    from ..corpus.importers._store import store_import
+    from ..store import Workspace
+
+    report, docs = read_cycle(directory, corpus=corpus, arm=arm, humanized_arm=humanized_arm)
+    with Workspace(workspace) as ws:
+        _show(store_import(ws, report, docs), quiet)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``humanize``, ``generate`` and ``readability`` to the root app."""
+    """Add ``humanize``, ``generate`` and ``readability`` to the root app, and ``import generated``,
+    ``import humanized`` and ``import cycle`` to the ``import`` group."""
+    from .corpus import import_app
+
     app.command("humanize")(humanize_cmd)
     app.command("generate")(generate_cmd)
     app.command("readability")(readability_cmd)
+    import_app.command("generated")(import_generated_cmd)
+    import_app.command("humanized")(import_humanized_cmd)
+    import_app.command("cycle")(import_cycle_cmd)

@@ -3,12 +3,14 @@
     veribench rate assign --workspace WS --from-cycle CYCLE_DIR [--limit N]
     veribench rate editors add NAME --workspace WS      # the token is the last line printed
     veribench rate editors list --workspace WS
-    veribench rate serve --workspace WS --host 127.0.0.1 --port 8000
+    veribench rate serve --workspace WS --host 127.0.0.1 --port 8000 [--secure-cookies] [--root-path /rubric]
     veribench rate results --workspace WS [--json] [--out results.json]
     veribench rate export --workspace WS --out ratings.csv [--unblind]
 
-DuckDB lets one process write a workspace at a time: stop ``rate serve`` before running
-the other commands on the same workspace.
+The rubric lives in its own SQLite store beside the workspace's DuckDB file
+(``WS/rubric.sqlite``, WAL mode): ``rate serve`` never opens the DuckDB file, and every
+``rate`` command, ``report`` and ``export`` works while it serves (docs/concurrency.md).
+Only ``rate assign --from-workspace`` reads the DuckDB file (read-only, briefly).
 """
 
 from __future__ import annotations
@@ -28,16 +30,10 @@ rate_app.add_typer(editors_app, name="editors")
 
 
 def _ws(path: Path):
-    import duckdb
+    """The workspace's rubric store (SQLite); the DuckDB file is not opened."""
+    from ..rubric.store import open_rubric
 
-    from ..errors import VeribenchError
-    from ..store.workspace import Workspace
-
-    try:
-        return Workspace(path)
-    except duckdb.IOException as e:
-        raise VeribenchError(f"cannot open workspace {path}: {e} (is `veribench rate serve` running on it? "
-                             "DuckDB allows one writing process; stop the server first)") from None
+    return open_rubric(path)
 
 
 @rate_app.command("assign")
@@ -53,17 +49,17 @@ def assign(
 ) -> None:
     """Load input/output pairs (each gets a random blind id) and give every output two editors."""
     from ..rubric import loaders, store
+    from ..store.workspace import Workspace
 
+    if from_cycle is not None and from_workspace:
+        raise typer.BadParameter("use --from-cycle or --from-workspace, not both")
+    pairs, rep = [], None
+    if from_cycle is not None:
+        pairs, rep = loaders.pairs_from_cycle(from_cycle, limit)
+    elif from_workspace:
+        with Workspace(workspace, read_only=True) as docs:
+            pairs, rep = loaders.pairs_from_workspace(docs, limit)
     with _ws(workspace) as ws:
-        store.ensure_schema(ws)
-        if from_cycle is not None and from_workspace:
-            raise typer.BadParameter("use --from-cycle or --from-workspace, not both")
-        if from_cycle is not None:
-            pairs, rep = loaders.pairs_from_cycle(from_cycle, limit)
-        elif from_workspace:
-            pairs, rep = loaders.pairs_from_workspace(ws, limit)
-        else:
-            pairs, rep = [], None
         if rep is not None:
             added = store.add_pairs(ws, pairs)
             skipped = ", ".join(f"{k}: {v}" for k, v in rep["skipped"].items()) or "none"
@@ -111,15 +107,32 @@ def editors_list(workspace: Path = WorkspaceOpt) -> None:
 @rate_app.command("serve")
 @friendly_errors
 def serve(workspace: Path = WorkspaceOpt, host: str = typer.Option("127.0.0.1", "--host"),
-          port: int = typer.Option(8000, "--port")) -> None:
-    """Serve the blind reading app (FastAPI + uvicorn)."""
+          port: int = typer.Option(8000, "--port"),
+          secure_cookies: bool = typer.Option(False, "--secure-cookies",
+                                              help="Mark the session cookie Secure (HTTPS only): use behind a "
+                                                   "TLS-terminating proxy."),
+          root_path: str = typer.Option("", "--root-path",
+                                        help="Path prefix the proxy serves the app under, e.g. /rubric (links, "
+                                             "redirects and the cookie path carry it)."),
+          forwarded_allow_ips: Optional[str] = typer.Option(None, "--forwarded-allow-ips",
+                                                            help="Proxy addresses whose X-Forwarded-* headers are "
+                                                                 "trusted (uvicorn's option; default 127.0.0.1).")
+          ) -> None:
+    """Serve the blind reading app (FastAPI + uvicorn). It never locks the workspace's DuckDB file."""
     import uvicorn
 
+    from ..errors import InputError
     from ..rubric.app import create_app
 
-    app = create_app(workspace)
-    typer.echo(f"serving the editors' reading app on http://{host}:{port}/login")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    if root_path and not root_path.startswith("/"):
+        raise InputError("--root-path must start with '/', e.g. /rubric", field="--root-path")
+    app = create_app(workspace, secure_cookies=secure_cookies, root_path=root_path)
+    scheme = "https" if secure_cookies else "http"
+    typer.echo(f"serving the editors' reading app on http://{host}:{port}{root_path.rstrip('/')}/login"
+               + (f" (behind the proxy: {scheme}://<your host>{root_path.rstrip('/')}/login; Secure cookies)"
+                  if secure_cookies else ""))
+    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=True,
+                forwarded_allow_ips=forwarded_allow_ips)
 
 
 def _fmt(x, nd: int = 2) -> str:

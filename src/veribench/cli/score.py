@@ -20,36 +20,28 @@ from .common import WorkspaceOpt, friendly_errors
 
 
 def read_rows(path: Path) -> list[tuple[str, str]]:
-    """``[(id, text)]`` from a JSONL file.
+    """``[(id, text)]`` from a JSONL file, through the shared hardened reader.
 
     Raises:
-        InputError: naming the file, record (1-based line) and field of a bad row.
+        InputError: naming the file, record (``line N``) and field of a bad row.
     """
+    from ..corpus.importers._io import iter_jsonl
     from ..errors import InputError
 
     if not path.is_file():
         raise InputError("no such file", file=str(path))
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"not valid JSON ({e.msg})", file=str(path), record=n) from None
-            if not isinstance(obj, dict):
-                raise InputError("each line must be a JSON object {id, text}", file=str(path), record=n)
-            if "id" not in obj or obj["id"] is None:
-                raise InputError("missing", file=str(path), record=n, field="id")
-            if not isinstance(obj.get("text"), str):
-                raise InputError("missing or not a string", file=str(path), record=n, field="text")
-            rid = str(obj["id"])
-            if rid in seen:
-                raise InputError(f"duplicate id {rid!r}", file=str(path), record=n, field="id")
-            seen.add(rid)
-            rows.append((rid, obj["text"]))
+    for rec, obj in iter_jsonl(path):
+        if "id" not in obj or obj["id"] is None or isinstance(obj["id"], (bool, dict, list, float)):
+            raise InputError("missing, or not a string or integer", file=str(path), record=rec, field="id")
+        if not isinstance(obj.get("text"), str):
+            raise InputError("missing or not a string", file=str(path), record=rec, field="text")
+        rid = str(obj["id"])
+        if rid in seen:
+            raise InputError(f"duplicate id {rid!r}", file=str(path), record=rec, field="id")
+        seen.add(rid)
+        rows.append((rid, obj["text"]))
     return rows
 
 
@@ -71,7 +63,7 @@ def score_cmd(
     workspace: Path = WorkspaceOpt,
     engine: str = typer.Option("local", "--engine", help="local (this process) or ray (Ray Data actors on a Ray cluster)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address for --engine ray (default: $RAY_ADDRESS or a local instance)."),
-    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Stop before the detector's cost (words or credits) would exceed this."),
+    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Budget for this run, across resumes (words or credits; finite, >= 0): stored in the workspace under the run's key, so rerunning a killed command never sends more than this in total."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Score nothing; print what would be sent and its cost."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
 ) -> None:
@@ -82,12 +74,13 @@ def score_cmd(
 @friendly_errors
 def _score(detector: str, pairs: list[str], input: Path, output: Path, workspace: Path, engine: str,
            ray_address: str | None, max_spend: float | None, dry_run: bool, progress: bool) -> None:
-    from ..detectors.pipeline import RunStats, score_texts
+    from ..detectors.pipeline import RunStats, budget_note, check_budget, score_texts
     from ..errors import InputError
     from ..hashing import text_sha256
     from ..registry import create, parse_settings
     from ..store import Workspace
 
+    max_spend = check_budget(max_spend)
     if engine not in ("local", "ray"):
         raise InputError(f"--engine must be local or ray, got {engine!r}")
     rows = read_rows(input)
@@ -122,6 +115,9 @@ def _score(detector: str, pairs: list[str], input: Path, output: Path, workspace
     typer.echo(f"{det.spec.label}: {stats.unique} unique texts, {stats.cached} from cache, {stats.computed} scored, "
                f"{stats.failed} not ok" + (", stopped by --max-spend" if stats.stopped_for_budget else "")
                + f" → {output}")
+    note = budget_note(stats, getattr(det, "cost_unit", None))
+    if note:
+        typer.echo(note, err=True)
 
 
 def register(app: typer.Typer) -> None:

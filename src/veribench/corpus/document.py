@@ -38,6 +38,8 @@ as top-level fields (as ``veribench export documents`` writes them); they are mo
 from __future__ import annotations
 
 import math
+import re
+from datetime import date, datetime
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -56,6 +58,37 @@ DERIVATIONS = ("attack", "paraphrase", "humanize", "edit")
 DERIVED_FIELDS = ("source_id", "attack", "edits")
 
 
+_YEAR_MONTH = re.compile(r"(\d{4})(?:-(\d{2}))?")
+
+
+def iso_date(v: Any) -> Any:
+    """Check an ISO 8601 date field: ``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD`` or a date-time
+    (``2026-11-02T10:00:00Z``); returned unchanged (``None`` passes).
+
+    Raises:
+        ValueError: anything else, or a date that does not exist (``2023-02-30``).
+    """
+    if v is None:
+        return v
+    if not isinstance(v, str):
+        raise ValueError(f"a date must be ISO 8601 text (YYYY, YYYY-MM, YYYY-MM-DD or a date-time), got "
+                         f"{type(v).__name__} {v!r}")
+    s = v.strip()
+    m = _YEAR_MONTH.fullmatch(s)
+    try:
+        if m:
+            if m.group(2) is not None and not 1 <= int(m.group(2)) <= 12:
+                raise ValueError
+        elif len(s) == 10:
+            date.fromisoformat(s)
+        else:
+            datetime.fromisoformat(s.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"not an ISO 8601 date or date-time: {v!r} (write YYYY, YYYY-MM, YYYY-MM-DD or "
+                         "YYYY-MM-DDTHH:MM:SSZ)") from None
+    return v
+
+
 class Provenance(BaseModel):
     """Where a text came from. Dates are ISO 8601 strings (``YYYY`` or ``YYYY-MM-DD``)."""
 
@@ -66,6 +99,11 @@ class Provenance(BaseModel):
     method: Optional[str] = None
     attestation: Optional[str] = None
     citation: Optional[str] = None
+
+    @field_validator("published")
+    @classmethod
+    def _published_iso(cls, v: Any) -> Any:
+        return iso_date(v)
 
 
 class Generation(BaseModel):
@@ -83,6 +121,11 @@ class Generation(BaseModel):
     seed: Optional[int] = None
     settings: dict[str, Any] = Field(default_factory=dict)
     post_editing: Optional[str] = None
+
+    @field_validator("date")
+    @classmethod
+    def _date_iso(cls, v: Any) -> Any:
+        return iso_date(v)
 
 
 class Document(BaseModel):
@@ -155,8 +198,15 @@ class Document(BaseModel):
     @field_validator("tags", mode="before")
     @classmethod
     def _tags_str(cls, v: Any) -> Any:
+        """Tags are text labels (``docs/corpus-schema.md``): a number, list or object is refused,
+        never turned into its Python spelling. A null tag is dropped."""
         if isinstance(v, dict):
-            return {str(k): str(x) for k, x in v.items() if x is not None}
+            for k, x in v.items():
+                if x is not None and not isinstance(x, str):
+                    raise ValueError(f"tag {k!r} must be a string, got {type(x).__name__} {x!r} "
+                                     f"(write it as text, e.g. \"{x}\")" if isinstance(x, (int, float))
+                                     else f"tag {k!r} must be a string, got {type(x).__name__}")
+            return {str(k): x for k, x in v.items() if x is not None}
         return v
 
     @model_validator(mode="after")

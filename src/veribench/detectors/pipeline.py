@@ -4,16 +4,25 @@ Above this layer, code asks for scores; below it live de-duplication by text has
 the workspace cache, batching, concurrency, budget, dry runs and progress. Every
 completed batch is stored at once, in its own transaction, so a run killed at any
 moment resumes without repeating a stored call and without losing a stored result.
+
+Budgets (``--max-spend``) belong to the run, not to one process: the cap and what was
+spent are stored in the workspace table ``run_budgets`` under the run's key (the kind,
+the plug-in's spec hash and the set of input texts, :func:`budget_key`). The cost of a
+batch is reserved there, in a committed transaction, *before* the batch is sent; a batch
+in flight when the process dies therefore stays counted (the vendor may have billed it),
+and a rerun of the same command can never send more than the cap in total.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ..hashing import text_sha256
+from ..errors import InputError
+from ..hashing import canonical_json, sha256_bytes, text_sha256
 from .base import Detector, ScoreResult, results_per_input, submitted_text, with_hazards
 
 
@@ -21,13 +30,163 @@ from .base import Detector, ScoreResult, results_per_input, submitted_text, with
 TRANSIENT = ("site_down", "timeout", "rate_limited")
 
 
+#: Failures that mean the vendor refused the call before doing any work (bad key, no
+#: credits): their reserved cost is given back to the budget. Every other sent call stays
+#: counted, whatever its outcome.
+UNBILLED = ("auth", "no_credits")
+
+
 class BudgetExceeded(Exception):
     """Raised after stopping because the next call would exceed ``--max-spend``."""
 
 
+def check_budget(value: Any, what: str = "--max-spend") -> float | None:
+    """A budget as a finite, non-negative float (``None`` passes: no budget).
+
+    Raises:
+        InputError: NaN, infinite, negative or non-numeric (a cap of ``inf`` or ``nan`` would
+            silently mean "no cap"; a negative one means nothing).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InputError(f"budget must be a number of words or credits, got {value!r}", field=what)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"budget must be a number of words or credits, got {value!r}", field=what) from None
+    if not math.isfinite(v) or v < 0:
+        raise InputError(f"budget must be a finite number >= 0, got {value!r}", field=what)
+    return v
+
+
+BUDGET_SQL = """
+CREATE TABLE IF NOT EXISTS run_budgets (
+    run_key VARCHAR PRIMARY KEY,
+    kind VARCHAR,
+    spec_hash VARCHAR,
+    label VARCHAR,
+    unit VARCHAR,
+    texts INTEGER,
+    cap DOUBLE NOT NULL,
+    reserved DOUBLE NOT NULL,
+    released DOUBLE NOT NULL,
+    calls_sent INTEGER NOT NULL,
+    calls_done INTEGER NOT NULL,
+    calls_released INTEGER NOT NULL,
+    created_at TIMESTAMPTZ,
+    updated_at TIMESTAMPTZ
+);
+"""
+
+
+def budget_key(kind: str, spec_hash: str, shas: Iterable[str]) -> str:
+    """The run's key: SHA-256 of (kind, plug-in spec hash, sorted unique input text hashes).
+
+    Rerunning the same command on the same input file gives the same key, so a resumed run
+    shares its budget with the run it resumes.
+    """
+    return sha256_bytes(canonical_json({"kind": kind, "spec": spec_hash,
+                                        "texts": sorted(set(shas))}).encode("utf-8"))
+
+
+class RunBudget:
+    """A run's spending cap and ledger, kept in the workspace (or in memory without one).
+
+    ``spent`` = ``reserved - released``: every call sent counts from the moment before it is
+    sent; only calls the vendor refused outright (:data:`UNBILLED`) are given back.
+
+    Args:
+        ws: a Workspace, or ``None`` (the ledger then lives only as long as this object).
+        key: :func:`budget_key`.
+        cap: the cap given now, or ``None`` to use the stored one (a stored cap holds for
+            reruns that omit ``--max-spend``; a cap given replaces it).
+    """
+
+    def __init__(self, ws: Any, key: str, cap: float | None, *, kind: str, spec_hash: str, label: str,
+                 unit: str | None, texts: int):
+        from ..store.workspace import now_utc
+
+        self.ws, self.key = ws, key
+        self.lock = threading.Lock()
+        row = None
+        if ws is not None:
+            with ws.transaction() as c:
+                c.execute(BUDGET_SQL)
+                row = c.execute("SELECT cap, reserved, released, calls_sent, calls_done, calls_released "
+                                "FROM run_budgets WHERE run_key = ?", [key]).fetchone()
+                if row is None and cap is not None:
+                    c.execute("INSERT INTO run_budgets VALUES (?,?,?,?,?,?,?,0,0,0,0,0,?,?)",
+                              [key, kind, spec_hash, label, unit, texts, cap, now_utc(), now_utc()])
+                elif row is not None and cap is not None and cap != row[0]:
+                    c.execute("UPDATE run_budgets SET cap = ?, updated_at = ? WHERE run_key = ?", [cap, now_utc(), key])
+        self.stored_cap = row[0] if row else None
+        self.cap = cap if cap is not None else (row[0] if row else None)
+        self.reserved, self.released = (row[1], row[2]) if row else (0.0, 0.0)
+        sent, done, rel = (row[3], row[4], row[5]) if row else (0, 0, 0)
+        #: calls sent by earlier runs whose result was never stored (in flight at a kill)
+        self.in_flight_before = max(0, sent - done - rel)
+        self.spent_before = self.spent
+
+    @property
+    def active(self) -> bool:
+        return self.cap is not None
+
+    @property
+    def spent(self) -> float:
+        return self.reserved - self.released
+
+    @property
+    def left(self) -> float:
+        return math.inf if self.cap is None else max(0.0, self.cap - self.spent)
+
+    def _update(self, **add: float) -> None:
+        if self.ws is None:
+            return
+        from ..store.workspace import now_utc
+
+        sets = ", ".join(f"{k} = {k} + ?" for k in add)
+        with self.ws.transaction() as c:
+            c.execute(f"UPDATE run_budgets SET {sets}, updated_at = ? WHERE run_key = ?",
+                      [*add.values(), now_utc(), self.key])
+
+    def reserve(self, costs: Sequence[float]) -> int:
+        """Reserve the longest prefix of ``costs`` that fits under the cap, committed before
+        anything is sent. Returns how many fit (all when there is no cap)."""
+        if not self.active:
+            return len(costs)
+        with self.lock:
+            n, total = 0, 0.0
+            for c in costs:
+                if self.spent + total + c > self.cap + 1e-9:
+                    break
+                total += c
+                n += 1
+            if n:
+                self._update(reserved=total, calls_sent=n)
+                self.reserved += total
+            return n
+
+    def settle(self, costs_and_statuses: Sequence[tuple[float, str]]) -> None:
+        """Record finished calls; give back the cost of those the vendor refused outright."""
+        if not self.active:
+            return
+        with self.lock:
+            back = [c for c, st in costs_and_statuses if st in UNBILLED]
+            self._update(calls_done=len(costs_and_statuses) - len(back), released=sum(back),
+                         calls_released=len(back))
+            self.released += sum(back)
+
+
 @dataclass
 class RunStats:
-    """Counts of one scoring call: texts asked, cache hits, computed, failed, spend."""
+    """Counts of one scoring call: texts asked, cache hits, computed, failed, spend.
+
+    ``spent`` is what this call sent (units of the plug-in's ``cost_unit``); with a budget,
+    ``budget_key``, ``budget_cap``, ``spent_before`` (earlier runs of the same key) and
+    ``spent_total`` describe the run across resumes, and ``in_flight_before`` counts calls
+    an earlier run sent whose result was never stored (they stay counted).
+    """
 
     requested: int = 0
     unique: int = 0
@@ -37,6 +196,26 @@ class RunStats:
     spent: float = 0.0
     stopped_for_budget: bool = False
     planned: list[dict[str, Any]] = field(default_factory=list)
+    budget_key: str | None = None
+    budget_cap: float | None = None
+    spent_before: float = 0.0
+    spent_total: float = 0.0
+    in_flight_before: int = 0
+
+
+def budget_note(st: RunStats, unit: str | None) -> str:
+    """One line on the run's budget for the command line ("" without a budget)."""
+    if st.budget_key is None:
+        return ""
+    u = f" {unit}" if unit else ""
+    note = (f"budget {st.budget_cap:g}{u} for this run (key {st.budget_key[:12]}): {st.spent_total:g} spent in all, "
+            f"{st.spent_before:g} of it by earlier runs")
+    if st.in_flight_before:
+        note += (f"; {st.in_flight_before} call(s) were in flight when an earlier run stopped: their cost stays "
+                 "counted and their texts were sent again")
+    if st.stopped_for_budget:
+        note += "; stopped: the next text would exceed the budget"
+    return note
 
 
 def _progress(total: int, description: str, enabled: bool):
@@ -72,8 +251,11 @@ def score_texts(
         detector: any object meeting :class:`veribench.detectors.Detector`.
         texts: texts to score; duplicates are scored once.
         progress: show a rich progress bar.
-        max_spend: stop before the cumulative ``detector.cost(text)`` would exceed this
-            (units: ``detector.cost_unit``, words or credits). Cached texts cost nothing.
+        max_spend: the run's budget, across resumes: stop before the cost of everything
+            this run has sent (``detector.cost(text)``, units ``detector.cost_unit``,
+            words or credits), by this call and earlier calls with the same
+            :func:`budget_key`, would exceed it. Cached texts cost nothing. Finite and
+            >= 0 (:func:`check_budget`); ``None`` keeps a cap stored for this run.
         dry_run: compute nothing; fill ``stats.planned`` with what would be sent and its cost.
         stats: optional :class:`RunStats` to fill.
         store: write results to the workspace (default True).
@@ -139,13 +321,19 @@ def run_cached(
     completed batch to ``put`` at once (one transaction each). ``annotate(sha, result)``,
     when given, sees every new result (preflight or computed) before it is stored.
 
+    Budget: with ``max_spend`` (or a cap stored for the same run, see :class:`RunBudget`)
+    the cost of each batch is reserved in the workspace before it is sent, and sending
+    stops at the first text that would go over the cap.
+
     Returns:
         ``{text_sha256: result}`` for every text done or found stored.
 
     Raises:
+        InputError: ``max_spend`` is NaN, infinite or negative.
         ValueError: ``retry_statuses`` names a non-transient status.
         RuntimeError: ``call`` returned a different number of results than texts.
     """
+    max_spend = check_budget(max_spend)
     st = stats if stats is not None else RunStats()
     by_sha: dict[str, str] = {}
     for t in texts:
@@ -193,17 +381,17 @@ def run_cached(
             })
         return results
 
-    # Budget: admit texts in order while the cumulative cost stays within max_spend.
-    if max_spend is not None and cost is not None:
-        admitted, total = [], 0.0
-        for s, t in todo:
-            c = float(cost(t))
-            if total + c > max_spend:
-                st.stopped_for_budget = True
-                break
-            total += c
-            admitted.append((s, t))
-        todo = admitted
+    # Budget: the run's cap and ledger, across resumes (reserved batch by batch below).
+    budget = None
+    if cost is not None:
+        budget = RunBudget(attach_ws, budget_key(kind, spec.hash, by_sha), max_spend, kind=kind, spec_hash=spec.hash,
+                           label=spec.label, unit=getattr(plugin, "cost_unit", None), texts=len(by_sha))
+        if budget.active:
+            st.budget_key, st.budget_cap = budget.key, budget.cap
+            st.spent_before = st.spent_total = budget.spent_before
+            st.in_flight_before = budget.in_flight_before
+        else:
+            budget = None
 
     attach = getattr(plugin, "attach_workspace", None)  # async API adapters journal their task ids
     if attach is not None and attach_ws is not None:
@@ -214,6 +402,18 @@ def run_cached(
     batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
     bar = _progress(len(todo), f"{verb} {spec.label}", progress)
     lock = threading.Lock()
+    costs: dict[str, float] = {s: float(cost(t)) for s, t in todo} if budget is not None else {}
+
+    def admit(batch: list[tuple[str, str]] | None) -> list[tuple[str, str]] | None:
+        """The part of ``batch`` the budget lets through, reserved before sending (None: stop)."""
+        if batch is None or st.stopped_for_budget:
+            return None
+        if budget is None:
+            return batch
+        n = budget.reserve([costs[s] for s, _ in batch])
+        if n < len(batch):
+            st.stopped_for_budget = True
+        return batch[:n] or None
 
     def run_batch(batch: list[tuple[str, str]]) -> list[tuple[str, Any]]:
         out = call([t for _, t in batch])
@@ -224,12 +424,17 @@ def run_cached(
     def done(items: list[tuple[str, Any]], batch: list[tuple[str, str]]) -> None:
         if put is not None:
             put(items, replace)  # stored at once, transactionally
+        if budget is not None:
+            budget.settle([(costs[s], r.status) for s, r in items])
         with lock:
             results.update(dict(items))
             st.computed += sum(1 for _, r in items if r.status == "ok")
             st.failed += sum(1 for _, r in items if r.status != "ok")
             if cost is not None:
-                st.spent += sum(float(cost(t)) for _, t in batch)
+                st.spent += sum(float(cost(t)) for (_, t), (_, r) in zip(batch, items)
+                                if budget is None or r.status not in UNBILLED)
+            if budget is not None:
+                st.spent_total = budget.spent
         if on_batch:
             on_batch(items)
         if bar:
@@ -238,12 +443,18 @@ def run_cached(
     try:
         if conc == 1:
             for b in batches:
+                b = admit(b)
+                if b is None:
+                    break
                 done(run_batch(b), b)
         else:
             with ThreadPoolExecutor(max_workers=conc) as ex:
                 pending: dict[Future, list[tuple[str, str]]] = {}
                 it = iter(batches)
                 for b in it:
+                    b = admit(b)
+                    if b is None:
+                        break
                     pending[ex.submit(run_batch, b)] = b
                     if len(pending) >= conc:
                         break
@@ -252,7 +463,7 @@ def run_cached(
                     for f in fin:
                         b = pending.pop(f)
                         done(f.result(), b)
-                        nb = next(it, None)
+                        nb = admit(next(it, None))
                         if nb is not None:
                             pending[ex.submit(run_batch, nb)] = nb
     finally:

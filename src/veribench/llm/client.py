@@ -78,9 +78,11 @@ class ChatResult:
     usage: dict[str, Any] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
-        """Provenance of this call: provider, model, server model, date, prompt, seed, sampling."""
+        """Provenance of this call: provider, model asked for, ``version`` (the model string the
+        server returned, e.g. ``gpt-4o-2024-08-06`` for ``gpt-4o``), date, prompt, seed, sampling."""
         req = self.request
-        return {"provider": self.provider, "model": self.model, "server_model": self.server_model,
+        return {"provider": self.provider, "model": self.model, "version": self.server_model,
+                "server_model": self.server_model,
                 "date": self.created_at, "messages": req.get("messages"), "seed": req.get("seed"),
                 "sampling": {k: req[k] for k in SAMPLING if k in req}, "finish_reason": self.finish_reason,
                 "request_sha256": self.request_sha256, "client_spec_hash": self.spec_hash}

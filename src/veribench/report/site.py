@@ -323,28 +323,21 @@ def _flatten(row: dict[str, Any]) -> dict[str, Any]:
 def _ratings(ws, path: Path) -> tuple[list[dict[str, Any]] | None, str | None]:
     """Rubric results per tool via ``veribench.rubric.results.tool_results`` (guarded), flattened.
 
-    Returns (rows or None, note). The rubric module creates its tables on use, which a
-    read-only workspace refuses; when the tables exist we reopen the workspace writable
-    for that one call (creating tables that exist changes nothing).
+    Returns (rows or None, note). The rubric keeps its own store beside the workspace
+    (``rubric.sqlite``, read here without writing; older workspaces kept its tables in
+    the DuckDB file, which is read as is).
     """
     try:
+        from ..rubric.db import store_exists
         from ..rubric.results import tool_results  # type: ignore[import-not-found]
     except ImportError:
         return None, "veribench.rubric.results is not installed"
-    has = ws.query("SELECT count(*) FROM information_schema.tables WHERE table_name = 'rubric_ratings'")[0][0]
-    if not has:
+    if not store_exists(path, ws.con):
         return None, "no rubric ratings in the workspace"
     try:
         rows = tool_results(ws)
-    except Exception:
-        from ..store import Workspace
-
-        try:
-            ws.close()
-            with Workspace(path) as w2:
-                rows = tool_results(w2)
-        except Exception as e:
-            return None, f"could not read rubric ratings ({type(e).__name__}: {e})"
+    except Exception as e:
+        return None, f"could not read rubric ratings ({type(e).__name__}: {e})"
     rows = [_flatten(dict(r)) for r in rows or []]
     return (rows or None), (None if rows else "rubric tables hold no ratings")
 

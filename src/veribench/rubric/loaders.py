@@ -6,8 +6,10 @@ Cycle bundle: a folder holding ``tests.json`` (a list of humanizer runs, each wi
 ``input_text`` when present, else its sample's. Runs whose status is not ``complete`` or
 whose output is empty are skipped and counted (they have nothing to read).
 
-Workspace: documents whose ``tags`` hold ``humanizer`` (the tool) and ``input_doc_id``
-(the document the tool was given); the pair is (that document's text, this one's text).
+Workspace: humanized outputs stored as derived documents (``tags.derivation`` =
+``humanize``, ``tags.attack`` = the tool, ``provenance.source_id`` = the document the tool
+was given), or tagged ``humanizer`` + ``input_doc_id``; the pair is (that document's text,
+this one's text).
 """
 
 from __future__ import annotations
@@ -25,10 +27,9 @@ from .store import Pair
 def _read_json_list(path: Path) -> list[Any]:
     if not path.is_file():
         raise InputError("file not found (a cycle bundle needs samples.json and tests.json)", file=str(path))
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON: {e}", file=str(path)) from None
+    from ..corpus.importers._io import load_json
+
+    data = load_json(path)
     if not isinstance(data, list):
         raise InputError("expected a JSON list of records", file=str(path))
     return data
@@ -99,21 +100,36 @@ def pairs_from_cycle(cycle_dir: str | Path, limit: int | None = None) -> tuple[l
 
 
 def pairs_from_workspace(ws: Workspace, limit: int | None = None) -> tuple[list[Pair], dict[str, Any]]:
-    """Pairs from workspace documents tagged ``humanizer`` and ``input_doc_id`` (see module doc).
+    """Pairs from workspace documents that are humanized outputs (see module doc).
+
+    Two markings are read: derived documents (CONTRACTS.md: ``tags.derivation`` =
+    ``humanize``, ``tags.attack`` = the humanizer, ``provenance.source_id`` = the input
+    document; what ``veribench import humanized`` and ``import cycle`` write), and the older
+    ``tags.humanizer`` + ``tags.input_doc_id``.
 
     Raises:
         InputError: a tagged document whose input document is missing or has no text.
     """
     rows = ws.query(
-        "SELECT d.doc_id, d.text, json_extract_string(d.tags, '$.humanizer'), "
-        "json_extract_string(d.tags, '$.input_doc_id'), s.text FROM documents d "
-        "LEFT JOIN documents s ON s.doc_id = json_extract_string(d.tags, '$.input_doc_id') "
-        "WHERE json_extract_string(d.tags, '$.humanizer') IS NOT NULL ORDER BY d.doc_id")
+        "WITH o AS (SELECT doc_id, text, "
+        "  CASE WHEN json_extract_string(tags, '$.derivation') = 'humanize' THEN json_extract_string(tags, '$.attack') "
+        "       ELSE json_extract_string(tags, '$.humanizer') END AS tool, "
+        "  CASE WHEN json_extract_string(tags, '$.derivation') = 'humanize' "
+        "       THEN json_extract_string(provenance, '$.source_id') "
+        "       ELSE json_extract_string(tags, '$.input_doc_id') END AS input_id, "
+        "  json_extract_string(tags, '$.derivation') = 'humanize' AS derived "
+        "  FROM documents WHERE json_extract_string(tags, '$.derivation') = 'humanize' "
+        "     OR json_extract_string(tags, '$.humanizer') IS NOT NULL) "
+        "SELECT o.doc_id, o.text, o.tool, o.input_id, s.text, o.derived FROM o "
+        "LEFT JOIN documents s ON s.doc_id = o.input_id ORDER BY o.doc_id")
     pairs = []
-    for doc_id, text, tool, input_id, input_text in rows:
+    for doc_id, text, tool, input_id, input_text, derived in rows:
         if not input_id:
-            raise InputError("tagged with a humanizer but not with input_doc_id", file="workspace documents",
-                             record=doc_id, field="tags.input_doc_id")
+            raise InputError("a humanized output without its input document", file="workspace documents",
+                             record=doc_id, field="provenance.source_id" if derived else "tags.input_doc_id")
+        if not tool:
+            raise InputError("a humanized output without its humanizer", file="workspace documents", record=doc_id,
+                             field="tags.attack")
         if not input_text or not text:
             raise InputError(f"input document {input_id!r} or this output has no stored text",
                              file="workspace documents", record=doc_id, field="text")

@@ -79,7 +79,7 @@ def ordinal_alpha(first: list[float | None], second: list[float | None]) -> tupl
 
 
 def _load(ws: Workspace) -> tuple[dict[str, dict], dict[str, list[dict]], dict[str, list[tuple]]]:
-    ensure_schema(ws)
+    ws = ensure_schema(ws)
     items = {}
     for b, tool, words, read, source, pair_id in ws.query(
             "SELECT blind_id, tool, output_words, readability, source, pair_id FROM rubric_items"):
@@ -99,6 +99,13 @@ def _load(ws: Workspace) -> tuple[dict[str, dict], dict[str, list[dict]], dict[s
             "ORDER BY blind_id, editor, sentence_index, class"):
         marks[b].append((e, i, text, cls))
     return items, reads, marks
+
+
+def _iso(v: Any) -> str:
+    """A stored time as ISO 8601 text ("" when absent)."""
+    if v is None:
+        return ""
+    return v if isinstance(v, str) else v.isoformat()
 
 
 def _third_read_due(rs: list[dict]) -> bool:
@@ -232,7 +239,7 @@ def ratings_rows(ws: Workspace, *, unblind: bool = False) -> list[dict[str, Any]
                 "dropped_claims": r["dropped_claims"], "invented_facts": r["invented_facts"],
                 "changed_facts": r["changed_facts"], "output_words": it["output_words"],
                 "fk_grade_delta": it["readability"].get("fk_grade_delta"),
-                "submitted_at": r["submitted_at"].isoformat() if r["submitted_at"] else "",
+                "submitted_at": _iso(r["submitted_at"]),
             }
             if unblind:
                 base["tool"] = it["tool"]

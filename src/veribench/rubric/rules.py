@@ -79,3 +79,25 @@ MARKABLE_CLASSES = SENTENCE_MEANING_CLASSES + WRITING_CLASSES
 #: the three readers are closest to. The rubric does not state the three-read rule; this
 #: is veribench's choice, published in every results document.
 OUTPUT_COMBINE_RULE = "median of the output's reads (two reads: their mean)"
+
+#: The scale's own consistency: the most a reading may score for its count of dropped
+#: claims plus invented facts. The rubric's score table: 3 is "One claim is missing or one
+#: fact has been added", 2 is "Two or more claims are missing or added" (and 4 and 5 need
+#: "Every claim is present" / "nothing has been added"). Keys are fault counts; the last
+#: entry holds for every count at or above it. Changed numbers, names or dates are meaning
+#: faults too, but neither a dropped nor an added claim, so they do not enter the count.
+MAX_SCORE_BY_FAULTS: dict[int, int] = {0: 5, 1: 3, 2: 2}
+CONSISTENCY_RULE = ("a reading with one dropped claim or invented fact scores at most 3; with two or more, at most 2 "
+                    "(the rubric's score table)")
+
+
+def max_score(dropped_claims: int, invented_facts: int) -> int:
+    """The highest meaning score the rubric allows for these counts (see :data:`MAX_SCORE_BY_FAULTS`).
+
+    Args:
+        dropped_claims: unticked claim lines (>= 0).
+        invented_facts: output sentences marked ``invented_fact`` (>= 0).
+    """
+    faults = dropped_claims + invented_facts
+    top = max(MAX_SCORE_BY_FAULTS)
+    return MAX_SCORE_BY_FAULTS[min(faults, top)]

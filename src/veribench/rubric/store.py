@@ -11,6 +11,12 @@ rubric_ratings      one submitted reading: score 1-5, claims and which were foun
 rubric_marks        marked output sentences (and their text) with a rubric class
 rubric_forms        one-time form tokens (hashed): a submitted form cannot be replayed
 rubric_meta         the session-signing secret (so sessions survive a restart)
+rubric_sessions     signed-in sessions (hashed ids): a signed cookie is honoured only while
+                    its session is here, unexpired and not revoked (sign-out revokes it)
+
+The tables live in the rating app's own SQLite store beside the workspace's DuckDB file
+(:mod:`veribench.rubric.db`, ``docs/concurrency.md``); every function takes that store or a
+:class:`~veribench.store.Workspace`, whose store it opens.
 
 Assignment rules (rubric 001, see :mod:`veribench.rubric.rules`): two editors per output,
 never the same editor twice on one output, least-loaded editor first (ties broken by a
@@ -27,14 +33,14 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
-
-import duckdb
+from pathlib import Path
+from typing import Any, Iterable, Sequence, Union
 
 from ..errors import InputError, VeribenchError
 from ..hashing import text_sha256
 from ..store.workspace import Workspace
 from . import rules
+from .db import RubricDB, open_store
 from .text import readability_delta, split_sentences, word_count
 
 SCHEMA = """
@@ -98,6 +104,13 @@ CREATE TABLE IF NOT EXISTS rubric_forms (
     used_at TIMESTAMPTZ
 );
 CREATE TABLE IF NOT EXISTS rubric_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS rubric_sessions (
+    sid_sha256 VARCHAR PRIMARY KEY,
+    editor VARCHAR NOT NULL,
+    created_at TIMESTAMPTZ,
+    expires_at TIMESTAMPTZ,
+    revoked_at TIMESTAMPTZ
+);
 """
 
 _EDITOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -122,13 +135,38 @@ def sha256_hex(s: str) -> str:
     return hashlib.sha256(s.encode("utf-8")).hexdigest()
 
 
-def ensure_schema(ws: Workspace) -> None:
-    """Create the rubric tables if missing (idempotent; once per Workspace object)."""
-    if getattr(ws, "_rubric_schema", False):
-        return
-    with ws.lock:
-        ws.con.execute(SCHEMA)
-    ws._rubric_schema = True  # type: ignore[attr-defined]
+def _ts() -> str:
+    """Now, as ISO 8601 text in UTC (how the rubric store keeps every time)."""
+    return now_utc().isoformat()
+
+
+#: What the functions below accept: the rubric store itself, or a workspace (its store is
+#: opened beside it once and closed with it).
+Store = Union[Workspace, RubricDB]
+
+
+def db(ws: Store) -> RubricDB:
+    """The rubric store (SQLite, ``<workspace>/rubric.sqlite``; :mod:`veribench.rubric.db`)."""
+    if isinstance(ws, RubricDB):
+        return ws
+    cached = getattr(ws, "_rubric_db", None)
+    if cached is None:
+        cached = open_store(ws.path, SCHEMA, duck=ws.con, read_only=getattr(ws, "read_only", False))
+        ws._rubric_db = cached  # type: ignore[attr-defined]
+        closers = getattr(ws, "on_close", None)
+        if closers is not None:
+            closers.append(cached.close)
+    return cached
+
+
+def open_rubric(folder: str | Path, *, read_only: bool = False) -> RubricDB:
+    """Open the rubric store of workspace ``folder`` without opening its DuckDB file (close it after use)."""
+    return open_store(folder, SCHEMA, read_only=read_only)
+
+
+def ensure_schema(ws: Store) -> RubricDB:
+    """The rubric store, with its tables (created when the store is opened)."""
+    return db(ws)
 
 
 def new_blind_id() -> str:
@@ -159,15 +197,15 @@ class Pair:
     sample_id: str | None = None
 
 
-def add_pairs(ws: Workspace, pairs: Iterable[Pair]) -> dict[str, int]:
+def add_pairs(ws: Store, pairs: Iterable[Pair]) -> dict[str, int]:
     """Store pairs (each with a fresh blind id) in random order, in one transaction.
 
     Returns ``{"added": n, "already_loaded": m}`` (a pair key already stored is kept as is).
     """
-    ensure_schema(ws)
+    ws = db(ws)
     pairs = list(pairs)
     secrets.SystemRandom().shuffle(pairs)  # storage order reveals nothing
-    ts = now_utc()
+    ts = _ts()
     prepared: dict[str, list[Any]] = {}
     for p in pairs:
         if p.pair_key in prepared:
@@ -194,13 +232,14 @@ def add_pairs(ws: Workspace, pairs: Iterable[Pair]) -> dict[str, int]:
     return {"added": len(rows), "already_loaded": len(pairs) - len(rows)}
 
 
-def tool_names(ws: Workspace) -> list[str]:
-    ensure_schema(ws)
+def tool_names(ws: Store) -> list[str]:
+    ws = db(ws)
     return [r[0] for r in ws.query("SELECT DISTINCT tool FROM rubric_items ORDER BY 1")]
 
 
-def get_item(ws: Workspace, blind_id: str) -> dict[str, Any] | None:
+def get_item(ws: Store, blind_id: str) -> dict[str, Any] | None:
     """The pair behind ``blind_id`` (including its tool), or None."""
+    ws = db(ws)
     rows = ws.query(
         "SELECT blind_id, tool, input_text, output_text, output_sentences, output_words, readability "
         "FROM rubric_items WHERE blind_id = ?", [blind_id])
@@ -212,13 +251,13 @@ def get_item(ws: Workspace, blind_id: str) -> dict[str, Any] | None:
 
 
 # -- editors ------------------------------------------------------------------------------
-def add_editor(ws: Workspace, name: str) -> str:
+def add_editor(ws: Store, name: str) -> str:
     """Register editor ``name`` and return their new token (shown once; only its SHA-256 is stored).
 
     Raises:
         InputError: bad or taken name, or a name equal to a loaded tool's name.
     """
-    ensure_schema(ws)
+    ws = db(ws)
     if not _EDITOR_NAME.fullmatch(name or ""):
         raise InputError("editor name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter "
                          f"or digit (got {name!r})", field="name")
@@ -228,36 +267,37 @@ def add_editor(ws: Workspace, name: str) -> str:
     with ws.transaction() as c:
         if c.execute("SELECT 1 FROM rubric_editors WHERE lower(editor) = lower(?)", [name]).fetchall():
             raise InputError(f"editor {name!r} already exists", field="name")
-        c.execute("INSERT INTO rubric_editors VALUES (?,?,?)", [name, sha256_hex(token), now_utc()])
+        c.execute("INSERT INTO rubric_editors VALUES (?,?,?)", [name, sha256_hex(token), _ts()])
     return token
 
 
-def editor_for_token(ws: Workspace, token: str | None) -> str | None:
+def editor_for_token(ws: Store, token: str | None) -> str | None:
     """The editor whose token this is, or None."""
     if not token:
         return None
-    ensure_schema(ws)
+    ws = db(ws)
     rows = ws.query("SELECT editor FROM rubric_editors WHERE token_sha256 = ?", [sha256_hex(token.strip())])
     return rows[0][0] if rows else None
 
 
-def editor_exists(ws: Workspace, name: str) -> bool:
+def editor_exists(ws: Store, name: str) -> bool:
+    ws = db(ws)
     return bool(ws.query("SELECT 1 FROM rubric_editors WHERE editor = ?", [name]))
 
 
-def list_editors(ws: Workspace) -> list[dict[str, Any]]:
-    ensure_schema(ws)
+def list_editors(ws: Store) -> list[dict[str, Any]]:
+    ws = db(ws)
     rows = ws.query(
         "SELECT e.editor, e.created_at, count(a.blind_id), count(r.blind_id) FROM rubric_editors e "
         "LEFT JOIN rubric_assignments a ON a.editor = e.editor "
         "LEFT JOIN rubric_ratings r ON r.editor = a.editor AND r.blind_id = a.blind_id "
-        "GROUP BY ALL ORDER BY e.editor")
+        "GROUP BY e.editor, e.created_at ORDER BY e.editor")
     return [{"editor": e, "created_at": t, "assigned": n, "submitted": m} for e, t, n, m in rows]
 
 
-def session_secret(ws: Workspace) -> str:
+def session_secret(ws: Store) -> str:
     """The workspace's session-signing secret, created once and kept (sessions survive restarts)."""
-    ensure_schema(ws)
+    ws = db(ws)
     with ws.transaction() as c:
         rows = c.execute("SELECT value FROM rubric_meta WHERE key = 'session_secret'").fetchall()
         if rows:
@@ -265,6 +305,43 @@ def session_secret(ws: Workspace) -> str:
         s = secrets.token_hex(32)
         c.execute("INSERT INTO rubric_meta VALUES ('session_secret', ?)", [s])
         return s
+
+
+def open_session(ws: Store, editor: str, max_age_s: int) -> str:
+    """A new server-side session for ``editor``; returns its id (only its SHA-256 is stored)."""
+    from datetime import timedelta
+
+    ws = db(ws)
+    sid = secrets.token_urlsafe(32)
+    now = now_utc()
+    with ws.transaction() as c:
+        c.execute("INSERT INTO rubric_sessions VALUES (?,?,?,?,NULL)",
+                  [sha256_hex(sid), editor, now.isoformat(), (now + timedelta(seconds=max_age_s)).isoformat()])
+    return sid
+
+
+def session_editor(ws: Store, sid: str | None) -> str | None:
+    """The editor of a live session (stored, not revoked, not expired), or None."""
+    if not sid or not isinstance(sid, str):
+        return None
+    ws = db(ws)
+    rows = ws.query("SELECT s.editor, s.expires_at FROM rubric_sessions s JOIN rubric_editors e USING (editor) "
+                    "WHERE s.sid_sha256 = ? AND s.revoked_at IS NULL", [sha256_hex(sid)])
+    if not rows or datetime.fromisoformat(rows[0][1]) <= now_utc():
+        return None
+    return rows[0][0]
+
+
+def revoke_session(ws: Store, sid: str | None) -> bool:
+    """Revoke a session (sign-out): its cookie is refused from now on, by this server and any
+    other serving the same store. Returns whether a live session was revoked."""
+    if not sid or not isinstance(sid, str):
+        return False
+    ws = db(ws)
+    with ws.transaction() as c:
+        cur = c.execute("UPDATE rubric_sessions SET revoked_at = ? WHERE sid_sha256 = ? AND revoked_at IS NULL",
+                        [_ts(), sha256_hex(sid)])
+        return cur.rowcount > 0
 
 
 # -- assignment ---------------------------------------------------------------------------
@@ -313,19 +390,19 @@ def plan_assignments(editors: Sequence[str], items: Sequence[str], current: Iter
     return new
 
 
-def _assign_in(c: duckdb.DuckDBPyConnection) -> dict[str, int]:
+def _assign_in(c: Any) -> dict[str, int]:
     editors = [r[0] for r in c.execute("SELECT editor FROM rubric_editors ORDER BY editor").fetchall()]
     items = [r[0] for r in c.execute("SELECT blind_id FROM rubric_items ORDER BY blind_id").fetchall()]
     current = c.execute("SELECT blind_id, editor, read_no FROM rubric_assignments").fetchall()
     new = plan_assignments(editors, items, current, _third_reads_needed(c))
     if new:
-        ts = now_utc()
+        ts = _ts()
         c.executemany("INSERT INTO rubric_assignments VALUES (?,?,?,?,NULL,NULL)", [[b, e, n, ts] for b, e, n in new])
     third = sum(1 for _, _, n in new if n > rules.READERS_PER_OUTPUT)
     return {"assigned": len(new) - third, "third_reads_assigned": third}
 
 
-def _assign_third_in(c: duckdb.DuckDBPyConnection, blind_id: str) -> dict[str, int]:
+def _assign_third_in(c: Any, blind_id: str) -> dict[str, int]:
     """After a reading of ``blind_id``: give it a third reader if its gap now calls for one."""
     if blind_id not in _third_reads_needed(c, blind_id):
         return {"assigned": 0, "third_reads_assigned": 0}
@@ -334,11 +411,11 @@ def _assign_third_in(c: duckdb.DuckDBPyConnection, blind_id: str) -> dict[str, i
     new = plan_assignments(editors, [], current, [blind_id])
     if new:
         c.executemany("INSERT INTO rubric_assignments VALUES (?,?,?,?,NULL,NULL)",
-                      [[b, e, n, now_utc()] for b, e, n in new])
+                      [[b, e, n, _ts()] for b, e, n in new])
     return {"assigned": 0, "third_reads_assigned": len(new)}
 
 
-def _third_reads_needed(c: duckdb.DuckDBPyConnection, blind_id: str | None = None) -> list[str]:
+def _third_reads_needed(c: Any, blind_id: str | None = None) -> list[str]:
     """Outputs whose two first readings differ by THIRD_READ_GAP or more and have no third
     reader (only ``blind_id`` when given)."""
     only = "AND r.blind_id = ? " if blind_id is not None else ""
@@ -353,19 +430,19 @@ def _third_reads_needed(c: duckdb.DuckDBPyConnection, blind_id: str | None = Non
     return [r[0] for r in rows]
 
 
-def ensure_assignments(ws: Workspace) -> dict[str, int]:
+def ensure_assignments(ws: Store) -> dict[str, int]:
     """Give every output its two readers and every wide gap its third reader, as far as the
     registered editors allow. Idempotent. Returns counts of new assignments."""
-    ensure_schema(ws)
+    ws = db(ws)
     with ws.transaction() as c:
         return _assign_in(c)
 
 
-def rebalance(ws: Workspace) -> int:
+def rebalance(ws: Store) -> int:
     """Move not-yet-started assignments (no claims listed) from the most- to the least-loaded
     editor until loads differ by at most one, or nothing more can move without putting an
     editor twice on one output. For editors who join after ``assign``. Returns moves made."""
-    ensure_schema(ws)
+    ws = db(ws)
     moves = 0
     with ws.transaction() as c:
         editors = [r[0] for r in c.execute("SELECT editor FROM rubric_editors ORDER BY editor").fetchall()]
@@ -392,7 +469,7 @@ def rebalance(ws: Workspace) -> int:
                 for b in movable[hi]:
                     if lo not in on_item[b]:
                         c.execute("UPDATE rubric_assignments SET editor = ?, assigned_at = ? "
-                                  "WHERE blind_id = ? AND editor = ?", [lo, now_utc(), b, hi])
+                                  "WHERE blind_id = ? AND editor = ?", [lo, _ts(), b, hi])
                         movable[hi].remove(b)
                         on_item[b] = (on_item[b] - {hi}) | {lo}
                         load[hi] -= 1
@@ -407,9 +484,9 @@ def rebalance(ws: Workspace) -> int:
     return moves
 
 
-def assignment_status(ws: Workspace) -> dict[str, Any]:
+def assignment_status(ws: Store) -> dict[str, Any]:
     """Counts for the CLI: outputs, editors, loads, readings in and third reads pending."""
-    ensure_schema(ws)
+    ws = db(ws)
     q = lambda sql: ws.query(sql)[0][0]  # noqa: E731
     with ws.lock:
         needed = len(_third_reads_needed(ws.con))
@@ -429,12 +506,13 @@ def assignment_status(ws: Workspace) -> dict[str, Any]:
 
 
 # -- editor views -------------------------------------------------------------------------
-def assignments_for(ws: Workspace, editor: str) -> list[dict[str, Any]]:
+def assignments_for(ws: Store, editor: str) -> list[dict[str, Any]]:
     """This editor's assignments, ordered by blind id (random, so the order reveals nothing).
 
     Each: ``{"blind_id", "state"}`` where state is ``claims`` (list the input's claims),
     ``reading`` (claims listed; read the output) or ``submitted``.
     """
+    ws = db(ws)
     rows = ws.query(
         "SELECT a.blind_id, a.claims IS NOT NULL, r.blind_id IS NOT NULL FROM rubric_assignments a "
         "LEFT JOIN rubric_ratings r ON r.blind_id = a.blind_id AND r.editor = a.editor "
@@ -443,9 +521,10 @@ def assignments_for(ws: Workspace, editor: str) -> list[dict[str, Any]]:
             for b, claimed, done in rows]
 
 
-def assignment(ws: Workspace, editor: str, blind_id: str) -> dict[str, Any] | None:
+def assignment(ws: Store, editor: str, blind_id: str) -> dict[str, Any] | None:
     """This editor's assignment on ``blind_id`` with the pair's texts, or None when the output
     is not assigned to them. The returned dict never holds the tool."""
+    ws = db(ws)
     rows = ws.query("SELECT read_no, claims FROM rubric_assignments WHERE editor = ? AND blind_id = ?",
                     [editor, blind_id])
     if not rows:
@@ -470,16 +549,17 @@ def assignment(ws: Workspace, editor: str, blind_id: str) -> dict[str, Any] | No
 
 
 # -- one-time form tokens -----------------------------------------------------------------
-def issue_form(ws: Workspace, editor: str, blind_id: str, purpose: str) -> str:
+def issue_form(ws: Store, editor: str, blind_id: str, purpose: str) -> str:
     """A one-time token for one form (claims or rating) of one editor on one output."""
+    ws = db(ws)
     token = secrets.token_urlsafe(24)
     with ws.transaction() as c:
         c.execute("INSERT INTO rubric_forms VALUES (?,?,?,?,?,NULL)",
-                  [sha256_hex(token), editor, blind_id, purpose, now_utc()])
+                  [sha256_hex(token), editor, blind_id, purpose, _ts()])
     return token
 
 
-def _consume_form(c: duckdb.DuckDBPyConnection, token: str | None, editor: str, blind_id: str,
+def _consume_form(c: Any, token: str | None, editor: str, blind_id: str,
                   purpose: str) -> None:
     if not token:
         raise RatingError("the form token is missing; reload the page and submit again", 400, "form_token")
@@ -490,7 +570,7 @@ def _consume_form(c: duckdb.DuckDBPyConnection, token: str | None, editor: str, 
     if rows[0][3] is not None:
         raise RatingError("this form was already submitted (a replayed form); nothing was changed", 409,
                           "form_token")
-    c.execute("UPDATE rubric_forms SET used_at = ? WHERE nonce_sha256 = ?", [now_utc(), sha256_hex(token)])
+    c.execute("UPDATE rubric_forms SET used_at = ? WHERE nonce_sha256 = ?", [_ts(), sha256_hex(token)])
 
 
 # -- the reading --------------------------------------------------------------------------
@@ -511,9 +591,10 @@ def parse_claims(text: str) -> list[str]:
     return out
 
 
-def save_claims(ws: Workspace, editor: str, blind_id: str, claims: Sequence[str], form_token: str | None,
+def save_claims(ws: Store, editor: str, blind_id: str, claims: Sequence[str], form_token: str | None,
                 *, require_form: bool = True) -> None:
     """Step 1: store the editor's claim lines (before the output is shown). Claims are final."""
+    ws = db(ws)
     with ws.transaction() as c:
         rows = c.execute("SELECT claims FROM rubric_assignments WHERE editor = ? AND blind_id = ?",
                          [editor, blind_id]).fetchall()
@@ -524,7 +605,7 @@ def save_claims(ws: Workspace, editor: str, blind_id: str, claims: Sequence[str]
         if rows[0][0] is not None:
             raise RatingError("the claims for this output were already listed; nothing was changed", 409, "claims")
         c.execute("UPDATE rubric_assignments SET claims = ?, claims_at = ? WHERE editor = ? AND blind_id = ?",
-                  [json.dumps(list(claims), ensure_ascii=False), now_utc(), editor, blind_id])
+                  [json.dumps(list(claims), ensure_ascii=False), _ts(), editor, blind_id])
 
 
 def parse_score(value: Any) -> int:
@@ -571,7 +652,7 @@ def parse_mark(value: Any, sentences: Sequence[str]) -> tuple[int, str]:
     return i, cls
 
 
-def submit_reading(ws: Workspace, editor: str, blind_id: str, *, score: Any, found: Iterable[Any],
+def submit_reading(ws: Store, editor: str, blind_id: str, *, score: Any, found: Iterable[Any],
                    marks: Iterable[Any], form_token: str | None, require_form: bool = True) -> dict[str, Any]:
     """Steps 2-5: store one reading, all or nothing; assign a third read when this reading
     opens a gap of ``THIRD_READ_GAP`` or more with the other first reading.
@@ -587,10 +668,12 @@ def submit_reading(ws: Workspace, editor: str, blind_id: str, *, score: Any, fou
     Returns ``{"dropped_claims", "invented_facts", "changed_facts", "third_read_assigned"}``.
 
     Raises:
-        RatingError: bad score, bad claim index, a mark on a sentence not in the output,
-            not assigned, claims not listed, replayed form or already submitted. Nothing
-            stored changes.
+        RatingError: bad score, a score above what the rubric allows for the reading's
+            dropped claims and invented facts (:func:`veribench.rubric.rules.max_score`),
+            bad claim index, a mark on a sentence not in the output, not assigned, claims
+            not listed, replayed form or already submitted. Nothing stored changes.
     """
+    ws = db(ws)
     a = assignment(ws, editor, blind_id)
     if a is None:
         raise RatingError("no such assignment", 404)
@@ -612,6 +695,11 @@ def submit_reading(ws: Workspace, editor: str, blind_id: str, *, score: Any, fou
     dropped = len(claims) - len(found_set)
     invented = sum(1 for _, c in parsed if c == "invented_fact")
     changed = sum(1 for _, c in parsed if c == "changed_number_name_date")
+    cap = rules.max_score(dropped, invented)
+    if s > cap:
+        raise RatingError(f"with {dropped} dropped claim(s) and {invented} invented fact(s) the meaning score can be "
+                          f"at most {cap}, not {s}: {rules.CONSISTENCY_RULE}. Lower the score, or tick the claims "
+                          "the output does keep", 400, "score")
     with ws.transaction() as c:
         if require_form:
             _consume_form(c, form_token, editor, blind_id, "rating")
@@ -622,7 +710,7 @@ def submit_reading(ws: Workspace, editor: str, blind_id: str, *, score: Any, fou
                             [editor, blind_id]).fetchall()[0][0]
         c.execute("INSERT INTO rubric_ratings VALUES (?,?,?,?,?,?,?,?,?,?)",
                   [blind_id, editor, read_no, s, json.dumps(claims, ensure_ascii=False),
-                   json.dumps(sorted(found_set)), dropped, invented, changed, now_utc()])
+                   json.dumps(sorted(found_set)), dropped, invented, changed, _ts()])
         if parsed:
             c.executemany("INSERT INTO rubric_marks VALUES (?,?,?,?,?)",
                           [[blind_id, editor, i, sents[i], cls] for i, cls in parsed])

@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import threading
+import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +32,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import duckdb
 
 from ..detectors.base import ScoreResult
+from ..errors import VeribenchError
 from ..hashing import canonical_json
 from ..spec import Spec
 
@@ -137,29 +140,143 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, verb: str, table: str, columns:
         con.unregister(view)
 
 
+#: Seconds a command waits for another process to release the workspace before it gives
+#: up with :class:`WorkspaceBusy` (``VERIBENCH_LOCK_WAIT`` overrides; see docs/concurrency.md).
+DEFAULT_LOCK_WAIT = 5.0
+
+
+class WorkspaceBusy(VeribenchError):
+    """Another process holds the workspace's DuckDB file. The message names that process."""
+
+
+def _holder(message: str) -> str:
+    """Who holds the lock, from DuckDB's message ("... held in /usr/bin/python3 (PID 123)")."""
+    m = re.search(r"held in (.*?) \(PID (\d+)\)", message)
+    if not m:
+        return "another process"
+    exe, pid = m.group(1), int(m.group(2))
+    cmd = None
+    try:
+        import psutil  # optional
+
+        cmd = psutil.Process(pid).cmdline()
+    except Exception:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+        except OSError:
+            cmd = None
+    cmd = [c for c in (cmd or []) if c]
+    if cmd:
+        # "python -m veribench.cli.main score ..." / ".../bin/veribench score ..." -> "veribench score ..."
+        for i, c in enumerate(cmd):
+            if c.endswith("veribench") or c.endswith("veribench.cli.main") or c.endswith("veribench/cli/main.py"):
+                cmd = ["veribench", *cmd[i + 1:]]
+                break
+        text = " ".join(" ".join(cmd).split())
+        return f"process {pid} ({text[:200]})"
+    return f"process {pid} ({exe})"
+
+
+def connect(db_path: Path, *, read_only: bool, wait: float | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the DuckDB file, waiting up to ``wait`` seconds for another process's lock.
+
+    Raises:
+        WorkspaceBusy: another process still holds the file after the wait; the message
+            names it (PID and command line) and says what to do.
+        VeribenchError: the file cannot be opened at all (not a DuckDB file, no access).
+    """
+    if wait is None:
+        try:
+            wait = float(os.environ.get("VERIBENCH_LOCK_WAIT", DEFAULT_LOCK_WAIT))
+        except ValueError:
+            wait = DEFAULT_LOCK_WAIT
+    deadline = time.monotonic() + max(0.0, wait)
+    while True:
+        try:
+            return duckdb.connect(str(db_path), read_only=read_only)
+        except duckdb.IOException as e:
+            msg = str(e)
+            if "lock" not in msg.lower():
+                raise VeribenchError(f"cannot open workspace {db_path.parent}: {' '.join(msg.split())}") from None
+            if time.monotonic() >= deadline:
+                mode = "read it" if read_only else "write to it"
+                raise WorkspaceBusy(
+                    f"workspace {db_path.parent} is in use by {_holder(msg)}, which holds its database; DuckDB lets "
+                    f"one process write a workspace at a time, so this command cannot {mode} now. Wait for that "
+                    "command to finish (or stop it) and run this one again (docs/concurrency.md)") from None
+            time.sleep(0.1)
+        except duckdb.Error as e:
+            msg = " ".join(str(e).split())
+            if "different configuration" in msg:
+                raise VeribenchError(f"workspace {db_path.parent} is already open in this process with other "
+                                     "settings (read-only and read-write at once)") from None
+            raise VeribenchError(f"cannot open workspace {db_path.parent}: {msg}") from None
+
+
+@contextmanager
+def reentrant_transaction(owner: Any, begin: str = "BEGIN TRANSACTION") -> Iterator[Any]:
+    """All-or-nothing block on ``owner.con`` under ``owner.lock``: commits on success, rolls back on
+    any exception; a block opened inside another one in the same thread joins it. Shared by
+    :class:`Workspace` (DuckDB) and the rubric's SQLite store (``begin`` = ``BEGIN IMMEDIATE``)."""
+    with owner.lock:
+        if getattr(owner, "_tx_depth", 0):
+            owner._tx_depth += 1
+            try:
+                yield owner.con
+            finally:
+                owner._tx_depth -= 1
+            return
+        owner.con.execute(begin)
+        owner._tx_depth = 1
+        try:
+            yield owner.con
+        except BaseException:
+            owner._tx_depth = 0
+            owner.con.execute("ROLLBACK")
+            raise
+        else:
+            owner._tx_depth = 0
+            owner.con.execute("COMMIT")
+
+
 class Workspace:
     """A veribench workspace folder.
 
     Args:
         path: folder; created if missing. The database is ``path/veribench.duckdb``.
-        read_only: open without write access.
+        read_only: open without write access (several read-only processes may share it).
+        wait: seconds to wait for another process's lock (default ``VERIBENCH_LOCK_WAIT``
+            or :data:`DEFAULT_LOCK_WAIT`).
 
     The connection is shared by the threads of one process under a lock; DuckDB
-    allows one writing process at a time.
+    allows one writing process at a time (docs/concurrency.md).
+
+    Raises:
+        WorkspaceBusy: another process holds the database (the message names it).
+        VeribenchError: a read-only open of a folder with no database, or a file DuckDB cannot open.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = DEFAULT_WORKSPACE, read_only: bool = False):
+    def __init__(self, path: str | os.PathLike[str] = DEFAULT_WORKSPACE, read_only: bool = False,
+                 wait: float | None = None):
         self.path = Path(path)
+        self.read_only = read_only
+        #: callables run by :meth:`close` (stores kept beside the database, such as the rubric's)
+        self.on_close: list[Any] = []
         if not read_only:
             self.path.mkdir(parents=True, exist_ok=True)
         self.db_path = self.path / DB_NAME
-        self.con = duckdb.connect(str(self.db_path), read_only=read_only)
+        if read_only and not self.db_path.is_file():
+            raise VeribenchError(f"no workspace at {self.path} (no {DB_NAME}); create one with an import first")
+        self.con = connect(self.db_path, read_only=read_only, wait=wait)
         self.lock = threading.RLock()
         if not read_only:
             self.con.execute(SCHEMA)
 
     # -- plumbing -------------------------------------------------------------------
     def close(self) -> None:
+        for fn in self.on_close:
+            fn()
+        self.on_close.clear()
         self.con.close()
 
     def __enter__(self) -> "Workspace":
@@ -176,25 +293,8 @@ class Workspace:
         lock is held) joins the outer one, so an importer can wrap many
         :meth:`put_scores` calls in one all-or-nothing block.
         """
-        with self.lock:
-            if getattr(self, "_tx_depth", 0):
-                self._tx_depth += 1
-                try:
-                    yield self.con
-                finally:
-                    self._tx_depth -= 1
-                return
-            self.con.execute("BEGIN TRANSACTION")
-            self._tx_depth = 1
-            try:
-                yield self.con
-            except BaseException:
-                self._tx_depth = 0
-                self.con.execute("ROLLBACK")
-                raise
-            else:
-                self._tx_depth = 0
-                self.con.execute("COMMIT")
+        with reentrant_transaction(self) as con:
+            yield con
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         with self.lock:

@@ -1,8 +1,29 @@
-"""Reading helpers shared by the importers: strict UTF-8, JSON/JSONL/CSV with locations.
+"""The one hardened reader every importer uses: text, JSON, JSONL and CSV with locations.
 
 Every failure raises :class:`veribench.errors.InputError` naming the file, the record
 (0-based index in a JSON array, ``"line N"`` in JSONL and CSV files, where line 1 of a
-CSV file is its header) and, where known, the field.
+CSV file is its header) and, where known, the field. No input makes it raise anything
+else: each hostile class below is refused here, once, for every importer.
+
+Refused, as a class (limits are data below, with the reason for each):
+
+- bytes that are not UTF-8, and UTF-16/UTF-32 files (a byte-order mark or NUL bytes):
+  reported as an encoding problem, not as malformed JSON;
+- JSON nested deeper than :data:`MAX_DEPTH` levels (Python's recursion limit is ~1,000;
+  every later step walks nested values, so the limit sits well below it);
+- integers longer than :data:`MAX_INT_DIGITS` digits (CPython refuses to convert longer
+  ones: ``sys.int_info.default_max_str_digits``);
+- duplicate keys in one JSON object (the JSON standard leaves the meaning open; Python
+  would keep the last silently);
+- lone surrogates (``"\\ud800"`` escapes): not Unicode characters, they cannot be
+  encoded as UTF-8 or hashed;
+- CSV headers with a repeated name, or with overlapping dotted names
+  (``generation.settings`` beside ``generation.settings.x``).
+
+Accepted: CSV cells of any length (the :mod:`csv` module's 131,072-character default
+field limit is lifted), and bare ``NaN``/``Infinity``, parsed as floats and flagged, so
+that each importer decides (document fields refuse them, :func:`nonfinite_paths`; score
+importers report the record and leave it out).
 """
 
 from __future__ import annotations
@@ -13,131 +34,343 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ...errors import InputError
 
+#: Deepest nesting accepted in any JSON value (objects and arrays count one level each).
+MAX_DEPTH = 100
+#: Longest integer accepted (CPython's ``int``/``str`` conversion limit).
+MAX_INT_DIGITS = 4300
+#: Largest CSV cell, in characters (Python's default is 131,072).
+CSV_FIELD_LIMIT = 2**31 - 1
+
+csv.field_size_limit(CSV_FIELD_LIMIT)
+
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+         (b"\xff\xfe", "UTF-16 (little-endian)"), (b"\xfe\xff", "UTF-16 (big-endian)"))
+_WS = re.compile(r"[ \t\n\r]*")
 
 
-def read_text(path: Path) -> str:
-    """The file's text, decoded as UTF-8 (a leading BOM is dropped).
+def one_line(msg: object, limit: int = 300) -> str:
+    """A foreign library's message as one line of at most ``limit`` characters."""
+    s = " ".join(str(msg).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, max(0, pos)) + 1
+
+
+def read_text(path: Path, *, label: str | None = None) -> str:
+    """The file's text, decoded as UTF-8 (a leading UTF-8 BOM is dropped).
 
     Bytes that are not UTF-8 are kept as lone surrogates (``surrogateescape``) so the
-    caller can name the record and field that holds them; call :func:`check_utf8`
-    on each parsed record. Raises ``InputError`` if the file cannot be read.
+    caller can name the record and field that holds them (:func:`check_strings`).
+
+    Raises:
+        InputError: the file cannot be read, or it is UTF-16/UTF-32 (a byte-order mark,
+            or NUL bytes, which UTF-8 text never holds).
     """
+    name = label or str(path)
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", file=str(path)) from e
+        raise InputError(f"cannot read: {one_line(e.strerror or e)}", file=name) from e
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            raise InputError(f"the file is encoded as {enc} (byte-order mark {bom.hex(' ')}), not UTF-8; "
+                             "re-save it as UTF-8", file=name, record="line 1")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise InputError(f"NUL byte at byte offset {nul}: the file looks like UTF-16 or UTF-32 (or binary), "
+                         "not UTF-8 text; re-save it as UTF-8", file=name, record=f"line {line}")
     return data.decode("utf-8", errors="surrogateescape")
 
 
-def check_utf8(value: Any, *, file: str, record: Any, field: str | None = None) -> None:
-    """Raise ``InputError`` if any string inside ``value`` holds bytes that were not UTF-8."""
+def check_strings(value: Any, *, file: str, record: Any, field: str | None = None) -> None:
+    """Raise ``InputError`` if any string (key or value) inside ``value`` holds a surrogate.
+
+    A surrogate from ``surrogateescape`` (U+DC80..U+DCFF, in text read by :func:`read_text`
+    from bytes that were not UTF-8) is reported as a bad byte; any other is a lone
+    surrogate written as a JSON escape (``"\\ud800"``). Iterative: any depth.
+    """
     for path, s in _strings(value, field):
-        m = _BAD_BYTE.search(s)
+        m = _SURROGATE.search(s)
         if m:
-            byte = ord(m.group()) - 0xDC00
-            raise InputError(
-                f"not valid UTF-8 (byte 0x{byte:02x} at character {m.start()}); re-save the file as UTF-8",
-                file=file, record=record, field=path,
-            )
+            cp = ord(m.group())
+            if _BAD_BYTE.match(m.group()):
+                msg = (f"not valid UTF-8 (byte 0x{cp - 0xDC00:02x} at character {m.start()}); "
+                       "re-save the file as UTF-8")
+            else:
+                msg = (f"lone surrogate U+{cp:04X} at character {m.start()} (an unpaired UTF-16 escape such as "
+                       f"\\u{cp:04x}): not a Unicode character, so the text cannot be stored or hashed")
+            raise InputError(msg, file=file, record=record, field=path)
+
+
+#: Kept for callers of the earlier name.
+check_utf8 = check_strings
+
+
+def _join(path: str | None, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
 
 
 def _strings(value: Any, path: str | None) -> Iterator[tuple[str | None, str]]:
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            if isinstance(k, str) and _BAD_BYTE.search(k):
-                yield (f"{path}.{k}" if path else k), k
-            yield from _strings(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            yield from _strings(v, f"{path}[{i}]" if path else f"[{i}]")
+    stack: list[tuple[Any, str | None]] = [(value, path)]
+    while stack:
+        v, p = stack.pop()
+        if isinstance(v, str):
+            yield p, v
+        elif isinstance(v, dict):
+            items = list(v.items())
+            for k, x in reversed(items):
+                if isinstance(k, str) and _SURROGATE.search(k):
+                    yield _join(p, "<key>"), k
+                stack.append((x, _join(p, k)))
+        elif isinstance(v, (list, tuple)):
+            for i in range(len(v) - 1, -1, -1):
+                stack.append((v[i], f"{p}[{i}]" if p else f"[{i}]"))
 
 
 def first_bad_line(text: str) -> int | None:
     """1-based line of the first non-UTF-8 byte in ``text`` (from :func:`read_text`)."""
     m = _BAD_BYTE.search(text)
-    return None if m is None else text.count("\n", 0, m.start()) + 1
+    return None if m is None else _line_of(text, m.start())
 
 
 def has_bad_bytes(text: str) -> bool:
     """True when :func:`read_text` met bytes that are not UTF-8."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+    return _BAD_BYTE.search(text) is not None
+
+
+def depth_path(obj: Any, limit: int = MAX_DEPTH) -> str | None:
+    """The path of the first value nested deeper than ``limit`` levels, or ``None``. Iterative."""
+    stack: list[tuple[Any, int, str]] = [(obj, 0, "")]
+    while stack:
+        v, d, p = stack.pop()
+        if isinstance(v, (dict, list)):
+            if d + 1 > limit:
+                return p or "(top level)"
+            items = v.items() if isinstance(v, dict) else enumerate(v)
+            for k, x in items:
+                if isinstance(x, (dict, list)):
+                    stack.append((x, d + 1, _join(p, k) if isinstance(v, dict) else f"{p}[{k}]"))
+    return None
+
+
+def _deep_position(text: str, start: int, limit: int) -> int | None:
+    """Offset where bracket nesting first exceeds ``limit`` (strings skipped), or ``None``."""
+    depth, i, n, in_str = 0, start, len(text), False
+    while i < n:
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth += 1
+            if depth > limit:
+                return i
+        elif c in "]}":
+            depth -= 1
+        i += 1
+    return None
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.message, self.field = message, field
+
+
+def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in items:
+        if k in out:
+            raise _Refused(f"duplicate key {k!r} in one JSON object (which value is meant is undefined); "
+                           "keep one", field=k)
+        out[k] = v
+    return out
+
+
+def _parse_int(s: str) -> int:
+    digits = len(s) - (s[0] == "-")
+    if digits > MAX_INT_DIGITS:
+        raise _Refused(f"integer with {digits:,} digits (at most {MAX_INT_DIGITS:,} are accepted)")
+    return int(s)
+
+
+class _Decoder:
+    """A strict ``json.JSONDecoder`` that also records whether NaN/Infinity were read."""
+
+    def __init__(self) -> None:
+        self.nonfinite = False
+
+        def constant(c: str) -> float:
+            self.nonfinite = True
+            return float(c.replace("Infinity", "inf"))
+
+        def parse_float(s: str) -> float:
+            f = float(s)
+            if math.isinf(f):  # 1e999 overflows to infinity
+                self.nonfinite = True
+            return f
+
+        self.dec = json.JSONDecoder(object_pairs_hook=_pairs, parse_int=_parse_int, parse_constant=constant,
+                                    parse_float=parse_float)
+
+    def raw_decode(self, text: str, pos: int, *, file: str, record: Any, line_base: int = 0,
+                   field: str | None = None) -> tuple[Any, int]:
+        """Decode one JSON value starting at ``pos``; every failure becomes an ``InputError``."""
+        where = (lambda p: f"line {line_base + _line_of(text, p)}") if record is None else (lambda p: record)
+        try:
+            return self.dec.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            ch = text[e.pos] if e.pos < len(text) else ""
+            if ch and _BAD_BYTE.match(ch):
+                raise InputError(f"not valid UTF-8 (byte 0x{ord(ch) - 0xDC00:02x}); re-save the file as UTF-8",
+                                 file=file, record=where(e.pos), field=field) from None
+            col = e.pos - text.rfind("\n", 0, e.pos)
+            at = f"line {line_base + e.lineno}, column {col}" if "\n" in text else f"column {col}"
+            # a syntax error is located by its line (an array index is not known past it)
+            rec = record if isinstance(record, str) else f"line {line_base + e.lineno}"
+            raise InputError(f"malformed JSON: {e.msg} ({at})", file=file, record=rec, field=field) from None
+        except RecursionError:
+            at = _deep_position(text, pos, MAX_DEPTH)
+            raise InputError(f"JSON nested deeper than {MAX_DEPTH} levels (the deepest accepted)", file=file,
+                             record=where(at if at is not None else pos), field=field) from None
+        except _Refused as e:
+            raise InputError(e.message, file=file, record=where(pos), field=e.field or field) from None
+        except ValueError as e:  # any other conversion limit
+            raise InputError(f"unreadable JSON value: {one_line(e)}", file=file, record=where(pos), field=field) from None
+
+
+def check_value(obj: Any, *, file: str, record: Any, field: str | None = None) -> None:
+    p = depth_path(obj)
+    if p is not None:
+        raise InputError(f"JSON nested deeper than {MAX_DEPTH} levels (the deepest accepted)", file=file,
+                         record=record, field=_join(field, p) if field and p != "(top level)" else (field or p))
+    check_strings(obj, file=file, record=record, field=field)
+
+
+def parse_json_text(text: str, *, file: str, record: Any = None, field: str | None = None) -> tuple[Any, bool]:
+    """Parse one JSON value held in ``text`` (a JSONL line, a CSV cell) under every rule above.
+
+    Returns ``(value, saw_nonfinite)``. Raises ``InputError`` naming ``file``, ``record`` and ``field``.
+    """
+    d = _Decoder()
+    start = _WS.match(text).end()
+    obj, end = d.raw_decode(text, start, file=file, record=record, field=field)
+    end = _WS.match(text, end).end()
+    if end != len(text):
+        raise InputError(f"malformed JSON: extra data after the value (column {end + 1})", file=file, record=record,
+                         field=field)
+    check_value(obj, file=file, record=record, field=field)
+    return obj, d.nonfinite
 
 
 def load_json(path: Path, *, label: str | None = None) -> Any:
-    """Parse a JSON file (bare ``NaN``/``Infinity`` are accepted, as Python's json does).
+    """Parse a JSON file under every rule above (bare ``NaN``/``Infinity`` are accepted).
 
     Args:
         label: the file name to show in errors (default ``str(path)``).
 
-    Raises ``InputError`` with the line and column of a syntax error, or naming the
-    record (array index) and field holding bytes that are not UTF-8.
+    Raises ``InputError`` naming the record (array index) and field.
     """
     return load_json_flagged(path, label=label)[0]
 
 
 def load_json_flagged(path: Path, *, label: str | None = None) -> tuple[Any, bool]:
-    """Like :func:`load_json`; also says whether any bare NaN/Infinity was parsed."""
+    """Like :func:`load_json`; also says whether any NaN/Infinity was parsed.
+
+    A top-level array is read element by element, so a problem inside it names the
+    0-based index of the record that holds it.
+    """
     name = label or str(path)
-    text = read_text(path)
-    seen = []
-
-    def constant(c: str) -> float:
-        seen.append(c)
-        return float(c.replace("Infinity", "inf"))
-
-    try:
-        obj = json.loads(text, parse_constant=constant)
-    except json.JSONDecodeError as e:
-        raise InputError(f"malformed JSON: {e.msg} (line {e.lineno}, column {e.colno})", file=name,
-                         record=f"line {e.lineno}") from e
-    if has_bad_bytes(text):
-        if isinstance(obj, list):
-            for i, rec in enumerate(obj):
-                check_utf8(rec, file=name, record=i)
-        else:
-            check_utf8(obj, file=name, record=None)
-        raise InputError("not valid UTF-8; re-save the file as UTF-8", file=name,
-                         record=f"line {first_bad_line(text)}")
-    return obj, bool(seen)
+    text = read_text(path, label=name)
+    d = _Decoder()
+    pos = _WS.match(text).end()
+    if pos >= len(text):
+        raise InputError("malformed JSON: the file is empty", file=name, record="line 1")
+    if text[pos] != "[":
+        obj, end = d.raw_decode(text, pos, file=name, record=None)
+        end = _WS.match(text, end).end()
+        if end != len(text):
+            raise InputError("malformed JSON: extra data after the value", file=name,
+                             record=f"line {_line_of(text, end)}")
+        check_value(obj, file=name, record=None)
+        return obj, d.nonfinite
+    out: list[Any] = []
+    pos = _WS.match(text, pos + 1).end()
+    if text.startswith("]", pos):
+        pos += 1
+    else:
+        while True:
+            i = len(out)
+            val, pos = d.raw_decode(text, pos, file=name, record=i)
+            check_value(val, file=name, record=i)
+            out.append(val)
+            pos = _WS.match(text, pos).end()
+            if text.startswith(",", pos):
+                pos = _WS.match(text, pos + 1).end()
+                continue
+            if text.startswith("]", pos):
+                pos += 1
+                break
+            raise InputError(f"malformed JSON: expected ',' or ']' after record {i} (line {_line_of(text, pos)})",
+                             file=name, record=i)
+    pos = _WS.match(text, pos).end()
+    if pos != len(text):
+        raise InputError("malformed JSON: extra data after the array", file=name, record=f"line {_line_of(text, pos)}")
+    return out, d.nonfinite
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("line N", object)`` for each non-blank line of a JSONL file."""
     text = read_text(path)
-    bad = has_bad_bytes(text)
     for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         rec = f"line {n}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"malformed JSON: {e.msg} (column {e.colno})", file=str(path), record=rec) from e
+        obj, _ = parse_json_text(line, file=str(path), record=rec)
         if not isinstance(obj, dict):
             raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=str(path), record=rec)
-        if bad:
-            check_utf8(obj, file=str(path), record=rec)
         yield rec, obj
+
+
+def check_dotted_names(names: Iterable[str], *, file: str, record: Any) -> None:
+    """Refuse a column name that is the dotted prefix of another (``a.b`` beside ``a.b.c``).
+
+    Both cannot be folded into one nested object: the first would be a value and an
+    object at once.
+    """
+    names = [n for n in names if isinstance(n, str)]
+    have = set(names)
+    for n in names:
+        parts = n.split(".")
+        for k in range(1, len(parts)):
+            pre = ".".join(parts[:k])
+            if pre in have:
+                raise InputError(f"columns {pre!r} and {n!r} overlap: give {pre!r} either as one value (a JSON "
+                                 "object) or as dotted columns under it, not both", file=file, record=record,
+                                 field=n)
 
 
 def iter_csv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("line N", row)`` for each CSV data row; empty cells become ``None``.
 
-    Raises ``InputError`` for a missing header, duplicate column names, a row with more
-    or fewer cells than the header, or a quoting error.
+    Raises ``InputError`` for a missing header, duplicate or overlapping column names, a
+    row with more or fewer cells than the header, bytes that are not UTF-8, or a quoting
+    error. Cells may be of any length.
     """
     text = read_text(path)
     bad = has_bad_bytes(text)
@@ -147,14 +380,15 @@ def iter_csv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     except StopIteration:
         raise InputError("empty CSV file (no header)", file=str(path)) from None
     except csv.Error as e:
-        raise InputError(f"malformed CSV: {e}", file=str(path), record="line 1") from e
+        raise InputError(f"malformed CSV: {one_line(e)}", file=str(path), record="line 1") from e
     header = [h.strip() for h in header]
     if not any(header):
         raise InputError("empty CSV header", file=str(path), record="line 1")
+    check_strings(header, file=str(path), record="line 1")
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
         raise InputError(f"duplicate column name(s) {dup}", file=str(path), record="line 1", field=dup[0])
-    check_utf8(header, file=str(path), record="line 1")
+    check_dotted_names(header, file=str(path), record="line 1")
     while True:
         start = reader.line_num + 1
         try:
@@ -162,7 +396,7 @@ def iter_csv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         except StopIteration:
             return
         except csv.Error as e:
-            raise InputError(f"malformed CSV: {e}", file=str(path), record=f"line {start}") from e
+            raise InputError(f"malformed CSV: {one_line(e)}", file=str(path), record=f"line {start}") from e
         if not row or all(not c.strip() for c in row):
             continue
         rec = f"line {start}"
@@ -170,21 +404,35 @@ def iter_csv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             raise InputError(f"row has {len(row)} cells but the header has {len(header)}", file=str(path), record=rec)
         out = {h: (None if c == "" else c) for h, c in zip(header, row)}
         if bad:
-            check_utf8(out, file=str(path), record=rec)
+            check_strings(out, file=str(path), record=rec)
         yield rec, out
 
 
 def nonfinite_paths(obj: Any, path: str = "") -> Iterator[tuple[str, float]]:
-    """``(dotted path, value)`` of every NaN or infinite float inside ``obj``."""
-    if isinstance(obj, float):
-        if not math.isfinite(obj):
-            yield path, obj
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from nonfinite_paths(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from nonfinite_paths(v, f"{path}[{i}]")
+    """``(dotted path, value)`` of every NaN or infinite float inside ``obj``. Iterative."""
+    stack: list[tuple[Any, str]] = [(obj, path)]
+    while stack:
+        v, p = stack.pop()
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                yield p, v
+        elif isinstance(v, dict):
+            for k, x in reversed(list(v.items())):
+                stack.append((x, _join(p, k)))
+        elif isinstance(v, (list, tuple)):
+            for i in range(len(v) - 1, -1, -1):
+                stack.append((v[i], f"{p}[{i}]"))
+
+
+def refuse_nonfinite(obj: Any, *, file: str, record: Any, path: str = "") -> None:
+    """Raise ``InputError`` naming the first NaN or infinite number inside ``obj``.
+
+    JSON has no NaN: such a value cannot be stored, and a silent ``null`` would change
+    what the file says.
+    """
+    for p, v in nonfinite_paths(obj, path):
+        raise InputError(f"{fmt_value(v)} is not a finite number (JSON has no NaN or Infinity); use null for "
+                         "an unknown value", file=file, record=record, field=p or None)
 
 
 def json_safe(obj: Any) -> Any:
@@ -196,6 +444,41 @@ def json_safe(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [json_safe(v) for v in obj]
     return obj
+
+
+def plain_value(v: Any, *, file: str, record: Any, field: str) -> Any:
+    """A value read from a columnar file (Parquet) as plain JSON data.
+
+    Dates and times become ISO 8601 strings, durations seconds, decimals numbers, maps
+    objects, bytes UTF-8 text. Raises ``InputError`` for bytes that are not UTF-8 and for
+    a type JSON cannot hold.
+    """
+    import datetime as dt
+    from decimal import Decimal
+
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (dt.datetime, dt.date, dt.time)):
+        return v.isoformat()
+    if isinstance(v, dt.timedelta):
+        return v.total_seconds()
+    if isinstance(v, Decimal):
+        return int(v) if v == v.to_integral_value() else float(v)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        b = bytes(v)
+        try:
+            return b.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"not valid UTF-8 (byte 0x{b[e.start]:02x} at offset {e.start})", file=file,
+                             record=record, field=field) from None
+    if isinstance(v, dict):
+        return {str(k): plain_value(x, file=file, record=record, field=_join(field, k)) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        if v and all(isinstance(x, tuple) and len(x) == 2 for x in v):  # a Parquet MAP
+            return {str(k): plain_value(x, file=file, record=record, field=_join(field, k)) for k, x in v}
+        return [plain_value(x, file=file, record=record, field=f"{field}[{i}]") for i, x in enumerate(v)]
+    raise InputError(f"a value of type {type(v).__name__} cannot be stored as JSON", file=file, record=record,
+                     field=field)
 
 
 def fmt_value(v: Any) -> str:

@@ -33,7 +33,7 @@ from ...errors import InputError
 from ...hashing import text_sha256
 from ..document import Document, Generation, Provenance
 from ..report import ImportReport, text_quirks
-from ._io import load_json
+from ._io import load_json, refuse_nonfinite
 from ._store import store_import
 
 CORPUS = "fastdetectgpt"
@@ -151,6 +151,7 @@ def read_fastdetectgpt(directory: str | Path, sets: list[str] | None = None,
         args = load_json(args_f)
         if not isinstance(args, dict):
             raise InputError("expected a JSON object", file=str(args_f))
+        refuse_nonfinite(args, file=str(args_f), record=None)
         data = load_json(raw_f)
         if not isinstance(data, dict):
             raise InputError("expected an object {\"original\": [...], \"sampled\": [...]}", file=str(raw_f))

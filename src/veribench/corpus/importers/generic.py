@@ -17,7 +17,6 @@ the import then writes nothing.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -26,7 +25,8 @@ from pydantic import ValidationError
 from ...errors import InputError
 from ..document import Document
 from ..report import ImportReport, text_quirks
-from ._io import iter_csv, iter_jsonl
+from ._io import check_dotted_names, check_value, iter_csv, iter_jsonl, one_line, parse_json_text, plain_value, \
+    refuse_nonfinite
 from ._store import store_import, validation_error
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -44,28 +44,57 @@ def detect_format(path: Path) -> str:
 
 
 def _iter_parquet(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    try:
-        import pyarrow.parquet as pq
+    import pyarrow.parquet as pq
 
-        table = pq.read_table(path)
+    try:
+        names = pq.read_schema(path).names
     except Exception as e:  # pyarrow raises ArrowInvalid / OSError for a broken file
-        raise InputError(f"cannot read Parquet: {e}", file=str(path)) from e
-    for i, row in enumerate(table.to_pylist()):
+        raise InputError(f"cannot read Parquet: {one_line(e)}", file=str(path)) from e
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"duplicate column name(s) {dup}", file=str(path), record="schema", field=dup[0])
+    check_dotted_names(names, file=str(path), record="schema")
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as e:  # a broken file, or a column type pyarrow cannot turn into Python values
+        raise InputError(f"cannot read Parquet: {one_line(e)}", file=str(path)) from e
+    for i, row in enumerate(rows):
         rec = f"row {i}"
-        for k, v in list(row.items()):
-            if isinstance(v, (bytes, bytearray)):
-                try:
-                    row[k] = bytes(v).decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise InputError(f"not valid UTF-8 (byte 0x{v[e.start]:02x} at offset {e.start})",
-                                     file=str(path), record=rec, field=k) from e
-            elif isinstance(v, list) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
-                row[k] = dict(v)  # a Parquet MAP column
-        yield rec, row
+        out = {k: plain_value(v, file=str(path), record=rec, field=k) for k, v in row.items()}
+        check_value(out, file=str(path), record=rec)
+        yield rec, out
+
+
+def _set_path(out: dict[str, Any], key: str, val: Any, *, file: str, record: str) -> None:
+    parts = key.split(".")
+    d = out
+    for i, p in enumerate(parts[:-1]):
+        nxt = d.setdefault(p, {})
+        if not isinstance(nxt, dict):
+            raise InputError(f"both {'.'.join(parts[:i + 1])!r} (a value) and {key!r} given", file=file,
+                             record=record, field=key)
+        d = nxt
+    if parts[-1] in d:
+        raise InputError(f"{key!r} is given twice (as a column and inside a JSON object)", file=file, record=record,
+                         field=key)
+    d[parts[-1]] = val
+
+
+def _json_cell(val: str, *, file: str, record: str, field: str) -> dict[str, Any]:
+    obj, _ = parse_json_text(val, file=file, record=record, field=field)
+    if not isinstance(obj, dict):
+        raise InputError(f"expected a JSON object in this cell, got {type(obj).__name__}", file=file, record=record,
+                         field=field)
+    return obj
 
 
 def _nest(row: dict[str, Any], *, file: str, record: str) -> dict[str, Any]:
-    """Fold dotted columns and JSON-text cells into nested objects; drop ``None`` cells."""
+    """Fold dotted columns and JSON-text cells into nested objects; drop ``None`` cells.
+
+    A name that is the dotted prefix of another (``generation.settings`` beside
+    ``generation.settings.x``) is refused: the one value would be an object and a value.
+    """
+    check_dotted_names([k for k, v in row.items() if v is not None], file=file, record=record)
     out: dict[str, Any] = {}
     for key, val in row.items():
         if val is None:
@@ -74,33 +103,13 @@ def _nest(row: dict[str, Any], *, file: str, record: str) -> dict[str, Any]:
             raise InputError("column names must be strings", file=file, record=record)
         top, _, rest = key.partition(".")
         if rest and top in _NESTED:
-            parts = rest.split(".")
-            d = out.setdefault(top, {})
-            if not isinstance(d, dict):
-                raise InputError(f"both {top!r} and {key!r} given", file=file, record=record, field=key)
-            for p in parts[:-1]:
-                d = d.setdefault(p, {})
-            d[parts[-1]] = val
+            if key == "generation.settings" and isinstance(val, str):
+                val = _json_cell(val, file=file, record=record, field=key)
+            _set_path(out, key, val, file=file, record=record)
             continue
         if key in _NESTED and isinstance(val, str):
-            try:
-                val = json.loads(val)
-            except json.JSONDecodeError as e:
-                raise InputError(f"expected a JSON object in this cell: {e.msg}", file=file, record=record,
-                                 field=key) from e
-            if not isinstance(val, dict):
-                raise InputError("expected a JSON object", file=file, record=record, field=key)
-        if key in _NESTED and isinstance(out.get(key), dict) and isinstance(val, dict):
-            out[key] = {**val, **out[key]}
-        else:
-            out[key] = val
-    gen = out.get("generation")
-    if isinstance(gen, dict) and isinstance(gen.get("settings"), str):
-        try:
-            gen["settings"] = json.loads(gen["settings"])
-        except json.JSONDecodeError as e:
-            raise InputError(f"expected a JSON object: {e.msg}", file=file, record=record,
-                             field="generation.settings") from e
+            val = _json_cell(val, file=file, record=record, field=key)
+        out[key] = val
     return out
 
 
@@ -130,10 +139,13 @@ def read_documents(path: str | Path, fmt: str | None = None, corpus: str | None 
     by_sha: dict[str, list[str]] = {}
     for rec, row in rows:
         data = _nest(row, file=str(p), record=rec)
+        refuse_nonfinite(data, file=str(p), record=rec)
         try:
             doc = Document.model_validate(data)
         except ValidationError as e:
             raise validation_error(e, file=str(p), record=rec) from None
+        # a string such as "nan" that the model read as a number
+        refuse_nonfinite(doc.model_dump(exclude_none=True), file=str(p), record=rec)
         if doc.id in first_line:
             raise InputError(f"duplicate id {doc.id!r} (first at {first_line[doc.id]})", file=str(p), record=rec,
                              field="id")

@@ -45,7 +45,7 @@ from ...errors import InputError
 from ...hashing import text_sha256
 from ..document import Document, Generation, Provenance
 from ..report import ImportReport, classify_difference, text_quirks
-from ._io import fmt_value, json_safe, load_json, load_json_flagged, nonfinite_paths
+from ._io import fmt_value, json_safe, load_json, load_json_flagged, nonfinite_paths, refuse_nonfinite
 from ._store import ScoreBatch, store_import
 
 CORPUS = "liang2023"
@@ -56,6 +56,9 @@ SOURCE_URL = "https://github.com/Weixin-Liang/ChatGPT-Detector-Bias"
 CITATION = ('Liang, Yuksekgonul, Mao, Wu, Zou, "GPT detectors are biased against non-native English writers", '
             "Patterns 4(7), 2023")
 LICENCE = "MIT (as marked upstream)"
+#: The decision rule the paper applies to every detector's recorded score (``veribench list corpora``).
+DECISION_RULE = {"rule": "score > 0.5 on each detector's recorded P(AI)",
+                 "source": "Liang et al. 2023 (Patterns 4(7)); the same as veribench's no-protocol default"}
 #: The scans predate the paper's first public version (arXiv:2304.02819v1, 6 April 2023);
 #: their exact dates are not recorded, so that date stands for "on or before".
 SCAN_DATE = datetime(2023, 4, 6, tzinfo=timezone.utc)
@@ -148,6 +151,10 @@ def _read_sets(root: Path) -> list[_Set]:
             meta = load_json(name_file, label=nf)
             if not isinstance(meta, dict):
                 raise InputError("expected a JSON object", file=nf)
+            refuse_nonfinite(meta, file=nf, record=None)
+            for k in ("name", "model"):
+                if meta.get(k) is not None and not isinstance(meta[k], str):
+                    raise InputError(f"expected a string, got {type(meta[k]).__name__}", file=nf, field=k)
             kind = meta.get("kind")
             if kind is None:
                 raise InputError("required field is missing", file=nf, field="kind")

@@ -14,8 +14,10 @@ One place decides, for every vendor:
 - rate limiting (a minimum interval between requests, shared by the adapter's threads)
   and a concurrency cap (a semaphore);
 - redaction: every string that leaves this layer (error texts, stored raw responses)
-  has the adapter's secrets replaced by ``[REDACTED]``; log lines carry only the vendor,
-  the HTTP status and the attempt number.
+  has the adapter's secrets replaced by ``[REDACTED]`` (:class:`Redactor`: the key, its
+  percent-encoded and JSON-escaped forms and base64 values holding it, as in Basic auth),
+  always before any text is cut to length; log lines carry only the vendor, the HTTP
+  status and the attempt number.
 
 Retrying a POST after a connection reset can, in the worst case, make the vendor process
 the same text twice (the response was lost, not the request); that is the only repeat the
@@ -24,6 +26,7 @@ layer can cause, and it is logged.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -134,20 +137,104 @@ def refuse_key_settings(settings: dict[str, Any], vendor: str) -> None:
                               f"{env_var(vendor)}")
 
 
+#: Secrets shorter than this are not redacted (they would match ordinary text).
+MIN_SECRET_CHARS = 4
+_B64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
+
+
+def _b64_cores(secret: str) -> list[str]:
+    """Base64 (standard and URL-safe) text that every encoding of ``secret`` contains, at each of
+    the three byte alignments it can have inside a longer value (``user:key`` in HTTP Basic
+    auth): the part of the encoding that depends on the secret's bytes alone."""
+    import base64
+
+    raw = secret.encode("utf-8")
+    out = []
+    for pad in range(3):
+        enc = base64.b64encode(b"\0" * pad + raw).decode("ascii")
+        start = (pad * 8 + 5) // 6  # first character whose bits come only from the secret
+        end = ((pad + len(raw)) * 8) // 6  # last character whose bits come only from the secret
+        core = enc[start:end]
+        if len(core) >= 8:
+            out += [core, core.replace("+", "-").replace("/", "_")]
+    return out
+
+
+class Redactor:
+    """Replaces every copy of a set of secrets in text by ``[REDACTED]``.
+
+    Copies looked for, per secret: the secret itself; its percent-encoded forms (``quote``,
+    ``quote_plus``, upper- or lower-case hex); its JSON-escaped form; and base64 (standard and
+    URL-safe) of any value that contains it, such as ``base64("user:" + key)`` in an
+    ``Authorization: Basic`` header: a base64 run that holds the secret's bytes at any
+    alignment is redacted whole. Redaction runs on the whole text, before any truncation
+    (:meth:`clip`), so a cut can never keep part of a key.
+    """
+
+    def __init__(self, secrets: Iterable[str]):
+        from urllib.parse import quote, quote_plus
+
+        self.secrets = sorted({x for x in secrets if isinstance(x, str) and len(x) >= MIN_SECRET_CHARS},
+                              key=len, reverse=True)
+        plain: set[str] = set()
+        cores: set[str] = set()
+        for sec in self.secrets:
+            plain.add(sec)
+            for enc in (quote(sec, safe=""), quote(sec), quote_plus(sec), json.dumps(sec)[1:-1]):
+                plain.add(enc)
+            cores.update(_b64_cores(sec))
+        pats = []
+        for p in sorted(plain, key=len, reverse=True):
+            esc = re.escape(p)
+            # percent-encodings: hex digits in either case
+            esc = re.sub(r"%([0-9A-F])([0-9A-F])", lambda m: f"%[{m.group(1)}{m.group(1).lower()}]"
+                                                            f"[{m.group(2)}{m.group(2).lower()}]", esc)
+            pats.append(esc)
+        self._plain = re.compile("|".join(pats)) if pats else None
+        self._cores = sorted(cores, key=len, reverse=True)
+
+    def text(self, s: str) -> str:
+        if self._plain is not None:
+            s = self._plain.sub(REDACTED, s)
+        if self._cores and any(c in s for c in self._cores):
+            s = _B64.sub(lambda m: REDACTED if any(c in m.group() for c in self._cores) else m.group(), s)
+        return s
+
+    def __call__(self, obj: Any) -> Any:
+        """``obj`` (str, or JSON-like structure: dict keys and values, lists) redacted."""
+        if not self.secrets:
+            return obj
+        if isinstance(obj, str):
+            return self.text(obj)
+        if isinstance(obj, dict):
+            return {self(k): self(v) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            return [self(v) for v in obj]
+        if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+            s = repr(obj)
+            return REDACTED if self.text(s) != s else obj  # a key of digits echoed as a JSON number
+        return obj
+
+    def clip(self, s: str, limit: int) -> str:
+        """``s`` redacted, then cut to ``limit`` characters (never the other way round)."""
+        s = self.text(s) if self.secrets else s
+        return s if len(s) <= limit else s[:limit]
+
+
+@functools.lru_cache(maxsize=64)
+def _redactor(secrets: tuple[str, ...]) -> Redactor:
+    return Redactor(secrets)
+
+
 def redact(obj: Any, secrets: Iterable[str]) -> Any:
-    """``obj`` (str, or JSON-like structure) with every secret replaced by ``[REDACTED]``."""
-    secrets = [s for s in secrets if s and len(s) >= 4]
-    if not secrets:
-        return obj
-    if isinstance(obj, str):
-        for s in secrets:
-            obj = obj.replace(s, REDACTED)
-        return obj
-    if isinstance(obj, dict):
-        return {redact(k, secrets): redact(v, secrets) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [redact(v, secrets) for v in obj]
-    return obj
+    """``obj`` (str, or JSON-like structure) with every copy of every secret replaced by
+    ``[REDACTED]`` (:class:`Redactor`: plain, percent-encoded, JSON-escaped, base64)."""
+    return _redactor(tuple(sorted(set(secrets))))(obj)
+
+
+def clip(text: str, limit: int, secrets: Iterable[str]) -> str:
+    """``text`` redacted first, then cut to ``limit`` characters."""
+    return _redactor(tuple(sorted(set(secrets)))).clip(text, limit)
 
 
 class RateLimiter:
@@ -179,18 +266,23 @@ def _retry_after(resp: httpx.Response) -> float | None:
         return None
 
 
-def _body(resp: httpx.Response) -> Any:
+#: Longest excerpt of a non-JSON body kept with a failure (after redaction).
+BODY_EXCERPT = 500
+
+
+def _body(resp: httpx.Response, red: "Redactor") -> Any:
+    """The response body, redacted: parsed JSON, else a text excerpt cut after redaction."""
     try:
-        return resp.json()
+        return red(resp.json())
     except ValueError:
-        return resp.text[:500]
+        return red.clip(resp.text, BODY_EXCERPT)
 
 
 def classify_response(resp: httpx.Response, secrets: Iterable[str] = ()) -> VendorError:
     """Classify a non-2xx response into a :class:`VendorError` (see the module docstring)."""
     code = resp.status_code
-    body = redact(_body(resp), list(secrets))
-    text = body if isinstance(body, str) else json.dumps(body, default=str)[:500]
+    body = _body(resp, Redactor(secrets))
+    text = body if isinstance(body, str) else json.dumps(body, default=str)
     ra = _retry_after(resp)
     if code in (401, 403, 404):
         return VendorError("auth", f"HTTP {code}: key rejected (or wrong base_url)", http_status=code, body=body)
@@ -326,9 +418,9 @@ class VendorHTTP:
                 body = resp.json()
             except ValueError:
                 raise VendorError("bad_response", "HTTP 2xx but the body is not JSON", http_status=resp.status_code,
-                                  body=redact(resp.text[:500], list(self.secrets()))) from None
+                                  body=clip(resp.text, BODY_EXCERPT, list(self.secrets()))) from None
             if check is not None:
-                check(body)
+                check(redact(body, list(self.secrets())))  # vendor hooks cut texts: they see them redacted
             return body
 
         def before_sleep(rs: tenacity.RetryCallState) -> None:

@@ -1,0 +1,334 @@
+"""CLI group ``list``: every plug-in with its settings, its default decision rule and the rule's source.
+
+    veribench list detectors [--json]
+    veribench list humanizers [--json]
+    veribench list corpora [-w WS] [--json]
+
+Nothing here restates a rule: settings come from each plug-in's signature and setting
+tables (``vendor_settings``, ``OPERATIONAL``), and rules from the data they live in: the
+no-protocol default of :mod:`veribench.protocol.model` and :mod:`veribench.evaluate.run`
+(``ai_probability > 0.5``, else the detector's own verdict), each vendor's
+:class:`~veribench.detectors.api.base.VendorInfo`, :data:`BINOCULARS_THRESHOLDS`,
+:data:`FAST_DETECTGPT_CALIBRATION`, :data:`STATISTICS`, :data:`KNOWN_CLASSIFIERS`. A
+third-party plug-in may declare ``default_rule = {"rule": ..., "source": ...}`` on its factory.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import typing
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from .common import friendly_errors
+
+list_app = typer.Typer(help="List plug-ins and corpora: settings, default decision rule and where it comes from.",
+                       no_args_is_help=True)
+
+
+@dataclass
+class PluginInfo:
+    """What ``veribench list`` shows for one plug-in."""
+
+    kind: str
+    name: str
+    target: str
+    summary: str
+    settings: list[dict[str, Any]] = field(default_factory=list)
+    rule: str = ""
+    rule_source: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def _jsonable(v: Any) -> Any:
+    if v is inspect.Parameter.empty:
+        return "(required)"
+    try:
+        json.dumps(v)
+        return v
+    except TypeError:
+        return repr(v)
+
+
+def _first_line(doc: str | None) -> str:
+    return (inspect.cleandoc(doc).split("\n\n")[0].replace("\n", " ") if doc else "").strip()
+
+
+def _params(fn: Any, skip: set[str]) -> tuple[list[dict[str, Any]], str | None]:
+    """Explicit parameters of ``fn`` (name, default) and the name of its ``**kwargs``, if any."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return [], None
+    out, var = [], None
+    for p in sig.parameters.values():
+        if p.name in skip or p.name == "self":
+            continue
+        if p.kind == p.VAR_KEYWORD:
+            var = p.name
+        elif p.kind != p.VAR_POSITIONAL:
+            out.append({"name": p.name, "default": _jsonable(p.default)})
+    return out, var
+
+
+def settings_of(factory: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """The settings a factory takes, with defaults; ``spec`` says whether a setting enters the spec
+    (``False`` for operational settings), where the plug-in says so."""
+    from ..detectors.api.base import OPERATIONAL
+
+    notes: list[str] = []
+    if isinstance(factory, type) and hasattr(factory, "vendor_settings"):  # HTTP adapters
+        info = getattr(factory, "info", None)
+        base = info.base_url if info is not None else getattr(factory, "default_base_url", None)
+        lo = info.min_chars if info is not None else getattr(factory, "min_chars", None)
+        hi = info.max_chars if info is not None else getattr(factory, "max_chars", None)
+        rows = [{"name": "base_url", "default": base, "spec": True}, {"name": "min_chars", "default": lo, "spec": True},
+                {"name": "max_chars", "default": hi, "spec": True}]
+        extra, _ = _params(factory.__init__, {"base_url", "min_chars", "max_chars"})
+        rows += [{**r, "spec": True} for r in extra]
+        rows += [{"name": k, "default": _jsonable(v), "spec": True} for k, v in factory.vendor_settings.items()]
+        rows += [{"name": k, "default": _jsonable(v), "spec": False} for k, v in OPERATIONAL.items()]
+        notes.append("keys come only from the environment: " + _env_var(factory))
+        return rows, notes
+    fn = factory
+    skip: set[str] = set()
+    rows, var = _params(fn, skip)
+    seen = {r["name"] for r in rows}
+    # follow **kwargs into the class the factory returns and up its bases
+    target = factory if isinstance(factory, type) else None
+    if target is None and var is not None:
+        try:
+            ret = typing.get_type_hints(fn).get("return")
+        except Exception:
+            ret = None
+        target = ret if isinstance(ret, type) else None
+        if target is not None:
+            skip = {"statistic"}
+    if target is not None and var is not None or (isinstance(factory, type) and var is not None):
+        for cls in (target or factory).__mro__:
+            if "__init__" not in vars(cls) or cls is object:
+                continue
+            more, var2 = _params(vars(cls)["__init__"], skip | seen)
+            rows += more
+            seen |= {r["name"] for r in more}
+            if var2 is None:
+                var = None
+                break
+    if var is not None:
+        notes.append(f"further settings are passed on as **{var}")
+    return rows, notes
+
+
+def _env_var(factory: Any) -> str:
+    from ..detectors.api.http import env_var
+
+    name = factory.info.name if hasattr(factory, "info") else getattr(factory, "name", "")
+    return env_var(name)
+
+
+def default_rule(kind: str, name: str, factory: Any) -> tuple[str, str, list[str]]:
+    """(rule, source, notes) of a plug-in's default decision rule, from the data it lives in."""
+    from ..protocol.model import AI_VERDICTS, DEFAULT_THRESHOLD
+
+    declared = getattr(factory, "default_rule", None)
+    if isinstance(declared, dict) and declared.get("rule"):
+        return str(declared["rule"]), str(declared.get("source", "declared by the plug-in")), []
+    if kind != "detector":
+        if kind == "humanizer":
+            return ("none (a humanizer makes no decision)",
+                    "its outputs are judged by detectors and by the cycle's flag rules (veribench.cycles.flags)", [])
+        return "none", "", []
+    prob = (f"ai_probability > {DEFAULT_THRESHOLD:g}",
+            "veribench's rule when no protocol names one (veribench.protocol.model.DEFAULT_THRESHOLD; "
+            "Liang et al. 2023 use score > 0.5 for every detector)")
+    verdict_src = "veribench.evaluate.run: a detector that reports no probability is judged by its own verdict"
+    notes: list[str] = []
+    info = getattr(factory, "info", None)
+    if info is not None:  # commercial API
+        notes.append(f"P(AI) from the response: {info.rule}; native scale {info.scale} ({info.direction})")
+        notes.append(f"facts from: {info.source}")
+        notes += [f"unconfirmed: {u}" for u in info.unconfirmed]
+        return prob[0], prob[1], notes
+    module = getattr(factory, "__module__", "")
+    if name == "zippy" or module.endswith(".zippy"):
+        return ("verdict = AI (ZipPy's own rule: signed compression delta > 0)", verdict_src +
+                "; upstream rule: thinkst/zippy zippy.py run_on_text_chunked", ["no probability: none is invented"])
+    if name == "binoculars":
+        from ..detectors.local.zeroshot import BINOCULARS_THRESHOLDS
+
+        modes = ", ".join(f"{k}: B < {v:.4f}" for k, v in BINOCULARS_THRESHOLDS.items())
+        return (f"verdict = AI when the Binoculars score B is below the mode's threshold ({modes}; setting mode)",
+                verdict_src + "; thresholds: ahans30/Binoculars binoculars/detector.py (falcon-7b pair, bf16)", [])
+    if name == "fast-detectgpt":
+        from ..detectors.local.zeroshot import FAST_DETECTGPT_CALIBRATION
+
+        pairs = ", ".join(f"{a}/{b}" for a, b in FAST_DETECTGPT_CALIBRATION)
+        return (f"{prob[0]} for the model pairs with a published mapping ({pairs}); otherwise none: declare a "
+                "threshold in a protocol or fit one on the calibration split",
+                prob[1] + "; mapping: baoguangsheng/fast-detect-gpt scripts/local_infer.py", [])
+    if name == "hf-classifier":
+        from ..detectors.local.hf_classifier import KNOWN_CLASSIFIERS
+
+        own = "; ".join(f"{m}: P(AI) >= {r['threshold']:g} ({r['source']})" for m, r in KNOWN_CLASSIFIERS.items())
+        return prob[0], prob[1], [f"the model's own verdict threshold (stored as verdict): {own}"]
+    if module.endswith(".zeroshot"):
+        from ..detectors.local.zeroshot import STATISTICS
+
+        st = STATISTICS.get(name)
+        src = st.source if st else "the statistic's paper"
+        return ("none: no published threshold for this statistic; declare one in a protocol "
+                "(rule = {field = \"raw\", op = \">\", threshold = ...}) or fit it on the calibration split "
+                "(rule = {fit = \"best_balanced_accuracy\"})",
+                f"statistic: {src}; metrics rank the raw statistic ({st.direction if st else 'see scale'})", [])
+    if name == "imported":
+        return (f"{prob[0]}, else the recorded verdict in {sorted(AI_VERDICTS)}", prob[1] + "; " + verdict_src,
+                ["the imported file's own rule, if any, belongs in the protocol"])
+    return prob[0] + " (or its verdict, when it reports no probability)", prob[1] + "; " + verdict_src, notes
+
+
+def plugin_infos(kind: str) -> list[PluginInfo]:
+    """:class:`PluginInfo` of every registered plug-in of ``kind`` (built-ins, runtime, entry points)."""
+    from .. import registry
+
+    out = []
+    for name in registry.names(kind):
+        target = registry._BUILTINS.get(kind, {}).get(name) or "entry point / runtime"
+        try:
+            factory = registry.get(kind, name)
+        except Exception as e:  # a third-party plug-in that fails to import: listed with the reason
+            out.append(PluginInfo(kind, name, str(target), f"cannot be loaded: {type(e).__name__}: {e}"))
+            continue
+        settings, notes = settings_of(factory)
+        rule, source, more = default_rule(kind, name, factory)
+        out.append(PluginInfo(kind, name, str(target), _first_line(getattr(factory, "__doc__", None)), settings,
+                              rule, source, notes + more))
+    return out
+
+
+def corpus_infos(ws_path: Path | None) -> dict[str, Any]:
+    """The corpus importers (the ``import`` commands, with their options) and, when a
+    workspace exists, the corpora stored in it with documents per label and arm."""
+    from typer.main import get_command
+
+    from .corpus import import_app
+
+    import importlib
+
+    grp = get_command(import_app)
+    importers = []
+    for name, cmd in sorted(grp.commands.items()):  # type: ignore[attr-defined]
+        opts = []
+        for p in cmd.params:
+            if p.name in ("workspace", "quiet", "help"):
+                continue
+            flags = [o for o in (getattr(p, "opts", None) or []) if o.startswith("--")]
+            opts.append({"name": flags[0] if flags else p.name,
+                         "default": "(required)" if p.required else _jsonable(p.default)})
+        try:  # an importer module named like its command may declare the rule its recorded scores follow
+            mod = importlib.import_module(f"veribench.corpus.importers.{name}")
+        except ImportError:
+            mod = None
+        declared = getattr(mod, "DECISION_RULE", None)
+        if isinstance(declared, dict):
+            rule, source = declared.get("rule", ""), declared.get("source", "")
+        elif name == "scores":
+            rule, source = "the detector's default rule (veribench list detectors)", "the score's scale and verdict"
+        else:
+            rule, source = "none: documents only, no recorded verdicts", ""
+        importers.append({"name": name, "summary": _first_line(cmd.help), "settings": opts, "rule": rule,
+                          "rule_source": source})
+    stored: list[dict[str, Any]] = []
+    if ws_path is not None and (ws_path / "veribench.duckdb").is_file():
+        from ..store import Workspace
+
+        with Workspace(ws_path, read_only=True) as ws:
+            rows = ws.query("SELECT coalesce(corpus, '(none)'), label, coalesce(arm, '(none)'), count(*) "
+                            "FROM documents GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
+        by: dict[str, dict[str, Any]] = {}
+        for corpus, label, arm, n in rows:
+            e = by.setdefault(corpus, {"corpus": corpus, "documents": 0, "labels": {}, "arms": {}})
+            e["documents"] += n
+            e["labels"][label] = e["labels"].get(label, 0) + n
+            e["arms"][arm] = e["arms"].get(arm, 0) + n
+        stored = list(by.values())
+    return {"importers": importers, "workspace": str(ws_path) if ws_path else None, "corpora": stored}
+
+
+def _fmt_settings(rows: list[dict[str, Any]]) -> str:
+    parts = []
+    for r in rows:
+        s = f"{r['name']}={json.dumps(r['default'], ensure_ascii=False) if r['default'] != '(required)' else '(required)'}"
+        if r.get("spec") is False:
+            s += " (operational)"
+        parts.append(s)
+    return ", ".join(parts) or "(none)"
+
+
+def _show_plugins(kind: str, as_json: bool) -> None:
+    infos = plugin_infos(kind)
+    if as_json:
+        typer.echo(json.dumps([asdict(i) for i in infos], indent=2, ensure_ascii=False))
+        return
+    for i in infos:
+        typer.secho(f"{i.name}", bold=True)
+        typer.echo(f"  {i.summary}" if i.summary else "  (no description)")
+        typer.echo(f"  plug-in:  {i.target}")
+        typer.echo(f"  settings: {_fmt_settings(i.settings)}")
+        typer.echo(f"  default decision rule: {i.rule}")
+        if i.rule_source:
+            typer.echo(f"  rule from: {i.rule_source}")
+        for n in i.notes:
+            typer.echo(f"  note: {n}")
+        typer.echo("")
+
+
+@list_app.command("detectors")
+@friendly_errors
+def list_detectors(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Every detector: settings (with defaults), default decision rule and where it comes from."""
+    _show_plugins("detector", as_json)
+
+
+@list_app.command("humanizers")
+@friendly_errors
+def list_humanizers(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Every humanizer: settings (with defaults) and where its facts come from."""
+    _show_plugins("humanizer", as_json)
+
+
+@list_app.command("corpora")
+@friendly_errors
+def list_corpora(workspace: Optional[Path] = typer.Option(None, "--workspace", "-w",
+                                                          help="Also list the corpora stored in this workspace."),
+                 as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """The corpus importers with their options, and the corpora stored in a workspace."""
+    from ..store.workspace import DEFAULT_WORKSPACE
+
+    ws_path = workspace if workspace is not None else (Path(DEFAULT_WORKSPACE) if Path(DEFAULT_WORKSPACE).is_dir()
+                                                        else None)
+    info = corpus_infos(ws_path)
+    if as_json:
+        typer.echo(json.dumps(info, indent=2, ensure_ascii=False))
+        return
+    for imp in info["importers"]:
+        typer.secho(f"import {imp['name']}", bold=True)
+        typer.echo(f"  {imp['summary']}")
+        typer.echo(f"  settings: {_fmt_settings(imp['settings'])}")
+        typer.echo(f"  default decision rule: {imp['rule']}")
+        if imp["rule_source"]:
+            typer.echo(f"  rule from: {imp['rule_source']}")
+    if info["workspace"]:
+        typer.echo(f"\ncorpora in {info['workspace']}:")
+        for c in info["corpora"] or [{"corpus": "(none)", "documents": 0, "labels": {}, "arms": {}}]:
+            typer.echo(f"  {c['corpus']}: {c['documents']} documents; labels "
+                       + ", ".join(f"{k} {v}" for k, v in c["labels"].items()) + "; arms "
+                       + ", ".join(f"{k} {v}" for k, v in c["arms"].items()))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``list`` sub-app to the root app."""
+    app.add_typer(list_app, name="list")
