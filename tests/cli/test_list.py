@@ -45,7 +45,8 @@ def test_every_detector_is_listed_with_settings_rule_and_source():
     for stat in STATISTICS:
         assert rows[stat]["rule"].startswith("none") and STATISTICS[stat].source in rows[stat]["rule_source"]
         assert {s["name"] for s in rows[stat]["settings"]} >= {"model", "max_tokens", "device", "dtype"}
-    assert {s["name"]: s["default"] for s in rows["zippy"]["settings"]} == {"engine": "lzma", "chunk_size": 1500}
+    assert {s["name"]: s["default"] for s in rows["zippy"]["settings"]} == {"engine": "lzma", "chunk_size": 1500,
+                                                                               "canonicalize": "none"}
 
 
 def test_a_third_party_plugin_declares_its_rule():
@@ -62,7 +63,8 @@ def test_a_third_party_plugin_declares_its_rule():
         rows = {r["name"]: r for r in _json("detectors")}
         r = rows["third-party-x"]
         assert r["rule"] == "raw >= 7" and r["rule_source"] == "the vendor's manual, p. 3"
-        assert r["settings"] == [{"name": "depth", "default": 3}] and r["summary"] == "A detector from elsewhere."
+        assert r["settings"] == [{"name": "depth", "default": 3},
+                                 {"name": "canonicalize", "default": "none", "spec": True, "choices": ["none", "skeleton"]}] and r["summary"] == "A detector from elsewhere."
     finally:
         registry._REGISTERED["detector"].pop("third-party-x")
 

@@ -202,8 +202,15 @@ def plugin_infos(kind: str) -> list[PluginInfo]:
         except Exception as e:  # a third-party plug-in that fails to import: listed with the reason
             out.append(PluginInfo(kind, name, str(target), f"cannot be loaded: {type(e).__name__}: {e}"))
             continue
-        settings, notes = settings_of(factory)
-        rule, source, more = default_rule(kind, name, factory)
+        base = getattr(factory, "__wrapped__", factory)  # detectors: the canonicalize wrapper
+        settings, notes = settings_of(base)
+        if base is not factory:
+            from ..corpus.hazards import CANONICALIZE_MODES, SETTING
+
+            settings.append({"name": SETTING, "default": "none", "spec": True,
+                             "choices": list(CANONICALIZE_MODES)})
+            notes.append(f"{SETTING} (every detector): {' | '.join(CANONICALIZE_MODES)}; docs/hazards.md")
+        rule, source, more = default_rule(kind, name, base)
         out.append(PluginInfo(kind, name, str(target), _first_line(getattr(factory, "__doc__", None)), settings,
                               rule, source, notes + more))
     return out
