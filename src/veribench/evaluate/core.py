@@ -320,6 +320,7 @@ def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: 
     sel = member & ctx.rank & (codes >= 0) & ((lab == roles.NEGATIVE_CODE) | (lab == roles.POSITIVE_CODE))
     score = ctx.det.oriented
     rk_codes, rk_lab, rk_score = codes[sel], lab[sel], score[sel]
+    own_ranked = np.bincount(rk_codes, minlength=g)
     if negatives is not None:
         # groups without human texts of their own are ranked against ``negatives``
         own_h = np.bincount(rk_codes[rk_lab == roles.NEGATIVE_CODE], minlength=g) > 0
@@ -393,7 +394,7 @@ def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: 
         b["excluded_n"] = int(n_mem[i, h_] + n_mem[i, a_] - hn - an)
         defined = bool(n_pos[i] and n_neg[i])
         why = None if defined else (NO_HUMAN if not n_neg[i] else NO_AI)
-        b["ranked_n"] = int(n_pos[i] + n_neg[i])
+        b["ranked_n"] = int(own_ranked[i])
         b["auroc"] = _f(auc[i]) if defined else None
         b["auroc_reason"] = why
         if defined and np.isfinite(alo[i]):

@@ -365,8 +365,9 @@ class ProtocolFile(_Strict):
 
 
 def json_schema() -> dict[str, Any]:
-    """The protocol file's JSON Schema (draft 2020-12), as written to ``docs/protocol.schema.json``."""
-    return ProtocolFile.model_json_schema()
+    """The protocol file's JSON Schema (draft 2020-12), as written to ``docs/protocol.schema.json``
+    (regenerate with ``python -m veribench.protocol.model > docs/protocol.schema.json``)."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **ProtocolFile.model_json_schema()}
 
 
 # --------------------------------------------------------------------------- runtime view
