@@ -394,6 +394,8 @@ def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: 
         b["excluded_n"] = int(n_mem[i, h_] + n_mem[i, a_] - hn - an)
         defined = bool(n_pos[i] and n_neg[i])
         why = None if defined else (NO_HUMAN if not n_neg[i] else NO_AI)
+        if not defined and own_ranked[i]:
+            ctx.warn.append(f"{ctx_name}={values[i]}: AUROC undefined ({why})")
         b["ranked_n"] = int(own_ranked[i])
         b["auroc"] = _f(auc[i]) if defined else None
         b["auroc_reason"] = why

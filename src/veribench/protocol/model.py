@@ -544,7 +544,8 @@ def _message(err: dict[str, Any]) -> tuple[str, str]:
         key = str(loc[-1])
         model = _model_at(loc[:-1])
         known = sorted(model.model_fields) if model else []
-        close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
+        low = {k.lower(): k for k in known}
+        close = [low[c] for c in difflib.get_close_matches(key.lower(), list(low), n=1, cutoff=0.5)]
         hint = f"; did you mean {close[0]!r}?" if close else ""
         where = f"[{_loc(loc[:-1])}]" if loc[:-1] else "the top level"
         return _loc(loc), f"unknown key {key!r} in {where}{hint} (known: {', '.join(known)})"
@@ -561,7 +562,9 @@ def _message(err: dict[str, Any]) -> tuple[str, str]:
     elif typ in ("literal_error", "enum"):
         inp = err.get("input")
         exp = re.findall(r"'([^']*)'", msg)
-        close = difflib.get_close_matches(str(inp), exp, n=1, cutoff=0.5) if isinstance(inp, str) else []
+        low = {e.lower(): e for e in exp}
+        close = [low[c] for c in difflib.get_close_matches(inp.lower(), list(low), n=1, cutoff=0.5)] \
+            if isinstance(inp, str) else []
         msg = f"{inp!r} is not allowed; {msg[0].lower() + msg[1:]}" + (f"; did you mean {close[0]!r}?" if close else "")
     elif typ.endswith("_type") or typ.endswith("_parsing"):
         msg = f"{msg}, got {json.dumps(err.get('input'), default=str)}"
