@@ -87,6 +87,8 @@ def reason_path(row: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
             for k in (f"{path[-1]}_reason", "reason"):
                 if parent.get(k):
                     return (*path[:-1], k)
+        elif isinstance(row, dict) and parent is None and row.get(f"{path[0]}_reason"):
+            return (f"{path[0]}_reason",)  # the whole block is null, with its reason
         return None
     if not isinstance(row, dict):
         return None
@@ -122,7 +124,7 @@ def render_table(rows: Sequence[dict[str, Any]], base: str, columns: Sequence[Co
         for j, c in enumerate(columns):
             v = _lookup(r, c.path)
             inner = Markup(escape(NULL)) if v is _MISSING else cell(pointer(i, *c.path, base=base), v, c.fmt)
-            if v is None:
+            if v is None or v is _MISSING:
                 rp = reason_path(r, c.path)
                 if rp is not None:
                     inner += Markup(' <span class="reason">(') + cell(pointer(i, *rp, base=base), _lookup(r, rp),
@@ -164,6 +166,10 @@ TABLE1_COLS = [
     Col("Scan date", "scan_date"),
     Col("Decision rule", "rule", help="field, operator, threshold and where the threshold came from"),
     *RATE_COLS,
+    Col("Confusable inputs", ("hazards", "confusables"), "int", "scored texts holding characters that look like "
+        "Latin letters (Unicode confusables)"),
+    Col("Invisible-character inputs", ("hazards", "invisible"), "int", "scored texts holding invisible (Cf) characters"),
+    Col("Degenerate inputs", ("hazards", "degenerate_repetition"), "int", "scored texts flagged as degenerate repetition"),
 ]
 #: Side columns of Table 1 for labels never blended into the headline catch rate.
 SIDE_COLS = {
