@@ -57,10 +57,16 @@ def evaluate_cmd(
         json_out.write_text(json.dumps(res, indent=1, allow_nan=False), encoding="utf-8")
     if not quiet:
         print_tables(res, con)
-        for w in res["warnings"][:20]:
-            con.print(f"[yellow]warning:[/] {w}")
-        if len(res["warnings"]) > 20:
-            con.print(f"[yellow]… {len(res['warnings']) - 20} more warnings in the results JSON[/]")
+        # Slice-level "AUROC undefined (one class)" notes are summarised; the rest are shown first.
+        slice_notes = [w for w in res["warnings"] if "AUROC undefined" in w]
+        others = [w for w in res["warnings"] if "AUROC undefined" not in w]
+        for w in others[:20]:
+            con.print(f"warning: {w}", style="yellow", markup=False)
+        if len(others) > 20:
+            con.print(f"… {len(others) - 20} more warnings in the results JSON", style="yellow")
+        if slice_notes:
+            con.print(f"note: AUROC is undefined (null, with the reason) in {len(slice_notes)} slices that hold one "
+                      "class only; listed in the results JSON", style="yellow")
 
 
 def register(app: typer.Typer) -> None:

@@ -33,6 +33,7 @@ Conventions (stated once in ``docs/labels.md``; the data live in
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -231,22 +232,6 @@ def decide(det: DetArrays, scored: np.ndarray, calib: np.ndarray, headline: np.n
     return Decision(counted, counted & cmp, True, None, thr, rule.source, rule.field, rule.describe())
 
 
-def flags_for(det: DetArrays, threshold: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """(counted, flagged) bool arrays under the detector's rule, ``threshold`` for fitted rules.
-
-    Kept for callers of the earlier API; :func:`decide` is the full version (with reasons)."""
-    rule = det.rule
-    if rule is not None and rule.fit:
-        counted = det.ok & np.isfinite(det.oriented)
-        if threshold is None:
-            return counted, np.zeros_like(counted)
-        with np.errstate(invalid="ignore"):
-            return counted, counted & (det.oriented > threshold)
-    n = len(det.ok)
-    d = decide(det, det.ok, np.zeros(n, bool), np.ones(n, bool), np.zeros(n, np.int8), False)
-    return d.counted, d.flagged
-
-
 # --------------------------------------------------------------------------- slices
 def _slice_codes(docs: DocArrays, proto: Protocol) -> list[tuple[str, list[str], np.ndarray]]:
     """Per slice kind: (kind, group values, int code per document; -1 = not in any group).
@@ -272,7 +257,7 @@ def _count(codes: np.ndarray, mask: np.ndarray, lab: np.ndarray, g: int) -> np.n
     return np.bincount(codes[m] * nl + lab[m], minlength=g * nl).reshape(g, nl)
 
 
-def _rate_block(prefix: str, n: int, k: int | None, rate: float, lo: float, hi: float, undefined: str | None,
+def _rate_block(prefix: str, n: int, rate: float, lo: float, hi: float, undefined: str | None,
                 empty: str) -> dict[str, Any]:
     """``{prefix}``, ``{prefix}_ci95`` and ``{prefix}_reason`` for one rate (null + reason when undefined)."""
     if undefined is not None:
@@ -371,10 +356,10 @@ def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: 
         b["human_n"] = hn
         b["false_positives"] = int(k_fl[i, roles.NEGATIVE_CODE]) if dec.defined else None
         h_, a_ = roles.NEGATIVE_CODE, roles.POSITIVE_CODE
-        b.update(_rate_block("fpr", hn, None, rate[i, h_], lo[i, h_], hi[i, h_], undefined, NO_HUMAN))
+        b.update(_rate_block("fpr", hn, rate[i, h_], lo[i, h_], hi[i, h_], undefined, NO_HUMAN))
         b["ai_n"] = an
         b["detections"] = int(k_fl[i, roles.POSITIVE_CODE]) if dec.defined else None
-        b.update(_rate_block("catch_rate", an, None, rate[i, a_], lo[i, a_], hi[i, a_], undefined, NO_AI))
+        b.update(_rate_block("catch_rate", an, rate[i, a_], lo[i, a_], hi[i, a_], undefined, NO_AI))
         if b["fpr"] is not None and b["catch_rate"] is not None:
             b["balanced_accuracy"] = _f(mthr.balanced_accuracy(b["catch_rate"], b["fpr"]))
             b["balanced_accuracy_reason"] = None
@@ -388,7 +373,7 @@ def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: 
             sn = int(n_rate[i, li])
             b[f"{key}_n"] = sn
             b[f"{key}_flagged"] = int(k_fl[i, li]) if dec.defined else None
-            rb = _rate_block(f"{key}_rate", sn, None, rate[i, li], lo[i, li], hi[i, li], undefined,
+            rb = _rate_block(f"{key}_rate", sn, rate[i, li], lo[i, li], hi[i, li], undefined,
                              f"no {lab_name} texts")
             b.update(rb)
         b["excluded_n"] = int(n_mem[i, h_] + n_mem[i, a_] - hn - an)
@@ -536,9 +521,7 @@ def document_rows(docs: DocArrays, dets: list[DetArrays], proto: Protocol) -> di
     label_role = np.array([roles.label_role(x) for x in docs.label], dtype=object)
     arm_role = np.array([roles.arm_role(x, proto.arms) for x in docs.arm], dtype=object)
     split = np.where(calib, "calibration", "test").astype(object)
-    import json as _json
-
-    tags = np.array([_json.dumps(t, sort_keys=True) if t else None for t in docs.tags], dtype=object) \
+    tags = np.array([json.dumps(t, sort_keys=True) if t else None for t in docs.tags], dtype=object) \
         if docs.tags else np.full(n, None, dtype=object)
     nothing = np.full(n, None, dtype=object)
     parts: list[dict[str, np.ndarray]] = []
