@@ -81,7 +81,7 @@ def test_no_rule_is_null_with_reason_in_every_output(tmp_path, ):
     from report_pagecheck import check_page  # noqa: E402
 
     ws_dir = tmp_path / "ws"
-    docs = synthetic()
+    docs = synthetic() + [{"id": f"c2-{i}", "label": "ai", "arm": "C2"} for i in range(5)]
     rng = np.random.default_rng(1)
     with Workspace(ws_dir) as ws:
         shas = put_docs(ws, docs)
@@ -109,7 +109,8 @@ def test_no_rule_is_null_with_reason_in_every_output(tmp_path, ):
     build_report([ws_dir], site)
     page = site / "run-adhoc.html"
     html = page.read_text()
-    assert "no decision rule" in html
+    assert "no decision rule" in html and "Side rows" in html and "no hazard record on these scores" in html
+    assert json.loads((site / "data" / "run-adhoc.json").read_text())["side_rows"][0]["group"] == "arm=C2"
     check_page(page, site / "data" / "run-adhoc.json")
 
 
