@@ -691,11 +691,11 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
         if sel.any():
             vals = d.oriented[sel]
             edges = np.histogram_bin_edges(vals, bins=hist_bins)
-            basis = (d.ranking or {}).get("field")
-            cur["hist"] = {"edges": [float(x) for x in edges],
-                           "score": "ai_probability" if basis == "ai_probability" or
-                           (basis is None and np.isfinite(d.p[sel]).all() and np.array_equal(d.p[sel], vals))
-                           else "oriented native score"}
+            rk = d.ranking or {}
+            is_p = rk.get("field") == "ai_probability" or (rk.get("field") == "raw" and rk.get("scales") == ["p_ai"]) \
+                or (not rk and np.isfinite(d.p[sel]).all() and np.array_equal(d.p[sel], vals))
+            cur["hist"] = {"edges": [float(x) for x in edges], "score": "ai_probability" if is_p else
+                           "oriented native score" + (f" ({', '.join(rk['scales'])})" if rk.get("scales") else "")}
             for li, labname in enumerate(LABEL_ORDER):
                 lm = sel & (lab == li)
                 if lm.any():
