@@ -405,3 +405,29 @@ def test_export_run_recomputes_table1(tmp_path):
         assert len(thr) == 1  # one rule and threshold per detector, on every row
     assert {x["side_group"] for x in rows if x["doc_id"].startswith("c2-")} == {"arm=C2"}
     run("export", "scores", "--run", "NOPE", "--out", str(csv_path), "--workspace", str(ws), code=1)
+
+
+def test_hazards_come_from_the_one_reader_when_installed(workspace, monkeypatch):
+    """With ``veribench.corpus.hazards.submission_hazards`` installed (the reader that gives
+    each document the hazards of its own text under canonicalisation), Table 1 counts what it says."""
+    import types
+
+    from veribench.evaluate import evaluate_workspace
+
+    docs = synthetic(10)
+    shas = put_docs(workspace, docs)
+    put(workspace, "P", shas, {d["id"]: prob(0.4) for d in docs})
+    fake = types.ModuleType("veribench.corpus.hazards")
+    seen = []
+
+    def submission_hazards(ws, spec):
+        seen.append(spec.name)
+        return {d["id"]: {"confusables": 30 if k < 3 else 0, "invisible": 20 if k == 0 else 0,
+                          "degenerate_repetition": k == 9, "distinct_word_trigram_ratio": 0.03}
+                for k, d in enumerate(docs)}
+
+    fake.submission_hazards = submission_hazards
+    monkeypatch.setitem(sys.modules, "veribench.corpus.hazards", fake)
+    res = evaluate_workspace(workspace)
+    assert seen == ["P"]
+    assert res["table1"][0]["hazards"] == {"checked": 10, "confusables": 3, "invisible": 1, "degenerate_repetition": 1}

@@ -70,6 +70,8 @@ def refused(data: dict) -> str:
     ({**HEAD, "comparisons": {"correction": "holmes"}}, "comparisons.correction", "did you mean 'holm'"),
     ({**HEAD, "comparisons": {"alpha": 5}}, "comparisons.alpha", "less than or equal to 0.5"),
     ({**HEAD, "comparisons": {"metrics": ["aucroc"]}}, "comparisons.metrics[0]", "did you mean 'auroc'"),
+    ({**HEAD, "tables": {"slices": ["subgroup"]}, "gaps": [{"slice": "subgroup", "group_a": "a", "group_b": "b",
+                                                             "metric": "auroc"}]}, "gaps[0].metric", "not allowed"),
     ({**HEAD, "gaps": [{"slice": "tag:writer", "group_a": "a", "group_b": "b"}]}, "gaps[0].slice",
      "not in [tables] slices"),
     ({**HEAD, "tables": {"slices": ["subgroup"]}, "gaps": [{"slice": "subgroup", "group_a": "a", "group_b": "a"}]},
@@ -106,6 +108,8 @@ def test_valid_sections_reach_the_runtime_view():
     assert p.comparisons.enabled and p.comparisons.correction == "holm" and p.comparisons.metrics == ["auroc", "fpr",
                                                                                                       "catch_rate"]
     assert p.gaps[0].group_a == "non-native" and p.gaps[0].metric == "fpr"
+    assert parse_protocol(HEAD).comparisons is None  # no section: no comparisons planned
+    assert parse_protocol({**HEAD, "comparisons": {}}).comparisons.enabled
     assert p.detectors[0].rule.fit == "target_fpr" and p.detectors[0].rule.target_fpr == 0.05
     assert p.detectors[1].rule.ai_values == ("ai", "mixed")
     assert p.split_every == 4 and p.slices == ("subgroup", "tag:writer")
@@ -162,4 +166,5 @@ def test_roles_classify():
     assert r.table.tolist() == [True, True, False, True, True, True, False, False]
     assert list(r.side) == [None, None, "arm=C2", None, None, None, "derivation=attack:homoglyph", None]
     assert r.code.tolist()[-1] == roles.UNKNOWN_CODE
+    assert r.y.tolist() == [0, 1, -1, 1, -1, -1, -1, -1]
     assert isinstance(r.code, np.ndarray)

@@ -110,11 +110,8 @@ def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | No
     if scope is not None:
         present &= scope
         ok &= scope
-    hazards = {}
-    for key, c in (("confusables", "hz_conf"), ("invisible", "hz_inv"), ("degenerate_repetition", "hz_deg")):
-        a = np.full(n, np.nan)
-        a[rn] = col(c)
-        hazards[key] = a
+    hazards = _hazard_arrays(ws, spec, n, rn, {k: col(c) for k, c in (
+        ("confusables", "hz_conf"), ("invisible", "hz_inv"), ("degenerate_repetition", "hz_deg"))})
     oriented, basis = ranking_scores(label, raw, p, scale, direction, ok)
     dates = [d for d in t.column("scanned_at").to_pylist() if d is not None]
     scan = None
@@ -128,6 +125,35 @@ def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | No
                      raw=raw, oriented=oriented, verdict=verdict, text_differs=differs, scan_date=scan,
                      status_counts=counts, status=status_arr, in_scope=scope, hazards=hazards, ranking=basis,
                      scale=scale, direction=direction)
+
+
+def _hazard_arrays(ws: Workspace, spec: Spec, n: int, rn: np.ndarray,
+                   from_detail: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per document: confusables, invisible characters, degenerate repetition (NaN = no record).
+
+    Read through ``veribench.corpus.hazards.submission_hazards`` when it is installed (the
+    one reader: with canonicalisation, documents sharing one score row each get the hazards
+    of their own text); otherwise from each score's ``detail["hazards"]``.
+    """
+    out = {k: np.full(n, np.nan) for k in from_detail}
+    try:
+        from ..corpus.hazards import submission_hazards  # type: ignore[import-not-found]
+    except ImportError:
+        submission_hazards = None
+    if submission_hazards is None:
+        for k, v in from_detail.items():
+            out[k][rn] = v
+        return out
+    per_doc = submission_hazards(ws, spec)
+    with ws.lock:
+        sel = ws.con.execute("SELECT doc_id, rn FROM _sel").fetchall()
+    for doc_id, i in sel:
+        h = per_doc.get(doc_id)
+        if h:
+            for k in out:
+                v = h.get(k)
+                out[k][int(i)] = np.nan if v is None else float(v)
+    return out
 
 
 def _stored_specs(ws: Workspace, name: str) -> list[Spec]:

@@ -82,8 +82,9 @@ FIELDS = ("ai_probability", "raw", "oriented", "verdict")
 OPS = (">", ">=", "<", "<=")
 FIT_RULES = ("best_balanced_accuracy", "target_fpr")
 SLICE_KINDS = ("subgroup", "arm", "kind", "corpus", "label")
-GAP_METRICS = ("fpr", "catch_rate", "auroc", "balanced_accuracy")
-COMPARISON_METRICS = ("auroc", "fpr", "catch_rate", "balanced_accuracy", "tpr_at_fpr")
+#: Metrics the statistics layer (``veribench.evaluate.comparisons``) compares.
+GAP_METRICS = ("fpr", "catch_rate")
+COMPARISON_METRICS = ("auroc", "fpr", "catch_rate")
 
 #: Default decision rule when no protocol is given (issue #2; Liang et al. 2023 use
 #: ``score > 0.5`` for all seven detectors).
@@ -296,8 +297,8 @@ class ArmModel(_Strict):
 class Comparisons(_Strict):
     """``[comparisons]``: planned pairwise comparisons (consumed by the statistics layer)."""
 
-    enabled: bool = False
-    metrics: list[Literal["auroc", "fpr", "catch_rate", "balanced_accuracy", "tpr_at_fpr"]] = Field(
+    enabled: bool = True
+    metrics: list[Literal["auroc", "fpr", "catch_rate"]] = Field(
         default_factory=lambda: ["auroc", "fpr", "catch_rate"])
     correction: Literal["holm", "none"] = "holm"
     family: Literal["run"] = Field("run", description="the family of the multiple-comparison correction")
@@ -312,7 +313,7 @@ class Gap(_Strict):
     group_b: str = Field(min_length=1)
     label_a: Optional[str] = None
     label_b: Optional[str] = None
-    metric: Literal["fpr", "catch_rate", "auroc", "balanced_accuracy"] = "fpr"
+    metric: Literal["fpr", "catch_rate"] = "fpr"
 
     @model_validator(mode="after")
     def _distinct(self) -> "Gap":
@@ -334,7 +335,7 @@ class ProtocolFile(_Strict):
     detectors: list[DetectorModel] = Field(default_factory=list)
     arms: dict[str, Annotated[ArmModel, BeforeValidator(_arm_shorthand)]] = Field(
         default_factory=dict, description="arm -> role; default A/B/C headline, anything else side")
-    comparisons: Comparisons = Field(default_factory=Comparisons)
+    comparisons: Optional[Comparisons] = Field(None, description="absent: no comparisons are planned")
     gaps: list[Gap] = Field(default_factory=list)
     amendments: list[Amendment] = Field(default_factory=list)
 
@@ -436,8 +437,9 @@ class Protocol:
 
     ``hash`` is the SHA-256 of the file's raw bytes (``None`` for the built-in default).
     ``arms`` maps each declared arm to its role (see :mod:`veribench.protocol.roles`);
-    ``arm_specs``, ``comparisons`` and ``gaps`` are the validated sections for the
-    consumers that use them.
+    ``arm_specs`` (arm -> :class:`ArmModel`), ``comparisons`` (:class:`Comparisons`, ``None``
+    when the file has no ``[comparisons]``) and ``gaps`` (list of :class:`Gap`) are the
+    validated sections for the consumers that use them.
     """
 
     name: str
@@ -460,7 +462,7 @@ class Protocol:
     amendments: list[dict[str, Any]] = field(default_factory=list)
     arms: dict[str, str] = field(default_factory=dict)
     arm_specs: dict[str, ArmModel] = field(default_factory=dict)
-    comparisons: Comparisons = field(default_factory=Comparisons)
+    comparisons: Comparisons | None = None
     gaps: list[Gap] = field(default_factory=list)
     model: ProtocolFile | None = None
 

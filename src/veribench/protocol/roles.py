@@ -148,6 +148,11 @@ class DocumentRoles:
     def side_groups(self) -> list[str]:
         return sorted({s for s in self.side if s is not None})
 
+    @property
+    def y(self) -> np.ndarray:
+        """int8 per document: 1 = headline AI, 0 = headline human, -1 = not headline (side)."""
+        return np.where(self.headline, (self.code == POSITIVE_CODE).astype(np.int8), np.int8(-1)).astype(np.int8)
+
 
 def label_codes(labels: Sequence[Any]) -> np.ndarray:
     """int8 label code per label (index into :data:`LABELS`; :data:`UNKNOWN_CODE` if unknown)."""
