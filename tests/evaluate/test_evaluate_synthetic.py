@@ -66,7 +66,11 @@ def test_default_rules_match_independent_counts(workspace):
     ok = np.array([i % 37 != 0 for i in range(len(rows))])
     sel = (hum | ai) & ok
     assert b["auroc"] == pytest.approx(roc_auc_score(ai[sel], raw2[sel]), abs=1e-12)
-    assert b["human_n"] == 0 or b["fpr"] is not None
+    # No decision rule: the counts are the texts it scored, the rates null with the reason (never n = 0).
+    assert b["human_n"] == int((hum & ok).sum()) and b["ai_n"] == int((ai & ok).sum())
+    assert b["fpr"] is None and b["fpr_reason"] == "no decision rule" and b["false_positives"] is None
+    assert b["catch_rate"] is None and b["balanced_accuracy_reason"] == "no decision rule"
+    assert b["excluded"] == {"too_short": int(((hum | ai) & ~ok).sum())}
     det_b = next(d for d in res["detectors"] if d["detector"] == "DetB")
     assert det_b["status_counts"]["too_short"] == sum(1 for i in range(len(rows)) if i % 37 == 0)
     # Rates per subgroup match plain counts, and agreement counts match.

@@ -167,9 +167,12 @@ def export_documents_cmd(
 @friendly_errors
 def export_scores(
     out: Path = typer.Option(..., "--out", "-o", help="Output file: .csv or .parquet."),
+    run: Optional[str] = typer.Option(None, "--run", help="Export one evaluation run (its tag or id; the newest "
+                                      "run of a tag): each document x detector it evaluated, with the split side, "
+                                      "the rule, the threshold, counted/flagged and the exclusion reason."),
     workspace: Path = WorkspaceOpt,
 ) -> None:
-    """Write raw per-document scores (one row per document x detector, with text_differs)."""
+    """Write raw per-document scores (one row per document x detector, with text_differs), or one run's rows."""
     from ..errors import InputError
     from ..store import Workspace
 
@@ -178,6 +181,12 @@ def export_scores(
     if not (workspace / "veribench.duckdb").is_file():
         raise InputError("no workspace here", file=str(workspace))
     with Workspace(workspace, read_only=True) as ws:
+        if run is not None:
+            from ..evaluate.run import export_run
+
+            p, n, run_id = export_run(ws, run, out)
+            typer.echo(f"wrote {n} rows of run {run_id} to {p}")
+            return
         p = ws.export_scores(out)
         n = ws.query(f"SELECT count(*) FROM ({ws.RAW_SCORES_SQL})")[0][0]
     typer.echo(f"wrote {n} rows to {p}")

@@ -18,24 +18,38 @@ def evaluate_cmd(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the results JSON here."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write Markdown, CSV, JSON, HTML and raw scores here."),
     no_score: bool = typer.Option(False, "--no-score", help="Never run a detector; use stored scores only."),
+    allow_paid: bool = typer.Option(False, "--allow-paid", help="Let evaluate call paid (vendor) detectors for "
+                                    "selected documents without a stored score; needs --max-spend."),
+    max_spend: Optional[float] = typer.Option(None, "--max-spend", min=0.0, help="With --allow-paid: stop before "
+                                              "the paid calls of this evaluation would cost more (words)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the tables."),
 ):
-    """Evaluate stored scores under a protocol; print Table 1 and Table 2.
+    """Evaluate stored scores under a protocol; print Table 1, Table 2 and the side rows.
 
     Without --protocol every stored detector is evaluated with AI probability > 0.5
-    (its own verdict when it has no probability), on all documents (no split).
+    (its own verdict when it has no probability; no decision rule when it has neither),
+    on all documents (no split). `evaluate` never calls a paid API unless given
+    --allow-paid --max-spend N; score vendor detectors with `veribench score`.
     """
     from ..evaluate import evaluate_workspace
     from ..evaluate.tables import print_tables, wide_console, write_outputs
     from ..protocol.model import load_protocol
     from ..store import Workspace
 
+    from ..errors import InputError
+
+    if allow_paid and max_spend is None:
+        raise InputError("--allow-paid needs --max-spend N (the most the paid calls may cost, in words)",
+                         field="--max-spend")
+    if max_spend is not None and not allow_paid:
+        raise InputError("--max-spend applies to paid calls, which need --allow-paid", field="--allow-paid")
     con = wide_console()
     proto = load_protocol(protocol) if protocol else None
     with Workspace(workspace) as ws:
         if ws.document_count() == 0:
             raise typer.BadParameter(f"workspace {workspace} has no documents; run `veribench import` first")
-        res = evaluate_workspace(ws, proto, allow_scoring=not no_score, progress=not quiet, log=con.print)
+        res = evaluate_workspace(ws, proto, allow_scoring=not no_score, progress=not quiet, log=con.print,
+                                 allow_paid=allow_paid, max_spend=max_spend)
         if out:
             write_outputs(res, out, ws)
     if json_out:
@@ -43,10 +57,16 @@ def evaluate_cmd(
         json_out.write_text(json.dumps(res, indent=1, allow_nan=False), encoding="utf-8")
     if not quiet:
         print_tables(res, con)
-        for w in res["warnings"][:20]:
-            con.print(f"[yellow]warning:[/] {w}")
-        if len(res["warnings"]) > 20:
-            con.print(f"[yellow]… {len(res['warnings']) - 20} more warnings in the results JSON[/]")
+        # Slice-level "AUROC undefined (one class)" notes are summarised; the rest are shown first.
+        slice_notes = [w for w in res["warnings"] if "AUROC undefined" in w]
+        others = [w for w in res["warnings"] if "AUROC undefined" not in w]
+        for w in others[:20]:
+            con.print(f"warning: {w}", style="yellow", markup=False)
+        if len(others) > 20:
+            con.print(f"… {len(others) - 20} more warnings in the results JSON", style="yellow")
+        if slice_notes:
+            con.print(f"note: AUROC is undefined (null, with the reason) in {len(slice_notes)} slices that hold one "
+                      "class only; listed in the results JSON", style="yellow")
 
 
 def register(app: typer.Typer) -> None:

@@ -45,13 +45,13 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..hashing import text_sha256
+from ..protocol.roles import LABELS as ROLE_LABELS
+from ..protocol.roles import NEGATIVE_LABELS, POSITIVE_LABELS  # noqa: F401 - re-exported
 
-#: The label convention, in one place. ``ai`` and ``ai-edited-human`` are positives
-#: for catch rate; ``human`` is the negative class; ``mixed`` is reported on its own rows.
-LABELS = ("human", "ai", "ai-edited-human", "mixed")
+#: The labels. Their roles (positive, negative, side) live in one table:
+#: :data:`veribench.protocol.roles.LABEL_ROLES` (see ``docs/labels.md``).
+LABELS = ROLE_LABELS
 Label = Literal["human", "ai", "ai-edited-human", "mixed"]
-POSITIVE_LABELS = ("ai", "ai-edited-human")
-NEGATIVE_LABELS = ("human",)
 #: Values of ``tags["derivation"]`` (CONTRACTS: derived documents).
 DERIVATIONS = ("attack", "paraphrase", "humanize", "edit")
 #: Top-level import fields of derived documents, kept in ``provenance``.

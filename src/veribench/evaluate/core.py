@@ -3,23 +3,37 @@
 Inputs are column arrays over the selected documents (:class:`DocArrays`) and, per
 detector, score arrays aligned to them (:class:`DetArrays`). The output is the run
 results dict documented in ``docs/results-schema.md`` (rates, agreement, table1,
-table2, curves), with ``None`` for undefined values, never NaN.
+table2, side_rows, curves), with ``None`` plus a reason for every undefined value,
+never NaN and never 0 in place of "undefined".
 
-Conventions (one place):
-- Positive class = label ``ai``. Negative class = label ``human``. Headline rates
-  (Table 1) use only these two labels; ``ai-edited-human`` and ``mixed`` are reported
-  on their own columns and rows and never blended in.
-- Catch rate (TPR) = flagged AI / AI scored; false-positive rate = flagged human /
-  human scored; balanced accuracy = (TPR + 1 - FPR) / 2. Every rate carries its
-  count and a Wilson interval (Wilson 1927, via statsmodels).
-- AUROC is computed on the oriented score (higher = more AI), human vs ai, with a
-  DeLong (Sun & Xu 2014) or seeded bootstrap interval, as the protocol says.
-- Only test-split documents count, unless the protocol declares no split.
-- Scores whose status is not ``ok`` are excluded from rates and counted as failures.
+Conventions (stated once in ``docs/labels.md``; the data live in
+:mod:`veribench.protocol.roles` and :mod:`veribench.metrics.thresholds`):
+
+- **Roles.** A document counts in the headline rates (Table 1) when its label's role is
+  positive (``ai``) or negative (``human``), its arm's role is ``headline`` and it is not
+  derived. Side labels (``ai-edited-human``, ``mixed``) have their own columns; human or
+  AI texts of side arms (C2 ...) and derived texts (attacks ...) have their own side rows.
+- **Flags.** A text is flagged by the detector's decision rule (protocol ``rule``); a
+  fitted rule flags ``oriented score > threshold`` (:data:`veribench.metrics.FLAG_RULE`)
+  with the threshold fitted on the calibration split's headline texts only. A rule that
+  cannot be applied (no rule, no split, a calibration split without both classes, a field
+  the detector does not report) gives null rates with that reason.
+- **Rates.** Catch rate = flagged AI / AI counted; false-positive rate = flagged human /
+  human counted; balanced accuracy = (catch rate + 1 - FPR) / 2 (Brodersen et al. 2010);
+  each with a Wilson interval (Wilson 1927, via statsmodels). Denominators are the texts
+  the detector actually scored; excluded texts are counted per reason.
+- **Ranking metrics** (AUROC, TPR at FPR, ROC) use the oriented native score
+  (:mod:`veribench.evaluate.ranking`), human vs ai, for every detector and every slice,
+  whether or not it has a decision rule. AUROC intervals: DeLong (Sun & Xu 2014) or a
+  seeded bootstrap. TPR at a fixed FPR takes its threshold from the calibration split's
+  human texts when there are any (the achieved FPR on test is reported), else from the
+  evaluated human texts themselves, labelled an in-sample oracle operating point.
+- Only test-split documents are evaluated, unless the protocol declares no split.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -31,12 +45,24 @@ from ..metrics import grouped as mgrouped
 from ..metrics import rates as mrates
 from ..metrics import roc as mroc
 from ..metrics import thresholds as mthr
+from ..protocol import roles
 from ..protocol.model import AI_VERDICTS, DecisionRule, Protocol
-from ..protocol.split import calibration_mask
+from ..protocol.split import calibration_mask, split_summary
 
-HEADLINE_POS = "ai"
-HEADLINE_NEG = "human"
-SIDE_LABELS = ("ai-edited-human", "mixed")
+HEADLINE_POS = roles.POSITIVE_LABELS[0]
+HEADLINE_NEG = roles.NEGATIVE_LABELS[0]
+SIDE_LABELS = roles.SIDE_LABELS
+#: Label codes used internally: index into LABEL_ORDER (the role table's label order).
+LABEL_ORDER = roles.LABELS
+
+#: Reasons given with null values (one place; docs/labels.md lists them).
+NO_RULE = "no decision rule"
+NO_HUMAN = "no human texts"
+NO_AI = "no AI texts"
+NO_SPLIT_FIT = "threshold not fitted: the protocol has no calibration split"
+IN_SAMPLE = "in-sample oracle operating point"
+FROM_CALIBRATION = "calibration split"
+HAZARD_KEYS = ("confusables", "invisible", "degenerate_repetition")
 
 
 @dataclass
@@ -70,15 +96,24 @@ class DetArrays:
     """One detector's scores aligned to :class:`DocArrays` (NaN / None where absent).
 
     ``present``: a score row exists; ``ok``: its status is ``ok``; ``p``: P(AI) in [0,1]
-    or NaN; ``raw``: native value or NaN; ``oriented``: higher = more AI, or NaN;
+    or NaN; ``raw``: native value or NaN; ``oriented``: the ranking score, the native
+    value oriented so that higher = more AI (see :mod:`veribench.evaluate.ranking`), or NaN;
     ``verdict``: lower-cased verdict or None; ``text_differs``: the submitted text's
-    hash differs from the document's.
+    hash differs from the document's. ``rule`` is ``None`` when the detector has no
+    decision rule (its rates are then null with the reason ``"no decision rule"``).
+
+    Optional: ``status`` (object array, status per document or None when never
+    scored), ``in_scope`` (bool array: the documents this detector is meant to score,
+    e.g. its protocol ``corpora``; default all), ``hazards`` (``{"confusables",
+    "invisible", "degenerate_repetition"}`` float arrays, NaN where the score has no
+    hazard record), ``ranking`` (description of the ranking score), ``scale`` and
+    ``direction`` (object arrays, the native scale and direction per document).
     """
 
     label: str
     spec: dict[str, Any]
     spec_hash: str
-    rule: DecisionRule
+    rule: DecisionRule | None
     present: np.ndarray
     ok: np.ndarray
     p: np.ndarray
@@ -88,6 +123,12 @@ class DetArrays:
     text_differs: np.ndarray
     scan_date: str | None = None
     status_counts: dict[str, int] = field(default_factory=dict)
+    status: np.ndarray | None = None
+    in_scope: np.ndarray | None = None
+    hazards: dict[str, np.ndarray] | None = None
+    ranking: dict[str, Any] | None = None
+    scale: np.ndarray | None = None
+    direction: np.ndarray | None = None
 
 
 def _f(x: Any) -> Any:
@@ -102,43 +143,96 @@ def _f(x: Any) -> Any:
     return x
 
 
-def _rate(k: int, n: int, alpha: float) -> dict[str, Any]:
-    r = mrates.wilson(int(k), int(n), alpha=alpha)
-    return {"n": int(n), "k": int(k), "rate": _f(r.rate), "ci95": [_f(r.lo), _f(r.hi)] if r.lo is not None else None,
-            "reason": r.reason}
-
-
-def flags_for(det: DetArrays, threshold: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """(valid, flagged) bool arrays under the detector's rule (``threshold`` for fitted rules)."""
-    rule = det.rule
-    if rule.fit:
-        vals = det.oriented
-        valid = det.ok & np.isfinite(vals)
-        with np.errstate(invalid="ignore"):
-            flagged = valid & (vals > threshold) if threshold is not None else np.zeros_like(valid)
-        return valid, flagged
-    if rule.field == "verdict":
-        ai = set(rule.ai_values) or set(AI_VERDICTS)
-        valid = det.ok & np.array([v is not None for v in det.verdict], dtype=bool)
-        flagged = valid & np.array([v in ai if v is not None else False for v in det.verdict], dtype=bool)
-        return valid, flagged
-    vals = {"ai_probability": det.p, "raw": det.raw, "oriented": det.oriented}[rule.field]
-    valid = det.ok & np.isfinite(vals)
-    thr = rule.threshold
-    with np.errstate(invalid="ignore"):
-        cmp = {">": vals > thr, ">=": vals >= thr, "<": vals < thr, "<=": vals <= thr}[rule.op]
-    return valid, valid & cmp
-
-
 def _pct(t: float) -> str:
     v = t * 100
     return str(int(v)) if float(v).is_integer() else f"{v:g}".replace(".", "_")
 
 
-#: Label codes used internally: index into LABEL_ORDER.
-LABEL_ORDER = ("human", "ai", "ai-edited-human", "mixed")
+def tpr_key(target: float) -> str:
+    """Results key of a TPR-at-FPR block: ``tpr_at_fpr_1`` for 0.01, ``tpr_at_fpr_0_5`` for 0.005."""
+    return f"tpr_at_fpr_{_pct(target)}"
 
 
+# --------------------------------------------------------------------------- decision rules
+@dataclass
+class Decision:
+    """A detector's decision rule applied to every document.
+
+    ``counted``: texts the rule could judge (scored ok and the rule's field present);
+    ``flagged``: counted texts the rule flags; ``defined``: the rule could be applied at
+    all (else every rate is null with ``reason``); ``threshold``: the threshold used
+    (fitted, or the rule's own); ``source``: where it came from; ``field``: the field read.
+    """
+
+    counted: np.ndarray
+    flagged: np.ndarray
+    defined: bool
+    reason: str | None
+    threshold: float | None
+    source: str | None
+    field: str | None
+    describe: str
+
+
+def _rule_values(det: DetArrays, fld: str) -> np.ndarray:
+    return {"ai_probability": det.p, "raw": det.raw, "oriented": det.oriented}[fld]
+
+
+def decide(det: DetArrays, scored: np.ndarray, calib: np.ndarray, headline: np.ndarray, code: np.ndarray,
+           split_declared: bool) -> Decision:
+    """Apply ``det.rule`` (fitting its threshold on ``calib`` headline texts when it is fitted).
+
+    Args:
+        scored: texts this detector scored ok, in its scope.
+        calib: calibration-split mask; headline: headline-document mask; code: label codes.
+        split_declared: the protocol declares a calibration split.
+    """
+    n = len(scored)
+    none = np.zeros(n, dtype=bool)
+    rule = det.rule
+    if rule is None:
+        return Decision(none, none, False, NO_RULE, None, None, None, NO_RULE)
+    if rule.fit:
+        vals = det.oriented
+        counted = scored & np.isfinite(vals)
+        if not split_declared:
+            return Decision(counted, none, False, NO_SPLIT_FIT, None, None, "oriented",
+                            f"fitted: {rule.fit} — {NO_SPLIT_FIT}")
+        cm = calib & counted & headline
+        yc = code[cm]
+        nh, na = int((yc == roles.NEGATIVE_CODE).sum()), int((yc == roles.POSITIVE_CODE).sum())
+        need_ai = rule.fit == "best_balanced_accuracy"
+        if nh == 0 or (need_ai and na == 0):
+            why = (f"threshold not fitted: the calibration split holds no {'human' if nh == 0 else 'AI'} texts "
+                   f"scored by this detector (human n={nh}, AI n={na})")
+            return Decision(counted, none, False, why, None, None, "oriented", f"fitted: {rule.fit} — {why}")
+        y = (yc == roles.POSITIVE_CODE).astype(np.int8)
+        thr = float(mthr.fit_threshold(y, vals[cm], rule=rule.fit, target_fpr=rule.target_fpr))
+        with np.errstate(invalid="ignore"):
+            flagged = counted & (vals > thr)
+        src = f"fitted on the calibration split ({rule.fit}{', FPR ' + format(rule.target_fpr, 'g') if rule.target_fpr else ''}; human n={nh}, AI n={na})"
+        return Decision(counted, flagged, True, None, thr, src, "oriented", f"oriented score > {thr:g}")
+    if rule.field == "verdict":
+        ai = set(rule.ai_values) or set(AI_VERDICTS)
+        has = np.array([v is not None for v in det.verdict], dtype=bool)
+        counted = scored & has
+        if not counted.any() and scored.any():
+            why = "the rule reads the verdict, which this detector does not report"
+            return Decision(counted, none, False, why, None, rule.source, "verdict", f"{rule.describe()} — {why}")
+        flagged = counted & np.array([v in ai if v is not None else False for v in det.verdict], dtype=bool)
+        return Decision(counted, flagged, True, None, None, rule.source, "verdict", rule.describe())
+    vals = _rule_values(det, rule.field)
+    counted = scored & np.isfinite(vals)
+    if not counted.any() and scored.any():
+        why = f"the rule reads {rule.field}, which this detector does not report"
+        return Decision(counted, none, False, why, rule.threshold, rule.source, rule.field, f"{rule.describe()} — {why}")
+    thr = rule.threshold
+    with np.errstate(invalid="ignore"):
+        cmp = {">": vals > thr, ">=": vals >= thr, "<": vals < thr, "<=": vals <= thr}[rule.op]
+    return Decision(counted, counted & cmp, True, None, thr, rule.source, rule.field, rule.describe())
+
+
+# --------------------------------------------------------------------------- slices
 def _slice_codes(docs: DocArrays, proto: Protocol) -> list[tuple[str, list[str], np.ndarray]]:
     """Per slice kind: (kind, group values, int code per document; -1 = not in any group).
 
@@ -156,102 +250,314 @@ def _slice_codes(docs: DocArrays, proto: Protocol) -> list[tuple[str, list[str],
     return out
 
 
-def _wilson_rows(k: np.ndarray, n: np.ndarray, alpha: float) -> list[dict[str, Any]]:
-    rate, lo, hi = mrates.wilson_arrays(k, n, alpha)
-    rows = []
-    for i in range(len(n)):
-        if n[i] == 0:
-            rows.append({"n": 0, "k": int(k[i]), "rate": None, "ci95": None, "reason": mrates.NO_DOCUMENTS})
-        else:
-            rows.append({"n": int(n[i]), "k": int(k[i]), "rate": float(rate[i]), "ci95": [float(lo[i]), float(hi[i])],
-                         "reason": None})
-    return rows
-
-
-def _slice_blocks(lab: np.ndarray, valid: np.ndarray, flagged: np.ndarray, ok: np.ndarray, score: np.ndarray,
-                  codes: np.ndarray, values: list[str], test: np.ndarray, proto: Protocol, alpha: float,
-                  ctx: str, warn_list: list[str], base: np.ndarray | None = None,
-                  base_order: np.ndarray | None = None) -> tuple[list[dict[str, Any]], dict[int, list[dict[str, Any]]]]:
-    """Metric blocks for every group of one slice kind, computed in one vectorised pass.
-
-    ``base``/``base_order``: the rows eligible for AUROC (test, ok, finite, human or ai) and
-    the argsort of their scores, computed once per detector and shared by every slice kind.
-
-    Returns (blocks per group, per-label Wilson rows per group keyed by label code)."""
-    g = len(values)
-    inside = test & (codes >= 0)
+def _count(codes: np.ndarray, mask: np.ndarray, lab: np.ndarray, g: int) -> np.ndarray:
+    """(g, n_labels) counts of ``mask`` rows per (group, label)."""
     nl = len(LABEL_ORDER)
-    # One bincount over (group, label) pairs for the scored rows, one for the flagged ones.
-    vm = inside & valid & (lab < nl)
-    key = codes[vm] * nl + lab[vm]
-    n_gl = np.bincount(key, minlength=g * nl).reshape(g, nl)
-    k_gl = np.bincount(key[flagged[vm]], minlength=g * nl).reshape(g, nl)
-    per_label: dict[int, list[dict[str, Any]]] = {li: _wilson_rows(k_gl[:, li], n_gl[:, li], alpha) for li in range(nl)}
-    # Threshold-free metrics on the oriented score, human vs ai, over every ok score
-    # (also when the decision rule gives no flag, e.g. a statistic without threshold).
-    sel = inside & ok & np.isfinite(score) & (lab <= 1)
-    auc = np.full(g, np.nan)
-    lo = np.full(g, np.nan)
-    hi = np.full(g, np.nan)
-    tprs: dict[float, Any] = {}
-    sk = codes[sel] * 2 + lab[sel]
-    cnt = np.bincount(sk, minlength=2 * g).reshape(g, 2)
+    m = mask & (codes >= 0) & (lab < nl)
+    return np.bincount(codes[m] * nl + lab[m], minlength=g * nl).reshape(g, nl)
+
+
+def _rate_block(prefix: str, n: int, rate: float, lo: float, hi: float, undefined: str | None,
+                empty: str) -> dict[str, Any]:
+    """``{prefix}``, ``{prefix}_ci95`` and ``{prefix}_reason`` for one rate (null + reason when undefined)."""
+    if undefined is not None:
+        return {prefix: None, f"{prefix}_ci95": None, f"{prefix}_reason": undefined}
+    if n == 0:
+        return {prefix: None, f"{prefix}_ci95": None, f"{prefix}_reason": empty}
+    return {prefix: float(rate), f"{prefix}_ci95": [float(lo), float(hi)], f"{prefix}_reason": None}
+
+
+@dataclass
+class _Ctx:
+    """Everything the per-slice blocks of one detector need."""
+
+    det: DetArrays
+    dec: Decision
+    lab: np.ndarray
+    scored: np.ndarray
+    rank: np.ndarray
+    alpha: float
+    proto: Protocol
+    thresholds: dict[float, dict[str, Any]]  # target -> {"threshold", "source", "n_human"} (calibration) or {}
+    warn: list[str]
+
+
+def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: str, values: list[str],
+            negatives: np.ndarray | None = None, fixed_thresholds: dict[float, dict[str, Any]] | None = None,
+            base: np.ndarray | None = None, base_order: np.ndarray | None = None) -> list[dict[str, Any]]:
+    """Metric blocks of every group of one grouping (codes in 0..g-1; -1 = not a member).
+
+    ``member``: documents of the grouping (test split, scope, role). ``negatives``: for
+    side rows, the human texts to rank each group's AI texts against (instead of the
+    group's own, when a group has none). ``fixed_thresholds``: TPR-at-FPR thresholds
+    to apply to every group (calibration, or the headline operating point).
+    """
+    lab, dec, alpha = ctx.lab, ctx.dec, ctx.alpha
+    n_mem = _count(codes, member, lab, g)
+    n_sc = _count(codes, member & ctx.scored, lab, g)
+    n_ct = _count(codes, member & dec.counted, lab, g)
+    k_fl = _count(codes, member & dec.flagged, lab, g)
+    undefined = None if dec.defined else dec.reason
+    n_rate = n_ct if dec.defined else n_sc
+    rate, lo, hi = mrates.wilson_arrays(k_fl, np.where(n_ct > 0, n_ct, 0), alpha)
+    blocks: list[dict[str, Any]] = []
+    # Ranking metrics: headline labels only (human = 0, ai = 1), oriented native score.
+    sel = member & ctx.rank & (codes >= 0) & ((lab == roles.NEGATIVE_CODE) | (lab == roles.POSITIVE_CODE))
+    score = ctx.det.oriented
+    rk_codes, rk_lab, rk_score = codes[sel], lab[sel], score[sel]
+    own_ranked = np.bincount(rk_codes, minlength=g)
+    if negatives is not None:
+        # groups without human texts of their own are ranked against ``negatives``
+        own_h = np.bincount(rk_codes[rk_lab == roles.NEGATIVE_CODE], minlength=g) > 0
+        borrow = np.flatnonzero(~own_h)
+        nsel = negatives & ctx.rank
+        if borrow.size and nsel.any():
+            nh = int(nsel.sum())
+            rk_codes = np.concatenate([rk_codes, np.repeat(borrow, nh)])
+            rk_lab = np.concatenate([rk_lab, np.full(nh * borrow.size, roles.NEGATIVE_CODE, dtype=lab.dtype)])
+            rk_score = np.concatenate([rk_score, np.tile(score[nsel], borrow.size)])
+        neg_src = ["this group's human texts" if own_h[i] else "headline human texts" for i in range(g)]
+    else:
+        neg_src = None
+    cnt = np.bincount(rk_codes * 2 + (rk_lab == roles.POSITIVE_CODE), minlength=2 * g).reshape(g, 2)
     n_neg, n_pos = cnt[:, 0], cnt[:, 1]
-    if ((n_pos > 0) & (n_neg > 0)).any():  # else every group lacks a class: nothing to rank
+    auc = np.full(g, np.nan)
+    alo = np.full(g, np.nan)
+    ahi = np.full(g, np.nan)
+    insample: dict[float, Any] = {}
+    if ((n_pos > 0) & (n_neg > 0)).any():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             order = None
-            if base is not None and base_order is not None:
-                # Restrict the shared score order to this kind's rows, renumbered.
+            if base is not None and base_order is not None and negatives is None:
                 keep = sel[base]
                 rank_in_sel = np.cumsum(keep) - 1
-                bo = base_order[keep[base_order]]
-                order = rank_in_sel[bo]
-            gs = mgrouped.GroupedScores(codes[sel], lab[sel], score[sel], n_groups=g, score_order=order)
-            if proto.auroc_ci == "delong":
+                order = rank_in_sel[base_order[keep[base_order]]]
+            y = (rk_lab == roles.POSITIVE_CODE).astype(np.int8)
+            gs = mgrouped.GroupedScores(rk_codes, y, rk_score, n_groups=g, score_order=order)
+            if ctx.proto.auroc_ci == "delong":
                 ga = gs.auroc(alpha=alpha, warn=False)
-                auc, lo, hi = ga.auc, ga.lo, ga.hi
+                auc, alo, ahi = ga.auc, ga.lo, ga.hi
             else:  # seeded bootstrap per group (documented; slower)
                 for i in range(g):
-                    m = codes[sel] == i
+                    m = rk_codes == i
                     if n_pos[i] and n_neg[i]:
-                        r = mroc.auroc_ci(lab[sel][m], score[sel][m], alpha=alpha, method="bootstrap",
-                                          n_boot=proto.bootstrap_n, seed=proto.seed)
-                        auc[i], lo[i], hi[i] = r.auc, r.lo, r.hi
-            for t in proto.tpr_at_fpr:
-                tprs[t] = gs.tpr_at_fpr(t, warn=False)
+                        r = mroc.auroc_ci(y[m], rk_score[m], alpha=alpha, method="bootstrap",
+                                          n_boot=ctx.proto.bootstrap_n, seed=ctx.proto.seed)
+                        auc[i], alo[i], ahi[i] = r.auc, r.lo, r.hi
+            if fixed_thresholds is None:
+                for t in ctx.proto.tpr_at_fpr:
+                    insample[t] = gs.tpr_at_fpr(t, warn=False)
         for w in caught:
-            warn_list.append(f"{ctx}: {w.message}")
-    blocks = []
+            ctx.warn.append(f"{ctx_name}: {w.message}")
     for i in range(g):
-        hr, ar = per_label[0][i], per_label[1][i]
-        b: dict[str, Any] = {
-            "human_n": hr["n"], "false_positives": hr["k"], "fpr": hr["rate"], "fpr_ci95": hr["ci95"],
-            "ai_n": ar["n"], "detections": ar["k"], "catch_rate": ar["rate"], "catch_rate_ci95": ar["ci95"],
-            "balanced_accuracy": _f(mthr.balanced_accuracy(ar["rate"], hr["rate"]))
-            if hr["rate"] is not None and ar["rate"] is not None else None,
-        }
-        for li, key in ((2, "edited"), (3, "mixed")):
-            r = per_label[li][i]
-            b[f"{key}_n"], b[f"{key}_flagged"], b[f"{key}_rate"], b[f"{key}_rate_ci95"] = r["n"], r["k"], r["rate"], r["ci95"]
+        b: dict[str, Any] = {}
+        hn, an = int(n_rate[i, roles.NEGATIVE_CODE]), int(n_rate[i, roles.POSITIVE_CODE])
+        b["human_n"] = hn
+        b["false_positives"] = int(k_fl[i, roles.NEGATIVE_CODE]) if dec.defined else None
+        h_, a_ = roles.NEGATIVE_CODE, roles.POSITIVE_CODE
+        b.update(_rate_block("fpr", hn, rate[i, h_], lo[i, h_], hi[i, h_], undefined, NO_HUMAN))
+        b["ai_n"] = an
+        b["detections"] = int(k_fl[i, roles.POSITIVE_CODE]) if dec.defined else None
+        b.update(_rate_block("catch_rate", an, rate[i, a_], lo[i, a_], hi[i, a_], undefined, NO_AI))
+        if b["fpr"] is not None and b["catch_rate"] is not None:
+            b["balanced_accuracy"] = _f(mthr.balanced_accuracy(b["catch_rate"], b["fpr"]))
+            b["balanced_accuracy_reason"] = None
+        else:
+            b["balanced_accuracy"] = None
+            b["balanced_accuracy_reason"] = b["fpr_reason"] or b["catch_rate_reason"]
+        for li, lab_name in enumerate(LABEL_ORDER):
+            if lab_name not in roles.SIDE_COLUMN:
+                continue
+            key = roles.SIDE_COLUMN[lab_name]
+            sn = int(n_rate[i, li])
+            b[f"{key}_n"] = sn
+            b[f"{key}_flagged"] = int(k_fl[i, li]) if dec.defined else None
+            rb = _rate_block(f"{key}_rate", sn, rate[i, li], lo[i, li], hi[i, li], undefined,
+                             f"no {lab_name} texts")
+            b.update(rb)
+        b["excluded_n"] = int(n_mem[i, h_] + n_mem[i, a_] - hn - an)
         defined = bool(n_pos[i] and n_neg[i])
-        if not defined:
-            why = "no human texts" if not n_neg[i] else "no AI texts"
-            warn_list.append(f"{ctx}={values[i]}: AUROC undefined ({why})")
-        a = _f(auc[i]) if defined else None
-        b["auroc"] = a
-        b["auroc_ci95"] = [_f(lo[i]), _f(hi[i])] if a is not None and np.isfinite(lo[i]) else None
-        b["auroc_method"] = proto.auroc_ci if a is not None else None
-        for t in proto.tpr_at_fpr:
-            key = f"tpr_at_fpr_{_pct(t)}"
-            if not defined:
-                b[key] = {"tpr": None, "threshold": None, "achieved_fpr": None, "reason": why}
-            else:
-                r = tprs[t]
-                b[key] = {"tpr": _f(r.tpr[i]), "threshold": _f(r.threshold[i]), "achieved_fpr": _f(r.achieved_fpr[i]),
-                          "reason": r.reasons[i]}
+        why = None if defined else (NO_HUMAN if not n_neg[i] else NO_AI)
+        if not defined and own_ranked[i]:
+            ctx.warn.append(f"{ctx_name}={values[i]}: AUROC undefined ({why})")
+        b["ranked_n"] = int(own_ranked[i])
+        b["auroc"] = _f(auc[i]) if defined else None
+        b["auroc_reason"] = why
+        if defined and np.isfinite(alo[i]):
+            b["auroc_ci95"], b["auroc_ci95_reason"] = [_f(alo[i]), _f(ahi[i])], None
+        else:
+            b["auroc_ci95"] = None
+            b["auroc_ci95_reason"] = why or "interval undefined: fewer than 2 texts in a class"
+        b["auroc_method"] = ctx.proto.auroc_ci if defined else None
+        if neg_src is not None:
+            b["auroc_negatives"] = neg_src[i]
+        for t in ctx.proto.tpr_at_fpr:
+            b[tpr_key(t)] = _tpr_block(ctx, t, i, codes, member, fixed_thresholds, insample, n_pos, n_neg,
+                                       negatives)
         blocks.append(b)
-    return blocks, per_label
+    return blocks
+
+
+def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarray,
+               fixed: dict[float, dict[str, Any]] | None, insample: dict[float, Any], n_pos: np.ndarray,
+               n_neg: np.ndarray, negatives: np.ndarray | None) -> dict[str, Any]:
+    base = {"target_fpr": t}
+    if fixed is not None:
+        thr = fixed.get(t, {}).get("threshold")
+        if thr is None:
+            return {**base, "tpr": None, "k": None, "n": int(n_pos[i]), "threshold": None, "achieved_fpr": None,
+                    "fp": None, "n_human": int(n_neg[i]), "threshold_source": (fixed.get(t) or {}).get("source"),
+                    "reason": "no operating point: the headline texts give no threshold"}
+        score = ctx.det.oriented
+        inside = member & ctx.rank & (codes == i)
+        ai = inside & (ctx.lab == roles.POSITIVE_CODE)
+        hum = inside & (ctx.lab == roles.NEGATIVE_CODE)
+        na, nh = int(ai.sum()), int(hum.sum())
+        with np.errstate(invalid="ignore"):
+            k = int((score[ai] > thr).sum())
+            fp = int((score[hum] > thr).sum())
+        out = {**base, "tpr": (k / na) if na else None, "k": k, "n": na, "threshold": thr,
+               "achieved_fpr": (fp / nh) if nh else None, "fp": fp if nh else None, "n_human": nh,
+               "threshold_source": fixed[t]["source"], "threshold_n_human": fixed[t]["n_human"],
+               "reason": None if na else NO_AI}
+        if nh == 0:
+            out["achieved_fpr_reason"] = NO_HUMAN
+        return out
+    if not (n_pos[i] and n_neg[i]):
+        why = NO_HUMAN if not n_neg[i] else NO_AI
+        return {**base, "tpr": None, "k": None, "n": int(n_pos[i]), "threshold": None, "achieved_fpr": None,
+                "fp": None, "n_human": int(n_neg[i]), "threshold_source": IN_SAMPLE, "reason": why}
+    r = insample[t]
+    return {**base, "tpr": _f(r.tpr[i]), "k": int(r.k[i]), "n": int(r.n[i]), "threshold": _f(r.threshold[i]),
+            "achieved_fpr": _f(r.achieved_fpr[i]), "fp": int(r.fp[i]), "n_human": int(r.n_human[i]),
+            "threshold_source": IN_SAMPLE, "reason": r.reasons[i]}
+
+
+# --------------------------------------------------------------------------- per detector
+def _excluded(det: DetArrays, dec: Decision, pool: np.ndarray, scope: np.ndarray) -> dict[str, int]:
+    """Reason -> count of texts in ``pool`` (evaluated, in scope) that no rate counts."""
+    out: dict[str, int] = {}
+    st = det.status
+    missing = pool & ~det.present
+    if missing.any():
+        out["not scored"] = int(missing.sum())
+    failed = pool & det.present & ~det.ok
+    if failed.any():
+        if st is not None:
+            vals, cnt = np.unique(np.asarray(st[failed], dtype=object).astype(str), return_counts=True)
+            for v, c in zip(vals, cnt):
+                out[str(v)] = out.get(str(v), 0) + int(c)
+        else:
+            out["failed"] = int(failed.sum())
+    if dec.defined:
+        nofield = pool & det.ok & ~dec.counted
+        if nofield.any():
+            out[f"no {dec.field}"] = int(nofield.sum())
+    return dict(sorted(out.items()))
+
+
+def _hazards(det: DetArrays, pool: np.ndarray) -> tuple[dict[str, int] | None, str | None]:
+    """Texts with each input hazard among the scored texts of ``pool`` (from ``detail["hazards"]``)."""
+    h = det.hazards
+    m = pool & det.ok
+    if not h or not m.any():
+        return None, "no hazard record on these scores"
+    rec = m & np.isfinite(h.get("confusables", np.full(len(m), np.nan)))
+    if not rec.any():
+        return None, "no hazard record on these scores"
+    out = {"checked": int(rec.sum())}
+    for k in HAZARD_KEYS:
+        v = h.get(k)
+        out[k] = int((rec & np.isfinite(v) & (np.nan_to_num(v) > 0)).sum()) if v is not None else 0
+    return out, None
+
+
+def _operating_thresholds(ctx: _Ctx, calib: np.ndarray, headline: np.ndarray) -> tuple[dict[float, dict[str, Any]], int]:
+    """TPR-at-FPR thresholds from the calibration split's headline human texts ({} when none)."""
+    hm = calib & headline & ctx.rank & (ctx.lab == roles.NEGATIVE_CODE)
+    nh = int(hm.sum())
+    if nh == 0:
+        return {}, 0
+    h = np.sort(ctx.det.oriented[hm])
+    out = {}
+    for t in ctx.proto.tpr_at_fpr:
+        thr, fp = mthr.threshold_at_fpr_sorted(h, t)
+        out[t] = {"threshold": float(thr), "source": FROM_CALIBRATION, "n_human": nh, "calibration_fp": int(fp)}
+    return out, nh
+
+
+def split_documents(docs: DocArrays, proto: Protocol) -> tuple[roles.DocumentRoles, np.ndarray, dict[str, Any]]:
+    """The documents' roles, the calibration mask and the split summary under ``proto``."""
+    n = len(docs)
+    rl = roles.classify(docs.label, docs.arm, docs.tags, proto.arms)
+    is_human = rl.code == roles.NEGATIVE_CODE
+    if proto.split_rule == "hash":
+        elig = np.isin(docs.corpus.astype(str), list(proto.split_corpora)) if proto.split_corpora else np.ones(n, bool)
+        calib = calibration_mask(list(docs.doc_id), is_human, list(docs.group_key), every=proto.split_every,
+                                 salt=proto.split_salt, eligible=elig)
+    else:
+        elig = np.zeros(n, dtype=bool)
+        calib = np.zeros(n, dtype=bool)
+    info = {"rule": proto.split_rule if proto.split_rule == "hash" else "none", "every": proto.split_every,
+            "salt": proto.split_salt, "corpora": list(proto.split_corpora), "group_by": "group_key, else the document id",
+            **split_summary(calib, is_human, list(docs.doc_id), list(docs.group_key), elig)}
+    return rl, calib, info
+
+
+def document_rows(docs: DocArrays, dets: list[DetArrays], proto: Protocol) -> dict[str, np.ndarray]:
+    """One row per (document, detector) of a run, as columns: the inputs and the decision.
+
+    The rows a detector's tables are computed from: its scope's documents with their
+    roles, split side, score, ranking score, rule, threshold, and whether the rule
+    counted and flagged them (``flagged`` is ``None`` where the rule is undefined or the
+    text is not counted; ``excluded`` names why a text is not counted). Recomputing
+    Table 1 from these rows gives the run's Table 1 (see ``docs/results-schema.md``).
+    Float columns hold NaN where absent; ``{}`` when there is no detector.
+    """
+    rl, calib, _ = split_documents(docs, proto)
+    lab = rl.code
+    n = len(docs)
+    label_role = np.array([roles.label_role(x) for x in docs.label], dtype=object)
+    arm_role = np.array([roles.arm_role(x, proto.arms) for x in docs.arm], dtype=object)
+    split = np.where(calib, "calibration", "test").astype(object)
+    tags = np.array([json.dumps(t, sort_keys=True) if t else None for t in docs.tags], dtype=object) \
+        if docs.tags else np.full(n, None, dtype=object)
+    nothing = np.full(n, None, dtype=object)
+    parts: list[dict[str, np.ndarray]] = []
+    for d in dets:
+        scope = np.ones(n, bool) if d.in_scope is None else np.asarray(d.in_scope, dtype=bool)
+        scored = scope & d.ok
+        dec = decide(d, scored, calib, rl.headline, lab, proto.split_rule == "hash")
+        idx = np.flatnonzero(scope | d.present)
+        st = d.status if d.status is not None else np.where(d.ok, "ok", np.where(d.present, "failed", None))
+        why = np.full(n, None, dtype=object)
+        if dec.defined:
+            why[d.ok & ~dec.counted] = f"no {dec.field}"
+        failed = d.present & ~d.ok
+        why[failed] = np.asarray(st, dtype=object)[failed]
+        why[~d.present] = "not scored"
+        counted = dec.counted if dec.defined else np.zeros(n, bool)
+        flagged = np.where(counted, dec.flagged, None).astype(object)
+        k = idx.size
+        parts.append({
+            "doc_id": docs.doc_id[idx], "corpus": docs.corpus[idx], "label": docs.label[idx],
+            "label_role": label_role[idx], "arm": docs.arm[idx], "arm_role": arm_role[idx],
+            "subgroup": docs.subgroup[idx], "kind": docs.kind[idx], "group_key": docs.group_key[idx],
+            "tags": tags[idx], "side_group": rl.side[idx], "headline": rl.headline[idx], "split": split[idx],
+            "detector": np.full(k, d.label, dtype=object), "spec_hash": np.full(k, d.spec_hash, dtype=object),
+            "status": np.asarray(st, dtype=object)[idx], "raw": d.raw[idx],
+            "scale": (d.scale if d.scale is not None else nothing)[idx],
+            "direction": (d.direction if d.direction is not None else nothing)[idx], "ai_probability": d.p[idx],
+            "verdict": d.verdict[idx], "ranking_score": d.oriented[idx],
+            "rule": np.full(k, dec.describe, dtype=object), "rule_field": np.full(k, dec.field, dtype=object),
+            "threshold": np.full(k, np.nan if dec.threshold is None else dec.threshold),
+            "rule_defined": np.full(k, dec.defined), "counted": counted[idx], "flagged": flagged[idx],
+            "excluded": why[idx],
+        })
+    if not parts:
+        return {}
+    return {key: np.concatenate([p_[key] for p_ in parts]) for key in parts[0]}
 
 
 def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, run_meta: dict[str, Any] | None = None,
@@ -261,124 +567,196 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     Args:
         docs: selected documents.
         dets: detector score arrays aligned to ``docs``.
-        proto: the protocol (rules, split, metrics, slices).
+        proto: the protocol (rules, split, metrics, slices, arm roles).
         run_meta: the ``run`` block to embed (id, tag, protocol hash, dates).
 
     Returns:
         The results dict (``run``, ``detectors``, ``rates``, ``agreement``, ``table1``,
-        ``table2``, ``curves``, ``warnings``).
+        ``table2``, ``side_rows``, ``curves``, ``warnings``); see ``docs/results-schema.md``.
     """
     alpha = 1.0 - proto.confidence
     n = len(docs)
     warn_list: list[str] = []
-    label_idx = {lab: i for i, lab in enumerate(LABEL_ORDER)}
-    lab = np.fromiter((label_idx.get(x, 9) for x in docs.label), dtype=np.int8, count=n)
-    is_human = lab == 0
-    if proto.split_rule == "hash":
-        elig = np.isin(docs.corpus, list(proto.split_corpora)) if proto.split_corpora else None
-        calib = calibration_mask(list(docs.doc_id), is_human, list(docs.group_key), every=proto.split_every,
-                                 salt=proto.split_salt, eligible=elig)
-    else:
-        calib = np.zeros(n, dtype=bool)
+    rl, calib, split_info = split_documents(docs, proto)
+    lab = rl.code
+    split_declared = proto.split_rule == "hash"
     test = ~calib
-    split_info = {"rule": "hash" if proto.split_rule == "hash" else "none", "every": proto.split_every,
-                  "salt": proto.split_salt, "corpora": list(proto.split_corpora),
-                  "calibration_n": int(calib.sum()), "test_n": int(test.sum())}
     kinds = _slice_codes(docs, proto)
-    det_rows, rates, table1, table2, curves = [], [], [], [], {}
+    side_names = rl.side_groups
+    side_codes = np.full(n, -1, dtype=np.int64)
+    for gi, name in enumerate(side_names):
+        side_codes[rl.side == name] = gi
+    det_rows, rates, table1, table2, side_rows, curves = [], [], [], [], [], {}
+    counted_mat = np.zeros((len(dets), n), dtype=bool)
     flag_mat = np.zeros((len(dets), n), dtype=bool)
-    valid_mat = np.zeros((len(dets), n), dtype=bool)
-    split_name = "test" if proto.split_rule == "hash" else "all"
+    has_rule = np.zeros(len(dets), dtype=bool)
+    split_name = "test" if split_declared else "all"
     for j, d in enumerate(dets):
-        thr = None
-        thr_source = d.rule.source
-        if d.rule.fit:
-            cm = calib & d.ok & np.isfinite(d.oriented) & (lab <= 1)
-            yc = lab[cm].astype(np.int8)
-            if cm.sum() == 0 or yc.min() == yc.max():
-                warn_list.append(f"{d.label}: cannot fit a threshold: the calibration split lacks human or AI texts")
-            else:
-                thr = float(mthr.fit_threshold(yc, d.oriented[cm], rule=d.rule.fit, target_fpr=d.rule.target_fpr))
-            thr_source = f"fitted on calibration split ({d.rule.fit}, n={int(cm.sum())})"
-        valid, flagged = flags_for(d, thr)
-        flag_mat[j], valid_mat[j] = flagged, valid
-        rule = d.rule.to_dict()
-        rule.update({"threshold": thr if d.rule.fit else d.rule.threshold, "source": thr_source,
-                     "describe": d.rule.describe() if not d.rule.fit else f"oriented score > {thr}"})
+        scope = np.ones(n, bool) if d.in_scope is None else np.asarray(d.in_scope, dtype=bool)
+        scored = scope & d.ok
+        rank = scored & np.isfinite(d.oriented)
+        dec = decide(d, scored, calib, rl.headline, lab, split_declared)
+        has_rule[j] = dec.defined
+        counted_mat[j], flag_mat[j] = dec.counted, dec.flagged
+        ctx = _Ctx(d, dec, lab, scored, rank, alpha, proto, {}, warn_list)
+        fixed, n_cal_h = _operating_thresholds(ctx, calib, rl.headline)
+        if dec.reason:
+            warn_list.append(f"{d.label}: rates are null: {dec.reason}")
+        # Warnings on the operating points and the scores themselves.
+        n_h_set = n_cal_h or int((test & rl.headline & rank & (lab == roles.NEGATIVE_CODE)).sum())
+        for t in proto.tpr_at_fpr:
+            if n_h_set and t * n_h_set < 1:
+                warn_list.append(f"{d.label}: target FPR {t:g} is below 1/n of the {n_h_set} human texts that set "
+                                 f"its threshold; the threshold is the largest human score and the achieved FPR is 0")
+        if rank.any() and np.unique(d.oriented[rank]).size == 1:
+            warn_list.append(f"{d.label}: a single distinct score ({d.oriented[rank][0]:g}) over {int(rank.sum())} "
+                             "texts; it cannot rank texts (AUROC 0.5 where defined)")
+        rule = d.rule.to_dict() if d.rule is not None else {"field": None, "op": None, "threshold": None,
+                                                              "ai_values": [], "fit": None, "target_fpr": None,
+                                                              "source": None}
+        rule.update({"threshold": dec.threshold, "source": dec.source, "describe": dec.describe,
+                     "defined": dec.defined, "reason": dec.reason})
+        pool = test & scope & (lab != roles.UNKNOWN_CODE)
+        excluded_all = _excluded(d, dec, pool, scope)
+        operating = (f"{FROM_CALIBRATION} (threshold from {n_cal_h} calibration human texts; FPR achieved on test)"
+                     if fixed else IN_SAMPLE + " (threshold set on the texts it reports)")
         det_rows.append({"detector": d.label, "spec_hash": d.spec_hash, "name": d.spec.get("name"),
                          "version": d.spec.get("version"), "settings": d.spec.get("settings", {}),
                          "scan_date": d.scan_date, "rule": rule, "n_scored": int(d.present.sum()),
-                         "n_ok": int(d.ok.sum()), "status_counts": d.status_counts,
-                         "n_text_differs": int((d.present & d.text_differs).sum())})
+                         "n_ok": int(d.ok.sum()), "n_failed": int((d.present & ~d.ok).sum()),
+                         "status_counts": d.status_counts, "excluded": excluded_all,
+                         "n_text_differs": int((d.present & d.text_differs).sum()),
+                         "ranking_score": d.ranking or {"field": "oriented", "note": "given by the caller"},
+                         "operating_point": operating})
         base = {"detector": d.label, "version": d.spec.get("version"), "scan_date": d.scan_date}
-        elig = test & d.ok & np.isfinite(d.oriented) & (lab <= 1)
-        elig_order = mgrouped.argsort_scores(d.oriented[elig]) if elig.any() else None
+        elig_rank = test & rank & rl.headline
+        elig_order = mgrouped.argsort_scores(d.oriented[elig_rank]) if elig_rank.any() else None
+        head_thresholds: dict[float, dict[str, Any]] = dict(fixed)
         for kind, values, codes in kinds:
-            blocks, per_label = _slice_blocks(lab, valid, flagged, d.ok, d.oriented, codes, values, test, proto,
-                                              alpha, f"{d.label} / {kind}", warn_list, elig, elig_order)
+            member = test & scope & rl.table
+            blocks = _blocks(ctx, codes, len(values), member, f"{d.label} / {kind}", values,
+                             fixed_thresholds=fixed or None, base=elig_rank, base_order=elig_order)
             for i, value in enumerate(values):
                 b = blocks[i]
                 if kind == "all":
-                    table1.append({**base, **b})
-                elif b["human_n"] or b["ai_n"] or b["edited_n"] or b["mixed_n"]:
+                    hz, hz_why = _hazards(d, pool & rl.headline)
+                    ex = _excluded(d, dec, pool & rl.headline, scope)
+                    row = {**base, **b, "rule_defined": dec.defined,
+                           "operating_point": operating, "excluded_n": sum(ex.values()), "excluded": ex,
+                           "hazards": hz, "hazards_reason": hz_why}
+                    table1.append(row)
+                    if not fixed:
+                        head_thresholds = {t: {"threshold": b[tpr_key(t)]["threshold"],
+                                               "source": "headline " + IN_SAMPLE,
+                                               "n_human": b[tpr_key(t)]["n_human"]} for t in proto.tpr_at_fpr}
+                elif b["human_n"] or b["ai_n"] or b["edited_n"] or b["mixed_n"] or b["ranked_n"]:
                     # A slice the detector scored nothing in gets no row (e.g. a detector
                     # restricted to one corpus); its absence is the information.
                     table2.append({**base, "slice_type": kind, "slice": value, **b})
                 if kind in ("all", "subgroup"):
                     for li, labname in enumerate(LABEL_ORDER):
-                        r = per_label[li][i]
-                        if r["n"]:
-                            rates.append({"detector": d.label, "subgroup": value, "label": labname, "n": r["n"],
-                                          "flagged": r["k"], "rate": r["rate"], "ci95": r["ci95"], "split": split_name})
-        # Curves for plots: ROC (human vs ai) and score histograms per label, test split.
-        sel = test & d.ok & np.isfinite(d.oriented)
+                        key = {roles.NEGATIVE_CODE: "fpr", roles.POSITIVE_CODE: "catch_rate"}.get(li)
+                        side = roles.SIDE_COLUMN.get(labname)
+                        nn = b["human_n"] if li == roles.NEGATIVE_CODE else b["ai_n"] if li == roles.POSITIVE_CODE \
+                            else b[f"{side}_n"]
+                        if not nn:
+                            continue
+                        rk = key or f"{side}_rate"
+                        flagged = (b["false_positives"] if li == roles.NEGATIVE_CODE else b["detections"]
+                                   if li == roles.POSITIVE_CODE else b[f"{side}_flagged"])
+                        rates.append({"detector": d.label, "subgroup": value, "label": labname,
+                                      "role": roles.LABEL_ROLES[labname], "n": nn, "flagged": flagged,
+                                      "rate": b[rk], "ci95": b[f"{rk}_ci95"], "reason": b[f"{rk}_reason"],
+                                      "split": split_name})
+        # Side rows: arms with the side role and derived texts, one row per group.
+        if side_names:
+            member = test & scope & (side_codes >= 0)
+            head_neg = test & scope & rl.headline & (lab == roles.NEGATIVE_CODE)
+            blocks = _blocks(ctx, side_codes, len(side_names), member, f"{d.label} / side", side_names,
+                             negatives=head_neg, fixed_thresholds=head_thresholds)
+            for i, name in enumerate(side_names):
+                b = blocks[i]
+                if b["human_n"] or b["ai_n"] or b["edited_n"] or b["mixed_n"] or b["ranked_n"]:
+                    gtype, _, gval = name.partition("=")
+                    side_rows.append({**base, "group": name, "group_type": gtype, "group_value": gval, **b})
+        # Curves for plots: ROC (headline human vs ai) and score histograms per label, test split.
         cur: dict[str, Any] = {}
-        hm, am = sel & (lab == 0), sel & (lab == 1)
+        hm, am = elig_rank & (lab == roles.NEGATIVE_CODE), elig_rank & (lab == roles.POSITIVE_CODE)
         if hm.any() and am.any():
             ys = np.concatenate([np.zeros(hm.sum(), np.int8), np.ones(am.sum(), np.int8)])
             ss = np.concatenate([d.oriented[hm], d.oriented[am]])
             rc = mroc.roc_curve_points(ys, ss, max_points=curve_points)
             cur["roc"] = {"fpr": [float(x) for x in rc.fpr], "tpr": [float(x) for x in rc.tpr]}
+        sel = test & rank & rl.table
         if sel.any():
             vals = d.oriented[sel]
             edges = np.histogram_bin_edges(vals, bins=hist_bins)
-            cur["hist"] = {"edges": [float(x) for x in edges],
-                           "score": "ai_probability" if np.isfinite(d.p[sel]).all() else "oriented raw statistic"}
+            rk = d.ranking or {}
+            is_p = rk.get("field") == "ai_probability" or (rk.get("field") == "raw" and rk.get("scales") == ["p_ai"]) \
+                or (not rk and np.isfinite(d.p[sel]).all() and np.array_equal(d.p[sel], vals))
+            cur["hist"] = {"edges": [float(x) for x in edges], "score": "ai_probability" if is_p else
+                           "oriented native score" + (f" ({', '.join(rk['scales'])})" if rk.get("scales") else "")}
             for li, labname in enumerate(LABEL_ORDER):
                 lm = sel & (lab == li)
                 if lm.any():
                     cur["hist"][labname] = [int(x) for x in np.histogram(d.oriented[lm], bins=edges)[0]]
         curves[d.label] = cur
 
-    agreement = []
-    if dets:
-        for kind, values, codes in kinds:
-            m = test & (codes >= 0)
-            scored = valid_mat[:, m]
-            fl = flag_mat[:, m] & scored
-            any_scored = scored.any(axis=0)
-            by_any = fl.any(axis=0)
-            by_all = (fl | ~scored).all(axis=0) & any_scored
-            nd = scored.sum(axis=0)
-            c = codes[m]
-            g = len(values)
-            n_g = np.bincount(c[any_scored], minlength=g)
-            any_g = np.bincount(c[by_any], minlength=g)
-            all_g = np.bincount(c[by_all], minlength=g)
-            nd_g = np.zeros(g, dtype=np.int64)
-            np.maximum.at(nd_g, c, nd)
-            for i, value in enumerate(values):
-                agreement.append({"subgroup": value, "slice_type": kind, "n": int(n_g[i]), "n_detectors": int(nd_g[i]),
-                                  "flagged_by_any": int(any_g[i]), "flagged_by_all": int(all_g[i])})
-
+    agreement = _agreement(kinds, test & rl.table, lab, counted_mat, flag_mat, has_rule, [d.label for d in dets])
     return {
         "run": {**(run_meta or {}), "split": split_info, "interval_method": "wilson", "confidence": proto.confidence,
-                "auroc_ci_method": proto.auroc_ci, "n_documents": int(n)},
+                "auroc_ci_method": proto.auroc_ci, "n_documents": int(n), "roles": roles.describe(),
+                "arms": dict(proto.arms), "flag_rule": mthr.FLAG_RULE},
         "detectors": det_rows,
         "rates": rates,
         "agreement": agreement,
         "table1": table1,
         "table2": table2,
+        "side_rows": side_rows,
         "curves": curves,
         "warnings": warn_list,
     }
+
+
+def _agreement(kinds: list[tuple[str, list[str], np.ndarray]], member: np.ndarray, lab: np.ndarray,
+               counted: np.ndarray, flagged: np.ndarray, has_rule: np.ndarray, names: list[str]) -> list[dict[str, Any]]:
+    """Texts flagged by at least one and by every detector, per slice and label.
+
+    A row's detectors are those with a decision rule that counted at least one text of the
+    row; the row counts only the texts every one of them counted (``n``), and says how
+    many texts some but not all of them counted (``n_partial``, left out)."""
+    out: list[dict[str, Any]] = []
+    use = np.flatnonzero(has_rule)
+    if use.size == 0:
+        return out
+    C, F = counted[use], flagged[use] & counted[use]
+    nl = len(LABEL_ORDER)
+    for kind, values, codes in kinds:
+        g = len(values)
+        m = member & (codes >= 0) & (lab < nl)
+        if not m.any():
+            continue
+        key = np.where(m, codes * nl + lab, -1)
+        km = key[m]
+        # participation[j, row]: detector j counted at least one text of the row
+        part = np.zeros((use.size, g * nl), dtype=bool)
+        for jj in range(use.size):
+            part[jj] = np.bincount(km[C[jj][m]], minlength=g * nl) > 0
+        P = part[:, km]  # (detectors, texts): detector takes part in the text's row
+        Cm, Fm = C[:, m], F[:, m]
+        n_part = P.sum(axis=0)
+        all_counted = (n_part > 0) & ~(P & ~Cm).any(axis=0)
+        some = (P & Cm).any(axis=0)
+        by_any = all_counted & (P & Fm).any(axis=0)
+        by_all = all_counted & ~(P & ~Fm).any(axis=0)
+        n_r = np.bincount(km[all_counted], minlength=g * nl)
+        partial_r = np.bincount(km[some & ~all_counted], minlength=g * nl)
+        any_r = np.bincount(km[by_any], minlength=g * nl)
+        all_r = np.bincount(km[by_all], minlength=g * nl)
+        for r in np.flatnonzero(part.any(axis=0)):
+            i, li = divmod(int(r), nl)
+            dets_r = [names[use[jj]] for jj in range(use.size) if part[jj, r]]
+            out.append({"subgroup": values[i], "slice_type": kind, "label": LABEL_ORDER[li],
+                        "n": int(n_r[r]), "n_partial": int(partial_r[r]), "n_detectors": len(dets_r),
+                        "detectors": dets_r, "flagged_by_any": int(any_r[r]), "flagged_by_all": int(all_r[r])})
+    return out

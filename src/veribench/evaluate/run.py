@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -14,7 +15,8 @@ from ..errors import ProtocolError, RegistryError
 from ..protocol.model import DecisionRule, DetectorEntry, Protocol
 from ..spec import Spec
 from ..store.workspace import Workspace, now_utc
-from .core import DetArrays, DocArrays, compute_results
+from .core import DetArrays, DocArrays, compute_results, document_rows
+from .ranking import ranking_scores
 
 SELECTION_KEYS = {"corpora": "corpus", "labels": "label", "arms": "arm", "subgroups": "subgroup", "kinds": "kind"}
 
@@ -50,58 +52,108 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
                      kind=cols["kind"], corpus=cols["corpus"], group_key=cols["group_key"], tags=tags)
 
 
-def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule, n: int,
+def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | None, n: int,
                   corpora: tuple[str, ...] = ()) -> DetArrays:
-    """Scores of ``spec`` aligned to ``_sel`` (filled by :func:`load_documents`)."""
-    extra = ""
+    """Scores of ``spec`` aligned to ``_sel`` (filled by :func:`load_documents`).
+
+    ``corpora`` restricts the detector's scope (documents of other corpora are neither
+    scored nor counted as excluded). The ranking score is the oriented native value
+    (:func:`veribench.evaluate.ranking.ranking_scores`).
+
+    Raises:
+        InputError: the detector's scores are on several incompatible scales.
+    """
     params: list[Any] = [spec.hash]
-    if corpora:
-        extra = " AND x.corpus IN (SELECT unnest(?::VARCHAR[]))"
-        params.append(list(corpora))
-    sql = f"""
+    sql = """
         SELECT x.rn, c.status, c.ai_probability, c.raw, c.direction, lower(c.verdict),
-               (u.submitted_sha256 <> d.text_sha256) AS differs, c.scanned_at
+               (u.submitted_sha256 <> d.text_sha256) AS differs, c.scanned_at, c.scale,
+               TRY_CAST(json_extract(c.detail, '$.hazards.confusables') AS DOUBLE) AS hz_conf,
+               TRY_CAST(json_extract(c.detail, '$.hazards.invisible') AS DOUBLE) AS hz_inv,
+               TRY_CAST(json_extract(c.detail, '$.hazards.degenerate_repetition') AS BOOLEAN) AS hz_deg
         FROM _sel x JOIN submissions u ON u.doc_id = x.doc_id AND u.spec_hash = ?
         JOIN documents d ON d.doc_id = x.doc_id
         LEFT JOIN scores c ON c.spec_hash = u.spec_hash AND c.text_sha256 = u.submitted_sha256
-        WHERE TRUE{extra}
     """
     with ws.lock:
         t = ws.con.sql(sql, params=params).to_arrow_table()
+        scope = None
+        if corpora:
+            ids = ws.con.sql("SELECT rn FROM _sel WHERE corpus IN (SELECT unnest(?::VARCHAR[]))",
+                             params=[list(corpora)]).fetchnumpy()["rn"]
+            scope = np.zeros(n, bool)
+            scope[np.asarray(ids, dtype=np.int64)] = True
     rn = np.asarray(t.column("rn").to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    def col(name: str) -> np.ndarray:
+        v = t.column(name).to_numpy(zero_copy_only=False)
+        return np.where(v == None, np.nan, v).astype(float) if v.dtype == object else v.astype(float)  # noqa: E711
+
     present = np.zeros(n, bool)
     ok = np.zeros(n, bool)
     p = np.full(n, np.nan)
     raw = np.full(n, np.nan)
     verdict = np.full(n, None, dtype=object)
+    status_arr = np.full(n, None, dtype=object)
+    scale = np.full(n, None, dtype=object)
+    direction = np.full(n, None, dtype=object)
     differs = np.zeros(n, bool)
     status = np.array(t.column("status").to_pylist(), dtype=object)
     present[rn] = status != None  # noqa: E711 - elementwise
     ok[rn] = status == "ok"
-    pv = t.column("ai_probability").to_numpy(zero_copy_only=False)
-    p[rn] = np.where(pv == None, np.nan, pv).astype(float) if pv.dtype == object else pv  # noqa: E711
-    rv = t.column("raw").to_numpy(zero_copy_only=False)
-    raw[rn] = np.where(rv == None, np.nan, rv).astype(float) if rv.dtype == object else rv  # noqa: E711
-    direction = np.array(t.column("direction").to_pylist(), dtype=object)
+    status_arr[rn] = status
+    p[rn] = col("ai_probability")
+    raw[rn] = col("raw")
+    scale[rn] = np.array(t.column("scale").to_pylist(), dtype=object)
+    direction[rn] = np.array(t.column("direction").to_pylist(), dtype=object)
     verdict[rn] = np.array(t.column(5).to_pylist(), dtype=object)
     differs[rn] = np.array([bool(x) for x in t.column("differs").to_pylist()])
-    oriented = np.where(np.isfinite(p), p, np.nan)
-    sign = np.ones(n)
-    sign[rn] = np.where(direction == "higher_human", -1.0, 1.0)
-    no_p = ~np.isfinite(p)
-    oriented[no_p] = (raw * sign)[no_p]
+    if scope is not None:
+        present &= scope
+        ok &= scope
+    hazards = _hazard_arrays(ws, spec, n, rn, {k: col(c) for k, c in (
+        ("confusables", "hz_conf"), ("invisible", "hz_inv"), ("degenerate_repetition", "hz_deg"))})
+    oriented, basis = ranking_scores(label, raw, p, scale, direction, ok)
     dates = [d for d in t.column("scanned_at").to_pylist() if d is not None]
     scan = None
     if dates:
         lo, hi = min(dates), max(dates)
         scan = f"{lo:%Y-%m-%d}" if f"{lo:%Y-%m-%d}" == f"{hi:%Y-%m-%d}" else f"{lo:%Y-%m-%d}..{hi:%Y-%m-%d}"
     counts: dict[str, int] = {}
-    for s in status:
-        if s is not None:
-            counts[s] = counts.get(s, 0) + 1
+    for s in status_arr[present]:
+        counts[s] = counts.get(s, 0) + 1
     return DetArrays(label=label, spec=spec.to_dict(), spec_hash=spec.hash, rule=rule, present=present, ok=ok, p=p,
                      raw=raw, oriented=oriented, verdict=verdict, text_differs=differs, scan_date=scan,
-                     status_counts=counts)
+                     status_counts=counts, status=status_arr, in_scope=scope, hazards=hazards, ranking=basis,
+                     scale=scale, direction=direction)
+
+
+def _hazard_arrays(ws: Workspace, spec: Spec, n: int, rn: np.ndarray,
+                   from_detail: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per document: confusables, invisible characters, degenerate repetition (NaN = no record).
+
+    Read through ``veribench.corpus.hazards.submission_hazards`` when it is installed (the
+    one reader: with canonicalisation, documents sharing one score row each get the hazards
+    of their own text); otherwise from each score's ``detail["hazards"]``.
+    """
+    out = {k: np.full(n, np.nan) for k in from_detail}
+    try:
+        from ..corpus.hazards import submission_hazards  # type: ignore[import-not-found]
+    except ImportError:
+        submission_hazards = None
+    if submission_hazards is None:
+        for k, v in from_detail.items():
+            out[k][rn] = v
+        return out
+    per_doc = submission_hazards(ws, spec)
+    with ws.lock:
+        sel = ws.con.execute("SELECT doc_id, rn FROM _sel").fetchall()
+    for doc_id, i in sel:
+        h = per_doc.get(doc_id)
+        if h:
+            for k in out:
+                v = h.get(k)
+                out[k][int(i)] = np.nan if v is None else float(v)
+    return out
 
 
 def _stored_specs(ws: Workspace, name: str) -> list[Spec]:
@@ -109,18 +161,29 @@ def _stored_specs(ws: Workspace, name: str) -> list[Spec]:
     return [Spec.from_json(r[0]) for r in rows]
 
 
+def is_paid(det: Any) -> bool:
+    """True for a detector that bills per call (it declares a ``cost(text)``, as every vendor adapter does)."""
+    return callable(getattr(det, "cost", None))
+
+
 def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, progress: bool,
-                      log: Callable[[str], None]) -> list[tuple[Spec, DetectorEntry]]:
+                      log: Callable[[str], None], allow_paid: bool = False,
+                      max_spend: float | None = None) -> list[tuple[Spec, DetectorEntry]]:
     """Find (or compute) the scores each protocol detector needs.
 
     A name stored in the workspace (e.g. an imported detector) is used as stored; a
     registry plug-in is built with the entry's settings and run on the selected
-    documents that lack a score (cached scores are reused, never recomputed).
+    documents that lack a score (cached scores are reused, never recomputed). A paid
+    detector (a vendor API) is never called unless ``allow_paid`` and ``max_spend`` are
+    both given; ``max_spend`` (the adapters' cost unit, words) bounds all paid calls of
+    this evaluation together.
 
     Raises:
-        ProtocolError: a detector that is neither stored nor a registry plug-in, or an
-            ambiguous stored name.
+        ProtocolError: a detector that is neither stored nor a registry plug-in, an
+            ambiguous stored name, or a paid detector with texts left to score and no
+            ``--allow-paid --max-spend``.
     """
+    spent = 0.0
     if not proto.detectors:
         specs = ws.detector_specs()
         names = [s.name for s in specs]
@@ -144,10 +207,24 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
                 ids = [r[0] for r in ws.query(f"SELECT doc_id FROM documents{where}{extra} ORDER BY doc_id", params)]
                 done = {r[0] for r in ws.query("SELECT doc_id FROM submissions WHERE spec_hash = ?", [det.spec.hash])}
                 todo = [i for i in ids if i not in done]
+                kw: dict[str, Any] = {}
+                if todo and is_paid(det):
+                    if not allow_paid or max_spend is None:
+                        raise ProtocolError(
+                            f"detector {e.display!r} is a paid API and {len(todo)} selected documents have no "
+                            f"stored score: `evaluate` never calls a paid API on its own. Score them first with "
+                            f"`veribench score` (budget and --dry-run), or pass --allow-paid --max-spend N")
+                    from ..detectors.pipeline import RunStats
+
+                    kw = {"max_spend": max(0.0, max_spend - spent), "stats": RunStats()}
                 if todo:
                     t0 = time.perf_counter()
                     log(f"scoring {len(todo)} documents with {det.spec.label}")
-                    score_documents(ws, det, todo, progress=progress)
+                    score_documents(ws, det, todo, progress=progress, **kw)
+                    if kw:
+                        spent += kw["stats"].spent
+                        if kw["stats"].stopped_for_budget:
+                            log(f"  {det.spec.name}: stopped by --max-spend ({spent:g} of {max_spend:g} spent)")
                     log(f"  {det.spec.name}: {time.perf_counter() - t0:.1f} s")
             out.append((det.spec, e))
             continue
@@ -164,27 +241,85 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
     return out
 
 
+def default_rule(d: DetArrays) -> DecisionRule | None:
+    """The rule used without a protocol: P(AI) > 0.5 (Liang et al. 2023); the detector's own
+    verdict when it reports no probability; ``None`` (no decision rule) when it has neither."""
+    if np.isfinite(d.p[d.ok]).any():
+        return DecisionRule(source="default: P(AI) > 0.5 (Liang et al. 2023)")
+    if any(v is not None for v in d.verdict[d.ok]):
+        return DecisionRule(field="verdict", op="in", threshold=None,
+                            source="detector's own verdict (it reports no probability)")
+    return None
+
+
+RUN_ROWS_SQL = """
+CREATE TABLE IF NOT EXISTS run_rows (
+    run_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, corpus VARCHAR, label VARCHAR, label_role VARCHAR,
+    arm VARCHAR, arm_role VARCHAR, subgroup VARCHAR, kind VARCHAR, group_key VARCHAR, tags VARCHAR,
+    side_group VARCHAR, headline BOOLEAN, split VARCHAR, detector VARCHAR NOT NULL, spec_hash VARCHAR,
+    status VARCHAR, raw DOUBLE, scale VARCHAR, direction VARCHAR, ai_probability DOUBLE, verdict VARCHAR, ranking_score DOUBLE, rule VARCHAR, rule_field VARCHAR,
+    threshold DOUBLE, rule_defined BOOLEAN, counted BOOLEAN, flagged BOOLEAN, excluded VARCHAR
+)"""
+
+
+def _store_rows(c: Any, run_id: str, cols: dict[str, np.ndarray]) -> None:
+    """Append a run's per-document rows (:func:`document_rows`) to the ``run_rows`` table."""
+    import pyarrow as pa
+
+    c.execute(RUN_ROWS_SQL)
+    if not cols:
+        return
+    k = len(cols["doc_id"])
+    arrays = {"run_id": pa.array([run_id] * k, pa.string())}
+    for name, v in cols.items():
+        if v.dtype.kind == "f":
+            arrays[name] = pa.array(v, pa.float64(), mask=~np.isfinite(v))
+        elif v.dtype.kind == "b":
+            arrays[name] = pa.array(v, pa.bool_())
+        elif name == "flagged":
+            arrays[name] = pa.array(list(v), pa.bool_())
+        else:
+            arrays[name] = pa.array([None if x is None else str(x) for x in v], pa.string())
+    tbl = pa.table(arrays)
+    view = f"_vb_run_rows_{uuid.uuid4().hex[:8]}"
+    c.register(view, tbl)
+    try:
+        c.execute(f"INSERT INTO run_rows ({', '.join(arrays)}) SELECT {', '.join(arrays)} FROM {view}")
+    finally:
+        c.unregister(view)
+
+
 def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_scoring: bool = True,
                        progress: bool = False, log: Callable[[str], None] = lambda m: None,
-                       record: bool = True) -> dict[str, Any]:
+                       record: bool = True, allow_paid: bool = False, max_spend: float | None = None) -> dict[str, Any]:
     """Evaluate the workspace under ``proto`` (default rules when None) and record the run.
 
+    The run record is the results dict (``runs`` table) and its per-document rows
+    (``run_rows`` table, :func:`veribench.evaluate.core.document_rows`), exported by
+    ``veribench export scores --run TAG``.
+
+    Args:
+        allow_scoring: run local plug-ins on selected documents without a stored score.
+        allow_paid, max_spend: also call paid (vendor) detectors, within ``max_spend``
+            of their cost unit in total; without both, a paid detector with texts left
+            to score is refused.
+
     Raises:
-        ProtocolError: uncommitted protocol file, unknown detector, bad selection.
+        ProtocolError: uncommitted protocol file, unknown detector, bad selection, a paid
+            detector without ``allow_paid`` and ``max_spend``.
+        InputError: a detector's scores on incompatible scales.
     """
     from ..protocol.commit import require_committed
 
     proto = proto or Protocol.default()
     commit = require_committed(ws, proto) if proto.hash else None
-    pairs = resolve_detectors(ws, proto, allow_scoring=allow_scoring, progress=progress, log=log)
+    pairs = resolve_detectors(ws, proto, allow_scoring=allow_scoring, progress=progress, log=log,
+                              allow_paid=allow_paid, max_spend=max_spend)
     docs = load_documents(ws, proto)
     dets = [load_detector(ws, spec, e.display, e.rule, len(docs), e.corpora) for spec, e in pairs]
     if not proto.detectors:
-        # Default rules: P(AI) > 0.5; a detector without probabilities is judged by its own verdict.
         for d in dets:
-            if not np.isfinite(d.p[d.ok]).any() and any(v is not None for v in d.verdict[d.ok]):
-                d.rule = DecisionRule(field="verdict", op="in", threshold=None,
-                                      source="detector's own verdict (it reports no probability)")
+            d.rule = default_rule(d)
     run_id = f"{proto.tag}-{now_utc():%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     meta = {
         "run_id": run_id, "tag": proto.tag, "created_at": now_utc().isoformat(timespec="seconds"),
@@ -199,10 +334,61 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
         meta["protocol"]["scores_before_commit"] = int(late)
     res = compute_results(docs, dets, proto, run_meta=meta)
     if record:
+        rows = document_rows(docs, dets, proto)
         with ws.transaction() as c:
             c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
                       [run_id, proto.tag, proto.hash, now_utc(), json.dumps(res, allow_nan=False)])
+            _store_rows(c, run_id, rows)
     return res
+
+
+def find_run(ws: Workspace, run: str) -> tuple[str, str]:
+    """``(run_id, tag)`` of the newest run whose id or tag is ``run``.
+
+    Raises:
+        InputError: no such run (the message lists the stored tags).
+    """
+    from ..errors import InputError
+
+    rows = ws.query("SELECT run_id, tag FROM runs WHERE run_id = ? OR tag = ? ORDER BY created_at DESC, run_id DESC",
+                    [run, run])
+    if not rows:
+        tags = [r[0] for r in ws.query("SELECT DISTINCT tag FROM runs ORDER BY 1")]
+        raise InputError(f"no run with id or tag {run!r}; stored tags: {', '.join(tags) or '(none)'}", field="--run")
+    return rows[0][0], rows[0][1]
+
+
+RUN_EXPORT_COLUMNS = (
+    "run_id", "doc_id", "corpus", "label", "label_role", "arm", "arm_role", "subgroup", "kind", "group_key", "tags",
+    "side_group", "headline", "split", "detector", "spec_hash", "status", "raw", "scale", "direction",
+    "ai_probability", "verdict", "ranking_score", "rule", "rule_field", "threshold", "rule_defined", "counted",
+    "flagged", "excluded")
+
+
+def export_run(ws: Workspace, run: str, path: str | Path) -> tuple[Path, int, str]:
+    """Write one run's per-document rows (``.csv`` or ``.parquet``): ``(path, rows, run_id)``.
+
+    Raises:
+        InputError: unknown run, a run recorded before rows were kept, or a bad suffix.
+    """
+    from ..errors import InputError
+
+    p = Path(path)
+    fmt = {".csv": "FORMAT CSV, HEADER", ".parquet": "FORMAT PARQUET"}.get(p.suffix.lower())
+    if fmt is None:
+        raise InputError("export format must be .csv or .parquet", file=str(p))
+    run_id, tag = find_run(ws, run)
+    has = ws.query("SELECT count(*) FROM information_schema.tables WHERE table_name = 'run_rows'")[0][0]
+    n = ws.query("SELECT count(*) FROM run_rows WHERE run_id = ?", [run_id])[0][0] if has else 0
+    if not n:
+        raise InputError(f"run {run_id} has no per-document rows (recorded before veribench kept them, or it "
+                         "evaluated no detector); evaluate again to export it", field="--run")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with ws.lock:
+        cols = ", ".join(RUN_EXPORT_COLUMNS[:1] + ("$1 AS run_tag",) + RUN_EXPORT_COLUMNS[1:])
+        ws.con.execute(f"COPY (SELECT {cols} FROM run_rows WHERE run_id = $2 ORDER BY detector, doc_id) "
+                       f"TO '{str(p).replace(chr(39), chr(39) * 2)}' ({fmt})", [tag, run_id])
+    return p, int(n), run_id
 
 
 def latest_run(ws: Workspace) -> dict[str, Any] | None:

@@ -1,4 +1,12 @@
-"""Render a run's Table 1 and Table 2 to the terminal (rich), Markdown, CSV, JSON and HTML."""
+"""Render a run's Table 1, Table 2, side rows and agreement to the terminal (rich),
+Markdown, CSV, JSON and HTML.
+
+Every undefined value is shown as a dash **with its reason** (``— (no decision rule)``)
+in the terminal, Markdown and HTML; in CSV the value cell is empty and the
+``<column>_reason`` cell names the reason; in JSON the value is ``null`` beside its
+``<key>_reason``. A TPR at a fixed FPR whose threshold was set on the very texts it
+reports is marked ``†`` (an in-sample oracle operating point) wherever it is shown.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +16,18 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+#: Marker of an in-sample oracle operating point (threshold set on the texts it reports).
+IN_SAMPLE_MARK = "†"
+IN_SAMPLE_NOTE = (f"{IN_SAMPLE_MARK} in-sample oracle operating point: the threshold was set on the human texts "
+                  "this figure reports (no calibration human texts for this detector)")
+
 T1_COLUMNS = [
     ("detector", "Detector"), ("version", "Version"), ("scan_date", "Scan date"),
     ("human_n", "Human n"), ("false_positives", "FP"), ("fpr", "FPR [95% CI]"),
     ("ai_n", "AI n"), ("detections", "Detected"), ("catch_rate", "Catch rate [95% CI]"),
     ("balanced_accuracy", "Bal. acc."), ("auroc", "AUROC [95% CI]"),
     ("tpr_at_fpr_1", "TPR@1%FPR"), ("tpr_at_fpr_5", "TPR@5%FPR"),
+    ("excluded", "Excluded (not in n)"), ("hazards", "Input hazards"),
 ]
 T2_EXTRA = [("slice_type", "Slice type"), ("slice", "Slice")]
 #: Compact Table 2 for the terminal (the files carry every column).
@@ -21,6 +35,14 @@ T2_TERMINAL = [("detector", "Detector"), ("slice_name", "Slice"), ("human_n", "H
                ("ai_n", "AI n"), ("catch_rate", "Catch rate [95% CI]"), ("edited_rate", "Edited flagged"),
                ("auroc", "AUROC [95% CI]")]
 SIDE = [("edited_rate", "Edited flagged [95% CI]"), ("mixed_rate", "Mixed flagged [95% CI]")]
+SIDE_ROW_COLUMNS = [("detector", "Detector"), ("group", "Side group"), ("human_n", "Human n"),
+                    ("fpr", "FPR [95% CI]"), ("ai_n", "AI n"), ("catch_rate", "Catch rate [95% CI]"),
+                    ("auroc", "AUROC [95% CI]"), ("auroc_negatives", "AUROC negatives"),
+                    ("tpr_at_fpr_1", "TPR@1%FPR"), ("tpr_at_fpr_5", "TPR@5%FPR")]
+AGREE_COLUMNS = [("slice_name", "Slice"), ("label", "Label"), ("n", "n (scored by all)"),
+                 ("n_partial", "Left out (not scored by all)"), ("n_detectors", "Detectors"),
+                 ("flagged_by_any", "Flagged by any"), ("flagged_by_all", "Flagged by all")]
+DASH = "—"
 
 
 def _slice_name(a: dict[str, Any]) -> str:
@@ -29,53 +51,105 @@ def _slice_name(a: dict[str, Any]) -> str:
 
 
 def _pct(x: Any) -> str:
-    return "—" if x is None else f"{100 * x:.1f}%"
+    return DASH if x is None else f"{100 * x:.1f}%"
 
 
-def _ci(rate: Any, ci: Any, pct: bool = True) -> str:
+def _null(reason: Any) -> str:
+    return f"{DASH} ({reason})" if reason else DASH
+
+
+def _ci(rate: Any, ci: Any, pct: bool = True, reason: Any = None) -> str:
     if rate is None:
-        return "—"
+        return _null(reason)
     f = (lambda v: f"{100 * v:.1f}") if pct else (lambda v: f"{v:.3f}")
     main = f"{100 * rate:.1f}%" if pct else f"{rate:.3f}"
     return f"{main} [{f(ci[0])}, {f(ci[1])}]" if ci else main
 
 
+def _excluded_text(row: dict[str, Any]) -> str:
+    ex = row.get("excluded") or {}
+    if not ex:
+        return "0"
+    return f"{sum(ex.values())} (" + ", ".join(f"{k} {v}" for k, v in ex.items()) + ")"
+
+
+def _hazard_text(row: dict[str, Any]) -> str:
+    hz = row.get("hazards")
+    if hz is None:
+        return _null(row.get("hazards_reason"))
+    parts = [f"{k.replace('_', ' ')} {hz.get(k, 0)}" for k in ("confusables", "invisible", "degenerate_repetition")
+             if hz.get(k)]
+    return f"{', '.join(parts) or 'none'} (of {hz.get('checked', 0)})"
+
+
 def cell(row: dict[str, Any], key: str) -> str:
-    """Formatted text of one table cell."""
-    if key == "fpr":
-        return _ci(row.get("fpr"), row.get("fpr_ci95"))
-    if key == "catch_rate":
-        return _ci(row.get("catch_rate"), row.get("catch_rate_ci95"))
+    """Formatted text of one table cell (undefined values as a dash with their reason)."""
+    if key in ("fpr", "catch_rate", "edited_rate", "mixed_rate"):
+        txt = _ci(row.get(key), row.get(f"{key}_ci95"), reason=row.get(f"{key}_reason"))
+        if key in ("edited_rate", "mixed_rate"):
+            pre = key.split("_")[0]
+            if not row.get(f"{pre}_n"):
+                return DASH
+            return f"{txt} (n={row[f'{pre}_n']})"
+        return txt
     if key == "auroc":
-        return _ci(row.get("auroc"), row.get("auroc_ci95"), pct=False)
+        return _ci(row.get("auroc"), row.get("auroc_ci95"), pct=False, reason=row.get("auroc_reason"))
     if key == "balanced_accuracy":
-        return "—" if row.get(key) is None else f"{row[key]:.3f}"
+        return _null(row.get("balanced_accuracy_reason")) if row.get(key) is None else f"{row[key]:.3f}"
     if key.startswith("tpr_at_fpr_"):
         v = row.get(key) or {}
-        return "—" if v.get("tpr") is None else _pct(v["tpr"])
-    if key in ("edited_rate", "mixed_rate"):
-        pre = key.split("_")[0]
-        if not row.get(f"{pre}_n"):
-            return "—"
-        return f"{_ci(row.get(key), row.get(key + '_ci95'))} (n={row[f'{pre}_n']})"
+        if v.get("tpr") is None:
+            return _null(v.get("reason"))
+        mark = IN_SAMPLE_MARK if "in-sample" in str(v.get("threshold_source") or "") else ""
+        fpr = v.get("achieved_fpr")
+        return f"{_pct(v['tpr'])}{mark}" + (f" (FPR {_pct(fpr)})" if fpr is not None and not mark else "")
+    if key in ("false_positives", "detections"):
+        v = row.get(key)
+        return _null(row.get("fpr_reason" if key == "false_positives" else "catch_rate_reason")) if v is None else str(v)
+    if key == "excluded":
+        return _excluded_text(row)
+    if key == "hazards":
+        return _hazard_text(row)
     if key == "slice_name":
+        if "slice" not in row:
+            return _slice_name(row)
         kind = row.get("slice_type", "subgroup")
         return row["slice"] if kind == "subgroup" else f"{kind}={row['slice']}"
     v = row.get(key)
-    return "—" if v is None else str(v)
+    return DASH if v is None else str(v)
 
 
 def _has_side(rows: Iterable[dict[str, Any]]) -> bool:
     return any(r.get("edited_n") or r.get("mixed_n") for r in rows)
 
 
+def _tpr_columns(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    keys = []
+    for r in rows:
+        for k, v in r.items():
+            if k.startswith("tpr_at_fpr_") and isinstance(v, dict) and k not in keys:
+                keys.append(k)
+    return [(k, f"TPR@{100 * (rows[0][k].get('target_fpr') or 0):g}%FPR") for k in keys] if rows else []
+
+
 def columns(table: str, rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    cols = list(T1_COLUMNS)
+    base = [c for c in T1_COLUMNS if not c[0].startswith("tpr_at_fpr_")]
+    cols = base[:11] + _tpr_columns(rows) + base[11:]
     if table == "table2":
-        cols = [cols[0]] + T2_EXTRA + cols[1:]
+        cols = [cols[0]] + T2_EXTRA + [c for c in cols[1:] if c[0] not in ("excluded", "hazards")]
     if _has_side(rows):
         cols += SIDE
     return cols
+
+
+def _in_sample_used(res: dict[str, Any]) -> bool:
+    for name in ("table1", "table2", "side_rows"):
+        for r in res.get(name) or []:
+            for k, v in r.items():
+                if k.startswith("tpr_at_fpr_") and isinstance(v, dict) and v.get("tpr") is not None \
+                        and "in-sample" in str(v.get("threshold_source") or ""):
+                    return True
+    return False
 
 
 def wide_console() -> Any:
@@ -87,8 +161,13 @@ def wide_console() -> Any:
     return Console(width=max(shutil.get_terminal_size((200, 40)).columns, 160))
 
 
+def _side_cols(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    cols = [c for c in SIDE_ROW_COLUMNS if not c[0].startswith("tpr_at_fpr_")]
+    return cols + _tpr_columns(rows)
+
+
 def print_tables(res: dict[str, Any], console: Any = None) -> None:
-    """Print Table 1 and Table 2 with rich."""
+    """Print Table 1, Table 2, the side rows and the agreement table with rich."""
     from rich.table import Table
 
     con = console or wide_console()
@@ -99,50 +178,76 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
         title += f"\nprotocol {proto.get('name')} sha256 {proto['hash'][:16]}…"
         if proto.get("amendments"):
             title += f", {len(proto['amendments'])} amendment(s)"
-    for name, rows, ttl in (("table1", res["table1"], title), ("table2", res["table2"],
-                                                                 "Table 2: per subgroup and per arm")):
+    tables = [("table1", res["table1"], title, columns("table1", res["table1"])),
+              ("table2", res["table2"], "Table 2: per subgroup and per arm (headline texts)", T2_TERMINAL)]
+    if res.get("side_rows"):
+        tables.append(("side_rows", res["side_rows"], "Side rows: side arms and derived texts (never headline)",
+                       _side_cols(res["side_rows"])))
+    for name, rows, ttl, cols in tables:
         t = Table(title=ttl, show_lines=False, header_style="bold")
-        cols = columns(name, rows) if name == "table1" else T2_TERMINAL
         for _, h in cols:
             t.add_column(h, overflow="fold")
         for r in rows:
             t.add_row(*[cell(r, k) for k, _ in cols])
         con.print(t)
+    if _in_sample_used(res):
+        con.print(IN_SAMPLE_NOTE)
     if res.get("agreement"):
-        t = Table(title="Agreement: texts flagged by at least one / by all detectors", header_style="bold")
-        for h in ("Slice", "n", "Detectors", "Flagged by any", "Flagged by all"):
+        t = Table(title="Agreement: texts flagged by at least one / by all detectors (texts every detector of "
+                        "the row scored)", header_style="bold")
+        for _, h in AGREE_COLUMNS:
             t.add_column(h)
         for a in res["agreement"]:
-            t.add_row(_slice_name(a), str(a["n"]), str(a.get("n_detectors", "")), str(a["flagged_by_any"]),
-                      str(a["flagged_by_all"]))
+            t.add_row(*[cell(a, k) for k, _ in AGREE_COLUMNS])
         con.print(t)
 
 
+def _md_table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> list[str]:
+    out = ["| " + " | ".join(h for _, h in cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(cell(r, k).replace("|", "\\|") for k, _ in cols) + " |" for r in rows]
+    return out
+
+
 def markdown(res: dict[str, Any]) -> str:
-    """Tables 1 and 2 and the agreement table as GitHub Markdown."""
+    """Tables 1 and 2, the side rows and the agreement table as GitHub Markdown."""
     run = res.get("run", {})
     proto = run.get("protocol") or {}
+    sp = run.get("split") or {}
     out = [f"# Run {run.get('run_id')}", "",
            f"- Tag: {run.get('tag')}; created {run.get('created_at')}; veribench {run.get('veribench_version')}",
            f"- Protocol: {proto.get('name')} (sha256 `{proto.get('hash')}`, committed {proto.get('committed_at')})",
-           f"- Split: {json.dumps(run.get('split'))}",
+           f"- Split: {json.dumps(sp)}",
            f"- Intervals: Wilson {int(100 * run.get('confidence', 0.95))}% for rates; AUROC CI by {run.get('auroc_ci_method')}",
+           "- Headline rates count human (negative) and ai (positive) texts of headline arms that are not derived; "
+           "ai-edited-human and mixed have their own columns; side arms and derived texts have side rows "
+           "(docs/labels.md). Rates are over the texts each detector actually scored; excluded texts are listed.",
            ""]
     for a in proto.get("amendments") or []:
         out.append(f"- Amendment {a.get('date')}: {a.get('summary')} (supersedes `{a.get('supersedes')}`)")
-    for name, ttl in (("table1", "Table 1: headline rates per detector"), ("table2", "Table 2: per subgroup and arm")):
+    for name, ttl in (("table1", "Table 1: headline rates per detector"),
+                      ("table2", "Table 2: per subgroup and arm (headline texts)")):
         rows = res[name]
-        cols = columns(name, rows)
-        out += ["", f"## {ttl}", "", "| " + " | ".join(h for _, h in cols) + " |",
-                "|" + "---|" * len(cols)]
-        out += ["| " + " | ".join(cell(r, k).replace("|", "\\|") for k, _ in cols) + " |" for r in rows]
+        out += ["", f"## {ttl}", ""] + _md_table(rows, columns(name, rows))
+    if res.get("side_rows"):
+        out += ["", "## Side rows: side arms and derived texts (never in the headline rates)", ""]
+        out += _md_table(res["side_rows"], _side_cols(res["side_rows"]))
+    if _in_sample_used(res):
+        out += ["", IN_SAMPLE_NOTE]
     if res.get("agreement"):
-        out += ["", "## Agreement", "", "| Slice | n | Detectors | Flagged by any | Flagged by all |", "|---|---|---|---|---|"]
-        out += [f"| {_slice_name(a)} | {a['n']} | {a.get('n_detectors', '')} | {a['flagged_by_any']} | {a['flagged_by_all']} |"
-                for a in res["agreement"]]
-    out += ["", "## Decision rules", ""]
-    out += [f"- {d['detector']}: {d['rule'].get('describe')} (source: {d['rule'].get('source')}); "
-            f"{d['n_text_differs']} scores on a text that differs from the corpus text" for d in res["detectors"]]
+        out += ["", "## Agreement", "", "Only texts that every detector of the row scored are counted (n); "
+                "the others are left out.", ""] + _md_table(res["agreement"], AGREE_COLUMNS)
+    out += ["", "## Decision rules and operating points", ""]
+    for d in res["detectors"]:
+        rule = d.get("rule") or {}
+        state = "" if rule.get("defined", True) else f" — rates null: {rule.get('reason')}"
+        out.append(f"- {d['detector']}: {rule.get('describe')} (source: {rule.get('source')}){state}; "
+                   f"ranking score: {(d.get('ranking_score') or {}).get('field')} "
+                   f"({(d.get('ranking_score') or {}).get('note')}); TPR at FPR: {d.get('operating_point')}; "
+                   f"{d['n_text_differs']} scores on a text that differs from the corpus text")
+    out += ["", "## Excluded texts (not in any denominator)", ""]
+    for d in res["detectors"]:
+        ex = d.get("excluded") or {}
+        out.append(f"- {d['detector']}: " + (", ".join(f"{k}: {v}" for k, v in ex.items()) if ex else "none"))
     if res.get("warnings"):
         out += ["", "## Warnings", ""] + [f"- {w}" for w in res["warnings"]]
     return "\n".join(out) + "\n"
@@ -152,7 +257,10 @@ def _flat(row: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for k, v in row.items():
         if isinstance(v, list):
-            out[f"{k}_lo"], out[f"{k}_hi"] = (v[0], v[1]) if v else (None, None)
+            if v and not isinstance(v[0], (int, float)) or len(v) != 2:
+                out[k] = "; ".join(map(str, v))
+            else:
+                out[f"{k}_lo"], out[f"{k}_hi"] = (v[0], v[1]) if v else (None, None)
         elif isinstance(v, dict):
             for kk, vv in v.items():
                 out[f"{k}_{kk}"] = vv
@@ -162,6 +270,8 @@ def _flat(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
+    """Rows as CSV: intervals as ``<key>_lo``/``<key>_hi``, nested blocks as ``<key>_<field>``;
+    null is an empty cell, with the reason in the ``<key>_reason`` column."""
     flat = [_flat(r) for r in rows]
     keys: list[str] = []
     for r in flat:
@@ -174,15 +284,20 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
 
 def html_page(res: dict[str, Any]) -> str:
     """A simple self-contained HTML page with the run's tables (no scripts)."""
-    def table(name: str) -> str:
-        rows = res[name]
-        cols = columns(name, rows)
+    def table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
         head = "".join(f"<th scope='col'>{html.escape(h)}</th>" for _, h in cols)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(cell(r, k))}</td>" for k, _ in cols) + "</tr>" for r in rows)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     run = res.get("run", {})
     proto = run.get("protocol") or {}
+    side = ""
+    if res.get("side_rows"):
+        side = (f"<h2>Side rows: side arms and derived texts (never headline)</h2>"
+                f"{table(res['side_rows'], _side_cols(res['side_rows']))}")
+    note = f"<p>{html.escape(IN_SAMPLE_NOTE)}</p>" if _in_sample_used(res) else ""
+    agree = (f"<h2>Agreement (texts every detector of the row scored)</h2>{table(res['agreement'], AGREE_COLUMNS)}"
+             if res.get("agreement") else "")
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>veribench run {html.escape(str(run.get('run_id')))}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;}}table{{border-collapse:collapse;margin:1rem 0;font-size:.9rem}}
 th,td{{border:1px solid #ccc;padding:.3rem .5rem;text-align:left}}th{{background:#f3f3f3}}</style></head><body>
@@ -190,26 +305,40 @@ th,td{{border:1px solid #ccc;padding:.3rem .5rem;text-align:left}}th{{background
 <p>Protocol {html.escape(str(proto.get('name')))}, sha256 <code>{html.escape(str(proto.get('hash')))}</code>.
 Rates with Wilson {int(100 * run.get('confidence', 0.95))}% intervals; split: {html.escape(json.dumps(run.get('split')))}.
 Raw per-document scores: <a href="raw_scores.csv">CSV</a>, <a href="raw_scores.parquet">Parquet</a>.</p>
-<h2>Table 1: headline rates per detector</h2>{table('table1')}
-<h2>Table 2: per subgroup and arm</h2>{table('table2')}
+<h2>Table 1: headline rates per detector</h2>{table(res['table1'], columns('table1', res['table1']))}
+<h2>Table 2: per subgroup and arm (headline texts)</h2>{table(res['table2'], columns('table2', res['table2']))}
+{side}{note}{agree}
 </body></html>"""
 
 
 def write_outputs(res: dict[str, Any], out_dir: Path, ws: Any = None) -> dict[str, str]:
-    """Write ``results.json``, ``tables.md``, ``table1.csv``, ``table2.csv``, ``rates.csv``,
-    ``agreement.csv``, ``index.html`` and (with a workspace) raw per-document scores."""
+    """Write ``results.json``, ``tables.md``, ``table1.csv``, ``table2.csv``, ``side_rows.csv``,
+    ``rates.csv``, ``agreement.csv``, ``index.html`` and (with a workspace) raw per-document
+    scores and the run's per-document rows (``run_rows.csv``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"json": "results.json", "markdown": "tables.md", "table1_csv": "table1.csv", "table2_csv": "table2.csv",
-             "rates_csv": "rates.csv", "agreement_csv": "agreement.csv", "html": "index.html"}
+             "side_rows_csv": "side_rows.csv", "rates_csv": "rates.csv", "agreement_csv": "agreement.csv",
+             "html": "index.html"}
     if ws is not None:
         ws.export_scores(out_dir / "raw_scores.csv")
         ws.export_scores(out_dir / "raw_scores.parquet")
         files.update({"raw_csv": "raw_scores.csv", "raw_parquet": "raw_scores.parquet"})
+        run_id = (res.get("run") or {}).get("run_id")
+        if run_id:
+            from ..errors import InputError
+            from .run import export_run
+
+            try:
+                export_run(ws, run_id, out_dir / "run_rows.csv")
+                files["run_rows_csv"] = "run_rows.csv"
+            except InputError:
+                pass  # a run that was not recorded (record=False) has no rows
     res = {**res, "files": files}
     (out_dir / "results.json").write_text(json.dumps(res, indent=1, allow_nan=False), encoding="utf-8")
     (out_dir / "tables.md").write_text(markdown(res), encoding="utf-8")
     write_csv(res["table1"], out_dir / "table1.csv")
     write_csv(res["table2"], out_dir / "table2.csv")
+    write_csv(res.get("side_rows") or [], out_dir / "side_rows.csv")
     write_csv(res["rates"], out_dir / "rates.csv")
     write_csv(res["agreement"], out_dir / "agreement.csv")
     (out_dir / "index.html").write_text(html_page(res), encoding="utf-8")

@@ -34,9 +34,10 @@ def as_binary(y: Any, pos_label: Any = None, *, name: str = "y_true") -> np.ndar
 
     Args:
         y: 1-D array-like. Accepted encodings:
-           booleans (True = AI); numbers that are all 0 or 1 (1 = AI); strings from the corpus
-           label convention (``veribench.corpus.document``: ``POSITIVE_LABELS`` -> 1,
-           ``NEGATIVE_LABELS`` -> 0; ``mixed`` is refused, it is reported on its own rows);
+           booleans (True = AI); numbers that are all 0 or 1 (1 = AI); corpus label strings,
+           read through the label-role table :data:`veribench.protocol.roles.LABEL_ROLES`
+           (``ai`` -> 1, ``human`` -> 0; the side labels ``ai-edited-human`` and ``mixed``
+           are refused: they are reported on their own rows, never as a class);
            or anything at all when ``pos_label`` is given (``y == pos_label`` -> 1).
         pos_label: the value that means AI, overriding the rules above.
         name: argument name used in error messages.
@@ -60,16 +61,19 @@ def as_binary(y: Any, pos_label: Any = None, *, name: str = "y_true") -> np.ndar
             raise ValueError(f"{name} must hold 0 (human) or 1 (AI); found {bad.tolist()}")
         return arr.astype(np.int8)
     if arr.dtype.kind in "USO":
-        from ..corpus.document import NEGATIVE_LABELS, POSITIVE_LABELS  # the label convention
+        from ..protocol.roles import NEGATIVE_LABELS, POSITIVE_LABELS, SIDE_LABELS  # the role table
 
         s = arr.astype(str)
         pos = np.isin(s, POSITIVE_LABELS)
         neg = np.isin(s, NEGATIVE_LABELS)
         if not np.all(pos | neg):
             bad = np.unique(s[~(pos | neg)])[:5]
+            side = [b for b in bad.tolist() if b in SIDE_LABELS]
+            why = (f"side labels {side} are reported on their own rows, never as a class; "
+                   if side else "")
             raise ValueError(
                 f"{name}: labels {bad.tolist()} are neither AI {list(POSITIVE_LABELS)} nor human "
-                f"{list(NEGATIVE_LABELS)}; pass pos_label=, or report them on their own rows"
+                f"{list(NEGATIVE_LABELS)}; {why}pass pos_label=, or select the headline labels first"
             )
         return pos.astype(np.int8)
     raise ValueError(f"{name}: cannot read labels of dtype {arr.dtype}")

@@ -1,9 +1,15 @@
 """The protocol file (TOML or YAML): scoring rules fixed before any scan.
 
 A protocol names the corpus selection, each detector with its decision rule, the
-metrics, the subgroup tables, the calibration split rule, the interval method and
-a run tag. Its identity is the SHA-256 of the file's raw bytes. See
-``docs/protocol.md`` for the full format and ``examples/protocols/`` for examples.
+metrics, the subgroup tables, the calibration split rule, the interval method, the arm
+roles, the planned comparisons and gaps, and a run tag. Its identity is the SHA-256 of
+the file's raw bytes. See ``docs/protocol.md`` for the format, ``docs/protocol.schema.json``
+for its JSON Schema (exported from :class:`ProtocolFile`) and ``examples/protocols/``.
+
+The file is validated by the pydantic model :class:`ProtocolFile`: unknown keys are
+refused with a "did you mean", and every value is range-checked (``confidence = 95`` and
+``tpr_at_fpr = [5]`` are refused with the proportion they probably meant). The validated
+file becomes a :class:`Protocol`, the runtime view the evaluation reads.
 
 Example (TOML)::
 
@@ -12,23 +18,23 @@ Example (TOML)::
     tag = "BENCH-2026-Q4"
 
     [selection]
-    corpora = ["liang2023"]          # optional; also labels, arms, subgroups
+    corpora = ["liang2023"]          # optional; also labels, arms, subgroups, kinds
 
     [split]
-    rule = "none"                    # or "hash": 1 in `every` human texts by hash of id,
-    every = 5                        #   plus every AI text sharing its group_key
+    rule = "hash"                    # or "none": whole groups (group_key, else the id)
+    every = 5                        #   go to calibration when sha256(salt NUL group) % every == 0
     salt = "veribench-split-v1"
 
     [metrics]
-    interval = "wilson"              # the only interval method for rates
     confidence = 0.95
     auroc_ci = "delong"              # or "bootstrap"
-    bootstrap_n = 2000
-    seed = 0
     tpr_at_fpr = [0.01, 0.05]
 
     [tables]
     slices = ["subgroup", "arm", "tag:writer"]
+
+    [arms]
+    C2 = { role = "side", edit_budget = { max_changed_word_share = 0.10, sentences_added = 0, sentences_removed = 0 }, on_violation = "refuse" }
 
     [[detectors]]
     name = "GPTZero"                 # stored detector name, or a registry plug-in
@@ -39,6 +45,15 @@ Example (TOML)::
     settings = { engine = "lzma" }
     rule = { fit = "best_balanced_accuracy" }   # fitted on the calibration split only
 
+    [comparisons]
+    enabled = true
+    metrics = ["auroc", "fpr", "catch_rate"]
+
+    [[gaps]]
+    slice = "tag:writer"
+    group_a = "non-native"
+    group_b = "native"
+
     [[amendments]]                   # required to change a committed protocol
     date = "2026-11-30"
     supersedes = "<sha256 of the previous committed file>"
@@ -47,18 +62,29 @@ Example (TOML)::
 
 from __future__ import annotations
 
+import datetime as _dt
+import difflib
+import json
+import re
 import tomllib
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ProtocolError
 from ..hashing import sha256_bytes
+from . import roles
 
 FIELDS = ("ai_probability", "raw", "oriented", "verdict")
 OPS = (">", ">=", "<", "<=")
 FIT_RULES = ("best_balanced_accuracy", "target_fpr")
 SLICE_KINDS = ("subgroup", "arm", "kind", "corpus", "label")
+#: Metrics the statistics layer (``veribench.evaluate.comparisons``) compares.
+GAP_METRICS = ("fpr", "catch_rate")
+COMPARISON_METRICS = ("auroc", "fpr", "catch_rate")
 
 #: Default decision rule when no protocol is given (issue #2; Liang et al. 2023 use
 #: ``score > 0.5`` for all seven detectors).
@@ -69,6 +95,283 @@ DEFAULT_THRESHOLD = 0.5
 AI_VERDICTS = frozenset({"ai", "ai_only", "ai-generated", "ai_generated", "fake", "chatgpt", "machine", "mixed_ai"})
 
 
+# --------------------------------------------------------------------------- the file schema
+def _listify(v: Any) -> Any:
+    """A single string where a list is expected becomes a one-item list."""
+    return [v] if isinstance(v, str) else v
+
+
+def _slice_kind(v: Any) -> Any:
+    if isinstance(v, str) and v not in SLICE_KINDS and not (v.startswith("tag:") and len(v) > 4):
+        close = difflib.get_close_matches(v, list(SLICE_KINDS), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown slice {v!r}: use one of {list(SLICE_KINDS)} or tag:<name>{hint}")
+    return v
+
+
+def _proportion_hint(v: float) -> str:
+    return f"; {v:g} looks like a percentage: did you mean {v / 100:g}?" if 1 < v <= 100 else ""
+
+
+StrList = Annotated[list[str], BeforeValidator(_listify)]
+SliceKind = Annotated[str, BeforeValidator(_slice_kind)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Head(_Strict):
+    """``[protocol]``: the protocol's name (versions of one name form an amendment chain) and run tag."""
+
+    name: str = Field(min_length=1, description="the protocol's name")
+    tag: str = Field("adhoc", min_length=1, description="run tag, e.g. BENCH-2026-Q4")
+    description: Optional[str] = Field(None, description="free text")
+
+
+class Selection(_Strict):
+    """``[selection]``: documents must match every key given (a string or a list of strings)."""
+
+    corpora: Optional[StrList] = None
+    labels: Optional[list[Literal["human", "ai", "ai-edited-human", "mixed"]]] = None
+    arms: Optional[StrList] = None
+    subgroups: Optional[StrList] = None
+    kinds: Optional[StrList] = None
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _labels(cls, v: Any) -> Any:
+        return _listify(v)
+
+
+class Split(_Strict):
+    """``[split]``: the calibration split (whole groups by a hash of the group key)."""
+
+    rule: Literal["none", "hash"] = Field("none", description="'hash': groups by sha256(salt NUL group key); "
+                                                              "'none': every document is evaluated")
+    every: int = Field(5, ge=2, le=1000, description="1 in `every` groups goes to calibration")
+    salt: str = Field("veribench-split-v1", min_length=1)
+    corpora: StrList = Field(default_factory=list, description="corpora the split applies to (others: all test)")
+
+
+class Metrics(_Strict):
+    """``[metrics]``: interval method and level, AUROC interval, TPR-at-FPR targets."""
+
+    interval: Literal["wilson"] = "wilson"
+    confidence: Finite = Field(0.95, description="interval level, a proportion in [0.5, 1)")
+    auroc_ci: Literal["delong", "bootstrap"] = "delong"
+    bootstrap_n: int = Field(2000, ge=100, le=1_000_000)
+    seed: int = Field(0, ge=0)
+    tpr_at_fpr: list[Finite] = Field(default_factory=lambda: [0.01, 0.05],
+                                     description="target false-positive rates, proportions in (0, 1)")
+
+    @field_validator("confidence")
+    @classmethod
+    def _confidence(cls, v: float) -> float:
+        if not 0.5 <= v < 1.0:
+            raise ValueError(f"must be a proportion in [0.5, 1), e.g. 0.95 for 95%{_proportion_hint(v)}")
+        return v
+
+    @field_validator("tpr_at_fpr")
+    @classmethod
+    def _targets(cls, v: list[float]) -> list[float]:
+        for x in v:
+            if not 0.0 < x < 1.0:
+                raise ValueError(f"each target FPR must be a proportion in (0, 1), got {x:g}{_proportion_hint(x)}")
+        if len(set(v)) != len(v):
+            raise ValueError(f"repeated target FPR in {v}")
+        return v
+
+
+class Tables(_Strict):
+    """``[tables]``: the slices of Table 2."""
+
+    slices: list[SliceKind] = Field(default_factory=lambda: ["subgroup", "arm"])
+
+    @field_validator("slices")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"repeated slice in {v}")
+        return v
+
+
+class RuleModel(_Strict):
+    """A detector's decision rule: a fixed comparison, a verdict rule, or a fitted threshold."""
+
+    field: Optional[Literal["ai_probability", "raw", "oriented", "verdict"]] = None
+    op: Optional[Literal[">", ">=", "<", "<="]] = None
+    threshold: Optional[Finite] = None
+    ai_values: Optional[StrList] = None
+    fit: Optional[Literal["best_balanced_accuracy", "target_fpr"]] = None
+    target_fpr: Optional[Finite] = None
+    source: Optional[str] = Field(None, description="where the threshold comes from (paper, model card, vendor)")
+
+    @model_validator(mode="after")
+    def _combination(self) -> "RuleModel":
+        if self.fit is not None:
+            extra = [k for k in ("field", "op", "threshold", "ai_values") if getattr(self, k) is not None]
+            if extra:
+                raise ValueError(f"@{extra[0]}: a fitted rule (fit = {self.fit!r}) takes no {', '.join(extra)}: its threshold "
+                                 "is fitted on the calibration split")
+            if self.fit == "target_fpr":
+                if self.target_fpr is None:
+                    raise ValueError("@target_fpr: fit = 'target_fpr' needs target_fpr, a proportion in (0, 1)")
+                if not 0.0 < self.target_fpr < 1.0:
+                    raise ValueError(f"@target_fpr: must be a proportion in (0, 1){_proportion_hint(self.target_fpr)}")
+            elif self.target_fpr is not None:
+                raise ValueError("@target_fpr: belongs to fit = 'target_fpr' only")
+            return self
+        if self.target_fpr is not None:
+            raise ValueError("@target_fpr: needs fit = 'target_fpr'")
+        fld = self.field or "ai_probability"
+        if fld == "verdict":
+            if self.op is not None or self.threshold is not None:
+                raise ValueError("@field: a verdict rule (field = 'verdict') takes ai_values, not op or threshold")
+            return self
+        if self.ai_values is not None:
+            raise ValueError("@ai_values: belongs to field = 'verdict' only")
+        if self.threshold is None:
+            raise ValueError(f"@threshold: a numeric threshold is required for field {fld!r} (or use fit = ...)")
+        if fld == "ai_probability" and not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"@threshold: an ai_probability threshold must be in [0, 1]{_proportion_hint(self.threshold)}")
+        return self
+
+
+class DetectorModel(_Strict):
+    """One ``[[detectors]]`` entry."""
+
+    name: str = Field(min_length=1, description="stored detector name or registry plug-in")
+    settings: dict[str, Any] = Field(default_factory=dict, description="plug-in settings (part of the spec)")
+    label: Optional[str] = Field(None, min_length=1, description="display name in the tables")
+    rule: Optional[RuleModel] = Field(None, description="default: ai_probability > 0.5")
+    corpora: StrList = Field(default_factory=list, description="restrict this detector to these corpora")
+
+
+def _date_str(v: Any) -> Any:
+    if isinstance(v, (_dt.date, _dt.datetime)):
+        return v.isoformat()
+    return v
+
+
+class Amendment(_Strict):
+    """One ``[[amendments]]`` entry: required to commit a changed protocol of the same name."""
+
+    date: Annotated[str, BeforeValidator(_date_str)] = Field(min_length=4)
+    summary: str = Field(min_length=1)
+    supersedes: Optional[str] = Field(None, pattern=r"^[0-9a-fA-F]{64}$",
+                                      description="sha256 of the committed version this one replaces")
+
+    @field_validator("date")
+    @classmethod
+    def _iso(cls, v: str) -> str:
+        try:
+            _dt.date.fromisoformat(v[:10])
+        except ValueError:
+            raise ValueError(f"not an ISO date (YYYY-MM-DD): {v!r}") from None
+        return v
+
+
+class EditBudget(_Strict):
+    """Edit budget of a lightly edited arm (spec 002 arm C2: up to 10% of words, no sentence added or deleted)."""
+
+    max_changed_word_share: Finite = Field(ge=0.0, le=1.0)
+    sentences_added: int = Field(0, ge=0)
+    sentences_removed: int = Field(0, ge=0)
+
+
+def _arm_shorthand(v: Any) -> Any:
+    return {"role": v} if isinstance(v, str) else v
+
+
+class ArmModel(_Strict):
+    """One ``[arms]`` entry: the arm's role and, for edited arms, its edit budget."""
+
+    role: Literal["headline", "side"]
+    edit_budget: Optional[EditBudget] = None
+    on_violation: str = Field("refuse", pattern=r"^(refuse|move:\S+)$",
+                              description="'refuse', or 'move:<arm>' to move over-budget texts to that arm")
+
+
+class Comparisons(_Strict):
+    """``[comparisons]``: planned pairwise comparisons (consumed by the statistics layer)."""
+
+    enabled: bool = True
+    metrics: list[Literal["auroc", "fpr", "catch_rate"]] = Field(
+        default_factory=lambda: ["auroc", "fpr", "catch_rate"])
+    correction: Literal["holm", "none"] = "holm"
+    family: Literal["run"] = Field("run", description="the family of the multiple-comparison correction")
+    alpha: Finite = Field(0.05, gt=0.0, le=0.5)
+
+
+class Gap(_Strict):
+    """One ``[[gaps]]`` entry: a pair of groups of one slice kind to compare on one metric."""
+
+    slice: SliceKind
+    group_a: str = Field(min_length=1)
+    group_b: str = Field(min_length=1)
+    label_a: Optional[str] = None
+    label_b: Optional[str] = None
+    metric: Literal["fpr", "catch_rate"] = "fpr"
+
+    @model_validator(mode="after")
+    def _distinct(self) -> "Gap":
+        if self.group_a == self.group_b:
+            raise ValueError(f"@group_b: group_a and group_b are both {self.group_a!r}")
+        return self
+
+
+class ProtocolFile(_Strict):
+    """The whole protocol file. Unknown keys are refused; every value is range-checked."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="veribench protocol",
+                              json_schema_extra={"$comment": "exported by veribench.protocol.model.json_schema()"})
+    protocol: Head
+    selection: Selection = Field(default_factory=Selection)
+    split: Split = Field(default_factory=Split)
+    metrics: Metrics = Field(default_factory=Metrics)
+    tables: Tables = Field(default_factory=Tables)
+    detectors: list[DetectorModel] = Field(default_factory=list)
+    arms: dict[str, Annotated[ArmModel, BeforeValidator(_arm_shorthand)]] = Field(
+        default_factory=dict, description="arm -> role; default A/B/C headline, anything else side")
+    comparisons: Optional[Comparisons] = Field(None, description="absent: no comparisons are planned")
+    gaps: list[Gap] = Field(default_factory=list)
+    amendments: list[Amendment] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _cross(self) -> "ProtocolFile":
+        labels = [d.label or d.name for d in self.detectors]
+        dup = sorted({x for x in labels if labels.count(x) > 1})
+        if dup:
+            raise ValueError(f"@detectors: duplicate detector labels {dup}; give each a distinct label")
+        for i, d in enumerate(self.detectors):
+            if d.rule is not None and d.rule.fit is not None:
+                if self.split.rule != "hash":
+                    raise ValueError(f"@detectors[{i}].rule.fit: {d.label or d.name} asks for a fitted threshold "
+                                     f"(fit = {d.rule.fit!r}) but [split] rule is 'none': a fitted rule needs a "
+                                     "calibration split (set [split] rule = \"hash\") or a fixed threshold")
+                if d.corpora and self.split.corpora and not set(d.corpora) & set(self.split.corpora):
+                    raise ValueError(f"@detectors[{i}].corpora: {d.label or d.name} is fitted but its corpora "
+                                     f"{d.corpora} are outside the split's corpora {self.split.corpora}: "
+                                     "it has no calibration texts")
+        for j, g in enumerate(self.gaps):
+            if g.slice not in self.tables.slices:
+                raise ValueError(f"@gaps[{j}].slice: {g.slice!r} is not in [tables] slices "
+                                 f"{self.tables.slices}; add it there")
+        for arm, spec in self.arms.items():
+            if spec.on_violation.startswith("move:") and spec.edit_budget is None:
+                raise ValueError(f"@arms.{arm}.on_violation: {spec.on_violation!r} needs an edit_budget")
+        return self
+
+
+def json_schema() -> dict[str, Any]:
+    """The protocol file's JSON Schema (draft 2020-12), as written to ``docs/protocol.schema.json``
+    (regenerate with ``python -m veribench.protocol.model > docs/protocol.schema.json``)."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **ProtocolFile.model_json_schema()}
+
+
+# --------------------------------------------------------------------------- runtime view
 @dataclass(frozen=True)
 class DecisionRule:
     """How a detector's score becomes a flag (AI) or a pass (human).
@@ -77,7 +380,7 @@ class DecisionRule:
     ``raw < 0.9015`` for Binoculars), a verdict rule (``field = "verdict"``: flagged
     when the verdict is in ``ai_values``), or ``fit`` = ``best_balanced_accuracy`` /
     ``target_fpr`` (with ``target_fpr``), fitted on the calibration split over the
-    oriented score (higher = more AI), flag when ``score > threshold``.
+    oriented native score (higher = more AI), flag when ``score > threshold``.
     """
 
     field: str = "ai_probability"
@@ -99,6 +402,19 @@ class DecisionRule:
         return {"field": self.field, "op": self.op, "threshold": self.threshold, "ai_values": list(self.ai_values),
                 "fit": self.fit, "target_fpr": self.target_fpr, "source": self.source}
 
+    @classmethod
+    def from_model(cls, m: RuleModel | None) -> "DecisionRule":
+        if m is None:
+            return cls()
+        if m.fit is not None:
+            return cls(field="oriented", op=">", threshold=None, fit=m.fit, target_fpr=m.target_fpr,
+                       source=m.source or "fitted on the calibration split")
+        fld = m.field or "ai_probability"
+        if fld == "verdict":
+            return cls(field="verdict", op="in", threshold=None,
+                       ai_values=tuple(str(v).lower() for v in (m.ai_values or [])), source=m.source or "vendor verdict")
+        return cls(field=fld, op=m.op or ">", threshold=float(m.threshold), source=m.source or "protocol")
+
 
 @dataclass(frozen=True)
 class DetectorEntry:
@@ -117,7 +433,14 @@ class DetectorEntry:
 
 @dataclass
 class Protocol:
-    """A parsed protocol file; ``hash`` is the SHA-256 of its raw bytes."""
+    """A parsed protocol: the runtime view of a validated :class:`ProtocolFile`.
+
+    ``hash`` is the SHA-256 of the file's raw bytes (``None`` for the built-in default).
+    ``arms`` maps each declared arm to its role (see :mod:`veribench.protocol.roles`);
+    ``arm_specs`` (arm -> :class:`ArmModel`), ``comparisons`` (:class:`Comparisons`, ``None``
+    when the file has no ``[comparisons]``) and ``gaps`` (list of :class:`Gap`) are the
+    validated sections for the consumers that use them.
+    """
 
     name: str
     tag: str
@@ -137,6 +460,11 @@ class Protocol:
     tpr_at_fpr: tuple[float, ...] = (0.01, 0.05)
     slices: tuple[str, ...] = ("subgroup", "arm")
     amendments: list[dict[str, Any]] = field(default_factory=list)
+    arms: dict[str, str] = field(default_factory=dict)
+    arm_specs: dict[str, ArmModel] = field(default_factory=dict)
+    comparisons: Comparisons | None = None
+    gaps: list[Gap] = field(default_factory=list)
+    model: ProtocolFile | None = None
 
     @classmethod
     def default(cls) -> "Protocol":
@@ -144,100 +472,130 @@ class Protocol:
         detector, ``ai_probability > 0.5`` (verdict when no probability), no split."""
         return cls(name="default", tag="adhoc", hash=None, path=None, raw={}, detectors=[])
 
+    @classmethod
+    def from_model(cls, m: ProtocolFile, *, path: str | None = None, digest: str | None = None,
+                   raw: dict[str, Any] | None = None) -> "Protocol":
+        dets = [DetectorEntry(name=d.name, settings=dict(d.settings), label=d.label,
+                              rule=DecisionRule.from_model(d.rule), corpora=tuple(d.corpora)) for d in m.detectors]
+        sel = {k: v for k, v in m.selection.model_dump().items() if v is not None}
+        return cls(
+            name=m.protocol.name, tag=m.protocol.tag, hash=digest, path=path, raw=raw or m.model_dump(mode="json"),
+            detectors=dets, selection=sel, split_rule=m.split.rule, split_every=m.split.every,
+            split_salt=m.split.salt, split_corpora=tuple(m.split.corpora), confidence=m.metrics.confidence,
+            auroc_ci=m.metrics.auroc_ci, bootstrap_n=m.metrics.bootstrap_n, seed=m.metrics.seed,
+            tpr_at_fpr=tuple(float(x) for x in m.metrics.tpr_at_fpr), slices=tuple(m.tables.slices),
+            amendments=[a.model_dump(exclude_none=True) for a in m.amendments],
+            arms={a: s.role for a, s in m.arms.items()}, arm_specs=dict(m.arms), comparisons=m.comparisons,
+            gaps=list(m.gaps), model=m,
+        )
+
+    def arm_role(self, arm: Any) -> str:
+        """The role of ``arm`` under this protocol (see :func:`veribench.protocol.roles.arm_role`)."""
+        return roles.arm_role(arm, self.arms)
+
+
+# --------------------------------------------------------------------------- errors
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for p in loc:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out
+
+
+def _unwrap(tp: Any) -> list[Any]:
+    """The member types of an annotation (Optional/Union/Annotated peeled off)."""
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if origin is Union or (origin is not None and str(origin) == "types.UnionType"):
+        return [t for a in typing.get_args(tp) for t in _unwrap(a) if t is not type(None)]
+    return [tp]
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class that holds the keys at ``loc`` (a path into the file), if any."""
+    cur: list[Any] = [ProtocolFile]
+    for part in loc:
+        nxt: list[Any] = []
+        for tp in cur:
+            for t in _unwrap(tp):
+                origin = typing.get_origin(t)
+                if isinstance(t, type) and issubclass(t, BaseModel):
+                    if isinstance(part, str) and part in t.model_fields:
+                        nxt.append(t.model_fields[part].annotation)
+                elif origin in (list, tuple) and isinstance(part, int):
+                    nxt.append(typing.get_args(t)[0])
+                elif origin is dict:
+                    nxt.append(typing.get_args(t)[1])
+        cur = nxt
+    for tp in cur:
+        for t in _unwrap(tp):
+            if isinstance(t, type) and issubclass(t, BaseModel):
+                return t
+    return None
+
+
+def _message(err: dict[str, Any]) -> tuple[str, str]:
+    """(field path, message) for one pydantic error, with a "did you mean" for unknown keys."""
+    loc = tuple(err.get("loc") or ())
+    typ = err.get("type", "")
+    if typ == "extra_forbidden" and loc:
+        key = str(loc[-1])
+        model = _model_at(loc[:-1])
+        known = sorted(model.model_fields) if model else []
+        low = {k.lower(): k for k in known}
+        close = [low[c] for c in difflib.get_close_matches(key.lower(), list(low), n=1, cutoff=0.5)]
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        where = f"[{_loc(loc[:-1])}]" if loc[:-1] else "the top level"
+        return _loc(loc), f"unknown key {key!r} in {where}{hint} (known: {', '.join(known)})"
+    msg = str(err.get("msg", "invalid"))
+    msg = re.sub(r"^(Value error|Assertion failed), ", "", msg)
+    at = re.match(r"^@([^:]+): ", msg)
+    if at:  # a cross-field check names the field it is about
+        sub = at.group(1)
+        msg = msg[at.end():]
+        path = _loc(loc)
+        return (path + ("" if not path or sub.startswith("[") else ".") + sub), msg
+    if typ == "missing":
+        msg = "required"
+    elif typ in ("literal_error", "enum"):
+        inp = err.get("input")
+        exp = re.findall(r"'([^']*)'", msg)
+        low = {e.lower(): e for e in exp}
+        close = [low[c] for c in difflib.get_close_matches(inp.lower(), list(low), n=1, cutoff=0.5)] \
+            if isinstance(inp, str) else []
+        msg = f"{inp!r} is not allowed; {msg[0].lower() + msg[1:]}" + (f"; did you mean {close[0]!r}?" if close else "")
+    elif typ.endswith("_type") or typ.endswith("_parsing"):
+        msg = f"{msg}, got {json.dumps(err.get('input'), default=str)}"
+    return _loc(loc), msg
+
 
 def _err(path: str, msg: str, fld: str | None = None) -> ProtocolError:
     return ProtocolError(f"protocol {path}" + (f", field {fld!r}" if fld else "") + f": {msg}")
 
 
-def _parse_rule(path: str, i: int, d: Any) -> DecisionRule:
-    where = f"detectors[{i}].rule"
-    if d is None:
-        return DecisionRule()
-    if not isinstance(d, dict):
-        raise _err(path, "must be a table", where)
-    unknown = set(d) - {"field", "op", "threshold", "ai_values", "fit", "target_fpr", "source"}
-    if unknown:
-        raise _err(path, f"unknown keys {sorted(unknown)}", where)
-    if "fit" in d:
-        if d["fit"] not in FIT_RULES:
-            raise _err(path, f"fit must be one of {FIT_RULES}", where + ".fit")
-        if d["fit"] == "target_fpr" and not isinstance(d.get("target_fpr"), (int, float)):
-            raise _err(path, "fit = target_fpr needs a numeric target_fpr", where + ".target_fpr")
-        return DecisionRule(field="oriented", op=">", threshold=None, fit=d["fit"], target_fpr=d.get("target_fpr"),
-                            source=str(d.get("source", "fitted on the calibration split")))
-    fld = d.get("field", "ai_probability")
-    if fld not in FIELDS:
-        raise _err(path, f"must be one of {FIELDS}", where + ".field")
-    if fld == "verdict":
-        vals = d.get("ai_values") or []
-        return DecisionRule(field="verdict", op="in", threshold=None, ai_values=tuple(str(v).lower() for v in vals),
-                            source=str(d.get("source", "vendor verdict")))
-    op = d.get("op", ">")
-    if op not in OPS:
-        raise _err(path, f"must be one of {OPS}", where + ".op")
-    thr = d.get("threshold")
-    if not isinstance(thr, (int, float)) or isinstance(thr, bool):
-        raise _err(path, "a numeric threshold is required", where + ".threshold")
-    return DecisionRule(field=fld, op=op, threshold=float(thr), source=str(d.get("source", "protocol")))
-
-
 def parse_protocol(data: dict[str, Any], *, path: str = "<protocol>", digest: str | None = None) -> Protocol:
-    """Validate a protocol mapping (already parsed from TOML/YAML).
+    """Validate a protocol mapping (already parsed from TOML/YAML) into a :class:`Protocol`.
 
     Raises:
-        ProtocolError: naming the file and field of the first problem found.
+        ProtocolError: one line naming the file and the field(s) of the problems found
+            (at most three), with a "did you mean" for unknown keys.
     """
     if not isinstance(data, dict):
         raise _err(path, "top level must be a table")
-    head = data.get("protocol") or {}
-    name = head.get("name")
-    if not name:
-        raise _err(path, "a name is required", "protocol.name")
-    tag = str(head.get("tag") or "adhoc")
-    dets = []
-    for i, d in enumerate(data.get("detectors") or []):
-        if not isinstance(d, dict) or not d.get("name"):
-            raise _err(path, "each detector needs a name", f"detectors[{i}].name")
-        settings = d.get("settings") or {}
-        if not isinstance(settings, dict):
-            raise _err(path, "must be a table", f"detectors[{i}].settings")
-        dets.append(DetectorEntry(name=str(d["name"]), settings=dict(settings), label=d.get("label"),
-                                  rule=_parse_rule(path, i, d.get("rule")), corpora=tuple(d.get("corpora") or ())))
-    labels = [e.display for e in dets]
-    dup = {x for x in labels if labels.count(x) > 1}
-    if dup:
-        raise _err(path, f"duplicate detector labels {sorted(dup)}; give each a distinct label", "detectors")
-    split = data.get("split") or {}
-    rule = split.get("rule", "none")
-    if rule not in ("none", "hash"):
-        raise _err(path, "must be 'none' or 'hash'", "split.rule")
-    every = int(split.get("every", 5))
-    if every < 2:
-        raise _err(path, "must be at least 2", "split.every")
-    metrics = data.get("metrics") or {}
-    interval = metrics.get("interval", "wilson")
-    if interval != "wilson":
-        raise _err(path, "only 'wilson' intervals are supported for rates", "metrics.interval")
-    auroc_ci = metrics.get("auroc_ci", "delong")
-    if auroc_ci not in ("delong", "bootstrap"):
-        raise _err(path, "must be 'delong' or 'bootstrap'", "metrics.auroc_ci")
-    slices = tuple((data.get("tables") or {}).get("slices", ("subgroup", "arm")))
-    for s in slices:
-        if s not in SLICE_KINDS and not s.startswith("tag:"):
-            raise _err(path, f"unknown slice {s!r}; use {SLICE_KINDS} or tag:<name>", "tables.slices")
-    amendments = data.get("amendments") or []
-    for j, a in enumerate(amendments):
-        if not isinstance(a, dict) or not a.get("summary") or not a.get("date"):
-            raise _err(path, "each amendment needs a date and a summary", f"amendments[{j}]")
-    return Protocol(
-        name=str(name), tag=tag, hash=digest, path=path, raw=data, detectors=dets,
-        selection=dict(data.get("selection") or {}), split_rule=rule, split_every=every,
-        split_salt=str(split.get("salt", "veribench-split-v1")), split_corpora=tuple(split.get("corpora") or ()),
-        confidence=float(metrics.get("confidence", 0.95)), auroc_ci=auroc_ci,
-        bootstrap_n=int(metrics.get("bootstrap_n", 2000)), seed=int(metrics.get("seed", 0)),
-        tpr_at_fpr=tuple(float(x) for x in metrics.get("tpr_at_fpr", (0.01, 0.05))), slices=slices,
-        amendments=[dict(a) for a in amendments],
-    )
+    try:
+        m = ProtocolFile.model_validate(data)
+    except ValidationError as e:
+        raw_errs = sorted(e.errors(include_url=False), key=lambda x: x.get("type") != "extra_forbidden")
+        errs = [_message(x) for x in raw_errs]
+        first_loc, first_msg = errs[0]
+        more = "; ".join(f"field {loc!r}: {msg}" for loc, msg in errs[1:3])
+        extra = f" (also {more}" + (f"; and {len(errs) - 3} more" if len(errs) > 3 else "") + ")" if more else ""
+        raise _err(path, first_msg + extra, first_loc or None) from None
+    return Protocol.from_model(m, path=path, digest=digest, raw=data)
 
 
 def load_protocol(path: str | Path) -> Protocol:
@@ -265,3 +623,7 @@ def load_protocol(path: str | Path) -> Protocol:
     except Exception as e:  # tomllib.TOMLDecodeError / yaml.YAMLError
         raise _err(str(p), f"syntax error: {e}") from e
     return parse_protocol(data, path=str(p), digest=sha256_bytes(raw))
+
+
+if __name__ == "__main__":  # regenerate docs/protocol.schema.json
+    print(json.dumps(json_schema(), indent=2, sort_keys=True))

@@ -73,11 +73,44 @@ def _lookup(row: Any, path: tuple[str, ...]) -> Any:
     return cur
 
 
+#: Count columns whose null value takes the reason of the rate they count.
+_REASON_OF = {"false_positives": "fpr", "detections": "catch_rate", "edited_flagged": "edited_rate",
+              "mixed_flagged": "mixed_rate"}
+
+
+def reason_path(row: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Where the reason for a null value at ``path`` lives in ``row`` (``<key>_reason``, the
+    rate's reason for its count and interval, or a nested block's ``reason``), if anywhere."""
+    if len(path) >= 2:
+        parent = _lookup(row, path[:-1])
+        if isinstance(parent, dict):
+            for k in (f"{path[-1]}_reason", "reason"):
+                if parent.get(k):
+                    return (*path[:-1], k)
+        elif isinstance(row, dict) and parent is None and row.get(f"{path[0]}_reason"):
+            return (f"{path[0]}_reason",)  # the whole block is null, with its reason
+        return None
+    if not isinstance(row, dict):
+        return None
+    key = path[0]
+    cands = [f"{key}_reason"]
+    if key.endswith("_ci95"):
+        cands.append(key[: -len("_ci95")] + "_reason")
+    if key in _REASON_OF:
+        cands.append(_REASON_OF[key] + "_reason")
+    for k in cands:
+        if row.get(k):
+            return (k,)
+    return None
+
+
 def render_table(rows: Sequence[dict[str, Any]], base: str, columns: Sequence[Col], caption: str,
                  empty: str = "No rows.", cls: str = "") -> Markup:
     """A real ``<table>``: caption, ``<th scope=col>`` headers, first column as ``<th scope=row>``.
 
-    ``base`` is the JSON pointer of ``rows`` in the page JSON; every cell points into it.
+    ``base`` is the JSON pointer of ``rows`` in the page JSON; every cell points into it. A
+    null value is a dash followed by its reason in parentheses, when the row holds one
+    (:func:`reason_path`): never a blank and never 0.
     """
     if not rows:
         return Markup(f'<p class="empty">{escape(caption)}: {escape(empty)}</p>')
@@ -91,6 +124,11 @@ def render_table(rows: Sequence[dict[str, Any]], base: str, columns: Sequence[Co
         for j, c in enumerate(columns):
             v = _lookup(r, c.path)
             inner = Markup(escape(NULL)) if v is _MISSING else cell(pointer(i, *c.path, base=base), v, c.fmt)
+            if v is None or v is _MISSING:
+                rp = reason_path(r, c.path)
+                if rp is not None:
+                    inner += Markup(' <span class="reason">(') + cell(pointer(i, *rp, base=base), _lookup(r, rp),
+                                                                      "text") + Markup(")</span>")
             if c.link and r.get(c.link):
                 inner = Markup(f'<a href="{escape(r[c.link])}">{inner}</a>')
             tag = "th" if j == 0 else "td"
@@ -117,6 +155,10 @@ RATE_COLS = [
     Col("AUROC 95% CI", "auroc_ci95", "num3ci"),
     Col("TPR at FPR ≤ 1%", ("tpr_at_fpr_1", "tpr"), "pct", "catch rate at the threshold that keeps FPR at or below 1%"),
     Col("TPR at FPR ≤ 5%", ("tpr_at_fpr_5", "tpr"), "pct", "catch rate at the threshold that keeps FPR at or below 5%"),
+    Col("TPR threshold from", ("tpr_at_fpr_5", "threshold_source"), "text",
+        "calibration split, or an in-sample oracle operating point (threshold set on the texts it reports)"),
+    Col("Excluded texts", "excluded_n", "int", "texts this detector did not score, or whose score its rule cannot "
+        "read; not in any denominator (reasons in the page JSON)"),
 ]
 TABLE1_COLS = [
     Col("Detector", "detector"),
@@ -124,6 +166,10 @@ TABLE1_COLS = [
     Col("Scan date", "scan_date"),
     Col("Decision rule", "rule", help="field, operator, threshold and where the threshold came from"),
     *RATE_COLS,
+    Col("Confusable inputs", ("hazards", "confusables"), "int", "scored texts holding characters that look like "
+        "Latin letters (Unicode confusables)"),
+    Col("Invisible-character inputs", ("hazards", "invisible"), "int", "scored texts holding invisible (Cf) characters"),
+    Col("Degenerate inputs", ("hazards", "degenerate_repetition"), "int", "scored texts flagged as degenerate repetition"),
 ]
 #: Side columns of Table 1 for labels never blended into the headline catch rate.
 SIDE_COLS = {
@@ -159,7 +205,10 @@ GAP_COLS = [
 SUBGROUP_COLS = [Col("Slice", "slice"), Col("Detector", "detector"), Col("Human n", "human_n", "int"),
                  Col("False positives", "false_positives", "int"), Col("FPR", "fpr", "pct"),
                  Col("95% CI (%)", "fpr_ci95", "pctci")]
-AGREE_COLS = [Col("Subgroup", "subgroup"), Col("Texts", "n", "int"), Col("Detectors", "n_detectors", "int"), Col("Flagged by any detector", "flagged_by_any", "int"),
+AGREE_COLS = [Col("Subgroup", "subgroup"), Col("Slice type", "slice_type"), Col("Label", "label"),
+              Col("Texts scored by all", "n", "int"), Col("Left out", "n_partial", "int", "texts some but not all of "
+                                                          "the row's detectors scored"),
+              Col("Detectors", "n_detectors", "int"), Col("Flagged by any detector", "flagged_by_any", "int"),
               Col("Flagged by all detectors", "flagged_by_all", "int")]
 DET_COLS = [Col("Detector", "detector"), Col("Version", "version"), Col("Spec hash", "spec_hash"),
             Col("Texts that differ from the corpus", "n_text_differs", "int", "the detector scored a different text than the document's"),
@@ -479,9 +528,35 @@ def _workspace_pages(path: Path, out: Path, taken: set[str], pages: list[Page], 
         ws.close()
 
 
+SIDE_ROW_COLS = [Col("Side group", "group"), Col("Detector", "detector"), *RATE_COLS[:-2],
+                 Col("AUROC negatives", "auroc_negatives")]
+
+
+def _add_reasons(data: dict[str, Any], results: dict[str, Any]) -> None:
+    """Carry the reasons of null rates into the report's derived rows (subgroup FPR, gap),
+    and add the side rows, so the page shows why a value is missing."""
+    by = {(r.get("slice_type"), r.get("slice"), r.get("detector")): r for r in data.get("table2") or []}
+    for r in data.get("subgroup_fpr") or []:
+        stype, _, sl = str(r.get("slice", "")).partition(": ")
+        src = by.get((stype, sl, r.get("detector"))) or {}
+        if r.get("fpr") is None and src.get("fpr_reason"):
+            r["fpr_reason"] = src["fpr_reason"]
+    gap = data.get("gap")
+    if gap:
+        for r in gap.get("rows") or []:
+            for side, sl in (("native", gap.get("native")), ("non_native", gap.get("non_native"))):
+                src = by.get((gap.get("slice_type"), sl, r.get("detector"))) or {}
+                if r.get(f"{side}_fpr") is None and src.get("fpr_reason"):
+                    r[f"{side}_fpr_reason"] = src["fpr_reason"]
+            if r.get("gap") is None:
+                r["gap_reason"] = r.get("native_fpr_reason") or r.get("non_native_fpr_reason")
+    data["side_rows"] = [dict(r) for r in results.get("side_rows") or []]
+
+
 def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Path, taken: set[str],
               pages: list[Page], run_summaries: list, say: Callable[[str], None]) -> str:
     data = runmod.run_page_data(results, source=source, runs=runs_list)
+    _add_reasons(data, results)
     tag = data["run"].get("tag") or data["run"].get("run_id") or Path(source).stem
     name = _unique(f"run-{cyc.slugify(tag)}", taken)
     if ws is not None:

@@ -384,7 +384,6 @@ def single_passes(
         batch_size: texts per forward pass; max_batch_tokens: padded tokens per pass.
         chunk_bytes: fp32 logit bytes per vocabulary chunk.
     """
-    import torch
 
     cap = model_cap(lm, max_tokens)
     out: list[Any] = [None] * len(texts)
