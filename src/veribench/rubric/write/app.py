@@ -68,6 +68,19 @@ class _NotSignedIn(Exception):
     pass
 
 
+class _RootPath:
+    """ASGI wrapper: every request is served as if below ``root`` (``scope["root_path"]``), so
+    routing works for paths that carry the prefix and for paths a proxy has stripped."""
+
+    def __init__(self, app: Any, root: str):
+        self.app, self.root = app, root
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scope = {**scope, "root_path": self.root}
+        await self.app(scope, receive, send)
+
+
 class RevisionIn(BaseModel):
     """One autosave: the whole draft and the revision it builds on (0 before the first).
 
@@ -121,11 +134,13 @@ def create_app(workspace: Union[str, Path, WriteDB], *, secure_cookies: bool = F
             db.close()
 
     app = FastAPI(title="Write for the benchmark", lifespan=lifespan, docs_url=None, redoc_url=None,
-                  openapi_url=None, root_path=root)
+                  openapi_url=None)
     app.state.db = db
     app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie=SESSION_COOKIE,
                        max_age=rules.SESSION_MAX_AGE, same_site="strict", https_only=secure_cookies,
                        path=root or "/")
+    if root:
+        app.add_middleware(_RootPath, root=root)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True)
     templates = Jinja2Templates(env=env)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
