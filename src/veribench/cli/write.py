@@ -139,8 +139,14 @@ def import_cmd(workspace: Path = WorkspaceOpt,
     """Import submitted texts as arm-B human documents; apply pending withdrawals."""
     from ..rubric.write import armb
 
-    with _db(workspace) as db, _ws(workspace) as ws:
-        report, removed = armb.sync(ws, db, corpus=corpus)
+    with _db(workspace) as db:
+        ws = _ws(workspace)
+        try:
+            report, removed = armb.sync(ws, db, corpus=corpus)
+        except BaseException:
+            ws.close()
+            raise
+        armb.close_after(ws, removed)
     if quiet:
         typer.echo(f"write: {report.documents} documents, {len(removed)} withdrawn (import {report.import_id})")
         return
@@ -163,11 +169,17 @@ def withdraw_cmd(invitation: str = typer.Argument(..., help="Invitation id (inv-
         typer.confirm(f"Delete the text and every revision of {invitation}?", abort=True)
     with _db(workspace) as db:
         res = store.withdraw(db, invitation, via="cli")
-        if res["doc_id"]:
-            with _ws(workspace) as ws:
+        removed = []
+        if res["doc_id"] and (workspace / "veribench.duckdb").is_file():
+            ws = _ws(workspace)
+            try:
                 removed = armb.apply_withdrawals(ws, db)
-        else:
-            removed = []
+            except BaseException:
+                ws.close()
+                raise
+            armb.close_after(ws, removed)
+        elif res["doc_id"]:
+            store.mark_withdrawal_applied(db, invitation)
     typer.echo(f"withdrawn: {invitation} (was {res['state_before']}); text and revisions deleted from the writing store")
     for p in removed:
         typer.echo(f"removed from the workspace: {', '.join(p['documents_removed'])} ({p['scores_removed']} scores); "

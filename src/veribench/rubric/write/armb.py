@@ -135,10 +135,42 @@ def apply_withdrawals(ws: Workspace, db: WriteDB) -> list[dict[str, Any]]:
                                   via=w["via"])
         if p is not None:
             done.append(p)
-            with ws.lock:
-                ws.con.execute("CHECKPOINT")
         store.mark_withdrawal_applied(db, w["invitation_id"])
     return done
+
+
+def compact_and_close(ws: Workspace) -> None:
+    """Rewrite the workspace's DuckDB file so no byte of a deleted row is left, then close ``ws``.
+
+    DuckDB marks deleted rows and reuses their blocks without zeroing them, so a withdrawn
+    text would stay readable in the file. This copies every table into a fresh file
+    (``COPY FROM DATABASE``) while ``ws`` still holds the workspace's lock, and puts it in
+    place of the old one. ``ws`` must be this process's only connection to the workspace;
+    it is closed afterwards (its connection points at the replaced file).
+    """
+    import os
+
+    tmp = ws.db_path.with_name(ws.db_path.name + ".compact")
+    with ws.lock:
+        ws.con.execute("CHECKPOINT")
+        name = ws.con.execute("SELECT current_database()").fetchone()[0]
+        if tmp.exists():
+            tmp.unlink()
+        ws.con.execute("ATTACH ? AS vb_compact", [str(tmp)])
+        try:
+            ws.con.execute(f'COPY FROM DATABASE "{name}" TO vb_compact')
+        finally:
+            ws.con.execute("DETACH vb_compact")
+        os.replace(tmp, ws.db_path)
+        ws.close()
+
+
+def close_after(ws: Workspace, removed: list[dict[str, Any]]) -> None:
+    """Close ``ws``, compacting it first (:func:`compact_and_close`) when documents were removed."""
+    if removed:
+        compact_and_close(ws)
+    else:
+        ws.close()
 
 
 def try_apply_withdrawals(workspace: str | Path, db: WriteDB) -> bool:
@@ -159,8 +191,12 @@ def try_apply_withdrawals(workspace: str | Path, db: WriteDB) -> bool:
         ws = Workspace(workspace)
     except (duckdb.IOException, duckdb.ConnectionException):
         return False
-    with ws:
-        apply_withdrawals(ws, db)
+    try:
+        removed = apply_withdrawals(ws, db)
+    except BaseException:
+        ws.close()
+        raise
+    close_after(ws, removed)
     return not store.pending_withdrawals(db)
 
 
