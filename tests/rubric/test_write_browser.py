@@ -7,7 +7,6 @@ holds a byte of the second text."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -20,23 +19,9 @@ from veribench.rubric.write.fingerprint import fingerprint
 from veribench.store import Workspace
 
 from .rubric_helpers import ServerThread
+from .test_browser import browser  # noqa: F401 - the rating app's Chromium fixture, same launch flags
 from .test_write_cli import PROTOCOL, _files_hold
 from .write_helpers import PROMPT, first_words, liang_texts, sentences, words
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium; .ci/run does)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def onboard(page, url: str, token: str, *, english: str, language: str, years: str) -> str:

@@ -68,6 +68,13 @@ class _NotSignedIn(Exception):
     pass
 
 
+class _OtherStep(Exception):
+    """The page asked for is not the writer's step now: answer with a redirect to it."""
+
+    def __init__(self, response: Response):
+        self.response = response
+
+
 class _RootPath:
     """ASGI wrapper: every request is served as if below ``root`` (``scope["root_path"]``), so
     routing works for paths that carry the prefix and for paths a proxy has stripped."""
@@ -100,6 +107,13 @@ def _validation_error(e: ValidationError) -> WriteError:
     loc = ".".join(str(x) for x in first.get("loc", ())) or "body"
     more = f" (and {len(errs) - 1} more problem(s))" if len(errs) > 1 else ""
     return WriteError(f"{loc}: {first.get('msg', 'invalid')}{more}", 400, loc)
+
+
+def _whole(value: str, field: str) -> int:
+    """A form's revision number (ASCII digits), or WriteError (400) naming the field."""
+    if not (value.isascii() and value.isdigit()) or len(value) > 9:
+        raise WriteError(f"the form does not name a saved revision ({field}); reload the page", 400, field)
+    return int(value)
 
 
 def _ascii(value: Any) -> bytes | None:
@@ -193,6 +207,12 @@ def create_app(workspace: Union[str, Path, WriteDB], *, secure_cookies: bool = F
             raise WriteError("no such draft", 404)
         return got
 
+    def posted(request: Request, inv: str, csrf_token: str) -> dict[str, Any]:
+        """A form post of the signed-in writer on their own invitation, with the session's CSRF token."""
+        got = own(request, inv)
+        check_csrf(request, csrf_token)
+        return got
+
     def page(request: Request, name: str, ctx: dict[str, Any], status: int = 200) -> HTMLResponse:
         base = {"root": root, "csrf_token": csrf(request), "signed_in": who(request), "rules": rules}
         return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
@@ -201,6 +221,22 @@ def create_app(workspace: Union[str, Path, WriteDB], *, secure_cookies: bool = F
 
     def to_step(inv: dict[str, Any]) -> RedirectResponse:
         return go(f"/w/{inv['invitation_id']}/{STEP.get(inv['state'], 'consent')}")
+
+    def at(request: Request, inv: str, states: tuple[str, ...]) -> dict[str, Any]:
+        """The writer's own invitation when it is in one of ``states``; else to its current step."""
+        i = own(request, inv)
+        if i["state"] not in states:
+            raise _OtherStep(to_step(i))
+        return i
+
+    def form_page(request: Request, name: str, inv: dict[str, Any], purpose: str, **ctx: Any) -> HTMLResponse:
+        """A page holding one form, with a fresh one-time token for it."""
+        return page(request, name, {"inv": inv, "form_token": store.issue_form(db, inv["invitation_id"], purpose),
+                                    **ctx})
+
+    @app.exception_handler(_OtherStep)
+    async def other_step(request: Request, exc: _OtherStep) -> Response:
+        return exc.response
 
     @app.exception_handler(_NotSignedIn)
     async def not_signed_in(request: Request, exc: _NotSignedIn) -> Response:
@@ -263,89 +299,65 @@ def create_app(workspace: Union[str, Path, WriteDB], *, secure_cookies: bool = F
 
     @app.get("/w/{inv}/consent", response_class=HTMLResponse)
     def consent_page(request: Request, inv: str) -> Response:
-        i = own(request, inv)
-        if i["state"] == "submitted":
-            return to_step(i)
-        return page(request, "consent.html", {"inv": i, "form_token": store.issue_form(db, inv, "consent")})
+        return form_page(request, "consent.html", at(request, inv, ("started", "consented", "writing")), "consent")
 
     @app.post("/w/{inv}/consent")
     def consent_post(request: Request, inv: str, csrf_token: str = Form(""), form_token: str = Form(""),
                      adult: str = Form(""), agree: str = Form("")) -> Response:
-        own(request, inv)
-        check_csrf(request, csrf_token)
+        posted(request, inv, csrf_token)
         store.record_consent(db, inv, adult=adult == "yes", agree=agree == "yes", form_token=form_token)
         return to_step(store.get_invitation(db, inv))  # type: ignore[arg-type]
 
     @app.get("/w/{inv}/about", response_class=HTMLResponse)
     def about_page(request: Request, inv: str) -> Response:
-        i = own(request, inv)
-        if i["state"] not in ("consented", "writing"):
-            return to_step(i)
-        return page(request, "about.html", {"inv": i, "form_token": store.issue_form(db, inv, "about")})
+        return form_page(request, "about.html", at(request, inv, ("consented", "writing")), "about")
 
     @app.post("/w/{inv}/about")
     def about_post(request: Request, inv: str, csrf_token: str = Form(""), form_token: str = Form(""),
                    english: str = Form(""), first_language: str = Form(""),
                    years_writing_english: str = Form("")) -> Response:
-        own(request, inv)
-        check_csrf(request, csrf_token)
+        posted(request, inv, csrf_token)
         rep = store.parse_self_report(english, first_language, years_writing_english)
         store.record_self_report(db, inv, rep, form_token=form_token)
         return go(f"/w/{inv}/write")
 
     @app.get("/w/{inv}/write", response_class=HTMLResponse)
     def write_page(request: Request, inv: str) -> Response:
-        i = own(request, inv)
-        if i["state"] != "writing":
-            return to_step(i)
+        i = at(request, inv, ("writing",))
         store.mark_editor_opened(db, inv)
-        last = store.latest_revision(db, inv)
-        ev = store.evidence_for(db, inv, history=False)
-        return page(request, "write.html", {
-            "inv": i, "text": last["text"] if last else "", "base": last["revision"] if last else 0,
-            "words": last["words"] if last else 0, "evidence": ev, "evidence_line": describe(ev),
-            "form_token": store.issue_form(db, inv, "save"), "withdraw_token": store.issue_form(db, inv, "withdraw")})
+        last = store.latest_revision(db, inv) or {"text": "", "revision": 0, "words": 0}
+        return form_page(request, "write.html", i, "save", text=last["text"], base=last["revision"],
+                         words=last["words"], evidence_line=describe(store.evidence_for(db, inv, history=False)))
 
     @app.post("/w/{inv}/save")
     def save_post(request: Request, inv: str, csrf_token: str = Form(""), form_token: str = Form(""),
                   text: str = Form(""), base: str = Form("")) -> Response:
-        own(request, inv)
-        check_csrf(request, csrf_token)
-        if not base.isdigit():
-            raise WriteError("base must be the number of the last saved revision", 400, "base")
-        store.save_revision(db, inv, text, int(base), via="form", form_token=form_token, require_form=True)
+        posted(request, inv, csrf_token)
+        store.save_revision(db, inv, text, _whole(base, "base"), via="form", form_token=form_token,
+                            require_form=True)
         return go(f"/w/{inv}/write")
 
     @app.get("/w/{inv}/submit", response_class=HTMLResponse)
     def submit_page(request: Request, inv: str) -> Response:
-        i = own(request, inv)
-        if i["state"] != "writing":
-            return to_step(i)
+        i = at(request, inv, ("writing",))
         last = store.latest_revision(db, inv)
-        return page(request, "submit.html", {
-            "inv": i, "last": last, "in_range": bool(last) and i["min_words"] <= last["words"] <= i["max_words"],
-            "form_token": store.issue_form(db, inv, "submit")})
+        return form_page(request, "submit.html", i, "submit", last=last,
+                         in_range=bool(last) and i["min_words"] <= last["words"] <= i["max_words"])
 
     @app.post("/w/{inv}/submit")
     def submit_post(request: Request, inv: str, csrf_token: str = Form(""), form_token: str = Form(""),
                     revision: str = Form(""), attestation_name: str = Form(""), attest: str = Form(""),
                     publication: str = Form("")) -> Response:
-        own(request, inv)
-        check_csrf(request, csrf_token)
-        if not revision.isdigit():
-            raise WriteError("the form does not name the revision to submit; reload the page", 400, "revision")
-        store.submit(db, inv, revision=int(revision), name=attestation_name, attest=attest == "yes",
+        posted(request, inv, csrf_token)
+        store.submit(db, inv, revision=_whole(revision, "revision"), name=attestation_name, attest=attest == "yes",
                      publication=publication, form_token=form_token)
         return go(f"/w/{inv}/done")
 
     @app.get("/w/{inv}/done", response_class=HTMLResponse)
     def done_page(request: Request, inv: str) -> Response:
-        i = own(request, inv)
-        if i["state"] != "submitted":
-            return to_step(i)
+        i = at(request, inv, ("submitted",))
         sub = store.submission(db, inv)
-        return page(request, "done.html", {"inv": i, "sub": sub, "evidence_line": describe(sub["evidence"]),
-                                           "withdraw_token": store.issue_form(db, inv, "withdraw")})
+        return page(request, "done.html", {"inv": i, "sub": sub, "evidence_line": describe(sub["evidence"])})
 
     @app.get("/w/{inv}/text.txt")
     def own_text(request: Request, inv: str) -> Response:
@@ -358,14 +370,12 @@ def create_app(workspace: Union[str, Path, WriteDB], *, secure_cookies: bool = F
 
     @app.get("/w/{inv}/withdraw", response_class=HTMLResponse)
     def withdraw_page(request: Request, inv: str) -> Response:
-        i = own(request, inv)
-        return page(request, "withdraw.html", {"inv": i, "withdraw_token": store.issue_form(db, inv, "withdraw")})
+        return form_page(request, "withdraw.html", own(request, inv), "withdraw")
 
     @app.post("/w/{inv}/withdraw")
     def withdraw_post(request: Request, inv: str, csrf_token: str = Form(""), form_token: str = Form(""),
                       confirm: str = Form("")) -> Response:
-        own(request, inv)
-        check_csrf(request, csrf_token)
+        posted(request, inv, csrf_token)
         res = store.withdraw(db, inv, via="app", confirm=confirm == "yes", form_token=form_token, require_form=True)
         from .armb import try_apply_withdrawals
 

@@ -131,7 +131,6 @@ class WriteDB:
         self.path = Path(path)
         self.folder = self.path.parent
         self.lock = threading.RLock()
-        self._tx_depth = 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if not self.path.exists():
             fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
@@ -149,26 +148,20 @@ class WriteDB:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """All-or-nothing block (``BEGIN IMMEDIATE``: the write lock is taken at once, so two
-        processes never deadlock upgrading a read); joins an enclosing one in this thread."""
+        processes never deadlock upgrading a read). A block opened inside another one in
+        this thread joins it: the lock is held for the whole outer block, so an open
+        transaction seen under the lock is this thread's own."""
         with self.lock:
-            if self._tx_depth:
-                self._tx_depth += 1
-                try:
-                    yield self.con
-                finally:
-                    self._tx_depth -= 1
+            if self.con.in_transaction:
+                yield self.con
                 return
             self.con.execute("BEGIN IMMEDIATE")
-            self._tx_depth = 1
             try:
                 yield self.con
             except BaseException:
-                self._tx_depth = 0
                 self.con.execute("ROLLBACK")
                 raise
-            else:
-                self._tx_depth = 0
-                self.con.execute("COMMIT")
+            self.con.execute("COMMIT")
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         with self.lock:

@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import InputError, VeribenchError
+from ...errors import InputError
+from ..store import RatingError
 from ..text import word_count
 from . import rules
 from .db import WriteDB
@@ -34,12 +35,10 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _NAME_OK = re.compile(r"[^\W\d_]")
 
 
-class WriteError(VeribenchError):
-    """A request the writing app refuses; ``status`` is its HTTP status, ``field`` the input named."""
-
-    def __init__(self, message: str, status: int = 400, field: str | None = None):
-        super().__init__(message)
-        self.status, self.field = status, field
+class WriteError(RatingError):
+    """A request the writing app refuses: ``WriteError(message, status=400, field=None)``, with
+    the HTTP status the app answers with and the input field it names (as the rating app's
+    :class:`~veribench.rubric.store.RatingError`)."""
 
 
 def now_utc() -> datetime:
@@ -338,7 +337,7 @@ def parse_self_report(english: Any, first_language: Any, years: Any) -> SelfRepo
             or any(ch.isdigit() for ch in lang) or _CONTROL.search(lang):
         raise WriteError(f"name your first language in words (1-{rules.FIRST_LANGUAGE_MAX_CHARS} characters, "
                          "no digits)", 400, "first_language")
-    if not isinstance(years, str) or not re.fullmatch(r"\s*\d{1,3}\s*", years) or int(years) > rules.MAX_YEARS:
+    if not isinstance(years, str) or not re.fullmatch(r"\s*[0-9]{1,3}\s*", years) or int(years) > rules.MAX_YEARS:
         raise WriteError(f"years writing in English must be a whole number from 0 to {rules.MAX_YEARS}", 400,
                          "years_writing_english")
     return SelfReport(english=english, first_language=lang, years_writing_english=int(years))
