@@ -199,6 +199,26 @@ def test_strict_types_refuse_and_store_nothing(site):
     w.close()
 
 
+def test_a_draft_can_be_withdrawn_and_revisions_are_capped(site, essays, monkeypatch):
+    path, srv, links = site
+    w = HttpWriter(srv.url, links[0][1])
+    w.onboard(english="non-native", first_language="Tagalog", years="6")
+    monkeypatch.setattr("veribench.rubric.write.rules.MAX_REVISIONS", 3)
+    for n in (10, 20, 30):
+        assert w.save(first_words(essays[7], n)).status_code == 200
+    r = w.save(first_words(essays[7], 40))
+    assert r.status_code == 409 and "3 saved revisions" in r.json()["error"]
+    assert w.save(first_words(essays[7], 30)).status_code == 200  # the same text again is no new revision
+    r = w.withdraw()
+    assert r.status_code == 200 and 'id="withdrawn-workspace"' not in r.text  # a draft never reached the workspace
+    with open_store(path) as db:
+        assert db.query("SELECT count(*) FROM write_revisions") == [(0,)]
+        assert db.query("SELECT state_before, doc_id FROM write_withdrawals") == [("writing", None)]
+        assert store.get_invitation(db, w.inv)["first_language"] is None
+    assert not (path / "veribench.duckdb").exists()  # the app never created or opened a workspace
+    w.close()
+
+
 def test_sign_out_revokes_the_session_on_the_server(site):
     _, srv, links = site
     w = HttpWriter(srv.url, links[0][1])

@@ -284,3 +284,109 @@ def test_docs_give_the_consent_and_attestation_texts_verbatim():
         assert " ".join(text.split()) in doc
     for word in ("fingerprint_only", "write fingerprint", "process_evidence", "withdraw_document", "arm-b.toml"):
         assert word in doc
+
+
+def test_reissue_and_revoke_end_old_links_and_sessions(tmp_path):
+    ws = tmp_path / "ws"
+    with open_store(ws) as db:
+        [(inv, tok)] = store.create_invitations(db, PROMPT)
+        _, sid = store.redeem(db, tok)
+        assert store.session_invitation(db, sid) == inv
+    out = run("write", "reissue", inv, "-w", str(ws), "--base-url", "https://x.example/w")
+    new = out.strip().split("\t")[1].rsplit("/", 1)[1]
+    with open_store(ws) as db:
+        assert store.session_invitation(db, sid) is None  # the old sign-in is dead
+        assert store.link_status(db, tok) == (None, "No invitation has this link.")
+        got, problem = store.link_status(db, new)
+        assert problem is None and got["invitation_id"] == inv
+        _, sid2 = store.redeem(db, new)
+    run("write", "revoke", inv, "-w", str(ws))
+    with open_store(ws) as db:
+        assert store.session_invitation(db, sid2) is None
+        assert "revoked" in store.link_status(db, new)[1]
+    r = runner.invoke(cli, ["write", "revoke", "inv-nope", "-w", str(ws)])
+    assert r.exit_code == 1 and "no invitation 'inv-nope'" in r.output
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (cryptography; valid for one day)."""
+    import datetime
+    import ipaddress
+
+    x509 = pytest.importorskip("cryptography.x509")
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+            .sign(key, hashes.SHA256()))
+    c, k = folder / "cert.pem", folder / "key.pem"
+    c.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    k.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()))
+    return c, k
+
+
+def test_serve_over_tls_in_its_own_process_never_locks_the_workspace(tmp_path, liang_dir):
+    """`write serve` as a real process with a certificate: writers sign in over HTTPS while
+    the organiser imports into the workspace from another process."""
+    import os
+    import ssl
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from .rubric_helpers import free_port
+    from .write_helpers import HttpWriter, first_words
+
+    cert, key = _self_signed(tmp_path)
+    ws = tmp_path / "ws"
+    with open_store(ws) as db:
+        [(inv, tok)] = store.create_invitations(db, PROMPT)
+        done = write_directly(db, liang_texts(liang_dir, "CollegeEssay_real_70")[2], english="native",
+                              first_language="English", years=30)
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen([sys.executable, "-m", "veribench.cli.main", "write", "serve", "-w", str(ws), "--port",
+                             str(port), "--ssl-certfile", str(cert), "--ssl-keyfile", str(key)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"https://127.0.0.1:{port}"
+    trust = ssl.create_default_context(cafile=str(cert))
+    try:
+        t0 = time.time()
+        while True:
+            try:
+                httpx.get(url + "/static/write.css", verify=trust, timeout=2)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.time() - t0 < 30, proc.stdout.read() if proc.poll() else "timeout"
+                time.sleep(0.2)
+        w = HttpWriter(url, tok)
+        w.c.close()
+        w.c = httpx.Client(base_url=url, headers={"accept": "text/html"}, follow_redirects=True, verify=trust)
+        page = w.c.get(f"/i/{tok}")
+        assert "secure" in page.headers["set-cookie"].lower() and "strict-transport-security" in page.headers
+        w.start()
+        w.consent()
+        w.about()
+        assert w.save(first_words(liang_texts(liang_dir, "CollegeEssay_real_70")[4], 50)).status_code == 200
+        # meanwhile the workspace is free for every other command (another process)
+        out = run("write", "import", "-w", str(ws), "-q")
+        assert "write: 1 documents" in out
+        with Workspace(ws, read_only=True) as wsp:
+            assert wsp.query("SELECT doc_id FROM documents") == [(f"arm-b/{done}",)]
+        with pytest.raises(httpx.TransportError):  # no plain HTTP on the TLS port
+            httpx.get(f"http://127.0.0.1:{port}/i/{tok}", timeout=5).raise_for_status()
+        w.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

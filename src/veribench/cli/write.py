@@ -91,20 +91,29 @@ def serve(workspace: Path = WorkspaceOpt, host: str = typer.Option("127.0.0.1", 
                                               help="Secure cookie and HSTS: for HTTPS (or a TLS proxy in front)."),
           root_path: str = typer.Option("", "--root-path", help="Path prefix behind a proxy, e.g. /write."),
           ssl_certfile: Optional[Path] = typer.Option(None, "--ssl-certfile", help="Serve HTTPS with this certificate."),
-          ssl_keyfile: Optional[Path] = typer.Option(None, "--ssl-keyfile", help="The certificate's private key.")
+          ssl_keyfile: Optional[Path] = typer.Option(None, "--ssl-keyfile", help="The certificate's private key."),
+          forwarded_allow_ips: Optional[str] = typer.Option(None, "--forwarded-allow-ips",
+                                                            help="Proxy addresses whose X-Forwarded-* headers are "
+                                                                 "trusted (uvicorn's option; default 127.0.0.1).")
           ) -> None:
     """Serve the writing app (FastAPI + uvicorn). It never holds the workspace."""
     import uvicorn
 
+    from ..errors import InputError
     from ..rubric.write.app import create_app
 
+    if root_path and not root_path.startswith("/"):
+        raise InputError("--root-path must start with '/', e.g. /write", field="--root-path")
+    if (ssl_certfile is None) != (ssl_keyfile is None):
+        raise InputError("give --ssl-certfile and --ssl-keyfile together", field="--ssl-certfile")
     tls = ssl_certfile is not None
     app = create_app(workspace, secure_cookies=secure_cookies or tls, root_path=root_path)
     scheme = "https" if tls else "http"
     typer.echo(f"serving the writing app on {scheme}://{host}:{port}{root_path.rstrip('/')}/ "
                "(writers open their /i/<token> links)")
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
-                ssl_certfile=str(ssl_certfile) if tls else None, ssl_keyfile=str(ssl_keyfile) if ssl_keyfile else None)
+                ssl_certfile=str(ssl_certfile) if tls else None, ssl_keyfile=str(ssl_keyfile) if tls else None,
+                forwarded_allow_ips=forwarded_allow_ips)
 
 
 @write_app.command("status")

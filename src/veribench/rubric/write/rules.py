@@ -31,6 +31,9 @@ TARGET_WORDS: tuple[int, int] = (300, 1200)
 #: Hard bounds on any invitation's range, and on the characters of one draft.
 WORDS_LIMITS: tuple[int, int] = (1, 5000)
 MAX_TEXT_CHARS = 60_000
+#: Saved revisions kept per draft at most (autosave every few seconds gives a few hundred to a
+#: few thousand for one text; the cap bounds what one link can store).
+MAX_REVISIONS = 10_000
 
 #: The protocol arm of every text written in the app, and the corpus name by default.
 ARM = "B"

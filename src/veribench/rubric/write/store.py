@@ -403,7 +403,8 @@ def save_revision(db: WriteDB, invitation_id: str, text: Any, base: int, *, via:
         ``{"revision", "saved_at", "words", "changed", "evidence"}`` (evidence without history).
 
     Raises:
-        WriteError: 409 stale base or not in the writing step; 400/413 bad text.
+        WriteError: 409 stale base, not in the writing step or ``MAX_REVISIONS`` reached;
+            400/413 bad text.
     """
     t = check_text(text)
     if isinstance(base, bool) or not isinstance(base, int) or base < 0:
@@ -420,6 +421,9 @@ def save_revision(db: WriteDB, invitation_id: str, text: Any, base: int, *, via:
                              "to continue from the saved draft", 409, "base")
         if t == last_text:
             changed, no, at = False, last_no, last_at
+        elif last_no >= rules.MAX_REVISIONS:
+            raise WriteError(f"this draft already has {rules.MAX_REVISIONS} saved revisions, the most one draft "
+                             "keeps; submit it, or ask the organiser", 409, "text")
         else:
             st = diff_step(last_text, t)
             no, at = last_no + 1, _iso(now_utc())
