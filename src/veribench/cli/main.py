@@ -20,7 +20,7 @@ app = typer.Typer(
 )
 
 #: Command-group modules, in help order.
-GROUPS = ["corpus", "protocol", "score", "evaluate", "demo", "cycles", "rate", "report", "humanize", "plan", "attack", "list"]
+GROUPS = ["corpus", "protocol", "score", "evaluate", "demo", "cycles", "rate", "report", "humanize", "plan", "attack", "list", "write"]
 
 
 

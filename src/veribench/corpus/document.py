@@ -14,7 +14,7 @@ kind            kind of writing or domain (``essay``, ``news`` ...)
 subgroup        the primary slice name (e.g. a source set ``TOEFL_real_91``)
 tags            other slice tags, e.g. ``{"writer": "non-native"}``
 group_key       calibration-split group (the prompt or topic an AI text was written from)
-provenance      ``{source_url, published, licence, method, attestation}``
+provenance      ``{source_url, published, licence, method, attestation, fingerprint_only}``
 generation      AI text only: ``{provider, model, version, date, prompt, temperature,
                 top_p, max_tokens, seed, settings, post_editing}``
 ==============  =========================================================================
@@ -90,7 +90,16 @@ def iso_date(v: Any) -> Any:
 
 
 class Provenance(BaseModel):
-    """Where a text came from. Dates are ISO 8601 strings (``YYYY`` or ``YYYY-MM-DD``)."""
+    """Where a text came from. Dates are ISO 8601 strings (``YYYY`` or ``YYYY-MM-DD``).
+
+    ``fingerprint_only``: the contributor declined publication of the text. The text stays
+    in the workspace (detectors score it) and every export omits it, publishing its
+    SHA-256, word count, register, tags and scores instead (CONTRACTS.md; a document
+    stored without text is fingerprint-only too; see
+    :meth:`veribench.store.Workspace.fingerprint_only_ids`). Arm-B documents written in
+    ``veribench write`` also carry ``attestation`` (the attestation id), ``register``,
+    ``self_report`` and ``process_evidence`` (``docs/arm-b.md``).
+    """
 
     model_config = ConfigDict(extra="allow")
     source_url: Optional[str] = None
@@ -99,6 +108,7 @@ class Provenance(BaseModel):
     method: Optional[str] = None
     attestation: Optional[str] = None
     citation: Optional[str] = None
+    fingerprint_only: Optional[bool] = None
 
     @field_validator("published")
     @classmethod

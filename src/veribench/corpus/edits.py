@@ -655,12 +655,15 @@ def document_records(ws: Any, *, corpus: str | None = None) -> Iterable[dict[str
     (``[[start, end, replacement], ...]``), ``None`` for documents that are not derived.
 
     The three are taken out of ``provenance`` (where they are stored), so re-importing
-    the file (``veribench import jsonl``) gives the same documents.
+    the file (``veribench import jsonl``) gives the same documents. A fingerprint-only
+    document (:meth:`Workspace.fingerprint_only_ids`) is written with ``text`` and
+    ``edits`` null: its SHA-256 and metadata only.
     """
     where, params = "", []
     if corpus is not None:
         where, params = "WHERE corpus = ?", [corpus]
     ids = [r[0] for r in ws.query(f"SELECT doc_id FROM documents {where} ORDER BY doc_id", params)]
+    hidden = ws.fingerprint_only_ids()  # the one publication rule (CONTRACTS.md, fingerprint-only)
     for b in range(0, len(ids), 500):
         chunk = ids[b:b + 500]
         docs = load_documents(ws, chunk)
@@ -668,7 +671,9 @@ def document_records(ws: Any, *, corpus: str | None = None) -> Iterable[dict[str
             d = docs[i]
             prov = dict(d["provenance"])
             derived = {k: prov.pop(k, None) for k in ("source_id", "attack", "edits")}
-            yield {"id": i, "text": d["text"], "text_sha256": d["text_sha256"], "label": d["label"], "arm": d["arm"],
+            if i in hidden:  # neither the text nor edit spans that could carry its words
+                derived["edits"] = None
+            yield {"id": i, "text": None if i in hidden else d["text"], "text_sha256": d["text_sha256"], "label": d["label"], "arm": d["arm"],
                    "kind": d["kind"], "subgroup": d["subgroup"], "tags": d["tags"], "group_key": d["group_key"],
                    "provenance": prov, "generation": d["generation"], **derived}
 

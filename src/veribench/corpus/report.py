@@ -120,6 +120,10 @@ class ImportReport:
             other difference is a ``document_conflicts`` or ``document_updates`` entry).
         scores: detector label -> scores stored (``ok`` or failure rows).
         the flag lists: see the module docstring.
+        process_evidence: per written text (arm B, ``veribench write import``): how it was
+            written (revisions, span, writing time, large insertions with their sizes), so a
+            reviewer can see which texts were typed and which arrived in large blocks.
+            Recorded and shown, never a flag.
         notes: free-text notes (decisions the importer took).
     """
 
@@ -142,6 +146,7 @@ class ImportReport:
     document_conflicts: list[dict[str, Any]] = field(default_factory=list)
     document_updates: list[dict[str, Any]] = field(default_factory=list)
     unused_fields: list[dict[str, Any]] = field(default_factory=list)
+    process_evidence: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     FLAGS = ("duplicates", "text_differs", "nested_nonfinite", "nonfinite_scores", "missing_detector_files",
@@ -242,8 +247,30 @@ class ImportReport:
                 con.print("   " + ", ".join(f"{k}={_short(v)}" for k, v in it.items()), markup=False)
             if len(items) > max_rows:
                 con.print(f"   ... {len(items) - max_rows} more (full list in the imports table)")
+        if self.process_evidence:
+            _print_evidence(con, self.process_evidence)
         for n in self.notes:
             con.print(f"note: {n}", markup=False)
+
+
+def _print_evidence(con: Any, rows: list[dict[str, Any]]) -> None:
+    """The per-text process evidence table (arm B)."""
+    from rich.table import Table
+
+    t = Table(title="process evidence per text (recorded, never used to accuse)")
+    for h in ("document", "publication", "words", "revisions", "span", "writing", "large insertions (words)",
+              "in large blocks"):
+        t.add_column(h, overflow="fold")
+
+    def mins(s: Any) -> str:
+        return "—" if s is None else f"{s / 60:.1f} min"
+
+    for r in rows:
+        share = r.get("large_insertion_share")
+        t.add_row(str(r.get("doc_id")), str(r.get("publication")), str(r.get("words")), str(r.get("revisions")), mins(r.get("span_seconds")),
+                  mins(r.get("writing_seconds")), ", ".join(str(x) for x in r.get("large_insertions") or []) or "none",
+                  "—" if share is None else f"{100 * share:.0f}%")
+    con.print(t)
 
 
 def _short(v: Any, n: int = 60) -> str:

@@ -11,6 +11,8 @@ submissions  which submitted text a detector scored for a document (doc_id, spec
 imports      one row per import, with its report (JSON)
 protocols    committed protocol files: hash, date, content, amendments
 runs         evaluation runs: protocol hash, tag, date, results (JSON)
+withdrawals  documents withdrawn by their contributors, logged without their text
+             (created on first use by :func:`veribench.rubric.write.armb.withdraw_document`)
 
 Every write that belongs together runs in one transaction, so a failed import or a
 killed run leaves what was stored before intact.
@@ -386,6 +388,56 @@ class Workspace:
     def documents_table(self, where: str = "", params: Sequence[Any] | None = None):
         """Documents as a pyarrow Table (tags/provenance/generation as JSON strings)."""
         return self.arrow(f"SELECT * FROM documents {where} ORDER BY doc_id", params)
+
+    def fingerprint_only_ids(self) -> set[str]:
+        """Ids of documents whose text must never be published (CONTRACTS.md, fingerprint-only).
+
+        A document is fingerprint-only when it is stored without text, when its
+        ``provenance.fingerprint_only`` is true, or when it derives (``provenance.source_id``,
+        at any depth: an attack of a paraphrase of it) from a fingerprint-only document,
+        since a derived text carries its source's sentences. This is the one rule every
+        export path applies (:meth:`published_documents`).
+        """
+        with self.lock:
+            rows = self.con.execute(
+                "SELECT doc_id, text IS NULL OR coalesce(TRY_CAST(json_extract(provenance, '$.fingerprint_only') "
+                "AS BOOLEAN), false), json_extract_string(provenance, '$.source_id') FROM documents").fetchall()
+        out = {d for d, fp, _ in rows if fp}
+        children: dict[str, list[str]] = {}
+        for d, _, src in rows:
+            if src:
+                children.setdefault(src, []).append(d)
+        frontier = list(out)
+        while frontier:
+            nxt = [c for d in frontier for c in children.get(d, ()) if c not in out]
+            out.update(nxt)
+            frontier = nxt
+        return out
+
+    def published_documents(self, where: str = "", params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Documents as they may be published, ordered by id: every column of ``documents``
+        (JSON columns parsed) plus ``fingerprint_only`` (bool) and ``words`` (the rubric's
+        word count, :func:`veribench.rubric.text.word_count`; ``None`` without a text), with
+        ``text`` set to ``None`` for every fingerprint-only document (:meth:`fingerprint_only_ids`).
+        ``where`` is an SQL filter on ``documents`` (e.g. ``"WHERE arm = ?"``)."""
+        from ..rubric.text import word_count
+
+        fp = self.fingerprint_only_ids()
+        with self.lock:
+            cur = self.con.execute(f"SELECT * FROM documents {where} ORDER BY doc_id", params or [])
+            cols = [c[0] for c in cur.description]
+            rows = cur.fetchall()
+        out = []
+        for r in rows:
+            d = dict(zip(cols, r))
+            for k in ("tags", "provenance", "generation"):
+                d[k] = json.loads(d[k]) if d.get(k) else None
+            d["words"] = word_count(d["text"]) if d["text"] is not None else (d["provenance"] or {}).get("words")
+            d["fingerprint_only"] = d["doc_id"] in fp
+            if d["fingerprint_only"]:
+                d["text"] = None
+            out.append(d)
+        return out
 
     def texts_for(self, doc_ids: Sequence[str]) -> dict[str, str]:
         rows = self.query(
