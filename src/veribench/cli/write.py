@@ -37,16 +37,10 @@ def _db(workspace: Path):
 
 
 def _ws(workspace: Path):
-    import duckdb
-
-    from ..errors import VeribenchError
+    """The workspace; another process holding it gives :class:`WorkspaceBusy`'s one line."""
     from ..store.workspace import Workspace
 
-    try:
-        return Workspace(workspace)
-    except duckdb.IOException as e:
-        raise VeribenchError(f"cannot open workspace {workspace}: {e} (another veribench process holds it; "
-                             "`write serve` does not)") from None
+    return Workspace(workspace)
 
 
 @write_app.command("invite")

@@ -177,9 +177,7 @@ def try_apply_withdrawals(workspace: str | Path, db: WriteDB) -> bool:
     """Apply pending withdrawals now when the workspace can be opened (no other process
     holds it); True when nothing is left pending. Used by the app right after a writer
     withdraws, so the server never holds the workspace for longer than that."""
-    import duckdb
-
-    from ...store.workspace import DB_NAME
+    from ...store.workspace import DB_NAME, WorkspaceBusy
 
     if not store.pending_withdrawals(db):
         return True
@@ -188,8 +186,8 @@ def try_apply_withdrawals(workspace: str | Path, db: WriteDB) -> bool:
             store.mark_withdrawal_applied(db, w["invitation_id"])
         return True
     try:
-        ws = Workspace(workspace)
-    except (duckdb.IOException, duckdb.ConnectionException):
+        ws = Workspace(workspace, wait=0)  # never stall a request: the next import applies it
+    except WorkspaceBusy:
         return False
     try:
         removed = apply_withdrawals(ws, db)
