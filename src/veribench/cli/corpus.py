@@ -104,6 +104,105 @@ def import_scores_cmd(
               quiet)
 
 
+# -- the field's public corpora (issue 16): streamed, one transaction each -------------------
+SourceArg = typer.Argument(..., help="A released file, a folder laid out as the release, or hf://datasets/<repo>.")
+SplitOpt = typer.Option(None, "--split", help="Only this split (default: every split found).")
+NoProgressOpt = typer.Option(False, "--no-progress", help="No progress display.")
+
+
+@import_app.command("raid")
+@friendly_errors
+def import_raid_cmd(source: str = SourceArg, split: Optional[str] = SplitOpt,
+                    corpus: str = typer.Option("raid", "--corpus"), workspace: Path = WorkspaceOpt,
+                    quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+    """Import RAID's released CSV (train.csv, extra.csv; hf://datasets/liamdugan/raid). Predictions
+    ([{"id", "score"}]) then enter with `veribench import scores FILE --detector NAME`."""
+    from ..corpus.importers.raid import import_raid
+
+    with _ws(workspace) as ws:
+        _show(import_raid(ws, source, split=split, corpus=corpus, progress=not no_progress), quiet)
+
+
+@import_app.command("m4")
+@friendly_errors
+def import_m4_cmd(source: list[str] = typer.Argument(..., help="M4 <DOMAIN>_<MODEL>.jsonl files or the data/ folder."),
+                  corpus: str = typer.Option("m4", "--corpus"), workspace: Path = WorkspaceOpt,
+                  quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+    """Import M4 (mbzuai-nlp/M4): each line's human and machine text."""
+    from ..corpus.importers.m4 import import_m4
+
+    with _ws(workspace) as ws:
+        _show(import_m4(ws, source, corpus=corpus, progress=not no_progress), quiet)
+
+
+@import_app.command("semeval")
+@friendly_errors
+def import_semeval_cmd(source: str = typer.Argument(..., help="A subtask{A,B,C}_*.jsonl file or a folder of them."),
+                       subtask: Optional[str] = typer.Option(None, "--subtask", help="A, B or C (default: file name)."),
+                       split: Optional[str] = typer.Option(None, "--split", help="train, dev or test (default: file name)."),
+                       gold: Optional[Path] = typer.Option(None, "--gold", help="Gold labels ({id, label} lines) of a test file."),
+                       corpus: str = typer.Option("semeval2024-task8", "--corpus"), workspace: Path = WorkspaceOpt,
+                       quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+    """Import SemEval-2024 Task 8 (subtasks A, B; C as mixed texts with their human/machine boundary)."""
+    from ..corpus.importers.semeval import import_semeval
+
+    with _ws(workspace) as ws:
+        _show(import_semeval(ws, source, subtask=subtask, split=split, gold=gold, corpus=corpus,
+                             progress=not no_progress), quiet)
+
+
+@import_app.command("mage")
+@friendly_errors
+def import_mage_cmd(source: str = SourceArg, split: Optional[str] = SplitOpt,
+                    corpus: str = typer.Option("mage", "--corpus"), workspace: Path = WorkspaceOpt,
+                    quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+    """Import MAGE (train/valid/test and the two wilder test sets; hf://datasets/yaful/MAGE)."""
+    from ..corpus.importers.mage import import_mage
+
+    with _ws(workspace) as ws:
+        _show(import_mage(ws, source, split=split, corpus=corpus, progress=not no_progress), quiet)
+
+
+@import_app.command("hc3")
+@friendly_errors
+def import_hc3_cmd(source: str = SourceArg,
+                   config: Optional[str] = typer.Option(None, "--config", help="One source file (finance, ...; all)."),
+                   language: Optional[str] = typer.Option(None, "--language", help="en or zh (default: from the source)."),
+                   corpus: str = typer.Option("hc3", "--corpus"), workspace: Path = WorkspaceOpt,
+                   quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+    """Import HC3 (hf://datasets/Hello-SimpleAI/HC3 or HC3-Chinese): every human and ChatGPT answer."""
+    from ..corpus.importers.hc3 import import_hc3
+
+    with _ws(workspace) as ws:
+        _show(import_hc3(ws, source, config=config, language=language, corpus=corpus, progress=not no_progress),
+              quiet)
+
+
+@import_app.command("detectrl")
+@friendly_errors
+def import_detectrl_cmd(source: str = typer.Argument(..., help="A <setting>_{train,test}.json file or Benchmark_Data/."),
+                        corpus: str = typer.Option("detectrl", "--corpus"), workspace: Path = WorkspaceOpt,
+                        quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+    """Import DetectRL's benchmark files (NLP2CT/DetectRL)."""
+    from ..corpus.importers.detectrl import import_detectrl
+
+    with _ws(workspace) as ws:
+        _show(import_detectrl(ws, source, corpus=corpus, progress=not no_progress), quiet)
+
+
+@import_app.command("beemo")
+@friendly_errors
+def import_beemo_cmd(source: str = typer.Argument("hf://datasets/toloka/beemo",
+                                                  help="hf://datasets/toloka/beemo, a local copy of it, or a .parquet file."),
+                     corpus: str = typer.Option("beemo", "--corpus"), workspace: Path = WorkspaceOpt,
+                     quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+    """Import Beemo: human, machine, expert-edited and LLM-edited versions of each prompt's answer."""
+    from ..corpus.importers.beemo import import_beemo
+
+    with _ws(workspace) as ws:
+        _show(import_beemo(ws, source, corpus=corpus, progress=not no_progress), quiet)
+
+
 @export_app.command("scores")
 @friendly_errors
 def export_scores(

@@ -19,6 +19,13 @@ def evaluate_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Write Markdown, CSV, JSON, HTML and raw scores here."),
     no_score: bool = typer.Option(False, "--no-score", help="Never run a detector; use stored scores only."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the tables."),
+    grid: Optional[str] = typer.Option(None, "--grid", help="RAID's grid over these comma-separated tags (e.g. "
+                                       "domain,model,decoding,repetition_penalty,attack): every cell and 'all' roll-up, "
+                                       "TPR at 5%/1% FPR and AUROC with intervals, as 'grid' in the results JSON."),
+    grid_threshold_by: Optional[str] = typer.Option(None, "--grid-threshold-by", help="Tag whose values get their own "
+                                                    "thresholds (default: domain when it is a grid tag; 'none': one)."),
+    raid_json: Optional[Path] = typer.Option(None, "--raid-json", help="With --grid: also write each detector's grid "
+                                             "in RAID's leaderboard results.json shape into this folder."),
 ):
     """Evaluate stored scores under a protocol; print Table 1 and Table 2.
 
@@ -36,6 +43,11 @@ def evaluate_cmd(
         if ws.document_count() == 0:
             raise typer.BadParameter(f"workspace {workspace} has no documents; run `veribench import` first")
         res = evaluate_workspace(ws, proto, allow_scoring=not no_score, progress=not quiet, log=con.print)
+        if grid:
+            g = _grid(ws, proto, [t.strip() for t in grid.split(",") if t.strip()], grid_threshold_by)
+            res["grid"], res["grid_info"] = g["rows"], g["info"]
+            if raid_json:
+                _write_raid_json(g, raid_json)
         if out:
             write_outputs(res, out, ws)
     if json_out:
@@ -47,6 +59,53 @@ def evaluate_cmd(
             con.print(f"[yellow]warning:[/] {w}")
         if len(res["warnings"]) > 20:
             con.print(f"[yellow]… {len(res['warnings']) - 20} more warnings in the results JSON[/]")
+
+
+def _grid(ws, proto, tags: list[str], threshold_by: Optional[str]) -> dict:
+    """RAID's grid (``veribench.evaluate.grid``) over the run's documents and stored scores."""
+    import numpy as np
+
+    from ..errors import ProtocolError
+    from ..evaluate.grid import GridDetector, compute_grid, unattacked_mask
+    from ..evaluate.run import load_detector, load_documents, resolve_detectors
+    from ..protocol.model import Protocol
+    from ..protocol.split import calibration_mask
+
+    proto = proto or Protocol.default()
+    tb = threshold_by if threshold_by is not None else ("domain" if "domain" in tags else None)
+    tb = None if tb in ("none", "") else tb
+    pairs = resolve_detectors(ws, proto, allow_scoring=False, progress=False, log=lambda m: None)
+    docs = load_documents(ws, proto)
+    dets = [load_detector(ws, spec, e.display, e.rule, len(docs), e.corpora) for spec, e in pairs]
+
+    def col(name: str):
+        return docs.column(name if name in ("subgroup", "arm", "kind", "corpus") or name.startswith("tag:")
+                           else f"tag:{name}")
+
+    values = {t: col(t) for t in tags + ([tb] if tb and tb not in tags else [])}
+    label = np.where(docs.label == "ai", 1, np.where(docs.label == "human", 0, -1))
+    if proto.split_rule == "hash":  # the grid, like the tables, counts the test split only
+        label[calibration_mask(list(docs.doc_id), docs.label == "human", list(docs.group_key),
+                               every=proto.split_every, salt=proto.split_salt)] = -1
+    try:
+        return compute_grid(values, label, [GridDetector(d.label, np.where(d.ok, d.oriented, np.nan)) for d in dets],
+                            tags=tags, threshold_by=tb, unattacked=unattacked_mask(col("attack"), col("derivation")))
+    except ValueError as e:
+        raise ProtocolError(f"--grid {','.join(tags)}: {e}") from None
+
+
+def _write_raid_json(g: dict, folder: Path) -> None:
+    from ..errors import ProtocolError
+    from ..evaluate.grid import raid_leaderboard
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for det in g["info"]["thresholds"]:
+        try:
+            out = raid_leaderboard(g, det)
+        except ValueError as e:
+            raise ProtocolError(f"--raid-json: {e}") from None
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in det)
+        (folder / f"{safe}.json").write_text(json.dumps(out, indent=1, allow_nan=False), encoding="utf-8")
 
 
 def register(app: typer.Typer) -> None:

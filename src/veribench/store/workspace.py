@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS documents (
     group_key VARCHAR,
     provenance JSON,
     generation JSON,
-    import_id VARCHAR
+    import_id VARCHAR,
+    segments JSON
 );
 CREATE TABLE IF NOT EXISTS specs (
     spec_hash VARCHAR PRIMARY KEY,
@@ -157,6 +158,8 @@ class Workspace:
         self.lock = threading.RLock()
         if not read_only:
             self.con.execute(SCHEMA)
+            # mixed-text segment offsets (added after the first release; older workspaces gain the column)
+            self.con.execute("ALTER TABLE documents ADD COLUMN IF NOT EXISTS segments JSON")
 
     # -- plumbing -------------------------------------------------------------------
     def close(self) -> None:

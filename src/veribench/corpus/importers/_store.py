@@ -54,7 +54,7 @@ def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str):
 
     cols: dict[str, list[Any]] = {k: [] for k in ("doc_id", "corpus", "text", "text_sha256", "label", "arm", "kind",
                                                   "subgroup", "tags", "group_key", "provenance", "generation",
-                                                  "import_id")}
+                                                  "import_id", "segments")}
     for d in docs:
         cols["doc_id"].append(d.id)
         cols["corpus"].append(corpus)
@@ -69,6 +69,7 @@ def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str):
         cols["provenance"].append(_json(d.provenance.model_dump(exclude_none=True)))
         cols["generation"].append(_json(d.generation.model_dump(exclude_none=True)) if d.generation else None)
         cols["import_id"].append(import_id)
+        cols["segments"].append(_json([x.model_dump() for x in d.segments]) if d.segments else None)
     return pa.table({k: pa.array(v, pa.string()) for k, v in cols.items()})
 
 
