@@ -162,6 +162,38 @@ def sentence_scores_metrics(y_true: Any, y_score: Any, threshold: float | None =
     return out
 
 
+def locate_sentences(text: str, items: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """Character spans of sentences a detector returned as strings, found in order in ``text``.
+
+    Args:
+        text: the text as submitted.
+        items: ``{"text": sentence, "ai_probability": p | None, "raw": value | None}`` in the
+            detector's order.
+
+    Returns:
+        ``([{start, end, ai_probability, raw}], unlocated)``: a sentence is found at or after
+        the end of the previous one, exactly or with any run of whitespace matching any
+        other; one that cannot be found is left out and counted (never placed by guess).
+    """
+    out, cur, missing = [], 0, 0
+    for it in items:
+        s = str(it.get("text") or "").strip()
+        if not s:
+            missing += 1
+            continue
+        pos = text.find(s, cur)
+        end = pos + len(s)
+        if pos < 0:
+            m = re.compile(r"\s+".join(re.escape(w) for w in s.split())).search(text, cur)
+            pos, end = (m.start(), m.end()) if m else (-1, -1)
+        if pos < 0:
+            missing += 1
+            continue
+        out.append({"start": pos, "end": end, "ai_probability": it.get("ai_probability"), "raw": it.get("raw")})
+        cur = end
+    return out, missing
+
+
 def boundary_string(n_units: int, boundaries: Sequence[int]) -> str:
     """NLTK's segmentation string over ``n_units`` units: ``"1"`` at unit ``b - 1`` for each
     boundary before unit ``b`` (0 < b < n_units), else ``"0"``."""

@@ -289,14 +289,16 @@ class StreamWriter:
         self.con = self._stack.enter_context(self.ws.transaction())
         return self
 
-    def __exit__(self, et, ev, tb) -> None:
-        try:
-            if et is None:
+    def __exit__(self, et, ev, tb) -> bool:
+        self.progress.close()
+        if et is None:
+            try:
                 self.flush()
                 self._finish()
-        finally:
-            self.progress.close()
-            self._stack.__exit__(et, ev, tb)
+            except BaseException as e:  # the last batch or the report failed: roll back, re-raise
+                self._stack.__exit__(type(e), e, e.__traceback__)
+                raise
+        return bool(self._stack.__exit__(et, ev, tb))
 
     def add(self, data: dict[str, Any], *, record: Any, set_name: str, file: str) -> Document:
         """Validate one record and queue it; raises ``InputError`` naming the file, record and field."""
