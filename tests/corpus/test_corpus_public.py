@@ -386,3 +386,37 @@ def test_cli_imports_each_public_corpus(tmp_path):
     rename_column(PUBLIC / "mage" / "train.csv", tmp_path / "train.csv", "label", "labels")
     r = run.invoke(app, ["import", "mage", str(tmp_path / "train.csv"), "-w", ws, "-q"])
     assert r.exit_code == 1 and "column 'label'" in r.output and "Traceback" not in r.output
+
+
+def test_interrupted_streamed_import_leaves_nothing(workspace):
+    """Batches are committed as they go; Ctrl-C (or any error) deletes the import's documents,
+    and an import killed outright is removed by the next streamed import."""
+    from veribench.corpus.importers._stream import StreamWriter
+    from veribench.corpus.report import ImportReport
+
+    # a document stored by another import is never touched
+    workspace.con.execute("INSERT INTO documents (doc_id, text_sha256, label, import_id) VALUES ('kept', 'x', 'human', "
+                          "'jsonl-1')")
+
+    def docs_of(k):
+        return [{"id": f"d{k}-{i}", "text": f"text {k} {i}", "label": "ai"} for i in range(25)]
+
+    with pytest.raises(KeyboardInterrupt):
+        with StreamWriter(workspace, ImportReport(kind="raid", source="x"), batch_size=10, progress=False) as w:
+            for d in docs_of(1):
+                w.add(d, record=d["id"], set_name="train", file="x")
+            assert workspace.document_count() == 1 + 20  # two batches committed
+            raise KeyboardInterrupt
+    assert workspace.query("SELECT doc_id FROM documents") == [("kept",)]
+    assert workspace.query("SELECT count(*) FROM imports")[0][0] == 0
+    # a killed import: its in_progress row and committed batches stay until the next import
+    w = StreamWriter(workspace, ImportReport(kind="raid", source="x"), batch_size=10, progress=False).__enter__()
+    for d in docs_of(2):
+        w.add(d, record=d["id"], set_name="train", file="x")
+    assert workspace.document_count() == 21
+    rep = ImportReport(kind="mage", source="y")
+    with StreamWriter(workspace, rep, progress=False) as w2:
+        w2.add({"id": "new", "text": "a new text", "label": "human"}, record=0, set_name="train", file="y")
+    assert sorted(r[0] for r in workspace.query("SELECT doc_id FROM documents")) == ["kept", "new"]
+    assert any("removed an interrupted import" in n and "20 documents" in n for n in rep.notes)
+    assert workspace.query("SELECT kind, json_extract_string(report, '$.status') FROM imports") == [("mage", "done")]

@@ -15,16 +15,16 @@ import with the file, the column and the closest name found.
 Writing
 -------
 :class:`StreamWriter` validates every record as a :class:`~veribench.corpus.Document` and
-inserts it in batches through Arrow, all inside **one** workspace transaction: a failure at
-any record (or Ctrl-C) rolls back everything, so the workspace is left as it was. Memory
-holds one batch, not the corpus (DuckDB spills the transaction's rows to its file). At the
-end it reports, over everything this import stored, texts that repeat (within a split and
-across splits, with conflicting labels named) and ids that repeat in the source.
+inserts it in batches through Arrow, each batch committed, so memory holds one batch, not
+the corpus. The import is still all or nothing: a failure at any record (or Ctrl-C) deletes
+every document it stored before the error is raised, and an import killed outright is
+removed by the next one (see :class:`StreamWriter`). At the end it reports, over everything
+this import stored, texts that repeat (within a split and across splits, with conflicting
+labels named) and ids that repeat in the source.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import difflib
 import io
@@ -134,6 +134,18 @@ def check_columns(found: Sequence[str], required: Sequence[str], *, file: str, w
                              field=col)
 
 
+def _datasets():
+    """The ``datasets`` library, or a one-line error saying how to install it."""
+    try:
+        import datasets
+    except ImportError:  # pragma: no cover - installed with the corpora extra
+        from ...errors import VeribenchError
+
+        raise VeribenchError("reading this corpus needs the datasets library: pip install 'veribench[corpora]'") \
+            from None
+    return datasets
+
+
 def _open_text(loc: str):
     import fsspec
 
@@ -169,10 +181,9 @@ def csv_batches(src: Source, required: Sequence[str], *, what: str, batch_size: 
     """
     header = csv_header(src)
     check_columns(header, required, file=src.location, what=what)
-    from datasets import Features, Value, load_dataset
-
-    feats = Features({c: Value("string") for c in header})
-    ds = load_dataset("csv", data_files={src.split: src.location}, split=src.split, streaming=True,
+    ds_lib = _datasets()
+    feats = ds_lib.Features({c: ds_lib.Value("string") for c in header})
+    ds = ds_lib.load_dataset("csv", data_files={src.split: src.location}, split=src.split, streaming=True,
                       features=feats, keep_default_na=False, na_values=[""])
     yield from _batches(ds, src, header[0], batch_size)
 
@@ -181,12 +192,16 @@ def hub_batches(src: Source, *, builder: str | None = None, config: str | None =
                 batch_size: int = BATCH) -> Iterator[tuple[int, dict[str, list[Any]]]]:
     """Batches of a JSON Lines / Parquet file, or of a dataset repository's configured split
     (``builder=None``: ``load_dataset(location, config, split=...)``), streamed."""
-    from datasets import load_dataset
-
-    if builder is None:
-        ds = load_dataset(src.location, config, split=src.split, streaming=True)
-    else:
-        ds = load_dataset(builder, data_files={src.split: src.location}, split=src.split, streaming=True)
+    load_dataset = _datasets().load_dataset
+    try:
+        if builder is None:
+            ds = load_dataset(src.location, config, split=src.split, streaming=True)
+        else:
+            ds = load_dataset(builder, data_files={src.split: src.location}, split=src.split, streaming=True)
+    except FileNotFoundError as e:
+        raise InputError(f"not found: {e}", file=src.location) from None
+    except ValueError as e:  # datasets: unknown split or config
+        raise InputError(str(e).splitlines()[0][:300], file=src.location) from None
     yield from _batches(ds, src, None, batch_size)
 
 
@@ -261,17 +276,22 @@ class Progress:
 
 
 class StreamWriter:
-    """Validate and store documents in batches inside one transaction (all or nothing).
+    """Validate and store documents in batches; all of the import or none of it.
 
     Use as a context manager around the reading loop::
 
         with StreamWriter(ws, report) as w:
             for rec, data in records:
-                w.add(data, record=rec, set_name=split)
+                w.add(data, record=rec, set_name=split, file=path)
 
-    ``add`` takes a mapping in the corpus schema (``docs/corpus-schema.md``). On leaving the
-    block without an error the duplicates are reported and the ``imports`` row written, and
-    the transaction commits; on any error it rolls back.
+    ``add`` takes a mapping in the corpus schema (``docs/corpus-schema.md``). Each batch is
+    committed as it is written, so memory holds one batch (one DuckDB transaction over a
+    whole 11.8 GB corpus keeps every uncommitted row in memory). All or nothing still holds:
+    the import's row in ``imports`` is written first, marked ``in_progress``, and every
+    document carries the import's id; on any error (or Ctrl-C) they are deleted before the
+    error is raised, and an import that was killed is removed by the next streamed import
+    (named in its report). Nothing stored by anything else is touched. On success the
+    duplicates are reported and the ``imports`` row completed.
     """
 
     def __init__(self, ws: Any, report: ImportReport, *, batch_size: int = BATCH, progress: bool = True):
@@ -282,11 +302,20 @@ class StreamWriter:
         self.progress = Progress(f"import {report.kind}", progress)
         self.repeats = 0
         self.suspicious = 0
-        self.skipped: dict[str, list] = {}
-        self._stack = contextlib.ExitStack()
+        self.skipped: dict[str, Any] = {}
 
     def __enter__(self) -> "StreamWriter":
-        self.con = self._stack.enter_context(self.ws.transaction())
+        from ...store.workspace import now_utc
+
+        with self.ws.transaction() as con:
+            for (old,) in con.execute("SELECT import_id FROM imports WHERE json_extract_string(report, '$.status') "
+                                      "= 'in_progress' ORDER BY import_id").fetchall():
+                k = con.execute("SELECT count(*) FROM documents WHERE import_id = ?", [old]).fetchone()[0]
+                con.execute("DELETE FROM documents WHERE import_id = ?", [old])
+                con.execute("DELETE FROM imports WHERE import_id = ?", [old])
+                self.report.notes.append(f"removed an interrupted import {old} ({k} documents) before this one")
+            con.execute("INSERT INTO imports VALUES (?, ?, ?, ?, ?)",
+                        [self.import_id, self.report.kind, self.report.source, now_utc(), self._report_json("in_progress")])
         return self
 
     def __exit__(self, et, ev, tb) -> bool:
@@ -295,10 +324,21 @@ class StreamWriter:
             try:
                 self.flush()
                 self._finish()
-            except BaseException as e:  # the last batch or the report failed: roll back, re-raise
-                self._stack.__exit__(type(e), e, e.__traceback__)
+            except BaseException:  # the last batch or the report failed: undo, re-raise
+                self._undo()
                 raise
-        return bool(self._stack.__exit__(et, ev, tb))
+            return False
+        self._undo()
+        return False
+
+    def _undo(self) -> None:
+        with self.ws.transaction() as con:
+            con.execute("DELETE FROM documents WHERE import_id = ?", [self.import_id])
+            con.execute("DELETE FROM imports WHERE import_id = ?", [self.import_id])
+
+    def _report_json(self, status: str) -> str:
+        return json.dumps({**self.report.to_dict(), "status": status}, ensure_ascii=False, sort_keys=True,
+                          allow_nan=False, default=str)
 
     def add(self, data: dict[str, Any], *, record: Any, set_name: str, file: str) -> Document:
         """Validate one record and queue it; raises ``InputError`` naming the file, record and field."""
@@ -330,7 +370,6 @@ class StreamWriter:
     def flush(self) -> None:
         if not self.buf:
             return
-        con = self.con
         first: dict[str, tuple[Document, str, str]] = {}
         for item in self.buf:
             d = item[0]
@@ -341,6 +380,21 @@ class StreamWriter:
         docs = [it[0] for it in first.values()]
         tbl = _doc_rows(docs, self.report.corpus, self.import_id)
         view = "_vb_stream_docs"
+        with self.ws.transaction() as con:
+            skip = self._insert(con, view, tbl, first)
+        stored = len(docs) - len(skip)
+        self.report.documents += stored
+        counted: dict[str, int] = {}
+        for doc_id, (_, _, set_name) in first.items():
+            if doc_id not in skip:
+                counted[set_name] = counted.get(set_name, 0) + 1
+        for set_name, k in counted.items():
+            self.report.set_entry(set_name)["documents"] += k
+        self.progress.advance(len(self.buf))
+        self.buf = []
+
+    def _insert(self, con, view, tbl, first) -> set[str]:
+        """Insert one batch (ids stored before with the same text and label are skipped)."""
         con.register(view, tbl)
         try:
             clash = con.execute(
@@ -369,16 +423,7 @@ class StreamWriter:
             con.execute(f"INSERT INTO documents SELECT * FROM {view}")
         finally:
             con.unregister(view)
-        stored = len(docs) - len(skip)
-        self.report.documents += stored
-        counted: dict[str, int] = {}
-        for doc_id, (_, _, set_name) in first.items():
-            if doc_id not in skip:
-                counted[set_name] = counted.get(set_name, 0) + 1
-        for set_name, k in counted.items():
-            self.report.set_entry(set_name)["documents"] += k
-        self.progress.advance(len(self.buf))
-        self.buf = []
+        return skip
 
     def _repeat(self, a, b, stored: tuple[str, str] | None = None) -> None:
         """An id read twice: the same text and label is a repeated record (kept once,
@@ -395,7 +440,11 @@ class StreamWriter:
                                      "stored once)")
 
     def _finish(self) -> None:
-        con = self.con
+        with self.ws.transaction() as con:
+            self._summarise(con)
+            con.execute("UPDATE imports SET report = ? WHERE import_id = ?", [self._report_json("done"), self.import_id])
+
+    def _summarise(self, con) -> None:
         rep = self.report
         groups = con.execute(
             "SELECT text_sha256, count(*) AS n, list(doc_id ORDER BY doc_id), list(DISTINCT label ORDER BY label), "
@@ -432,11 +481,6 @@ class StreamWriter:
                              "(stored once)")
         if self.suspicious > MAX_EXAMPLES:
             rep.notes.append(f"suspicious text: {self.suspicious} records (the first {MAX_EXAMPLES} are listed)")
-        from ...store.workspace import now_utc
-
-        con.execute("INSERT INTO imports VALUES (?, ?, ?, ?, ?)",
-                    [self.import_id, rep.kind, rep.source, now_utc(),
-                     json.dumps(rep.to_dict(), ensure_ascii=False, sort_keys=True, allow_nan=False, default=str)])
 
 
 def clean(v: Any) -> str | None:
