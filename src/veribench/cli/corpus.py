@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -110,29 +110,51 @@ SplitOpt = typer.Option(None, "--split", help="Only this split (default: every s
 NoProgressOpt = typer.Option(False, "--no-progress", help="No progress display.")
 
 
-@import_app.command("raid")
-@friendly_errors
-def import_raid_cmd(source: str = SourceArg, split: Optional[str] = SplitOpt,
-                    corpus: str = typer.Option("raid", "--corpus"), workspace: Path = WorkspaceOpt,
-                    quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
-    """Import RAID's released CSV (train.csv, extra.csv; hf://datasets/liamdugan/raid). Predictions
-    ([{"id", "score"}]) then enter with `veribench import scores FILE --detector NAME`."""
-    from ..corpus.importers.raid import import_raid
+def _corpus_command(name: str, target: str, doc: str, source: Any = SourceArg, split: bool = True,
+                    multi: bool = False):
+    """``veribench import NAME SOURCE [--split S]`` for one of the public corpora (``multi``:
+    several SOURCE arguments)."""
 
-    with _ws(workspace) as ws:
-        _show(import_raid(ws, source, split=split, corpus=corpus, progress=not no_progress), quiet)
+    def run(source: Any, corpus: str, workspace: Path, quiet: bool, no_progress: bool, **kw: Any) -> None:
+        import importlib
+
+        mod, fn = target.split(":")
+        importer = getattr(importlib.import_module(mod), fn)
+        with _ws(workspace) as ws:
+            _show(importer(ws, source, corpus=corpus, progress=not no_progress, **kw), quiet)
+
+    corpus_opt = typer.Option(name, "--corpus", help="Corpus name stored with each document.")
+    if split:
+        def cmd(source: str = source, split: Optional[str] = SplitOpt, corpus: str = corpus_opt,
+                workspace: Path = WorkspaceOpt, quiet: bool = typer.Option(False, "--quiet", "-q"),
+                no_progress: bool = NoProgressOpt) -> None:
+            run(source, corpus, workspace, quiet, no_progress, split=split)
+    else:
+        def cmd(source: Any = source, corpus: str = corpus_opt, workspace: Path = WorkspaceOpt,
+                quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+            run(source, corpus, workspace, quiet, no_progress)
+        cmd.__annotations__["source"] = "list[str]" if multi else "str"  # typer reads the hint
+
+    cmd.__doc__ = doc
+    cmd.__name__ = f"import_{name}_cmd"
+    import_app.command(name)(friendly_errors(cmd))
 
 
-@import_app.command("m4")
-@friendly_errors
-def import_m4_cmd(source: list[str] = typer.Argument(..., help="M4 <DOMAIN>_<MODEL>.jsonl files or the data/ folder."),
-                  corpus: str = typer.Option("m4", "--corpus"), workspace: Path = WorkspaceOpt,
-                  quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
-    """Import M4 (mbzuai-nlp/M4): each line's human and machine text."""
-    from ..corpus.importers.m4 import import_m4
-
-    with _ws(workspace) as ws:
-        _show(import_m4(ws, source, corpus=corpus, progress=not no_progress), quiet)
+_corpus_command("raid", "veribench.corpus.importers.raid:import_raid",
+                "Import RAID's released CSV (train.csv, extra.csv; hf://datasets/liamdugan/raid). Predictions "
+                "([{\"id\", \"score\"}]) then enter with `veribench import scores FILE --detector NAME`.")
+_corpus_command("mage", "veribench.corpus.importers.mage:import_mage",
+                "Import MAGE (train/valid/test and the two wilder test sets; hf://datasets/yaful/MAGE).")
+_corpus_command("m4", "veribench.corpus.importers.m4:import_m4", "Import M4 (mbzuai-nlp/M4): each line's human and "
+                "machine text.", typer.Argument(..., help="M4 <DOMAIN>_<MODEL>.jsonl files or the data/ folder."),
+                split=False, multi=True)
+_corpus_command("detectrl", "veribench.corpus.importers.detectrl:import_detectrl",
+                "Import DetectRL's benchmark files (NLP2CT/DetectRL).",
+                typer.Argument(..., help="A <setting>_{train,test}.json file or Benchmark_Data/."), split=False)
+_corpus_command("beemo", "veribench.corpus.importers.beemo:import_beemo", "Import Beemo: human, machine, "
+                "expert-edited and LLM-edited versions of each prompt's answer.",
+                typer.Argument("hf://datasets/toloka/beemo", help="hf://datasets/toloka/beemo, a local copy of it, or a "
+                               ".parquet file."), split=False)
 
 
 @import_app.command("semeval")
@@ -151,18 +173,6 @@ def import_semeval_cmd(source: str = typer.Argument(..., help="A subtask{A,B,C}_
                              progress=not no_progress), quiet)
 
 
-@import_app.command("mage")
-@friendly_errors
-def import_mage_cmd(source: str = SourceArg, split: Optional[str] = SplitOpt,
-                    corpus: str = typer.Option("mage", "--corpus"), workspace: Path = WorkspaceOpt,
-                    quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
-    """Import MAGE (train/valid/test and the two wilder test sets; hf://datasets/yaful/MAGE)."""
-    from ..corpus.importers.mage import import_mage
-
-    with _ws(workspace) as ws:
-        _show(import_mage(ws, source, split=split, corpus=corpus, progress=not no_progress), quiet)
-
-
 @import_app.command("hc3")
 @friendly_errors
 def import_hc3_cmd(source: str = SourceArg,
@@ -176,31 +186,6 @@ def import_hc3_cmd(source: str = SourceArg,
     with _ws(workspace) as ws:
         _show(import_hc3(ws, source, config=config, language=language, corpus=corpus, progress=not no_progress),
               quiet)
-
-
-@import_app.command("detectrl")
-@friendly_errors
-def import_detectrl_cmd(source: str = typer.Argument(..., help="A <setting>_{train,test}.json file or Benchmark_Data/."),
-                        corpus: str = typer.Option("detectrl", "--corpus"), workspace: Path = WorkspaceOpt,
-                        quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
-    """Import DetectRL's benchmark files (NLP2CT/DetectRL)."""
-    from ..corpus.importers.detectrl import import_detectrl
-
-    with _ws(workspace) as ws:
-        _show(import_detectrl(ws, source, corpus=corpus, progress=not no_progress), quiet)
-
-
-@import_app.command("beemo")
-@friendly_errors
-def import_beemo_cmd(source: str = typer.Argument("hf://datasets/toloka/beemo",
-                                                  help="hf://datasets/toloka/beemo, a local copy of it, or a .parquet file."),
-                     corpus: str = typer.Option("beemo", "--corpus"), workspace: Path = WorkspaceOpt,
-                     quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
-    """Import Beemo: human, machine, expert-edited and LLM-edited versions of each prompt's answer."""
-    from ..corpus.importers.beemo import import_beemo
-
-    with _ws(workspace) as ws:
-        _show(import_beemo(ws, source, corpus=corpus, progress=not no_progress), quiet)
 
 
 @export_app.command("scores")

@@ -226,31 +226,6 @@ def _batches(ds, src: Source, first_col: str | None, batch_size: int):
         row += n
 
 
-def jsonl_records(path: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``("line N", object)`` per non-blank line of a JSON Lines file, read line by line."""
-    from ._io import check_utf8
-
-    try:
-        fh = open(path, "r", encoding="utf-8", errors="surrogateescape", newline="")
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", file=path) from e
-    with fh:
-        for n, line in enumerate(fh, start=1):
-            if n == 1:
-                line = line.lstrip("\ufeff")
-            if not line.strip():
-                continue
-            rec = f"line {n}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"malformed JSON: {e.msg} (column {e.colno})", file=path, record=rec) from None
-            if not isinstance(obj, dict):
-                raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=path, record=rec)
-            check_utf8(obj, file=path, record=rec)
-            yield rec, obj
-
-
 class Progress:
     """Records read, with rate; a rich bar on a terminal, quiet otherwise."""
 

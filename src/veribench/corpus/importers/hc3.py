@@ -106,6 +106,6 @@ def import_hc3(ws: Any, source: str | Path, *, config: str | None = None, langua
                                 "group_key": qid, "provenance": prov}
                             if label == "ai":
                                 data["generation"] = {"model": "chatgpt", "prompt": clean(row.get("question")),
-                                                      "date": "2022-12/2023-01"}
+                                                      "settings": {"collected": "2022-12 to 2023-01 (HC3 paper)"}}
                             w.add(data, record=f"{rec} {key}[{k}]", set_name=cfg, file=src.location)
     return report

@@ -36,7 +36,8 @@ from typing import Any, Iterable
 from ...errors import InputError
 from ...hashing import text_sha256
 from ..report import ImportReport
-from ._stream import BATCH, StreamWriter, check_columns, clean, jsonl_records
+from ._io import iter_jsonl
+from ._stream import BATCH, StreamWriter, check_columns, clean
 
 COLUMNS = ("prompt", "human_text", "machine_text", "model", "source")
 SOURCE_ID = ("source_ID", "source_id")
@@ -94,7 +95,7 @@ def import_m4(ws: Any, source: str | Path | Iterable[str | Path], *, corpus: str
             f = str(path)
             domain, gen_file, split = parse_name(path.name)
             lang = LANGUAGE.get(domain.lower(), "en")
-            for rec, row in jsonl_records(f):
+            for rec, row in iter_jsonl(path):
                 check_columns(list(row), COLUMNS, file=f, what="M4", record=rec)
                 for k in ("human_text", "machine_text", "prompt", "model", "source"):
                     if row.get(k) is not None and not isinstance(row[k], str):

@@ -44,7 +44,8 @@ from typing import Any
 from ...errors import InputError
 from ...metrics.segmentation import boundary_char
 from ..report import ImportReport
-from ._stream import BATCH, StreamWriter, check_columns, clean, jsonl_records
+from ._io import iter_jsonl
+from ._stream import BATCH, StreamWriter, check_columns, clean
 
 SOURCE_URL = "https://github.com/mbzuai-nlp/SemEval2024-task8"
 LICENCE = "task repository Apache-2.0 (code); data from M4, no licence stated"
@@ -87,7 +88,7 @@ def _gold(path: str | Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     out = {}
-    for rec, row in jsonl_records(str(path)):
+    for rec, row in iter_jsonl(Path(path)):
         check_columns(list(row), ("id", "label"), file=str(path), what="SemEval-2024 Task 8 gold", record=rec)
         out[str(row["id"])] = row["label"]
     return out
@@ -131,7 +132,7 @@ def import_semeval(ws: Any, source: str | Path, *, subtask: str | None = None, s
                 raise InputError("cannot tell the subtask from the file name; pass the subtask (A, B or C)", file=f)
             sp = split or split0 or "train"
             set_name = path.name
-            for rec, row in jsonl_records(f):
+            for rec, row in iter_jsonl(path):
                 if "label" not in row and str(row.get("id")) in gold_labels:
                     row = {**row, "label": gold_labels[str(row.get("id"))]}
                 if "label" not in row and {"id", "text"} <= set(row):

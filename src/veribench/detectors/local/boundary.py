@@ -128,16 +128,12 @@ class BoundaryDetector:
                           "dtype": self.dtype})
 
     def score_batch(self, texts: Sequence[str]) -> list[ScoreResult]:
-        out: list[ScoreResult | None] = [None] * len(texts)
-        idx = [i for i, t in enumerate(texts) if isinstance(t, str) and t.strip()]
-        for i in set(range(len(texts))) - set(idx):
-            out[i] = ScoreResult.failed("unscorable", "empty or whitespace-only text")
-        if idx:
-            lm = load_causal_lm(self.model, device=self.device, dtype=self.dtype)
-            passes = eng.single_passes(lm, [texts[i] for i in idx], self.max_tokens, batch_size=self.forward_batch)
-            for i, sp in zip(idx, passes):
-                out[i] = self._one(lm, texts[i], sp)
-        return out  # type: ignore[return-value]
+        usable = [isinstance(t, str) and bool(t.strip()) for t in texts]
+        todo = [t for t, u in zip(texts, usable) if u]
+        lm = load_causal_lm(self.model, device=self.device, dtype=self.dtype) if todo else None
+        passes = iter(eng.single_passes(lm, todo, self.max_tokens, batch_size=self.forward_batch) if todo else ())
+        return [self._one(lm, t, next(passes)) if u else ScoreResult.failed("unscorable", "empty or whitespace-only text")
+                for t, u in zip(texts, usable)]
 
     def _one(self, lm: Any, text: str, sp: Any) -> ScoreResult:
         if not isinstance(sp, eng.SinglePass):
