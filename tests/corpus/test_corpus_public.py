@@ -420,3 +420,34 @@ def test_interrupted_streamed_import_leaves_nothing(workspace):
     assert sorted(r[0] for r in workspace.query("SELECT doc_id FROM documents")) == ["kept", "new"]
     assert any("removed an interrupted import" in n and "20 documents" in n for n in rep.notes)
     assert workspace.query("SELECT kind, json_extract_string(report, '$.status') FROM imports") == [("mage", "done")]
+
+
+@pytest.mark.parametrize("name,rel,old,new", [
+    ("semeval", "semeval/subtaskC/subtaskC_train.jsonl", '"label"', '"labels"'),
+    ("semeval", "semeval/subtaskA/subtaskA_train_monolingual.jsonl", '"model"', '"generator"'),
+    ("detectrl", "detectrl/Benchmark/Benchmark_Data/Multi_Domain/multi_domains_arxiv_test.json", '"data_type"', '"type"'),
+])
+def test_renamed_keys_fail_loudly(workspace, tmp_path, name, rel, old, new):
+    from veribench.corpus.importers.detectrl import import_detectrl
+    from veribench.corpus.importers.semeval import import_semeval
+
+    src = PUBLIC / rel
+    dst = tmp_path / src.name
+    dst.write_text(src.read_text().replace(old, new))
+    with pytest.raises(InputError) as e:
+        {"semeval": import_semeval, "detectrl": import_detectrl}[name](workspace, dst, progress=False)
+    assert e.value.field == old.strip('"') and new.strip('"') in str(e.value) and str(dst) in str(e.value)
+    assert workspace.document_count() == 0
+
+
+def test_beemo_renamed_column_fails_loudly(workspace, tmp_path):
+    import pyarrow.parquet as pq
+
+    from veribench.corpus.importers.beemo import import_beemo
+
+    t = pq.read_table(PUBLIC / "beemo" / "data" / "train-00000-of-00001.parquet")
+    pq.write_table(t.rename_columns(["human_edit" if c == "human_edits" else c for c in t.column_names]),
+                   tmp_path / "beemo.parquet")
+    with pytest.raises(InputError) as e:
+        import_beemo(workspace, tmp_path / "beemo.parquet", progress=False)
+    assert e.value.field == "human_edits" and "'human_edit'" in str(e.value)

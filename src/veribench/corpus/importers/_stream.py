@@ -48,6 +48,9 @@ HF_PREFIX = "hf://datasets/"
 BATCH = 20_000
 #: Examples kept in the report per flag kind (the totals are in its notes).
 MAX_EXAMPLES = 200
+#: DuckDB's buffer-pool limit while a corpus streams in (its default, 80% of RAM, would let
+#: cached pages of a 12 GB import fill the machine); ``VERIBENCH_IMPORT_MEMORY`` overrides.
+IMPORT_MEMORY = "2GB"
 
 
 @dataclass(frozen=True)
@@ -282,6 +285,9 @@ class StreamWriter:
     def __enter__(self) -> "StreamWriter":
         from ...store.workspace import now_utc
 
+        with self.ws.lock:
+            self._memory = self.ws.con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+            self.ws.con.execute(f"SET memory_limit = '{_memory_setting()}'")
         with self.ws.transaction() as con:
             for (old,) in con.execute("SELECT import_id FROM imports WHERE json_extract_string(report, '$.status') "
                                       "= 'in_progress' ORDER BY import_id").fetchall():
@@ -295,16 +301,20 @@ class StreamWriter:
 
     def __exit__(self, et, ev, tb) -> bool:
         self.progress.close()
-        if et is None:
-            try:
-                self.flush()
-                self._finish()
-            except BaseException:  # the last batch or the report failed: undo, re-raise
-                self._undo()
-                raise
+        try:
+            if et is None:
+                try:
+                    self.flush()
+                    self._finish()
+                except BaseException:  # the last batch or the report failed: undo, re-raise
+                    self._undo()
+                    raise
+                return False
+            self._undo()
             return False
-        self._undo()
-        return False
+        finally:
+            with self.ws.lock:
+                self.ws.con.execute(f"SET memory_limit = '{self._memory}'")
 
     def _undo(self) -> None:
         with self.ws.transaction() as con:
@@ -456,6 +466,13 @@ class StreamWriter:
                              "(stored once)")
         if self.suspicious > MAX_EXAMPLES:
             rep.notes.append(f"suspicious text: {self.suspicious} records (the first {MAX_EXAMPLES} are listed)")
+
+
+def _memory_setting() -> str:
+    v = os.environ.get("VERIBENCH_IMPORT_MEMORY", IMPORT_MEMORY).strip()
+    if not v or not all(c.isalnum() or c in ". " for c in v):
+        raise InputError(f"VERIBENCH_IMPORT_MEMORY must be a size such as 2GB, got {v!r}")
+    return v
 
 
 def clean(v: Any) -> str | None:
