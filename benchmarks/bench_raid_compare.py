@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pickle
 import resource
 import subprocess
@@ -85,11 +86,11 @@ def make_frame(sources_per_domain: int = 200, n_detectors: int = 10, seed: int =
 def run_veribench(frame: dict) -> dict:
     from veribench.evaluate.grid import GridDetector, compute_grid, unattacked_mask
 
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     dets = [GridDetector(f"det{d}", frame["scores"][d]) for d in range(frame["scores"].shape[0])]
     g = compute_grid({k: frame[k] for k in TAGS}, frame["label"], dets, tags=TAGS, threshold_by="domain",
                      unattacked=unattacked_mask(frame["attack"]), targets=(0.05, 0.01))
-    return {"seconds": time.perf_counter() - t, "grid": g}
+    return {"seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - c, "grid": g}
 
 
 def run_raid(frame: dict, detectors: list[int]) -> dict:
@@ -98,14 +99,15 @@ def run_raid(frame: dict, detectors: list[int]) -> dict:
 
     df = pd.DataFrame({k: frame[k] for k in ["id"] + TAGS})
     df.loc[df["model"] == "human", ["decoding", "repetition_penalty"]] = np.nan
-    out, secs = {}, []
+    out, secs, cpu = {}, [], []
     for d in detectors:
         results = [{"id": int(i), "score": float(s)} for i, s in zip(frame["id"], frame["scores"][d])]
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out[f"det{d}"] = run_evaluation(results, df, target_fpr=[0.05, 0.01])
         secs.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
         print(f"  RAID det{d} ({frame['kinds'][d]}): {secs[-1]:.1f} s", flush=True)
-    return {"seconds": secs, "results": out}
+    return {"seconds": secs, "cpu_seconds": cpu, "results": out}
 
 
 def compare(frame: dict, ours: dict, raid: dict) -> dict:
@@ -205,8 +207,11 @@ def main() -> None:
     per_ours = ours["seconds"] / args.detectors
     per_raid = sum(raid["seconds"]) / n_raid
     cmp = compare(frame, ours, raid)
-    print(f"veribench: {args.detectors} detectors in {ours['seconds']:.2f} s ({per_ours:.3f} s per detector, "
-          f"{len(ours['grid']['rows']):,} rows with Wilson and DeLong intervals); peak RSS {ours['peak_rss_mib']:.0f} MiB")
+    print(f"veribench: {args.detectors} detectors in {ours['seconds']:.2f} s wall, {ours['cpu_seconds']:.2f} s CPU "
+          f"({per_ours:.3f} s per detector, {len(ours['grid']['rows']):,} rows with Wilson and DeLong intervals); "
+          f"peak RSS {ours['peak_rss_mib']:.0f} MiB; load average {os.getloadavg()[0]:.1f}")
+    if raid.get("cpu_seconds"):
+        print(f"RAID CPU: {sum(raid['cpu_seconds']):.1f} s ({sum(raid['cpu_seconds']) / n_raid:.1f} s per detector)")
     print(f"RAID: {n_raid} detectors in {sum(raid['seconds']):.1f} s ({per_raid:.1f} s per detector); "
           f"peak RSS {raid['peak_rss_mib']:.0f} MiB")
     print(f"time ratio per detector RAID / veribench: {per_raid / per_ours:.0f}x")
@@ -214,7 +219,8 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": n, "detectors": args.detectors,
-            "raid_detectors": n_raid, "veribench_s": round(ours["seconds"], 3), "raid_s": [round(x, 2) for x in raid["seconds"]],
+            "raid_detectors": n_raid, "veribench_s": round(ours["seconds"], 3),
+            "veribench_cpu_s": round(ours["cpu_seconds"], 3), "raid_s": [round(x, 2) for x in raid["seconds"]],
             "veribench_peak_rss_mib": round(ours["peak_rss_mib"]), "raid_peak_rss_mib": round(raid["peak_rss_mib"]),
             "ratio_per_detector": round(per_raid / per_ours, 1), "compare": cmp}, indent=1))
 

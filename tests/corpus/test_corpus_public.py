@@ -25,7 +25,7 @@ RAID_COLS = ["id", "adv_source_id", "source_id", "model", "decoding", "repetitio
 
 def docs(ws, where: str = "", params=None) -> dict[str, dict]:
     rows = ws.query("SELECT doc_id, label, arm, kind, subgroup, tags, group_key, provenance, generation, text, "
-                    f"segments FROM documents {where}", params or [])
+                    f"s.segments FROM documents LEFT JOIN document_segments s USING (doc_id) {where}", params or [])
     out = {}
     for r in rows:
         out[r[0]] = {"label": r[1], "arm": r[2], "kind": r[3], "subgroup": r[4], "tags": json.loads(r[5] or "{}"),
@@ -451,3 +451,27 @@ def test_beemo_renamed_column_fails_loudly(workspace, tmp_path):
     with pytest.raises(InputError) as e:
         import_beemo(workspace, tmp_path / "beemo.parquet", progress=False)
     assert e.value.field == "human_edits" and "'human_edit'" in str(e.value)
+
+
+def test_segments_enter_through_jsonl_and_are_checked(workspace, tmp_path):
+    """The corpus schema's ``segments`` (character offsets tiling a mixed text)."""
+    from pydantic import ValidationError
+
+    from veribench.corpus.document import Document, boundaries
+    from veribench.corpus.importers import import_documents
+
+    text = "Written by a person. Then a model went on."
+    seg = [{"start": 0, "end": 21, "label": "human"}, {"start": 21, "end": len(text), "label": "ai"}]
+    (tmp_path / "mixed.jsonl").write_text(json.dumps({"id": "m1", "text": text, "label": "mixed", "segments": seg})
+                                          + "\n" + json.dumps({"id": "h1", "text": "Only a person.", "label": "human"})
+                                          + "\n")
+    import_documents(workspace, tmp_path / "mixed.jsonl")
+    assert workspace.segments_for(["m1", "h1"]) == {"m1": seg}
+    assert boundaries(Document(id="m1", text=text, label="mixed", segments=seg).segments) == [21]
+    for bad, why in (([{"start": 0, "end": 10, "label": "human"}, {"start": 12, "end": len(text), "label": "ai"}], "tile"),
+                     ([{"start": 0, "end": 21, "label": "human"}, {"start": 21, "end": 99, "label": "ai"}], "characters"),
+                     ([{"start": 5, "end": len(text), "label": "ai"}], "character 0")):
+        with pytest.raises(ValidationError, match=why):
+            Document(id="x", text=text, label="mixed", segments=bad)
+    with pytest.raises(ValidationError, match="mixed"):
+        Document(id="x", text=text, label="ai", segments=seg)

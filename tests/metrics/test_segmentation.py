@@ -57,7 +57,8 @@ def test_boundary_mae_equals_the_official_scorer(workspace):
                    progress=False)
     # gold boundaries from the stored character segments, predictions from the submission file
     gold = {}
-    for _, text, segments, prov in workspace.query("SELECT doc_id, text, segments, provenance FROM documents"):
+    for _, text, segments, prov in workspace.query("SELECT doc_id, text, s.segments, provenance FROM documents "
+                                                   "JOIN document_segments s USING (doc_id)"):
         s = json.loads(segments)
         gold[json.loads(prov)["semeval_id"]] = seg.boundary_word(text, s[1]["start"])
     preds = [json.loads(x) for x in (SUBTASK_C / "predictions.jsonl").read_text().splitlines()]

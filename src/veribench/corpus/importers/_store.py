@@ -54,7 +54,7 @@ def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str):
 
     cols: dict[str, list[Any]] = {k: [] for k in ("doc_id", "corpus", "text", "text_sha256", "label", "arm", "kind",
                                                   "subgroup", "tags", "group_key", "provenance", "generation",
-                                                  "import_id", "segments")}
+                                                  "import_id")}
     for d in docs:
         cols["doc_id"].append(d.id)
         cols["corpus"].append(corpus)
@@ -69,8 +69,15 @@ def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str):
         cols["provenance"].append(_json(d.provenance.model_dump(exclude_none=True)))
         cols["generation"].append(_json(d.generation.model_dump(exclude_none=True)) if d.generation else None)
         cols["import_id"].append(import_id)
-        cols["segments"].append(_json([x.model_dump() for x in d.segments]) if d.segments else None)
     return pa.table({k: pa.array(v, pa.string()) for k, v in cols.items()})
+
+
+def put_segments(con: Any, docs: Sequence[Document]) -> None:
+    """Store the segments of mixed texts (``document_segments``; kept beside ``documents`` so
+    its columns stay as they are)."""
+    rows = [(d.id, _json([x.model_dump() for x in d.segments])) for d in docs if d.segments]
+    if rows:
+        con.executemany("INSERT OR REPLACE INTO document_segments VALUES (?, ?)", rows)
 
 
 def new_import_id(kind: str) -> str:
@@ -121,6 +128,7 @@ def store_import(
                     present.add(doc_id)
                 con.execute(f"INSERT INTO documents SELECT * FROM {view} WHERE doc_id NOT IN "
                             "(SELECT doc_id FROM documents)")
+                put_segments(con, [d for d in docs if d.segments and d.id not in present])
             finally:
                 con.unregister(view)
         report.already_present = len(present)

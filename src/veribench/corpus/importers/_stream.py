@@ -41,7 +41,7 @@ from pydantic import ValidationError
 from ...errors import InputError
 from ..document import Document
 from ..report import ImportReport, text_quirks
-from ._store import _doc_rows, new_import_id, validation_error
+from ._store import _doc_rows, new_import_id, put_segments, validation_error
 
 HF_PREFIX = "hf://datasets/"
 #: Documents per inserted batch.
@@ -292,8 +292,7 @@ class StreamWriter:
             for (old,) in con.execute("SELECT import_id FROM imports WHERE json_extract_string(report, '$.status') "
                                       "= 'in_progress' ORDER BY import_id").fetchall():
                 k = con.execute("SELECT count(*) FROM documents WHERE import_id = ?", [old]).fetchone()[0]
-                con.execute("DELETE FROM documents WHERE import_id = ?", [old])
-                con.execute("DELETE FROM imports WHERE import_id = ?", [old])
+                _delete_import(con, old)
                 self.report.notes.append(f"removed an interrupted import {old} ({k} documents) before this one")
             con.execute("INSERT INTO imports VALUES (?, ?, ?, ?, ?)",
                         [self.import_id, self.report.kind, self.report.source, now_utc(), self._report_json("in_progress")])
@@ -318,8 +317,7 @@ class StreamWriter:
 
     def _undo(self) -> None:
         with self.ws.transaction() as con:
-            con.execute("DELETE FROM documents WHERE import_id = ?", [self.import_id])
-            con.execute("DELETE FROM imports WHERE import_id = ?", [self.import_id])
+            _delete_import(con, self.import_id)
 
     def _report_json(self, status: str) -> str:
         return json.dumps({**self.report.to_dict(), "status": status}, ensure_ascii=False, sort_keys=True,
@@ -406,6 +404,7 @@ class StreamWriter:
                 con.unregister(view)
                 con.register(view, tbl)
             con.execute(f"INSERT INTO documents SELECT * FROM {view}")
+            put_segments(con, [it[0] for k, it in first.items() if k not in skip and it[0].segments])
         finally:
             con.unregister(view)
         return skip
@@ -466,6 +465,14 @@ class StreamWriter:
                              "(stored once)")
         if self.suspicious > MAX_EXAMPLES:
             rep.notes.append(f"suspicious text: {self.suspicious} records (the first {MAX_EXAMPLES} are listed)")
+
+
+def _delete_import(con: Any, import_id: str) -> None:
+    """Remove everything one streamed import stored: its documents, their segments, its row."""
+    con.execute("DELETE FROM document_segments WHERE doc_id IN (SELECT doc_id FROM documents WHERE import_id = ?)",
+                [import_id])
+    con.execute("DELETE FROM documents WHERE import_id = ?", [import_id])
+    con.execute("DELETE FROM imports WHERE import_id = ?", [import_id])
 
 
 def _memory_setting() -> str:
