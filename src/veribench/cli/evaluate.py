@@ -48,6 +48,9 @@ def evaluate_cmd(
             res["grid"], res["grid_info"] = g["rows"], g["info"]
             if raid_json:
                 _write_raid_json(g, raid_json)
+            if not quiet:
+                con.print(f"grid: {len(g['rows'])} rows (cells and roll-ups) over {g['info']['tags']}, in the results "
+                          "JSON under 'grid'")
         if out:
             write_outputs(res, out, ws)
     if json_out:
@@ -85,13 +88,16 @@ def _grid(ws, proto, tags: list[str], threshold_by: Optional[str]) -> dict:
     values = {t: col(t) for t in tags + ([tb] if tb and tb not in tags else [])}
     label = np.where(docs.label == "ai", 1, np.where(docs.label == "human", 0, -1))
     if proto.split_rule == "hash":  # the grid, like the tables, counts the test split only
+        elig = np.isin(docs.corpus, list(proto.split_corpora)) if proto.split_corpora else None
         label[calibration_mask(list(docs.doc_id), docs.label == "human", list(docs.group_key),
-                               every=proto.split_every, salt=proto.split_salt)] = -1
+                               every=proto.split_every, salt=proto.split_salt, eligible=elig)] = -1
     try:
-        return compute_grid(values, label, [GridDetector(d.label, np.where(d.ok, d.oriented, np.nan)) for d in dets],
-                            tags=tags, threshold_by=tb, unattacked=unattacked_mask(col("attack"), col("derivation")))
+        g = compute_grid(values, label, [GridDetector(d.label, np.where(d.ok, d.oriented, np.nan)) for d in dets],
+                         tags=tags, threshold_by=tb, unattacked=unattacked_mask(col("attack"), col("derivation")))
     except ValueError as e:
         raise ProtocolError(f"--grid {','.join(tags)}: {e}") from None
+    g["info"]["split"] = "test split only" if proto.split_rule == "hash" else "all selected documents"
+    return g
 
 
 def _write_raid_json(g: dict, folder: Path) -> None:
