@@ -1,141 +1,228 @@
-"""Benchmark: RAID's evaluation code vs veribench's metric layer on the same synthetic data
-(not a test).
+"""Benchmark: RAID's evaluation code vs veribench's grid on the same synthetic frame in RAID's
+format (not a test).
 
 RAID: ``raid.evaluate.run_evaluation`` from the PyPI package ``raid-bench`` 0.2.0
-(liamdugan/raid, raid/evaluate.py), with its defaults: per-domain threshold tuned on human
-texts for a target FPR of 5%, TPR at that threshold, and AUROC (scikit-learn), for every
-domain plus "all". Install it beside veribench **without its pins** (it pins numpy 1.26,
+(liamdugan/raid, raid/evaluate.py) with the leaderboard's targets (5% and 1% FPR): per-domain
+thresholds on unattacked human texts (stepped search, ``score >= t``), TPR and AUROC
+(scikit-learn) for every cell of domain x attack x model x decoding x repetition penalty and
+every "all" roll-up. Install it beside veribench **without its pins** (it pins numpy 1.26,
 pandas 2.2 and scikit-learn 1.3, which would downgrade the environment):
 
     .venv/bin/pip install --no-deps raid-bench==0.2.0
 
-veribench computes the same table: per-domain threshold at FPR 5% at the exact quantile of
-the domain's human scores, TPR per domain and over all domains (each domain's texts judged
-by its own threshold, as RAID does), AUROC per domain and overall; and in addition a
-Wilson 95% interval on every TPR and a DeLong 95% interval on every AUROC.
+veribench: :func:`veribench.evaluate.grid.compute_grid` over the same tags (exact-quantile
+thresholds, ``score > t``), plus a Wilson interval on every TPR and a DeLong interval on every
+AUROC, which RAID does not compute.
 
-Synthetic data (benchmarks/synthetic.py): domains = subgroups; RAID's ``model`` column is
-``human`` for human texts and one generator name for AI texts; one attack (``none``), one
-decoding strategy and one repetition-penalty value.
+The frame has RAID's test-set layout and size: 8 domains x 200 sources; per source one human
+text and 34 generations (5 API models with greedy/sampling and no repetition penalty, 6 open
+models with greedy/sampling x penalty yes/no), each in 12 attack variants (none + 11) =
+672,000 rows. Ten detectors: continuous probabilities, logits, probabilities rounded to 2 and
+to 1 decimal (RAID's stepped search can only land on the exact quantile when scores tie),
+with effects of domain, model, decoding and attack.
 
-    .venv/bin/python benchmarks/bench_raid_compare.py [--docs 1000000] [--detectors 10]
+Each side runs in its own process, so each peak RSS is its own:
+
+    .venv/bin/python benchmarks/bench_raid_compare.py [--sources 200] [--detectors 10] [--json OUT]
+    .venv/bin/python benchmarks/bench_raid_compare.py --sources 20 --detectors 2   # a quick look
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import pickle
+import resource
+import subprocess
 import sys
+import tempfile
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic import make_synthetic  # noqa: E402
-
-from veribench.metrics import GroupedScores, UndefinedMetricWarning, argsort_scores, wilson_arrays  # noqa: E402
-
-
-def veribench_eval(group: np.ndarray, label: np.ndarray, score: np.ndarray, n_groups: int, target: float = 0.05) -> dict:
-    """RAID's table for one detector, the veribench way."""
-    order = argsort_scores(score)
-    dom = GroupedScores(group, label, score, n_groups=n_groups, score_order=order)
-    r = dom.tpr_at_fpr(target)
-    a = dom.auroc()
-    pooled = GroupedScores(np.zeros(score.shape[0], dtype=np.int64), label, score, n_groups=1, score_order=order).auroc()
-    k_all, n_all = int(r.k.sum()), int(r.n.sum())
-    rate, lo, hi = wilson_arrays(np.append(r.k, k_all), np.append(r.n, n_all))
-    return {
-        "threshold": r.threshold,
-        "achieved_fpr": r.achieved_fpr,
-        "tpr": rate,
-        "tpr_ci": (lo, hi),
-        "auroc": np.append(a.auc, pooled.auc),
-        "auroc_ci": (np.append(a.lo, pooled.lo), np.append(a.hi, pooled.hi)),
-    }
+DOMAINS = ["abstracts", "books", "news", "poetry", "recipes", "reddit", "reviews", "wiki"]
+API_MODELS = ["chatgpt", "gpt4", "gpt3", "cohere", "cohere-chat"]
+OPEN_MODELS = ["gpt2", "llama-chat", "mistral", "mistral-chat", "mpt", "mpt-chat"]
+ATTACKS = ["none", "alternative_spelling", "article_deletion", "homoglyph", "insert_paragraphs", "number",
+           "paraphrase", "perplexity_misspelling", "synonym", "upper_lower", "whitespace", "zero_width_space"]
+TAGS = ["domain", "model", "decoding", "repetition_penalty", "attack"]
 
 
-def raid_frame(data):
+def make_frame(sources_per_domain: int = 200, n_detectors: int = 10, seed: int = 0) -> dict:
+    """RAID-layout columns (numpy object arrays; None for a human text's empty cells) and scores."""
+    combos = [("human", None, None)]
+    combos += [(m, d, "no") for m in API_MODELS for d in ("greedy", "sampling")]
+    combos += [(m, d, r) for m in OPEN_MODELS for d in ("greedy", "sampling") for r in ("yes", "no")]
+    per_src = len(combos) * len(ATTACKS)
+    n = len(DOMAINS) * sources_per_domain * per_src
+    dom = np.repeat(np.arange(len(DOMAINS)), sources_per_domain * per_src)
+    k = np.tile(np.arange(per_src), len(DOMAINS) * sources_per_domain)
+    combo, att = k // len(ATTACKS), k % len(ATTACKS)
+    model = np.array([c[0] for c in combos], dtype=object)[combo]
+    dec = np.array([c[1] for c in combos], dtype=object)[combo]
+    rep = np.array([c[2] for c in combos], dtype=object)[combo]
+    label = (combo > 0).astype(np.int8)
+    rng = np.random.default_rng(seed)
+    dshift = rng.normal(0, 0.3, len(DOMAINS))[dom]
+    mshift = rng.normal(0, 0.5, len(combos))[combo]
+    ashift = rng.normal(-0.3, 0.4, len(ATTACKS))[att]
+    ashift[att == 0] = 0.0
+    scores = np.empty((n_detectors, n))
+    kinds = []
+    for d in range(n_detectors):
+        z = rng.standard_normal(n) + label * (0.6 + 0.3 * d) * (1 + mshift + ashift) + dshift
+        kind = ("probability", "logit", "rounded 2 decimals", "rounded 1 decimal")[d % 4]
+        p = 1.0 / (1.0 + np.exp(-z))
+        scores[d] = {"probability": p, "logit": z, "rounded 2 decimals": np.round(p, 2),
+                     "rounded 1 decimal": np.round(p, 1)}[kind]
+        kinds.append(kind)
+    return {"id": np.arange(n), "domain": np.array(DOMAINS, dtype=object)[dom], "model": model, "decoding": dec,
+            "repetition_penalty": rep, "attack": np.array(ATTACKS, dtype=object)[att], "label": label,
+            "scores": scores, "kinds": kinds}
+
+
+def run_veribench(frame: dict) -> dict:
+    from veribench.evaluate.grid import GridDetector, compute_grid, unattacked_mask
+
+    t, c = time.perf_counter(), time.process_time()
+    dets = [GridDetector(f"det{d}", frame["scores"][d]) for d in range(frame["scores"].shape[0])]
+    g = compute_grid({k: frame[k] for k in TAGS}, frame["label"], dets, tags=TAGS, threshold_by="domain",
+                     unattacked=unattacked_mask(frame["attack"]), targets=(0.05, 0.01))
+    return {"seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - c, "grid": g}
+
+
+def run_raid(frame: dict, detectors: list[int]) -> dict:
     import pandas as pd
+    from raid.evaluate import run_evaluation
 
-    return pd.DataFrame(
-        {
-            "id": np.arange(data.n_docs),
-            "model": np.where(data.label == 1, "synthetic-generator", "human"),
-            "domain": np.char.add("d", data.group.astype(str)),
-            "attack": "none",
-            "decoding": "greedy",
-            "repetition_penalty": "no",
-        }
-    )
+    df = pd.DataFrame({k: frame[k] for k in ["id"] + TAGS})
+    df.loc[df["model"] == "human", ["decoding", "repetition_penalty"]] = np.nan
+    out, secs, cpu = {}, [], []
+    for d in detectors:
+        results = [{"id": int(i), "score": float(s)} for i, s in zip(frame["id"], frame["scores"][d])]
+        t, c = time.perf_counter(), time.process_time()
+        out[f"det{d}"] = run_evaluation(results, df, target_fpr=[0.05, 0.01])
+        secs.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+        print(f"  RAID det{d} ({frame['kinds'][d]}): {secs[-1]:.1f} s", flush=True)
+    return {"seconds": secs, "cpu_seconds": cpu, "results": out}
+
+
+def compare(frame: dict, ours: dict, raid: dict) -> dict:
+    """AUROC in every cell; TPR in the cells whose domains' RAID thresholds split every score
+    of the domain exactly as the exact quantile does (``s >= t_raid`` == ``s > t``)."""
+    rows = {}
+    for r in ours["grid"]["rows"]:
+        rows[(r["detector"],) + tuple(r[t] for t in TAGS)] = r
+    dom = frame["domain"]
+    out = {"cells_raid": 0, "cells_missing_in_veribench": 0, "auroc_max_abs_diff": 0.0, "tpr": {}}
+    for tk, rk in (("0.05", "tpr_at_fpr_5"), ("0.01", "tpr_at_fpr_1")):
+        out["tpr"][tk] = {"domains_reached": 0, "domains": 0, "cells_compared": 0, "cells_unequal": 0,
+                          "raid_null_cells": 0, "veribench_null_cells": 0, "max_abs_diff_elsewhere": 0.0}
+    for name, res in raid["results"].items():
+        d = int(name[3:])
+        s = frame["scores"][d]
+        th = ours["grid"]["info"]["thresholds"][name]
+        agree = {tk: {} for tk in ("0.05", "0.01")}
+        for tk in agree:
+            for g in DOMAINS:
+                m = dom == g
+                ot, rt = th[tk][g]["threshold"], res["thresholds"][tk][g]
+                agree[tk][g] = ot is not None and th[tk][g]["reason"] is None and bool(np.all((s[m] >= rt) == (s[m] > ot)))
+                out["tpr"][tk]["domains"] += 1
+                out["tpr"][tk]["domains_reached"] += agree[tk][g]
+        for rr in res["scores"]:
+            out["cells_raid"] += 1
+            key = (name,) + tuple(rr[t] for t in TAGS)
+            o = rows.get(key)
+            if o is None:
+                out["cells_missing_in_veribench"] += 1
+                continue
+            out["auroc_max_abs_diff"] = max(out["auroc_max_abs_diff"], abs(rr["auroc"] - o["auroc"]))
+            for tk, rk in (("0.05", "tpr_at_fpr_5"), ("0.01", "tpr_at_fpr_1")):
+                st = out["tpr"][tk]
+                acc = rr["accuracy"][tk]
+                st["veribench_null_cells"] += o[rk]["tpr"] is None
+                if acc is None:
+                    st["raid_null_cells"] += 1
+                    continue
+                tpr = acc["tp"] / (acc["tp"] + acc["fn"])
+                doms = DOMAINS if rr["domain"] == "all" else [rr["domain"]]
+                if all(agree[tk][g] for g in doms):
+                    st["cells_compared"] += 1
+                    st["cells_unequal"] += o[rk]["tpr"] is None or tpr != o[rk]["tpr"]
+                elif o[rk]["tpr"] is not None:
+                    st["max_abs_diff_elsewhere"] = max(st["max_abs_diff_elsewhere"], abs(tpr - o[rk]["tpr"]))
+    return out
+
+
+def _child(args) -> None:
+    with open(args.frame, "rb") as f:
+        frame = pickle.load(f)
+    res = run_veribench(frame) if args.child == "veribench" else run_raid(frame, list(range(args.raid_detectors)))
+    res["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with open(args.out, "wb") as f:
+        pickle.dump(res, f)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--docs", type=int, default=1_000_000)
+    ap.add_argument("--sources", type=int, default=200, help="sources per domain (200: 672,000 rows)")
     ap.add_argument("--detectors", type=int, default=10)
-    ap.add_argument("--groups", type=int, default=10)
-    ap.add_argument("--raid-detectors", type=int, default=None, help="run RAID on only the first N detectors")
+    ap.add_argument("--raid-detectors", type=int, default=None, help="run RAID on the first N detectors only")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--raid-cache", type=Path, help="reuse RAID's results from this file (written when absent)")
+    ap.add_argument("--child", choices=["veribench", "raid"], help=argparse.SUPPRESS)
+    ap.add_argument("--frame", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    from raid.evaluate import run_evaluation
-
-    data = make_synthetic(args.docs, args.detectors, args.groups, seed=0)
-    G = args.groups
-    ids = np.arange(data.n_docs)
-
-    t = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        ours = [veribench_eval(data.group, data.label, data.scores[d], G) for d in range(data.n_detectors)]
-    t_ours = time.perf_counter() - t
-    print(f"veribench: {data.n_detectors} detectors x {args.docs:,} docs in {t_ours:.2f} s")
-
-    df = raid_frame(data)
-    n_raid = args.raid_detectors or data.n_detectors
-    t_raid = 0.0
-    diffs = {"auroc": 0.0, "tpr": 0.0, "raid_null": 0, "raid_fpr_max": 0.0, "ours_fpr_max": 0.0}
-    for d in range(n_raid):
-        results = [{"id": int(i), "score": float(s)} for i, s in zip(ids, data.scores[d])]  # RAID's input format
-        t = time.perf_counter()
-        res = run_evaluation(results, df, target_fpr=0.05)
-        dt = time.perf_counter() - t
-        t_raid += dt
-        # compare the "all attacks / all models / all decodings" rows per domain
-        rows = {
-            r["domain"]: r for r in res["scores"]
-            if r["attack"] == "all" and r["model"] == "all" and r["decoding"] == "all" and r["repetition_penalty"] == "all"
-        }
-        for g in range(G + 1):
-            key = "all" if g == G else f"d{g}"
-            rr = rows[key]
-            diffs["auroc"] = max(diffs["auroc"], abs(rr["auroc"] - ours[d]["auroc"][g]))
-            acc = rr["accuracy"]["0.05"]
-            if acc is None:
-                diffs["raid_null"] += 1
-            else:
-                tpr_raid = acc["tp"] / (acc["tp"] + acc["fn"])
-                diffs["tpr"] = max(diffs["tpr"], abs(tpr_raid - ours[d]["tpr"][g]))
-        diffs["raid_fpr_max"] = max(diffs["raid_fpr_max"], max(res["fpr"]["0.05"].values()))
-        diffs["ours_fpr_max"] = max(diffs["ours_fpr_max"], float(np.nanmax(ours[d]["achieved_fpr"])))
-        print(f"  RAID run_evaluation, detector {d} ({data.scale[d]}): {dt:.1f} s", flush=True)
-    per_det_raid = t_raid / n_raid
-    per_det_ours = t_ours / data.n_detectors
-    ratio = per_det_raid / per_det_ours
-    print(f"RAID: {n_raid} detector(s) in {t_raid:.1f} s ({per_det_raid:.1f} s per detector)")
-    print(f"veribench: {per_det_ours:.2f} s per detector (with Wilson and DeLong intervals RAID does not compute)")
-    print(f"time ratio RAID / veribench: {ratio:.0f}x")
-    print(f"max |AUROC RAID - veribench| = {diffs['auroc']:.2e}; max |TPR RAID - veribench| = {diffs['tpr']:.4f}; "
-          f"RAID null TPR cells = {diffs['raid_null']}; max achieved FPR: RAID {diffs['raid_fpr_max']:.4f}, "
-          f"veribench {diffs['ours_fpr_max']:.4f} (target 0.05)")
+    if args.child:
+        return _child(args)
+    frame = make_frame(args.sources, args.detectors)
+    n = frame["label"].size
+    n_raid = args.raid_detectors or args.detectors
+    print(f"frame: {n:,} rows x {args.detectors} detectors ({', '.join(sorted(set(frame['kinds'])))})", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        fp = Path(tmp) / "frame.pkl"
+        with open(fp, "wb") as f:
+            pickle.dump(frame, f)
+        res = {}
+        for side in ("veribench", "raid"):
+            out = Path(tmp) / f"{side}.pkl"
+            if side == "raid" and args.raid_cache and args.raid_cache.exists():
+                out = args.raid_cache
+                with open(out, "rb") as f:
+                    res[side] = pickle.load(f)
+                print(f"RAID results from {out}")
+                continue
+            subprocess.run([sys.executable, __file__, "--child", side, "--frame", str(fp), "--out", str(out),
+                            "--raid-detectors", str(n_raid)], check=True)
+            with open(out, "rb") as f:
+                res[side] = pickle.load(f)
+            if side == "raid" and args.raid_cache:
+                args.raid_cache.write_bytes(out.read_bytes())
+    ours, raid = res["veribench"], res["raid"]
+    per_ours = ours["seconds"] / args.detectors
+    per_raid = sum(raid["seconds"]) / n_raid
+    cmp = compare(frame, ours, raid)
+    print(f"veribench: {args.detectors} detectors in {ours['seconds']:.2f} s wall, {ours['cpu_seconds']:.2f} s CPU "
+          f"({per_ours:.3f} s per detector, {len(ours['grid']['rows']):,} rows with Wilson and DeLong intervals); "
+          f"peak RSS {ours['peak_rss_mib']:.0f} MiB; load average {os.getloadavg()[0]:.1f}")
+    if raid.get("cpu_seconds"):
+        print(f"RAID CPU: {sum(raid['cpu_seconds']):.1f} s ({sum(raid['cpu_seconds']) / n_raid:.1f} s per detector)")
+    print(f"RAID: {n_raid} detectors in {sum(raid['seconds']):.1f} s ({per_raid:.1f} s per detector); "
+          f"peak RSS {raid['peak_rss_mib']:.0f} MiB")
+    print(f"time ratio per detector RAID / veribench: {per_raid / per_ours:.0f}x")
+    print(json.dumps(cmp, indent=1))
     if args.json:
         args.json.write_text(json.dumps({
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "docs": args.docs,
-            "detectors": data.n_detectors, "raid_detectors": n_raid, "veribench_s": round(t_ours, 3),
-            "raid_s": round(t_raid, 3), "ratio_per_detector": round(ratio, 1), "diffs": diffs,
-        }, indent=2, default=float))
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": n, "detectors": args.detectors,
+            "raid_detectors": n_raid, "veribench_s": round(ours["seconds"], 3),
+            "veribench_cpu_s": round(ours["cpu_seconds"], 3), "raid_s": [round(x, 2) for x in raid["seconds"]],
+            "veribench_peak_rss_mib": round(ours["peak_rss_mib"]), "raid_peak_rss_mib": round(raid["peak_rss_mib"]),
+            "ratio_per_detector": round(per_raid / per_ours, 1), "compare": cmp}, indent=1))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -161,6 +161,90 @@ def export_documents_cmd(
     with Workspace(workspace, read_only=True) as ws:
         n = export_documents(ws, out, corpus=corpus)
     typer.echo(f"wrote {n} documents to {out}")
+
+
+# -- the field's public corpora (issue 16): streamed, one transaction each -------------------
+SourceArg = typer.Argument(..., help="A released file, a folder laid out as the release, or hf://datasets/<repo>.")
+SplitOpt = typer.Option(None, "--split", help="Only this split (default: every split found).")
+NoProgressOpt = typer.Option(False, "--no-progress", help="No progress display.")
+
+
+def _corpus_command(name: str, target: str, doc: str, source: Any = SourceArg, split: bool = True,
+                    multi: bool = False):
+    """``veribench import NAME SOURCE [--split S]`` for one of the public corpora (``multi``:
+    several SOURCE arguments)."""
+
+    def run(source: Any, corpus: str, workspace: Path, quiet: bool, no_progress: bool, **kw: Any) -> None:
+        import importlib
+
+        mod, fn = target.split(":")
+        importer = getattr(importlib.import_module(mod), fn)
+        with _ws(workspace) as ws:
+            _show(importer(ws, source, corpus=corpus, progress=not no_progress, **kw), quiet)
+
+    corpus_opt = typer.Option(name, "--corpus", help="Corpus name stored with each document.")
+    if split:
+        def cmd(source: str = source, split: Optional[str] = SplitOpt, corpus: str = corpus_opt,
+                workspace: Path = WorkspaceOpt, quiet: bool = typer.Option(False, "--quiet", "-q"),
+                no_progress: bool = NoProgressOpt) -> None:
+            run(source, corpus, workspace, quiet, no_progress, split=split)
+    else:
+        def cmd(source: Any = source, corpus: str = corpus_opt, workspace: Path = WorkspaceOpt,
+                quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+            run(source, corpus, workspace, quiet, no_progress)
+        cmd.__annotations__["source"] = "list[str]" if multi else "str"  # typer reads the hint
+
+    cmd.__doc__ = doc
+    cmd.__name__ = f"import_{name}_cmd"
+    import_app.command(name)(friendly_errors(cmd))
+
+
+_corpus_command("raid", "veribench.corpus.importers.raid:import_raid",
+                "Import RAID's released CSV (train.csv, extra.csv; hf://datasets/liamdugan/raid). Predictions "
+                "([{\"id\", \"score\"}]) then enter with `veribench import scores FILE --detector NAME`.")
+_corpus_command("mage", "veribench.corpus.importers.mage:import_mage",
+                "Import MAGE (train/valid/test and the two wilder test sets; hf://datasets/yaful/MAGE).")
+_corpus_command("m4", "veribench.corpus.importers.m4:import_m4", "Import M4 (mbzuai-nlp/M4): each line's human and "
+                "machine text.", typer.Argument(..., help="M4 <DOMAIN>_<MODEL>.jsonl files or the data/ folder."),
+                split=False, multi=True)
+_corpus_command("detectrl", "veribench.corpus.importers.detectrl:import_detectrl",
+                "Import DetectRL's benchmark files (NLP2CT/DetectRL).",
+                typer.Argument(..., help="A <setting>_{train,test}.json file or Benchmark_Data/."), split=False)
+_corpus_command("beemo", "veribench.corpus.importers.beemo:import_beemo", "Import Beemo: human, machine, "
+                "expert-edited and LLM-edited versions of each prompt's answer.",
+                typer.Argument("hf://datasets/toloka/beemo", help="hf://datasets/toloka/beemo, a local copy of it, or a "
+                               ".parquet file."), split=False)
+
+
+@import_app.command("semeval")
+@friendly_errors
+def import_semeval_cmd(source: str = typer.Argument(..., help="A subtask{A,B,C}_*.jsonl file or a folder of them."),
+                       subtask: Optional[str] = typer.Option(None, "--subtask", help="A, B or C (default: file name)."),
+                       split: Optional[str] = typer.Option(None, "--split", help="train, dev or test (default: file name)."),
+                       gold: Optional[Path] = typer.Option(None, "--gold", help="Gold labels ({id, label} lines) of a test file."),
+                       corpus: str = typer.Option("semeval2024-task8", "--corpus"), workspace: Path = WorkspaceOpt,
+                       quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+    """Import SemEval-2024 Task 8 (subtasks A, B; C as mixed texts with their human/machine boundary)."""
+    from ..corpus.importers.semeval import import_semeval
+
+    with _ws(workspace) as ws:
+        _show(import_semeval(ws, source, subtask=subtask, split=split, gold=gold, corpus=corpus,
+                             progress=not no_progress), quiet)
+
+
+@import_app.command("hc3")
+@friendly_errors
+def import_hc3_cmd(source: str = SourceArg,
+                   config: Optional[str] = typer.Option(None, "--config", help="One source file (finance, ...; all)."),
+                   language: Optional[str] = typer.Option(None, "--language", help="en or zh (default: from the source)."),
+                   corpus: str = typer.Option("hc3", "--corpus"), workspace: Path = WorkspaceOpt,
+                   quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+    """Import HC3 (hf://datasets/Hello-SimpleAI/HC3 or HC3-Chinese): every human and ChatGPT answer."""
+    from ..corpus.importers.hc3 import import_hc3
+
+    with _ws(workspace) as ws:
+        _show(import_hc3(ws, source, config=config, language=language, corpus=corpus, progress=not no_progress),
+              quiet)
 
 
 @export_app.command("scores")

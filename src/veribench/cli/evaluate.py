@@ -23,6 +23,13 @@ def evaluate_cmd(
     max_spend: Optional[float] = typer.Option(None, "--max-spend", min=0.0, help="With --allow-paid: stop before "
                                               "the paid calls of this evaluation would cost more (words)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the tables."),
+    grid: Optional[str] = typer.Option(None, "--grid", help="RAID's grid over these comma-separated tags (e.g. "
+                                       "domain,model,decoding,repetition_penalty,attack): every cell and 'all' roll-up, "
+                                       "TPR at 5%/1% FPR and AUROC with intervals, as 'grid' in the results JSON."),
+    grid_threshold_by: Optional[str] = typer.Option(None, "--grid-threshold-by", help="Tag whose values get their own "
+                                                    "thresholds (default: domain when it is a grid tag; 'none': one)."),
+    raid_json: Optional[Path] = typer.Option(None, "--raid-json", help="With --grid: also write each detector's grid "
+                                             "in RAID's leaderboard results.json shape into this folder."),
 ):
     """Evaluate stored scores under a protocol; print Table 1, Table 2 and the side rows.
 
@@ -48,8 +55,16 @@ def evaluate_cmd(
     with Workspace(workspace) as ws:
         if ws.document_count() == 0:
             raise typer.BadParameter(f"workspace {workspace} has no documents; run `veribench import` first")
+        tags = [t.strip() for t in grid.split(",") if t.strip()] if grid else None
         res = evaluate_workspace(ws, proto, allow_scoring=not no_score, progress=not quiet, log=con.print,
-                                 allow_paid=allow_paid, max_spend=max_spend)
+                                 allow_paid=allow_paid, max_spend=max_spend, grid=tags,
+                                 grid_threshold_by=grid_threshold_by)
+        if grid:
+            if raid_json:
+                _write_raid_json(res, raid_json)
+            if not quiet:
+                con.print(f"grid: {len(res['grid'])} rows (cells and roll-ups) over {res['grid_info']['tags']}, in "
+                          "the results JSON under 'grid'")
         if out:
             write_outputs(res, out, ws)
     if json_out:
@@ -67,6 +82,22 @@ def evaluate_cmd(
         if slice_notes:
             con.print(f"note: AUROC is undefined (null, with the reason) in {len(slice_notes)} slices that hold one "
                       "class only; listed in the results JSON", style="yellow")
+
+
+def _write_raid_json(g: dict, folder: Path) -> None:
+    """Each detector's grid (``g["grid"]``, ``g["grid_info"]``) in RAID's leaderboard shape."""
+    from ..errors import ProtocolError
+    from ..evaluate.grid import raid_leaderboard
+
+    g = {"rows": g["grid"], "info": g["grid_info"]}
+    folder.mkdir(parents=True, exist_ok=True)
+    for det in g["info"]["thresholds"]:
+        try:
+            out = raid_leaderboard(g, det)
+        except ValueError as e:
+            raise ProtocolError(f"--raid-json: {e}") from None
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in det)
+        (folder / f"{safe}.json").write_text(json.dumps(out, indent=1, allow_nan=False), encoding="utf-8")
 
 
 def register(app: typer.Typer) -> None:

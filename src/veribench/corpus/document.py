@@ -17,6 +17,9 @@ group_key       calibration-split group (the prompt or topic an AI text was writ
 provenance      ``{source_url, published, licence, method, attestation, fingerprint_only}``
 generation      AI text only: ``{provider, model, version, date, prompt, temperature,
                 top_p, max_tokens, seed, settings, post_editing}``
+segments        mixed text only: ``[{start, end, label}]``, character offsets (Python
+                ``str`` indices, end exclusive) tiling the text in order, each ``human``
+                or ``ai`` (SemEval-2024 Task 8 subtask C: one human segment, then one AI)
 ==============  =========================================================================
 
 Derived documents (attacks, paraphrases, humanized outputs, human edits; see
@@ -138,6 +141,31 @@ class Generation(BaseModel):
         return iso_date(v)
 
 
+#: Labels a segment of a mixed text can carry.
+SEGMENT_LABELS = ("human", "ai")
+
+
+class Segment(BaseModel):
+    """One labelled span of a mixed text: characters ``text[start:end]``."""
+
+    model_config = ConfigDict(extra="allow")
+    start: int = Field(ge=0)
+    end: int = Field(gt=0)
+    label: Literal["human", "ai"]
+
+    @model_validator(mode="after")
+    def _order(self) -> "Segment":
+        if self.end <= self.start:
+            raise ValueError(f"segment end {self.end} must be after its start {self.start}")
+        return self
+
+
+def boundaries(segments: list[Segment]) -> list[int]:
+    """Character offsets where the label changes (the starts of segments after the first
+    whose label differs from the previous one)."""
+    return [b.start for a, b in zip(segments, segments[1:]) if a.label != b.label]
+
+
 class Document(BaseModel):
     """One text of known origin. See the module docstring for the field table.
 
@@ -158,6 +186,7 @@ class Document(BaseModel):
     group_key: Optional[str] = None
     provenance: Provenance = Field(default_factory=Provenance)
     generation: Optional[Generation] = None
+    segments: Optional[list[Segment]] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -261,4 +290,20 @@ class Document(BaseModel):
             if len(t) != 64 or any(c not in "0123456789abcdef" for c in t):
                 raise ValueError("text_sha256 must be 64 hex characters")
             self.text_sha256 = t
+        if self.segments is not None:
+            self._check_segments()
         return self
+
+    def _check_segments(self) -> None:
+        seg = self.segments or []
+        if not seg:
+            raise ValueError("segments is empty; omit it for a text with one label")
+        if seg[0].start != 0:
+            raise ValueError(f"segments must start at character 0, the first starts at {seg[0].start}")
+        for a, b in zip(seg, seg[1:]):
+            if b.start != a.end:
+                raise ValueError(f"segments must tile the text: one ends at {a.end}, the next starts at {b.start}")
+        if self.text is not None and seg[-1].end != len(self.text):
+            raise ValueError(f"segments end at character {seg[-1].end} but the text has {len(self.text)} characters")
+        if len({x.label for x in seg}) > 1 and self.label != "mixed":
+            raise ValueError(f"a text whose segments carry both labels must have label 'mixed', not {self.label!r}")

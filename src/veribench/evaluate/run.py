@@ -6,7 +6,7 @@ import json
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -291,7 +291,8 @@ def _store_rows(c: Any, run_id: str, cols: dict[str, np.ndarray]) -> None:
 
 def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_scoring: bool = True,
                        progress: bool = False, log: Callable[[str], None] = lambda m: None,
-                       record: bool = True, allow_paid: bool = False, max_spend: float | None = None) -> dict[str, Any]:
+                       record: bool = True, allow_paid: bool = False, max_spend: float | None = None,
+                       grid: Sequence[str] | None = None, grid_threshold_by: str | None = None) -> dict[str, Any]:
     """Evaluate the workspace under ``proto`` (default rules when None) and record the run.
 
     The run record is the results dict (``runs`` table) and its per-document rows
@@ -303,6 +304,8 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
         allow_paid, max_spend: also call paid (vendor) detectors, within ``max_spend``
             of their cost unit in total; without both, a paid detector with texts left
             to score is refused.
+        grid, grid_threshold_by: RAID's grid over these tags, added to the results as
+            ``grid`` and ``grid_info`` (:func:`veribench.evaluate.grid.grid_results`).
 
     Raises:
         ProtocolError: uncommitted protocol file, unknown detector, bad selection, a paid
@@ -333,6 +336,13 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
                         [commit.committed_at, [s.hash for s, _ in pairs]])[0][0]
         meta["protocol"]["scores_before_commit"] = int(late)
     res = compute_results(docs, dets, proto, run_meta=meta)
+    if grid:
+        from .grid import grid_results
+
+        try:
+            res.update(grid_results(docs, dets, proto, grid, grid_threshold_by))
+        except ValueError as e:
+            raise ProtocolError(f"--grid {','.join(grid)}: {e}") from None
     if record:
         rows = document_rows(docs, dets, proto)
         with ws.transaction() as c:

@@ -9,6 +9,8 @@ scores       the score cache and record, keyed by (spec_hash, text_sha256 of the
 submissions  which submitted text a detector scored for a document (doc_id, spec_hash,
              submitted_sha256); ``submitted_sha256 != documents.text_sha256`` is flagged
 imports      one row per import, with its report (JSON)
+document_segments  mixed texts only: doc_id -> segments (JSON ``[{start, end, label}]``,
+             character offsets; see :class:`veribench.corpus.document.Segment`)
 protocols    committed protocol files: hash, date, content, amendments
 runs         evaluation runs: protocol hash, tag, date, results (JSON)
 withdrawals  documents withdrawn by their contributors, logged without their text
@@ -56,6 +58,10 @@ CREATE TABLE IF NOT EXISTS documents (
     provenance JSON,
     generation JSON,
     import_id VARCHAR
+);
+CREATE TABLE IF NOT EXISTS document_segments (
+    doc_id VARCHAR PRIMARY KEY,
+    segments JSON NOT NULL
 );
 CREATE TABLE IF NOT EXISTS specs (
     spec_hash VARCHAR PRIMARY KEY,
@@ -438,6 +444,12 @@ class Workspace:
                 d["text"] = None
             out.append(d)
         return out
+
+    def segments_for(self, doc_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """Stored segments (``[{start, end, label}]``) of those of ``doc_ids`` that are mixed texts."""
+        rows = self.query("SELECT doc_id, segments FROM document_segments WHERE doc_id IN "
+                          "(SELECT unnest(?::VARCHAR[]))", [list(doc_ids)])
+        return {d: json.loads(s) for d, s in rows}
 
     def texts_for(self, doc_ids: Sequence[str]) -> dict[str, str]:
         rows = self.query(

@@ -72,6 +72,14 @@ def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str):
     return pa.table({k: pa.array(v, pa.string()) for k, v in cols.items()})
 
 
+def put_segments(con: Any, docs: Sequence[Document]) -> None:
+    """Store the segments of mixed texts (``document_segments``; kept beside ``documents`` so
+    its columns stay as they are)."""
+    rows = [(d.id, _json([x.model_dump() for x in d.segments])) for d in docs if d.segments]
+    if rows:
+        con.executemany("INSERT OR REPLACE INTO document_segments VALUES (?, ?)", rows)
+
+
 def new_import_id(kind: str) -> str:
     return f"{kind}-{datetime.now().strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
 
@@ -229,6 +237,7 @@ def store_import(
                 present = _reconcile(con, view, report, update)
                 con.execute(f"INSERT INTO documents SELECT * FROM {view} WHERE doc_id NOT IN "
                             "(SELECT doc_id FROM documents)")
+                put_segments(con, [d for d in docs if d.segments and d.id not in present])
             finally:
                 con.unregister(view)
         report.already_present = len(present)

@@ -28,6 +28,7 @@ pangram    fraction_ai (0-1)              ``fraction_ai`` (p_ai_rule=ai, default
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -56,7 +57,46 @@ GPTZERO_MAX_DOC = 50_000
 GPTZERO_RULES = {"ai": ("ai",), "ai_plus_mixed": ("ai", "mixed")}
 
 
-class GPTZero(ApiDetector):
+class SentenceSpans:
+    """Keeps a vendor's sentence-level scores: ``parse`` puts the sentences it read in
+    ``detail["sentences"]`` as ``{text, ai_probability, raw}``; here they become character
+    spans of the submitted text (``veribench.metrics.segmentation.locate_sentences``),
+    ``[{start, end, ai_probability, raw}]``; sentences not found are counted in
+    ``detail["sentences_unlocated"]``."""
+
+    def score_one(self, text: str) -> ScoreResult:
+        r = super().score_one(text)  # type: ignore[misc]
+        items = r.detail.get("sentences") if r.status == "ok" else None
+        if items:
+            from ...metrics.segmentation import locate_sentences
+
+            spans, missing = locate_sentences(self.submitted_text(text), items)  # type: ignore[attr-defined]
+            r.detail["sentences"] = spans
+            if missing:
+                r.detail["sentences_unlocated"] = missing
+        return r
+
+
+def _sentences(items: Any, text_key: str, score_key: str, to_p) -> list[dict[str, Any]] | None:
+    """Sentence items of a response: ``{text, ai_probability, raw}`` (``None`` when absent)."""
+    if not isinstance(items, list):
+        return None
+    out = []
+    for it in items:
+        if not isinstance(it, dict):
+            continue
+        raw = it.get(score_key)
+        try:
+            raw = float(raw) if raw is not None else None
+        except (TypeError, ValueError):
+            raw = None
+        p = to_p(raw) if raw is not None and math.isfinite(raw) else None
+        out.append({"text": it.get(text_key), "ai_probability": p if p is not None and 0.0 <= p <= 1.0 else None,
+                    "raw": raw if raw is not None and math.isfinite(raw) else None})
+    return out or None
+
+
+class GPTZero(SentenceSpans, ApiDetector):
     """GPTZero ``/v2/predict/text``. P(AI) by ``p_ai_rule``: ``ai`` (default) or ``ai_plus_mixed``."""
 
     info = GPTZERO
@@ -98,9 +138,13 @@ class GPTZero(ApiDetector):
             raise VendorError("bad_response", f"response lacks class_probabilities needed by p_ai_rule={rule}")
         p = in_range(round(p, 12), 0.0, 1.0, "P(AI)")
         verdict = doc.get("document_classification") or doc.get("predicted_class")
+        detail: dict[str, Any] = {"p_ai_source": src, "p_ai_rule": rule}
+        sent = _sentences(doc.get("sentences"), "sentence", "generated_prob", lambda x: x)
+        if sent:
+            detail["sentences"] = sent
         return ScoreResult(status="ok", raw=p, scale="p_ai", direction="higher_ai", ai_probability=p,
                            verdict=verdict, vendor_version=_s(body.get("version") or doc.get("version")),
-                           detail={"p_ai_source": src, "p_ai_rule": rule})
+                           detail=detail)
 
 
 # -- Originality.ai ------------------------------------------------------------------
@@ -280,7 +324,7 @@ def winston_band(score: float) -> str:
     raise VendorError("bad_response", f"score {score} outside 0-100")
 
 
-class Winston(ApiDetector):
+class Winston(SentenceSpans, ApiDetector):
     """Winston AI; ``score`` is a HUMAN score on 0-100, so P(AI) = 1 - score/100 (25 -> 0.75).
 
     ``language`` (2-letter code) is sent only when set: set it to the corpus's language
@@ -309,9 +353,13 @@ class Winston(ApiDetector):
     def parse(self, body):
         s = in_range(as_float(dig(body, "score"), "score"), 0.0, 100.0, "score")
         p = round(1.0 - s / 100.0, 12)
+        detail: dict[str, Any] = {"verdict_source": "Winston bands on the human score"}
+        sent = _sentences(dig(body, "sentences"), "text", "score", lambda x: 1.0 - x / 100.0)
+        if sent:
+            detail["sentences"] = sent
         return ScoreResult(status="ok", raw=s, scale="human_0_100", direction="higher_human", ai_probability=p,
                            verdict=winston_band(s), vendor_version=_s(dig(body, "version")),
-                           detail={"verdict_source": "Winston bands on the human score"})
+                           detail=detail)
 
 
 # -- ZeroGPT -------------------------------------------------------------------------
@@ -382,7 +430,7 @@ SAPLING = VendorInfo(
 )
 
 
-class Sapling(ApiDetector):
+class Sapling(SentenceSpans, ApiDetector):
     """Sapling AI detector; the key travels in the JSON body (``key``), never stored."""
 
     info = SAPLING
@@ -396,8 +444,9 @@ class Sapling(ApiDetector):
 
     def parse(self, body):
         p = in_range(as_float(dig(body, "score"), "score"), 0.0, 1.0, "score")
+        sent = _sentences(dig(body, "sentence_scores"), "sentence", "score", lambda x: x)
         return ScoreResult(status="ok", raw=p, scale="p_ai", direction="higher_ai", ai_probability=p, verdict=None,
-                           vendor_version=_s(dig(body, "version")))
+                           vendor_version=_s(dig(body, "version")), detail={"sentences": sent} if sent else {})
 
 
 # -- Pangram -------------------------------------------------------------------------

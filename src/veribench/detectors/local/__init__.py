@@ -15,5 +15,6 @@ PLUGINS = {
         "fast-detectgpt": "veribench.detectors.local.zeroshot:FastDetectGPT",
         "binoculars": "veribench.detectors.local.zeroshot:Binoculars",
         "hf-classifier": "veribench.detectors.local.hf_classifier:HFClassifier",
+        "boundary-loglik": "veribench.detectors.local.boundary:BoundaryDetector",
     },
 }

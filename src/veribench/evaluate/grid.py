@@ -1,0 +1,595 @@
+"""RAID's grid of cells: every combination of a list of tags, and every "all" roll-up, in
+one pass per detector (pure: arrays in, rows out; no I/O).
+
+What a cell is (RAID, Dugan et al. 2024, ``raid/evaluate.py`` ``compute_scores``)
+--------------------------------------------------------------------------------
+For grid tags t_1..t_T (RAID: domain, model, decoding, repetition_penalty, attack), a cell
+fixes each tag to one value *or* to ``"all"``. Its **AI side** is the AI texts whose tag
+values match; the values of each tag are those the AI texts carry (human texts have no
+generator, decoding or repetition penalty). Its **human side** is every human text of the
+cell's threshold group (``threshold_by``, RAID: the domain), of any attack, or every human
+text when the cell rolls that tag up (or when ``threshold_by`` is not a grid tag). Only
+cells with at least one AI text are reported; a combination that never occurs is absent.
+
+Per cell and detector (scores oriented once, higher = more likely AI):
+
+- ``auroc``: P(AI score > human score) + 1/2 P(tie), AI side vs human side (Mann-Whitney
+  with midranks; equals scikit-learn's ``roc_auc_score``, which RAID calls), with
+  ``auroc_ci95`` from DeLong's variance (DeLong, DeLong & Clarke-Pearson 1988,
+  Biometrics 44(3); structural components V10 / V01 as in Sun & Xu 2014, IEEE SPL 21(11)),
+  AUC +- z_{0.975} sqrt(S10/m + S01/n), clipped to [0, 1]. RAID computes no interval.
+- ``tpr_at_fpr_5`` / ``tpr_at_fpr_1`` (one per target FPR): the threshold of each
+  threshold group is set on that group's **unattacked** human texts (RAID: ``attack ==
+  "none"``; veribench: no ``attack`` tag or ``"none"``, and no ``derivation`` tag) at the
+  exact quantile (:func:`veribench.metrics.thresholds.threshold_at_fpr_sorted`: the
+  smallest human score t with #{human > t}/n <= target), and every AI text of the cell is
+  judged by its own group's threshold with the flag rule ``score > threshold``
+  (:data:`veribench.metrics.thresholds.FLAG_RULE`). ``tpr`` = flagged / AI texts with its
+  Wilson 95% interval (Wilson 1927; :func:`veribench.metrics.rates.wilson_arrays`).
+  ``threshold`` is the group's threshold (a float) when the cell's AI texts lie in one
+  group, else an object ``{group: threshold}``; ``achieved_fpr`` is the false-positive
+  rate those thresholds give on the groups' unattacked human texts (pooled over the
+  groups the cell's AI texts lie in).
+
+Null with a reason (never 0, never NaN)
+---------------------------------------
+- no human text on the cell's human side: ``auroc``, ``auroc_ci95`` and both TPRs are
+  null (``n_human`` = 0; the TPR reason says so);
+- fewer than 2 texts on a side: ``auroc_ci95`` is null (DeLong's variance needs 2);
+- a target FPR is **unreachable** in a threshold group when no threshold gives a
+  false-positive rate in (0, target] on its unattacked human texts: fewer than 1/target of
+  them (the smallest non-zero FPR, 1/n, exceeds the target) or ties at the top scores.
+  RAID's PR #50 (liamdugan/raid, "Remove failed FPR scores") nulls such splits; so does
+  the grid, for every cell whose AI texts include that group, with the reason;
+- a group with no unattacked human text (RAID raises ``ValueError``), or AI texts with no
+  value of ``threshold_by``: the TPRs of the cells holding them are null with the reason.
+
+Differences from RAID's code, by design: the exact quantile and ``score > t`` (RAID steps a
+threshold from the mean by halving steps and flags ``score >= t``, so its achieved FPR can
+exceed the target and depends on the score's scale); a cell whose AI texts avoid a failed
+group keeps its TPR (RAID nulls every ``domain = "all"`` row once any domain fails).
+Texts whose score is missing or not finite are left out and counted in ``info``
+(RAID's ``require_complete`` drops the whole split instead).
+
+How it is fast: per detector, each AI text's midrank position among its group's human
+scores and among all human scores is found once (``searchsorted``); every cell's AUROC,
+DeLong S10, TPR and counts are then weighted ``bincount`` s over dense cell ids (each AI
+text falls in 2^T cells), and S01 comes from one histogram of those positions per human
+set (cells x distinct human scores, in bounded chunks).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import product
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from scipy.stats import norm
+
+from ..metrics.rates import wilson_arrays
+from ..metrics.thresholds import FLAG_RULE, allowed_false_positives, threshold_at_fpr_sorted
+
+#: The roll-up value of a tag in a cell (RAID's name).
+ALL = "all"
+#: RAID's default targets (``leaderboard/hydrate.py``: ``target_fpr=(0.05, 0.01)``).
+RAID_TARGETS = (0.05, 0.01)
+#: RAID's grid tags, in RAID's loop order.
+RAID_TAGS = ("domain", "model", "decoding", "repetition_penalty", "attack")
+#: Largest number of cells (product of (values + 1) over the tags) computed densely.
+MAX_CELLS = 20_000_000
+#: Entries of one chunk of the (cells x distinct human scores) histogram.
+_CHUNK = 1 << 22
+#: Shown for an AI text whose value of a grid tag is missing.
+MISSING = "(missing)"
+
+
+@dataclass(frozen=True)
+class GridDetector:
+    """One detector's scores over the grid's rows.
+
+    Attributes:
+        name: the detector's label in the rows.
+        score: float array, one per row, oriented so that higher = more likely AI; NaN
+            where the text has no usable score (failed, missing): left out and counted.
+    """
+
+    name: str
+    score: np.ndarray
+
+
+def target_key(t: float) -> str:
+    """Row key of a target FPR: 0.05 -> ``tpr_at_fpr_5``, 0.001 -> ``tpr_at_fpr_0_1``."""
+    v = t * 100
+    return "tpr_at_fpr_" + (str(int(v)) if float(v).is_integer() else f"{v:g}".replace(".", "_"))
+
+
+def unattacked_mask(attack: Sequence[Any], derivation: Sequence[Any] | None = None) -> np.ndarray:
+    """True where a text is not attacked: ``attack`` missing or ``"none"`` (RAID's value)
+    and no ``derivation`` (veribench's derived-document tag)."""
+    a = np.array([x is None or str(x) == "none" for x in attack], dtype=bool)
+    if derivation is not None:
+        a &= np.array([x is None for x in derivation], dtype=bool)
+    return a
+
+
+def compute_grid(
+    values: Mapping[str, Sequence[Any]],
+    label: Sequence[int],
+    detectors: Sequence[GridDetector],
+    *,
+    tags: Sequence[str],
+    threshold_by: str | None = None,
+    unattacked: Sequence[bool] | None = None,
+    targets: Sequence[float] = RAID_TARGETS,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Every cell and roll-up of the grid over ``tags``, for every detector.
+
+    Args:
+        values: tag name -> value per row (str or None), for every tag in ``tags`` and for
+            ``threshold_by``.
+        label: per row 1 = AI (positive), 0 = human (negative), -1 = not in the grid
+            (``ai-edited-human`` and ``mixed`` texts are reported on their own rows elsewhere).
+        detectors: one :class:`GridDetector` per detector, scores aligned to the rows.
+        tags: the grid tags, in row-key order (e.g. :data:`RAID_TAGS`).
+        threshold_by: the tag whose groups get their own thresholds and human sides (RAID:
+            ``"domain"``); ``None``: one threshold and one human side for all texts.
+        unattacked: per row, True for human texts that may set thresholds (default all;
+            see :func:`unattacked_mask`).
+        targets: target false-positive rates in (0, 1) (default 5% and 1%).
+        confidence: of every interval (0.95).
+
+    Returns:
+        ``{"rows": [...], "info": {...}}``: one row per (detector, cell with AI texts), keys
+        exactly: each grid tag (its value or ``"all"``), ``detector``, ``n_human``, ``n_ai``,
+        ``auroc``, ``auroc_ci95``, and per target ``tpr_at_fpr_<pct>`` =
+        ``{tpr, threshold, achieved_fpr, ci95, reason}`` (see the module docstring);
+        ``info`` holds the rules, every group's thresholds and the excluded counts.
+
+    Raises:
+        ValueError: unknown or repeated tags, a tag value equal to ``"all"``, a target
+            outside (0, 1), arrays of different lengths, or more than :data:`MAX_CELLS` cells.
+    """
+    tags = list(tags)
+    if not tags:
+        raise ValueError("the grid needs at least one tag")
+    if len(set(tags)) != len(tags):
+        raise ValueError(f"grid tags repeat: {tags}")
+    need = tags + ([threshold_by] if threshold_by and threshold_by not in tags else [])
+    missing = [t for t in need if t not in values]
+    if missing:
+        raise ValueError(f"no values given for tag(s) {missing}")
+    for t in targets:
+        if not 0.0 < float(t) < 1.0:
+            raise ValueError(f"target FPR must be in (0, 1), got {t!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    lab = np.asarray(label, dtype=np.int64)
+    n = lab.shape[0]
+    cols = {t: np.asarray(values[t], dtype=object) for t in need}
+    for t, c in cols.items():
+        if c.shape[0] != n:
+            raise ValueError(f"tag {t!r} has {c.shape[0]} values for {n} rows")
+    unatt = np.ones(n, dtype=bool) if unattacked is None else np.asarray(unattacked, dtype=bool)
+    if unatt.shape[0] != n:
+        raise ValueError(f"unattacked has {unatt.shape[0]} values for {n} rows")
+    alpha = 1.0 - confidence
+    z = float(norm.isf(alpha / 2.0))
+    # Values coded once for every detector; threshold groups over all rows (AI and human).
+    enc = {t: _Codes(cols[t]) for t in need}
+    if threshold_by:
+        e = enc[threshold_by]
+        keep = np.array([i != e.missing for i in range(len(e.names))], dtype=bool)
+        g_names = [v for i, v in enumerate(e.names) if keep[i]]
+        shift = np.cumsum(keep) - 1
+        g_code = np.where(e.codes == e.missing, -1, shift[e.codes]) if len(e.names) else e.codes
+    else:
+        g_names, g_code = [ALL], np.zeros(n, dtype=np.int64)
+    G = len(g_names)
+    rows: list[dict[str, Any]] = []
+    info: dict[str, Any] = {
+        "tags": tags, "threshold_by": threshold_by, "targets": [float(t) for t in targets],
+        "confidence": confidence, "flag_rule": FLAG_RULE,
+        "threshold_rule": "per threshold group, the exact quantile of its unattacked human scores "
+                          "(smallest t with #{human > t}/n <= target)",
+        "human_side": "human texts of the cell's threshold group, any attack (all human texts when the group "
+                      "is rolled up)",
+        "null_rules": "auroc and auroc_ci95 are null when n_human is 0; auroc_ci95 also when n_ai or n_human < 2; "
+                      "each TPR's reason says why it is null",
+        "thresholds": {}, "excluded": {},
+    }
+    for det in detectors:
+        s = np.asarray(det.score, dtype=np.float64)
+        if s.shape[0] != n:
+            raise ValueError(f"detector {det.name!r} has {s.shape[0]} scores for {n} rows")
+        fin = np.isfinite(s)
+        ai = fin & (lab == 1)
+        hu = fin & (lab == 0)
+        info["excluded"][det.name] = {"ai_without_score": int(((lab == 1) & ~fin).sum()),
+                                      "human_without_score": int(((lab == 0) & ~fin).sum())}
+        rows.extend(_detector_rows(det.name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
+                                   unatt, targets, alpha, z, info))
+    info["rows"] = len(rows)
+    return {"rows": rows, "info": info}
+
+
+class _Codes:
+    """Distinct string values of one tag (sorted; missing values -> :data:`MISSING`) and an
+    int code per row, computed once for all detectors."""
+
+    def __init__(self, vals: np.ndarray):
+        import pandas as pd  # statsmodels' dependency: a hash factorisation in C
+
+        raw, uniq = pd.factorize(np.asarray(vals, dtype=object), use_na_sentinel=True)
+        names = [str(u) for u in uniq]
+        if len(set(names)) < len(names):  # e.g. 1 and "1": code the strings
+            raw, uniq = pd.factorize(np.array([v if v is None else str(v) for v in vals], dtype=object),
+                                     use_na_sentinel=True)
+            names = [str(u) for u in uniq]
+        has_missing = bool((raw < 0).any())
+        if has_missing:
+            names.append(MISSING)
+            raw = np.where(raw < 0, len(names) - 1, raw)
+        order = sorted(range(len(names)), key=lambda i: names[i])
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[order] = np.arange(len(names))
+        self.names = [names[i] for i in order]
+        self.codes = rank[raw] if len(names) else np.asarray(raw, dtype=np.int64)
+        self.missing = int(rank[len(names) - 1]) if has_missing else -1
+
+    def subset(self, mask: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """(present values, compact codes) of the rows in ``mask``."""
+        c = self.codes[mask]
+        present = np.bincount(c, minlength=len(self.names)) > 0
+        remap = np.cumsum(present) - 1
+        return [self.names[i] for i in np.flatnonzero(present)], remap[c]
+
+
+class _HumanSet:
+    """Sorted distinct human scores of one human side: ``u`` (K,), counts ``w``, n."""
+
+    def __init__(self, scores: np.ndarray):
+        self.u, self.w = np.unique(scores, return_counts=True)
+        self.n = int(scores.size)
+        self.cw = np.concatenate([[0], np.cumsum(self.w)])
+
+    def position(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per AI score: (lo = number of distinct human values below it, tie with a human
+        value, 2 n V10 = twice the number of human scores below it with ties counted half:
+        an integer, so every sum over a cell is exact)."""
+        K = self.u.size
+        lo = np.searchsorted(self.u, a, side="left")
+        tie = np.zeros(a.shape, dtype=bool)
+        inside = lo < K
+        tie[inside] = self.u[lo[inside]] == a[inside]
+        below2 = 2 * self.cw[lo] + (np.where(tie, self.w[np.minimum(lo, K - 1)], 0) if K else 0)
+        return lo, tie, np.asarray(below2, dtype=np.float64)
+
+
+def _rollups(t: np.ndarray, n_axes: int) -> list[np.ndarray]:
+    """Sums of ``t`` over every subset of its first ``n_axes`` axes (kept as size-1 axes),
+    indexed by the bit mask of the summed axes; each from a parent with one axis fewer."""
+    out = [t]
+    for mask in range(1, 1 << n_axes):
+        i = mask.bit_length() - 1
+        out.append(out[mask ^ (1 << i)].sum(axis=i, keepdims=True))
+    return out
+
+
+def _side(sa, idx, hset, free, codes, k, flagged, bad, gcol, G):
+    """Every cell of one human side: per roll-up mask of the free tags, arrays over that
+    mask's cells (shape: k_i, or 1 where rolled) of m, 2 n sum V10, 4 n^2 sum V10^2,
+    4 m^2 sum_j V01_j^2 (sv01), flagged and unjudgeable counts per target, and AI texts per group."""
+    F = len(free)
+    shape = tuple(k[i] for i in free)
+    n_fine = int(np.prod(shape, dtype=np.int64)) if F else 1
+    fine = np.zeros(idx.size, dtype=np.int64)
+    for i in free:
+        fine = fine * k[i] + codes[i][idx]
+    lo, tie, b2 = hset.position(sa[idx])
+    add = {"m": np.bincount(fine, minlength=n_fine).astype(np.float64),
+           "s1": np.bincount(fine, weights=b2, minlength=n_fine),
+           "s2": np.bincount(fine, weights=b2 * b2, minlength=n_fine)}
+    for ti in range(len(flagged)):
+        add[f"tp{ti}"] = np.bincount(fine, weights=flagged[ti][idx], minlength=n_fine)
+        add[f"bad{ti}"] = np.bincount(fine, weights=bad[ti][idx], minlength=n_fine)
+    pres = np.bincount(fine * (G + 1) + gcol[idx], minlength=n_fine * (G + 1)).reshape(shape + (G + 1,))
+    out = {key: _rollups(v.reshape(shape), F) for key, v in add.items()}
+    out["pres"] = _rollups(pres.astype(np.float64), F)
+    # sv01: histogram of the AI positions among the human scores, in chunks of positions,
+    # with the count below each chunk carried: C_j = 2 #{AI > h_j} + #{AI = h_j}.
+    K = hset.u.size
+    sv01 = [np.zeros(r.shape) for r in out["m"]]
+    if K and idx.size:
+        width = max(1, min(K, _CHUNK // max(n_fine, 1)))
+        below = [np.zeros(r.shape) for r in out["m"]]
+        wf = hset.w.astype(np.float64)
+        for k0 in range(0, K, width):
+            k1 = min(K, k0 + width)
+            sel = (lo >= k0) & (lo < k1)
+            hist = np.bincount(fine[sel] * (k1 - k0) + (lo[sel] - k0), minlength=n_fine * (k1 - k0))
+            ts = sel & tie
+            ties = np.bincount(fine[ts] * (k1 - k0) + (lo[ts] - k0), minlength=n_fine * (k1 - k0))
+            hs = _rollups(hist.reshape(shape + (k1 - k0,)).astype(np.float64), F)
+            tt = _rollups(ties.reshape(shape + (k1 - k0,)).astype(np.float64), F) if ts.any() else None
+            for mask in range(1 << F):
+                c2 = np.cumsum(hs[mask], axis=-1)  # AI texts at or below each position, from k0
+                c2 += below[mask][..., None]
+                np.subtract(out["m"][mask][..., None], c2, out=c2)  # AI texts above
+                c2 *= 2.0
+                if tt is not None:
+                    c2 += tt[mask]
+                np.square(c2, out=c2)
+                sv01[mask] += c2 @ wf[k0:k1]
+                below[mask] += hs[mask].sum(axis=-1)
+    out["sv01"] = sv01
+    return out
+
+
+def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G, unatt, targets, alpha, z,
+                   info) -> list[dict[str, Any]]:
+    sa = s[ai]
+    m_total = sa.size
+    ga = g_code[ai]
+    T = len(tags)
+    vals: list[list[str]] = []
+    codes: list[np.ndarray] = []
+    for t in tags:
+        v, c = enc[t].subset(ai)
+        if ALL in v:
+            raise ValueError(f"tag {t!r} has the value {ALL!r}, which is the roll-up name; rename it")
+        vals.append(v)
+        codes.append(c)
+    k = [len(v) for v in vals]
+    radix = [x + 1 for x in k]
+    total = int(np.prod(radix, dtype=np.float64))
+    if total > MAX_CELLS:
+        raise ValueError(f"the grid over {tags} has {total} cells (more than {MAX_CELLS}); use fewer tags")
+    strides = [int(np.prod(radix[i + 1:], dtype=np.int64)) for i in range(T)]
+    tb_pos = tags.index(threshold_by) if threshold_by in tags else None
+
+    # thresholds per group and target, on the group's unattacked human texts
+    sh, gh = s[hu], g_code[hu]
+    hu_u = unatt[hu]
+    thr = np.full((len(targets), G), np.nan)
+    fp = np.zeros((len(targets), G), dtype=np.int64)
+    nh_u = np.zeros(G, dtype=np.int64)
+    why: list[list[str | None]] = [[None] * G for _ in targets]
+    for g in range(G):
+        hs = np.sort(sh[(gh == g) & hu_u])
+        nh_u[g] = hs.size
+        where = f"{threshold_by}={g_names[g]}" if threshold_by else "all texts"
+        for ti, t in enumerate(targets):
+            if hs.size == 0:
+                why[ti][g] = f"no unattacked human text with a score in {where}: no threshold"
+                continue
+            thr[ti, g], fp[ti, g] = threshold_at_fpr_sorted(hs, t)
+            if fp[ti, g] == 0:
+                if allowed_false_positives(hs.size, t) == 0 and 1.0 / hs.size > t:
+                    why[ti][g] = (f"target FPR {t:g} unreachable in {where}: {hs.size} unattacked human texts, the "
+                                  f"smallest non-zero false-positive rate is 1/{hs.size} = {1.0 / hs.size:.4g}")
+                else:
+                    why[ti][g] = (f"target FPR {t:g} unreachable in {where}: the top human scores tie, no threshold "
+                                  f"gives a false-positive rate in (0, {t:g}]")
+    info["thresholds"][name] = {
+        f"{t:g}": {g_names[g]: {"threshold": _fl(thr[ti, g]), "n_human_unattacked": int(nh_u[g]),
+                                "false_positives": int(fp[ti, g]),
+                                "achieved_fpr": float(fp[ti, g] / nh_u[g]) if why[ti][g] is None else None,
+                                "reason": why[ti][g]} for g in range(G)}
+        for ti, t in enumerate(targets)}
+    bad_g = np.array([[w is not None for w in why[ti]] for ti in range(len(targets))], dtype=bool).reshape(
+        len(targets), G)
+    ga_ok = ga >= 0
+    gac = np.where(ga_ok, ga, 0)
+    flagged, bad = [], []
+    for ti in range(len(targets)):
+        with np.errstate(invalid="ignore"):
+            flagged.append((ga_ok & (sa > thr[ti, gac]) & ~bad_g[ti, gac]).astype(np.float64))
+        bad.append((~ga_ok | bad_g[ti, gac]).astype(np.float64))
+    gcol = np.where(ga_ok, ga, G)
+
+    # the human sides: every human text; and, when the threshold tag is a grid tag, its groups
+    sides = []  # (AI row indices, human set, digit of the threshold tag or None)
+    free = [i for i in range(T) if i != tb_pos]
+    h_all = _HumanSet(sh)
+    if tb_pos is None:
+        sides.append((np.arange(m_total), h_all, None))
+    else:
+        sides.append((np.arange(m_total), h_all, k[tb_pos]))
+        gi = {g: i for i, g in enumerate(g_names)}
+        for d, v in enumerate(vals[tb_pos]):
+            g = gi.get(v, -1)
+            hset = _HumanSet(sh[gh == g]) if g >= 0 else _HumanSet(np.zeros(0))
+            sides.append((np.flatnonzero(codes[tb_pos] == d), hset, d))
+    cell_m = np.zeros(total)
+    cell = {key: np.zeros(total) for key in ["s1", "s2", "sv01"] + [f"tp{i}" for i in range(len(targets))]
+            + [f"bad{i}" for i in range(len(targets))]}
+    cell_pres = np.zeros((total, G + 1))
+    cell_nh = np.zeros(total, dtype=np.int64)
+    for idx, hset, tb_digit in sides:
+        st = _side(sa, idx, hset, free, codes, k, flagged, bad, gcol, G)
+        for mask in range(1 << len(free)):
+            gid = np.zeros([1] * len(free), dtype=np.int64) + (tb_digit * strides[tb_pos] if tb_pos is not None
+                                                                else 0)
+            for j, i in enumerate(free):
+                digits = np.array([k[i]]) if mask >> j & 1 else np.arange(k[i])
+                sh_ = [1] * len(free)
+                sh_[j] = digits.size
+                gid = gid + (digits * strides[i]).reshape(sh_)
+            gid = gid.ravel()
+            cell_m[gid] = st["m"][mask].ravel()
+            for key in cell:
+                cell[key][gid] = st[key][mask].ravel()
+            cell_pres[gid] = st["pres"][mask].reshape(gid.size, G + 1)
+            cell_nh[gid] = hset.n
+
+    cells = np.flatnonzero(cell_m > 0)
+    mm = cell_m[cells]
+    nn = cell_nh[cells].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        auc = cell["s1"][cells] / (2.0 * mm * nn)  # exact integer sum / (2 m n): correctly rounded
+        s10 = (cell["s2"][cells] / (4.0 * nn * nn) - mm * auc * auc) / (mm - 1)
+        s01 = (cell["sv01"][cells] / (4.0 * mm * mm) - nn * auc * auc) / (nn - 1)
+        var = np.maximum(s10, 0.0) / mm + np.maximum(s01, 0.0) / nn
+    half = z * np.sqrt(var)
+    lo_ci = np.clip(auc - half, 0.0, 1.0).tolist()
+    hi_ci = np.clip(auc + half, 0.0, 1.0).tolist()
+    digits = (cells[:, None] // np.array(strides)[None, :]) % np.array(radix)[None, :]
+    names = [np.array(v + [ALL], dtype=object)[digits[:, i]].tolist() for i, v in enumerate(vals)]
+    pres = cell_pres[cells]
+    in_group = pres[:, :G] > 0
+    n_groups = in_group.sum(axis=1)
+    tpr_parts = []
+    for ti, t in enumerate(targets):
+        tp = cell[f"tp{ti}"][cells]
+        rate, rlo, rhi = wilson_arrays(tp.astype(np.int64), mm.astype(np.int64), alpha)
+        den = in_group @ nh_u
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ach = (in_group @ fp[ti]) / den
+        tpr_parts.append((rate.tolist(), rlo.tolist(), rhi.tolist(), ach.tolist(), cell[f"bad{ti}"][cells]))
+    aucl, mml, nnl = auc.tolist(), mm.astype(np.int64).tolist(), nn.astype(np.int64).tolist()
+    out = []
+    for j in range(cells.size):
+        row: dict[str, Any] = {t: names[i][j] for i, t in enumerate(tags)}
+        n_ai, n_h = mml[j], nnl[j]
+        row["detector"] = name
+        row["n_human"] = n_h
+        row["n_ai"] = n_ai
+        a = _fl(aucl[j]) if n_h > 0 else None
+        row["auroc"] = a
+        row["auroc_ci95"] = [lo_ci[j], hi_ci[j]] if a is not None and n_ai >= 2 and n_h >= 2 else None
+        groups = np.flatnonzero(in_group[j]).tolist() if n_groups[j] != 1 else None
+        for ti, t in enumerate(targets):
+            rate, rlo, rhi, ach, nbad = tpr_parts[ti]
+            if groups is None:
+                threshold: Any = _fl(thr[ti, int(np.argmax(in_group[j]))])
+            else:
+                threshold = {g_names[g]: _fl(thr[ti, g]) for g in groups}
+            e = {"tpr": None, "threshold": threshold, "achieved_fpr": None, "ci95": None, "reason": None}
+            if n_h == 0:
+                e["reason"] = "no human texts on this cell's human side"
+            elif nbad[j] > 0:
+                gs = groups if groups is not None else [int(np.argmax(in_group[j]))]
+                reasons = [why[ti][g] for g in gs if why[ti][g]]
+                if pres[j, G] > 0:
+                    reasons.append(f"{int(pres[j, G])} AI texts have no {threshold_by} value: no threshold")
+                e["reason"] = "; ".join(reasons)
+            else:
+                e["tpr"], e["ci95"], e["achieved_fpr"] = rate[j], [rlo[j], rhi[j]], _fl(ach[j])
+            row[target_key(t)] = e
+        out.append(row)
+    return out
+
+
+def _fl(x: Any) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def raid_leaderboard(grid: dict[str, Any], detector: str, *, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One detector's grid in the shape of RAID's leaderboard ``results.json``
+    (``leaderboard/hydrate.py`` ``eval_submission``): ``scores`` records with ``domain``,
+    ``model``, ``decoding``, ``repetition_penalty``, ``attack``, ``accuracy`` =
+    ``{"0.05": {"tp", "fn", "accuracy"} | null, ...}`` and ``auroc``; ``thresholds`` and
+    ``fpr`` per target and domain; ``score_agg`` (``all`` and ``no_adversarial``).
+
+    RAID's hashes (``_submission_hash``, ``_results_hash``) need its private salt and are not
+    written; ``_veribench`` holds what RAID's shape has no field for (intervals, reasons,
+    the rules). Cells with no human texts are left out, as RAID skips them.
+
+    Raises:
+        ValueError: the grid's tags are not RAID's five, or the detector is not in it.
+    """
+    info = grid["info"]
+    if sorted(info["tags"]) != sorted(RAID_TAGS):
+        raise ValueError(f"RAID's leaderboard shape needs the grid over {list(RAID_TAGS)}, not {info['tags']}")
+    if detector not in info["thresholds"]:
+        raise ValueError(f"detector {detector!r} is not in the grid")
+    keys = {f"{t:g}": target_key(t) for t in info["targets"]}
+    scores, extra = [], []
+    for r in grid["rows"]:
+        if r["detector"] != detector or r["n_human"] == 0:
+            continue
+        acc: dict[str, Any] = {}
+        for tk, rk in keys.items():
+            e = r[rk]
+            if e["tpr"] is None:
+                acc[tk] = None
+            else:
+                tpc = int(round(e["tpr"] * r["n_ai"]))
+                acc[tk] = {"tp": tpc, "fn": r["n_ai"] - tpc, "accuracy": e["tpr"]}
+        scores.append({**{t: r[t] for t in RAID_TAGS}, "accuracy": acc, "auroc": r["auroc"]})
+        extra.append({"auroc_ci95": r["auroc_ci95"], **{tk: {k: r[rk][k] for k in ("ci95", "achieved_fpr", "reason")}
+                                                         for tk, rk in keys.items()}})
+    th = info["thresholds"][detector]
+
+    def agg(pred) -> dict[str, Any]:
+        hit = next((s for s in reversed(scores) if pred(s)), None)
+        return hit if hit is not None else {"_note": "no such cell in the grid"}
+
+    return {
+        "_autogen_note": "Written by veribench (evaluate --grid), not by RAID's leaderboard script. Thresholds are the "
+                         "exact quantile of each domain's unattacked human scores with the rule score > threshold "
+                         "(RAID: stepped search, score >= threshold).",
+        **(metadata or {"detector_name": detector}),
+        "score_agg": {
+            "all": agg(lambda s: all(s[t] == ALL for t in RAID_TAGS)),
+            "no_adversarial": agg(lambda s: s["attack"] == "none" and all(s[t] == ALL for t in RAID_TAGS if t != "attack")),
+        },
+        "scores": scores,
+        "thresholds": {tk: {g: v["threshold"] for g, v in th[tk].items()} for tk in keys},
+        "fpr": {tk: {g: v["achieved_fpr"] for g, v in th[tk].items()} for tk in keys},
+        "_veribench": {"rules": {k: info[k] for k in ("flag_rule", "threshold_rule", "human_side", "null_rules")},
+                       "threshold_reasons": {tk: {g: v["reason"] for g, v in th[tk].items() if v["reason"]}
+                                             for tk in keys},
+                       "intervals": extra},
+    }
+
+
+def grid_results(docs: Any, dets: Sequence[Any], proto: Any, tags: Sequence[str],
+                 threshold_by: str | None = None) -> dict[str, Any]:
+    """RAID's grid over a run's documents and detectors (``evaluate --grid``).
+
+    Args:
+        docs: the run's :class:`veribench.evaluate.core.DocArrays`.
+        dets: its :class:`veribench.evaluate.core.DetArrays` (ranking score ``oriented``:
+            the native score oriented once, higher = more AI).
+        proto: the run's protocol: its calibration split is left out, like the tables.
+        tags: grid tags; a name that is not a document column (``subgroup``, ``arm``,
+            ``kind``, ``corpus``) is read as ``tag:<name>``.
+        threshold_by: tag whose values get their own thresholds (default ``domain`` when it
+            is a grid tag; ``"none"`` for one threshold).
+
+    Unlike the headline tables, attacked texts are cells of the grid (``attack`` is one of
+    RAID's axes); the label's role alone (human = 0, ai = 1, :mod:`veribench.protocol.roles`)
+    decides the class, and thresholds come from unattacked human texts only.
+
+    Returns:
+        ``{"grid": rows, "grid_info": info}`` (see :func:`compute_grid`).
+
+    Raises:
+        ValueError: a bad tag list (from :func:`compute_grid`).
+    """
+    from ..protocol import roles
+    from .core import split_documents
+
+    tb = threshold_by if threshold_by is not None else ("domain" if "domain" in tags else None)
+    tb = None if tb in ("none", "") else tb
+
+    def col(name: str) -> np.ndarray:
+        return docs.column(name if name in ("subgroup", "arm", "kind", "corpus") or name.startswith("tag:")
+                           else f"tag:{name}")
+
+    values = {t: col(t) for t in list(tags) + ([tb] if tb and tb not in tags else [])}
+    code = roles.label_codes(docs.label)
+    label = np.where(code == roles.POSITIVE_CODE, 1, np.where(code == roles.NEGATIVE_CODE, 0, -1))
+    _, calib, _ = split_documents(docs, proto)
+    label[calib] = -1
+    g = compute_grid(values, label, [GridDetector(d.label, np.where(d.ok, d.oriented, np.nan)) for d in dets],
+                     tags=list(tags), threshold_by=tb, unattacked=unattacked_mask(col("attack"), col("derivation")))
+    g["info"]["split"] = "test split only" if proto.split_rule == "hash" else "all selected documents"
+    return {"grid": g["rows"], "grid_info": g["info"]}

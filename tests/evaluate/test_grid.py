@@ -1,0 +1,308 @@
+"""RAID's grid (``veribench.evaluate.grid``) against an independent per-cell implementation
+written here (scikit-learn AUROC, DeLong from ``metrics.roc``, thresholds by a plain loop,
+statsmodels' Wilson interval), against RAID's own ``raid.evaluate.run_evaluation`` (PyPI
+``raid-bench``, installed with ``--no-deps``) when present, and end to end through
+``veribench evaluate --grid``."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import roc_auc_score
+from statsmodels.stats.proportion import proportion_confint
+
+from veribench.evaluate.grid import ALL, RAID_TAGS, GridDetector, compute_grid, raid_leaderboard, unattacked_mask
+from veribench.metrics.roc import auroc_ci
+
+PUBLIC = Path(__file__).resolve().parents[1] / "data" / "public"
+KEYS = set(RAID_TAGS) | {"detector", "n_human", "n_ai", "auroc", "auroc_ci95", "tpr_at_fpr_5", "tpr_at_fpr_1"}
+
+
+# -- a RAID-shaped frame --------------------------------------------------------------------------
+def raid_frame(domains=3, sources=100, seed=0, rounding=(None, 1, 2)):
+    """Per source: one human text and 2 API models x 2 decodings (penalty no) + 2 open models x
+    2 x 2, each in three attack variants (none, homoglyph, paraphrase; gpt4 has no paraphrase)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d in range(domains):
+        for s in range(sources):
+            for a in ("none", "homoglyph", "paraphrase"):
+                rows.append(("human", None, None, a, f"dom{d}"))
+                for m in ("gpt4", "chatgpt", "mistral", "mpt"):
+                    if a == "paraphrase" and m == "gpt4":
+                        continue
+                    for dec in ("greedy", "sampling"):
+                        for rp in (("no",) if m in ("gpt4", "chatgpt") else ("yes", "no")):
+                            rows.append((m, dec, rp, a, f"dom{d}"))
+    cols = {t: np.array([r[i] for r in rows], dtype=object) for i, t in enumerate(
+        ("model", "decoding", "repetition_penalty", "attack", "domain"))}
+    label = (cols["model"] != "human").astype(np.int64)
+    shift = {"gpt4": 0.2, "chatgpt": 0.9, "mistral": 1.3, "mpt": 0.6}
+    eff = np.array([shift.get(m, 0.0) for m in cols["model"]]) * np.where(cols["attack"] == "paraphrase", 0.5, 1.0)
+    scores = []
+    for r in rounding:
+        z = rng.standard_normal(label.size) + label * eff + np.array([int(x[3:]) * 0.2 for x in cols["domain"]])
+        p = 1 / (1 + np.exp(-z))
+        scores.append(p if r is None else np.round(p, r))
+    return cols, label, scores
+
+
+# -- the independent per-cell implementation --------------------------------------------------
+def plain_threshold(h: np.ndarray, target: float):
+    """Smallest human score t with share(h > t) <= target, by trying every human score."""
+    for t in np.unique(h):
+        fp = int((h > t).sum())
+        if fp / h.size <= target + 1e-12:
+            return float(t), fp
+    raise AssertionError("unreachable: the largest human score always qualifies")
+
+
+def plain_grid(cols, label, score, tags, tb, unatt, targets=(0.05, 0.01)):
+    fin = np.isfinite(score)
+    ai = fin & (label == 1)
+    hu = fin & (label == 0)
+    groups = sorted({str(v) for v in cols[tb][fin] if v is not None}) if tb else [ALL]
+    gval = (lambda i: cols[tb][i]) if tb else (lambda i: ALL)
+    thr = {}
+    for g in groups:
+        hs = np.array([score[i] for i in np.flatnonzero(hu & unatt) if gval(i) == g])
+        for t in targets:
+            if hs.size == 0:
+                thr[(g, t)] = None
+                continue
+            tt, fp = plain_threshold(hs, t)
+            thr[(g, t)] = (tt, fp, hs.size)
+    values = [sorted({str(v) for v in cols[t][ai]}) + [ALL] for t in tags]
+    out = {}
+    for cell in itertools.product(*values):
+        sel = ai.copy()
+        for t, v in zip(tags, cell):
+            if v != ALL:
+                sel &= np.array([str(x) == v for x in cols[t]])
+        if not sel.any():
+            continue
+        hsel = hu.copy()
+        if tb in tags and cell[tags.index(tb)] != ALL:
+            hsel &= cols[tb] == cell[tags.index(tb)]
+        a_s, h_s = score[sel], score[hsel]
+        row = {"n_ai": int(sel.sum()), "n_human": int(hsel.sum())}
+        if h_s.size:
+            y = np.r_[np.ones(a_s.size), np.zeros(h_s.size)]
+            row["auroc"] = roc_auc_score(y, np.r_[a_s, h_s])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ci = auroc_ci(y, np.r_[a_s, h_s])
+            row["auroc_ci95"] = [ci.lo, ci.hi] if a_s.size >= 2 and h_s.size >= 2 else None
+        else:
+            row["auroc"] = row["auroc_ci95"] = None
+        for t in targets:
+            key = f"tpr_at_fpr_{int(round(t * 100))}"
+            gs = sorted({gval(i) for i in np.flatnonzero(sel)})
+            ok = h_s.size > 0 and all(thr[(g, t)] is not None and thr[(g, t)][1] > 0 for g in gs)
+            if not ok:
+                row[key] = None
+                continue
+            k = sum(int(score[i] > thr[(gval(i), t)][0]) for i in np.flatnonzero(sel))
+            lo, hi = proportion_confint(k, row["n_ai"], alpha=0.05, method="wilson")
+            lo = 0.0 if k == 0 else lo
+            hi = 1.0 if k == row["n_ai"] else hi
+            fpr = sum(thr[(g, t)][1] for g in gs) / sum(thr[(g, t)][2] for g in gs)
+            row[key] = {"tpr": k / row["n_ai"], "ci95": [lo, hi], "achieved_fpr": fpr,
+                        "threshold": thr[(gs[0], t)][0] if len(gs) == 1 else {g: thr[(g, t)][0] for g in gs}}
+        out[cell] = row
+    return out
+
+
+def assert_same(grid_rows, plain, tags, name):
+    ours = {tuple(r[t] for t in tags): r for r in grid_rows if r["detector"] == name}
+    assert set(ours) == set(plain)
+    for cell, p in plain.items():
+        o = ours[cell]
+        assert (o["n_ai"], o["n_human"]) == (p["n_ai"], p["n_human"]), cell
+        if p["auroc"] is None:
+            assert o["auroc"] is None and o["auroc_ci95"] is None
+        else:
+            assert o["auroc"] == pytest.approx(p["auroc"], abs=1e-12), cell
+            if p["auroc_ci95"] is None or not np.isfinite(p["auroc_ci95"][0]):
+                assert o["auroc_ci95"] is None or p["auroc_ci95"] is not None
+            else:
+                assert o["auroc_ci95"] == pytest.approx(p["auroc_ci95"], abs=1e-9), cell
+        for key in ("tpr_at_fpr_5", "tpr_at_fpr_1"):
+            e = o[key]
+            assert set(e) == {"tpr", "threshold", "achieved_fpr", "ci95", "reason"}
+            if p[key] is None:
+                assert e["tpr"] is None and e["ci95"] is None and e["reason"], (cell, key)
+            else:
+                assert e["reason"] is None
+                assert e["tpr"] == pytest.approx(p[key]["tpr"], abs=1e-15), (cell, key)
+                assert e["ci95"] == pytest.approx(p[key]["ci95"], abs=1e-12)
+                assert e["achieved_fpr"] == pytest.approx(p[key]["achieved_fpr"], abs=1e-15)
+                assert e["threshold"] == p[key]["threshold"]
+
+
+def test_grid_equals_a_plain_per_cell_implementation():
+    cols, label, scores = raid_frame(domains=2, sources=30)
+    unatt = unattacked_mask(cols["attack"])
+    tags = list(RAID_TAGS)
+    g = compute_grid(cols, label, [GridDetector(f"d{i}", s) for i, s in enumerate(scores)], tags=tags,
+                     threshold_by="domain", unattacked=unatt)
+    assert all(set(r) == KEYS for r in g["rows"])
+    for i, s in enumerate(scores):
+        assert_same(g["rows"], plain_grid(cols, label, s, tags, "domain", unatt), tags, f"d{i}")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_grid_property_any_tags_ties_missing_scores(data):
+    """Random small corpora: two or three tags, heavy ties, missing scores, attacked texts,
+    a threshold tag inside or outside the grid (or none)."""
+    n = data.draw(st.integers(12, 70))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31)))
+    cols = {"domain": rng.choice(["a", "b", "c"], n).astype(object),
+            "model": rng.choice(["x", "y"], n).astype(object),
+            "attack": rng.choice(["none", "none", "swap"], n).astype(object)}
+    label = (rng.random(n) < data.draw(st.floats(0.2, 0.8))).astype(np.int64)
+    cols["model"][label == 0] = "human"
+    score = np.round(rng.random(n) + 0.3 * label, data.draw(st.sampled_from([1, 2, 6])))
+    score[rng.random(n) < 0.1] = np.nan
+    tags = data.draw(st.sampled_from([["domain", "model"], ["model", "attack"], ["domain", "model", "attack"]]))
+    tb = data.draw(st.sampled_from(["domain", None]))
+    unatt = unattacked_mask(cols["attack"])
+    g = compute_grid(cols, label, [GridDetector("d", score)], tags=tags, threshold_by=tb, unattacked=unatt)
+    assert_same(g["rows"], plain_grid(cols, label, score, tags, tb, unatt), tags, "d")
+    ex = g["info"]["excluded"]["d"]
+    assert ex["ai_without_score"] + ex["human_without_score"] == int(np.isnan(score).sum())
+
+
+def test_unreachable_targets_and_missing_humans_are_null_with_reasons():
+    cols = {"domain": np.array(["a"] * 30 + ["b"] * 30 + ["c"] * 5, dtype=object),
+            "model": np.array((["human"] * 10 + ["m"] * 20) * 2 + ["m"] * 5, dtype=object)}
+    label = (cols["model"] != "human").astype(np.int64)
+    score = np.linspace(0, 1, 65)
+    score[30:40] = 0.9  # domain b: every human text ties at 0.9
+    score[40:60] = np.linspace(0.91, 0.99, 20)
+    g = compute_grid(cols, label, [GridDetector("d", score)], tags=["domain", "model"], threshold_by="domain")
+    rows = {(r["domain"], r["model"]): r for r in g["rows"]}
+    a = rows[("a", "m")]
+    assert a["tpr_at_fpr_5"]["tpr"] is None and "1/10 = 0.1" in a["tpr_at_fpr_5"]["reason"]  # 10 humans: FPR 5% unreachable
+    assert rows[("b", "m")]["auroc"] == 1.0
+    c = rows[("c", "m")]
+    assert c["n_human"] == 0 and c["auroc"] is None and c["auroc_ci95"] is None
+    assert "no human texts" in c["tpr_at_fpr_5"]["reason"]
+    every = rows[(ALL, ALL)]
+    assert every["tpr_at_fpr_5"]["tpr"] is None and "domain=c" in every["tpr_at_fpr_5"]["reason"]
+    assert every["n_human"] == 20 and every["n_ai"] == 45 and every["auroc"] is not None
+    # a reachable target next to them: 30% FPR on 10 humans is 3 false positives
+    g = compute_grid(cols, label, [GridDetector("d", score)], tags=["domain"], threshold_by="domain", targets=(0.3,))
+    ra = next(r for r in g["rows"] if r["domain"] == "a")
+    assert ra["tpr_at_fpr_30"]["achieved_fpr"] == pytest.approx(0.3) and ra["tpr_at_fpr_30"]["tpr"] == 1.0
+    rb = next(r for r in g["rows"] if r["domain"] == "b")  # 3 false positives allowed, but the 10 humans tie
+    assert rb["tpr_at_fpr_30"]["tpr"] is None and "tie" in rb["tpr_at_fpr_30"]["reason"]
+
+
+def test_grid_refuses_bad_input():
+    cols = {"domain": np.array(["a", "all"], dtype=object)}
+    with pytest.raises(ValueError, match="roll-up"):
+        compute_grid(cols, [1, 1], [GridDetector("d", np.array([0.1, 0.2]))], tags=["domain"], threshold_by=None)
+    with pytest.raises(ValueError, match="no values"):
+        compute_grid(cols, [1, 0], [], tags=["model"])
+    with pytest.raises(ValueError, match="target"):
+        compute_grid(cols, [1, 0], [], tags=["domain"], targets=(1.5,))
+
+
+def test_raid_leaderboard_shape():
+    cols, label, scores = raid_frame(domains=2, sources=60, rounding=(1,))
+    g = compute_grid(cols, label, [GridDetector("det", scores[0])], tags=list(RAID_TAGS), threshold_by="domain",
+                     unattacked=unattacked_mask(cols["attack"]))
+    lb = raid_leaderboard(g, "det")
+    assert {"score_agg", "scores", "thresholds", "fpr"} <= set(lb)
+    s0 = lb["scores"][0]
+    assert list(s0) == ["domain", "model", "decoding", "repetition_penalty", "attack", "accuracy", "auroc"]
+    assert set(s0["accuracy"]) == {"0.05", "0.01"}
+    agg = lb["score_agg"]["all"]
+    assert all(agg[t] == ALL for t in RAID_TAGS)
+    row = next(r for r in g["rows"] if all(r[t] == ALL for t in RAID_TAGS))
+    if agg["accuracy"]["0.05"] is not None:
+        acc = agg["accuracy"]["0.05"]
+        assert acc["tp"] + acc["fn"] == row["n_ai"] and acc["tp"] / row["n_ai"] == pytest.approx(row["tpr_at_fpr_5"]["tpr"])
+    assert lb["score_agg"]["no_adversarial"]["attack"] == "none"
+    assert set(lb["thresholds"]["0.05"]) == {"dom0", "dom1"}
+    with pytest.raises(ValueError, match="RAID's leaderboard shape"):
+        raid_leaderboard(compute_grid(cols, label, [GridDetector("det", scores[0])], tags=["domain"],
+                                      threshold_by="domain"), "det")
+
+
+def test_grid_equals_raids_run_evaluation():
+    """RAID's own evaluation on the same RAID-format frame: AUROC within 1e-12 in every cell;
+    TPR equal in every cell whose domains' RAID thresholds split the domain's scores exactly
+    as the exact quantile does (``score >= t_raid`` == ``score > t``)."""
+    raid_eval = pytest.importorskip("raid.evaluate", reason="raid-bench not installed (pip install --no-deps raid-bench)")
+    import pandas as pd
+
+    cols, label, scores = raid_frame(domains=3, sources=100, rounding=(None, 1))
+    n = label.size
+    assert n > 10_000
+    df = pd.DataFrame({"id": np.arange(n), **{t: cols[t] for t in RAID_TAGS}})
+    df.loc[df["model"] == "human", ["decoding", "repetition_penalty"]] = np.nan
+    g = compute_grid(cols, label, [GridDetector(f"d{i}", s) for i, s in enumerate(scores)], tags=list(RAID_TAGS),
+                     threshold_by="domain", unattacked=unattacked_mask(cols["attack"]))
+    compared = 0
+    for i, s in enumerate(scores):
+        res = raid_eval.run_evaluation([{"id": int(k), "score": float(v)} for k, v in zip(range(n), s)], df.copy(),
+                                       target_fpr=[0.05, 0.01])
+        ours = {tuple(r[t] for t in RAID_TAGS): r for r in g["rows"] if r["detector"] == f"d{i}"}
+        theirs = {tuple(r[t] for t in RAID_TAGS): r for r in res["scores"]}
+        assert set(ours) == set(theirs)
+        th = g["info"]["thresholds"][f"d{i}"]
+        for tk, rk in (("0.05", "tpr_at_fpr_5"), ("0.01", "tpr_at_fpr_1")):
+            agree = {}
+            for d in sorted(set(cols["domain"])):
+                m = cols["domain"] == d
+                ot = th[tk][d]
+                agree[d] = ot["reason"] is None and bool(np.all((s[m] >= res["thresholds"][tk][d]) == (s[m] > ot["threshold"])))
+            for cell, r in theirs.items():
+                assert abs(r["auroc"] - ours[cell]["auroc"]) <= 1e-12, cell
+                acc = r["accuracy"][tk]
+                doms = sorted(agree) if cell[0] == ALL else [cell[0]]
+                if acc is not None and all(agree[d] for d in doms):
+                    compared += 1
+                    assert acc["tp"] / (acc["tp"] + acc["fn"]) == ours[cell][rk]["tpr"], (cell, tk)
+    assert compared > 100  # the rounded detector's thresholds land on the exact quantile
+
+
+def test_cli_evaluate_grid_on_the_raid_fixture(tmp_path):
+    from typer.testing import CliRunner
+
+    from veribench.cli.main import app
+
+    ws = str(tmp_path / "ws")
+    run = CliRunner()
+    assert run.invoke(app, ["import", "raid", str(PUBLIC / "raid"), "-w", ws, "-q", "--no-progress"]).exit_code == 0
+    r = run.invoke(app, ["import", "scores", str(PUBLIC / "raid" / "predictions.json"), "--detector", "my-detector",
+                         "--scale", "score_higher_ai", "-w", ws, "-q"])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "out.json"
+    r = run.invoke(app, ["evaluate", "-w", ws, "--no-score", "-q", "--grid", ",".join(RAID_TAGS), "--json", str(out),
+                         "--raid-json", str(tmp_path / "raid")])
+    assert r.exit_code == 0, r.output
+    res = json.loads(out.read_text())
+    rows = res["grid"]
+    assert rows and all(set(r) == KEYS for r in rows)
+    top = next(r for r in rows if all(r[t] == ALL for t in RAID_TAGS))
+    preds = json.loads((PUBLIC / "raid" / "predictions.json").read_text())
+    assert top["n_ai"] + top["n_human"] == len(preds)  # only train.csv has predictions
+    assert res["grid_info"]["threshold_by"] == "domain"
+    lb = json.loads((tmp_path / "raid" / "my-detector.json").read_text())
+    assert lb["score_agg"]["all"]["auroc"] == top["auroc"]
+    assert math.isfinite(top["auroc"])
+    r = run.invoke(app, ["evaluate", "-w", ws, "--no-score", "-q", "--grid", "domain,nosuchtag", "--json", str(out),
+                         "--raid-json", str(tmp_path / "raid2")])
+    assert r.exit_code == 1 and "RAID's leaderboard shape" in r.output
