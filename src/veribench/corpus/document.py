@@ -254,8 +254,12 @@ class Document(BaseModel):
         extra = self.provenance.model_extra or {}
         if der is not None and der not in DERIVATIONS:
             raise ValueError(f"tags.derivation must be one of {', '.join(DERIVATIONS)}, got {der!r}")
-        if der is not None and not extra.get("source_id"):
-            raise ValueError("a derived document (tags.derivation set) needs provenance.source_id")
+        if der is not None and not extra.get("source_id") and (extra.get("edits") is not None
+                                                               or extra.get("attack") is not None):
+            # A derivation veribench made (edits, attack spec) names its source. A published
+            # corpus's derived text whose source the release does not name (MAGE's paraphrases,
+            # DetectRL's perturbations) is still derived: on side rows, never paired.
+            raise ValueError("a derived document with edits or an attack spec needs provenance.source_id")
         if extra.get("source_id") is not None and not isinstance(extra["source_id"], str):
             raise ValueError("provenance.source_id must be a string")
         if extra.get("edits") is not None:

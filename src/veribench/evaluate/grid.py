@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import product
 from typing import Any, Mapping, Sequence
 
 import numpy as np

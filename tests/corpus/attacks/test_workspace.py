@@ -126,7 +126,10 @@ def test_document_model_checks_derived_fields():
     base = {"id": "x", "text": "Hello there", "label": "ai"}
     d = Document.model_validate({**base, "source_id": "s", "edits": [[0, 1, "J"]], "tags": {"derivation": "attack"}})
     assert d.source_id == "s" and d.provenance.edits == [[0, 1, "J"]]
-    for bad in ({"tags": {"derivation": "attack"}},  # no source
+    # a published corpus's derived text whose source the release does not name is allowed
+    assert Document.model_validate({**base, "tags": {"derivation": "paraphrase"}}).source_id is None
+    for bad in ({"tags": {"derivation": "attack"}, "edits": [[0, 1, "J"]]},  # edits but no source
+                {"tags": {"derivation": "attack"}, "attack": {"name": "homoglyph", "params": {}}},
                 {"source_id": "s", "tags": {"derivation": "remix"}},
                 {"source_id": "s", "edits": [[3, 1, "x"]]},
                 {"source_id": "s", "edits": [[0, 2, "a"], [1, 3, "b"]]},
