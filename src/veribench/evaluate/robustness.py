@@ -45,6 +45,8 @@ from ..protocol import roles
 #: Metric of a robustness row per label code.
 METRIC = {roles.POSITIVE_CODE: "catch_rate", roles.NEGATIVE_CODE: "fpr"}
 NO_PAIRS = "no pairs: no derived text and its source were both scored validly by this detector"
+NO_DISCORDANT = ("no discordant pairs (each derived text is flagged exactly when its source is): McNemar's test "
+                 "has no information")
 #: Reasons a derived document is left out of the pairs (``unpaired`` counts).
 UNPAIRED = {
     "source": "source not in the selection",
@@ -153,7 +155,8 @@ def robustness_rows(doc_id: np.ndarray, label_code: np.ndarray, tags: Sequence[d
                 else:
                     res = mpaired.paired_rate_difference(fa, fs, alpha)
                     row["difference"] = {"estimate": res.estimate, "ci95": [res.lo, res.hi], "p_value": res.p_value,
-                                         "test": res.test, "interval": res.interval, "reason": res.reason,
+                                         "test": res.test, "interval": res.interval,
+                                         "reason": NO_DISCORDANT if res.reason == mpaired.NO_DISCORDANT else res.reason,
                                          "detail": dict(res.detail)}
                 rows.append(row)
     return rows
