@@ -5,7 +5,7 @@ counts. Pure: arrays in, groups out. The rules are stated in ``docs/labels.md`` 
 same texts. For each corpus of the main-table texts (test split, headline and side-label
 texts of headline arms), its detectors are those with at least one score row on its
 headline texts (any status; a corpus without headline texts: on its main-table texts); a
-detector with no such score row anywhere belongs to the corpora its scope covers.
+detector with no score row on any headline text belongs to the corpora its scope covers.
 Corpora with the same detectors are **combined** into one group only when every one of
 those detectors scored (status ``ok``) exactly the same headline texts across them;
 otherwise each corpus is a group of its own. A detector scored on several groups gets one Table 1 row per
@@ -95,13 +95,17 @@ def table1_groups(corpus: np.ndarray, member: np.ndarray, headline: np.ndarray, 
     # the texts that decide each corpus's detectors: its headline texts, else its main-table texts
     in_c = {c: (headline if c in head_corpora else member) & (corpus == c) for c in corpora}
     dets: dict[str, list[int]] = {c: [j for j in range(k) if (in_c[c] & present[j]).any()] for c in corpora}
+    # A detector with no score row on any headline text belongs to the headline corpora its
+    # scope covers (all of them when it covers none); a side-only corpus without any score
+    # row to the detectors whose scope covers it (all when none does).
+    heads = [c for c in corpora if c in head_corpora]
     for j in range(k):
-        if any(j in v for v in dets.values()):
-            continue
-        home = [c for c in corpora if (in_c[c] & scope[j]).any()] or corpora
-        for c in home:
-            dets[c].append(j)
+        if heads and not any(j in dets[c] for c in heads):
+            for c in [c for c in heads if (in_c[c] & scope[j]).any()] or heads:
+                dets[c].append(j)
     for c in corpora:
+        if c not in head_corpora and not dets[c]:
+            dets[c] = [j for j in range(k) if (in_c[c] & scope[j]).any()] or list(range(k))
         dets[c].sort()
     classes: dict[tuple[int, ...], list[str]] = {}
     for c in corpora:
