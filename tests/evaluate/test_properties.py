@@ -141,7 +141,9 @@ def ref_calibration(sc):
         if sc["split"] != "hash":
             out.append(False)
             continue
-        g = x["group_key"] if x["group_key"] is not None else (x["source_id"] or x["doc_id"])
+        src = next((y for y in sc["docs"] if y["doc_id"] == x["source_id"]), None)
+        g = x["group_key"] if x["group_key"] is not None else (
+            (src["group_key"] or src["doc_id"]) if src else (x["source_id"] or x["doc_id"]))
         h = int(hashlib.sha256(b"s\x00" + g.encode()).hexdigest()[:16], 16)
         out.append(h % sc["every"] == 0)
     return out
@@ -576,6 +578,23 @@ def test_no_undefined_rate_is_printed_as_a_number(tmp_path_factory, sc):
                     assert blk["reason"] and cell(r, f"tpr_at_fpr_{int(t * 100)}").startswith("—")
             if r["false_positives"] is None:
                 assert b["false_positives"] == "" and cell(r, "false_positives").startswith("—")
+    # robustness rows: an undefined rate or difference is a dash with its reason, an empty CSV cell
+    write_csv(res["robustness"], out / "robustness.csv")
+    back = list(csv.DictReader(io.StringIO((out / "robustness.csv").read_text()))) if res["robustness"] else []
+    for r, b in zip(res["robustness"], back):
+        for side, key in (("attacked", "rb_attacked"), ("source", "rb_source")):
+            if r[side]["rate"] is None:
+                assert r[side]["reason"] and cell(r, key) == f"— ({r[side]['reason']})"
+                assert b[f"{side}_rate"] == "" and b[f"{side}_reason"] == r[side]["reason"]
+            else:
+                assert cell(r, key).startswith(f"{r[side]['k']}/{r[side]['n']} ")
+        d = r["difference"]
+        if d["estimate"] is None:
+            assert d["reason"] and cell(r, "rb_difference").startswith("—") and b["difference_estimate"] == ""
+        if res["robustness"]:
+            assert cell(r, "rb_difference").replace("|", "\\|") in md and "Robustness" in term
+    for g in res["table1_groups"]:
+        assert g["title"] in md and g["note"] in md
 
 
 @SETTINGS

@@ -561,13 +561,17 @@ def split_documents(docs: DocArrays, proto: Protocol) -> tuple[roles.DocumentRol
 
 def split_groups(docs: DocArrays) -> list[Any]:
     """The split group key of every document: its ``group_key``; for a derived document
-    without one, its source's id (the source's own group when it has no group key), so
+    without one, its source's group (the source's ``group_key``, else the source's id), so
     a derived text always lands on its source's side; else ``None`` (its own id)."""
     keys = list(docs.group_key)
     if docs.source_id is None:
         return keys
-    return [g if (g is not None and str(g) != "") or src is None else str(src)
-            for g, src in zip(keys, docs.source_id)]
+
+    def has(g: Any) -> bool:
+        return g is not None and str(g) != ""
+
+    own = {str(d): g for d, g in zip(docs.doc_id, keys) if has(g)}
+    return [g if has(g) or src is None else own.get(str(src), str(src)) for g, src in zip(keys, docs.source_id)]
 
 
 def document_rows(docs: DocArrays, dets: list[DetArrays], proto: Protocol) -> dict[str, np.ndarray]:
