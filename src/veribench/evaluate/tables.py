@@ -337,9 +337,10 @@ def comparison_lines(res: dict[str, Any], terminal: bool) -> list[str]:
     if res.get("significance"):
         out += ["", f"{h}Which differences are real: paired tests between detectors ({corr} over "
                 f"{fam.get('comparisons', {}).get('size', 0)} tests, alpha {cor.get('alpha')})", ""]
-        out.append("`>` the row detector is significantly better than the column detector, `<` worse, `=` the "
-                   "tests do not separate them, `·` undefined. Tiers: every detector of a tier is significantly "
-                   "better than every detector of every later tier; within a tier, alphabetical (docs/statistics.md).")
+        legend = ("`>` the row detector is significantly better than the column detector, `<` worse, `=` the "
+                  "tests do not separate them, `·` undefined. Tiers: every detector of a tier is significantly "
+                  "better than every detector of every later tier; within a tier, alphabetical (docs/statistics.md).")
+        out.append(legend.replace("`", "") if terminal else legend)
         hidden = 0
         for m in res["significance"]:
             surv = _survivors(res, m["slice"], m["metric"])
