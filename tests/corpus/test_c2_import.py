@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from veribench.cli.main import app
 from veribench.corpus.edits import apply_edits, edit_budget, import_edited, sentence_spans, word_spans
+from veribench.protocol.model import load_protocol, parse_protocol
 from veribench.errors import InputError, ProtocolError
 
 
@@ -92,7 +93,7 @@ def test_protocol_moves_or_widens(drafts, tmp_path):
     c = cases(docs)
     f = write(tmp_path / "edited.jsonl", [{"draft_id": d, "text": t, "id": f"e-{k}"} for k, (d, t) in c.items()])
     proto = tmp_path / "p.toml"
-    proto.write_text('[arms]\nC2 = { role = "side", edit_budget = { max_changed_word_share = 0.10, '
+    proto.write_text('[protocol]\nname = "c2"\n[arms]\nC2 = { role = "side", edit_budget = { max_changed_word_share = 0.10, '
                      'sentences_added = 0, sentences_removed = 0 }, on_violation = "move:C2-over-budget" }\n')
     rep = import_edited(ws, f, protocol=proto)
     arms = dict(ws.query("SELECT doc_id, arm FROM documents WHERE doc_id LIKE 'e-%'"))
@@ -101,14 +102,21 @@ def test_protocol_moves_or_widens(drafts, tmp_path):
     (tags,) = ws.query("SELECT tags FROM documents WHERE doc_id = 'e-added'")[0]
     assert json.loads(tags)["edit_budget"] == "over"
     assert rep.documents == 4
-    wide = edit_budget({"arms": {"C2": {"edit_budget": {"max_changed_word_share": 0.2, "sentences_added": 1}}}})
+    # The budget is the parsed protocol's [arms] entry (protocol.model validates it).
+    def proto_of(arms):
+        return parse_protocol({"protocol": {"name": "c2"}, "arms": arms})
+
+    wide = edit_budget(proto_of({"C2": {"role": "side", "edit_budget": {"max_changed_word_share": 0.2,
+                                                                          "sentences_added": 1}}}))
     assert (wide.max_changed_word_share, wide.sentences_added, wide.sentences_removed, wide.on_violation) == \
         (0.2, 1, 0, "refuse")
     assert edit_budget(None).max_changed_word_share == 0.10
+    assert edit_budget(proto_of({"C2": "side"})).model_dump() == edit_budget(None).model_dump()
+    assert edit_budget(load_protocol(proto)).move_to == "C2-over-budget"
     with pytest.raises(ProtocolError, match="arms.C2.on_violation"):
-        edit_budget({"arms": {"C2": {"on_violation": "delete"}}})
+        edit_budget(proto_of({"C2": {"role": "side", "on_violation": "delete"}}))
     with pytest.raises(ProtocolError, match="max_changed_word_share"):
-        edit_budget({"arms": {"C2": {"edit_budget": {"max_changed_word_share": 2}}}})
+        edit_budget(proto_of({"C2": {"role": "side", "edit_budget": {"max_changed_word_share": 2}}}))
 
 
 def test_bad_records_store_nothing(drafts, tmp_path):

@@ -35,6 +35,8 @@ ARMS = ["A", "B", "C", "C2", "X", None]
 RULES = ["p>0.5", "raw>=0.3", "fit_bba", "fit_fpr", "verdict", None]
 TARGETS = (0.05, 0.2)
 SLICES = ("subgroup", "arm", "tag:writer")
+CORPORA = ("c1", "c2")
+N_BOOT = 100
 
 
 # --------------------------------------------------------------------------- strategies
@@ -47,14 +49,23 @@ def scenario(draw):
         tags = {}
         if draw(st.booleans()):
             tags["writer"] = draw(st.sampled_from(["native", "non-native"]))
-        if draw(st.integers(0, 9)) == 0:
+        doc = {"doc_id": f"d{i:03d}", "label": label, "arm": draw(st.sampled_from(ARMS)),
+               "subgroup": draw(st.sampled_from(["s1", "s2", "s3", None])),
+               "group_key": draw(st.sampled_from(["g1", "g2", "g3", "g4", "g5", None])), "tags": tags,
+               "corpus": draw(st.sampled_from(CORPORA)), "source_id": None, "variant": None}
+        sources = [x for x in docs if not x["tags"].get("derivation")]
+        if sources and draw(st.integers(0, 3)) == 0:
+            # a derived text: an attack of an earlier document (its label, arm, corpus and
+            # usually its group key), or of a source outside the selection
+            src = draw(st.sampled_from(sources))
+            attack = draw(st.sampled_from(["homoglyph", "paraphrase"]))
             tags["derivation"] = "attack"
-            tags["attack"] = draw(st.sampled_from(["homoglyph", "paraphrase"]))
-        docs.append({
-            "doc_id": f"d{i:03d}", "label": label, "arm": draw(st.sampled_from(ARMS)),
-            "subgroup": draw(st.sampled_from(["s1", "s2", "s3", None])),
-            "group_key": draw(st.sampled_from(["g1", "g2", "g3", "g4", "g5", None])), "tags": tags,
-        })
+            tags["attack"] = attack
+            doc.update(label=src["label"], arm=src["arm"], corpus=src["corpus"],
+                       group_key=src["group_key"] if draw(st.booleans()) else None,
+                       source_id=src["doc_id"] if draw(st.integers(0, 5)) else "not-selected",
+                       variant=json.dumps({"name": attack, "seed": draw(st.integers(0, 1))}, sort_keys=True))
+        docs.append(doc)
     split = draw(st.sampled_from(["none", "hash"]))
     every = draw(st.integers(2, 3))
     declared = draw(st.sampled_from([{}, {"C2": "side"}, {"X": "headline"}, {"A": "side"}]))
@@ -72,9 +83,13 @@ def scenario(draw):
             v = draw(st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.6, 0.9, 1.0]))  # ties on purpose
             verdict = draw(st.sampled_from(["AI", "Human", None]))
             rows.append({"present": present, "ok": ok, "v": v, "verdict": verdict})
-        scope_all = draw(st.booleans())
-        scope = [True] * n if scope_all else [draw(st.booleans()) for _ in range(n)]
-        dets.append({"label": f"det{j}", "kind": kind, "rule": rule, "rows": rows, "scope": scope})
+        named = draw(st.sampled_from([(), (), ("c1",), ("c2",), ("c1", "c2")]))
+        if named:  # the protocol's `corpora`: the scope is those corpora
+            scope = [x["corpus"] in named for x in docs]
+        else:
+            scope_all = draw(st.booleans())
+            scope = [True] * n if scope_all else [draw(st.booleans()) for _ in range(n)]
+        dets.append({"label": f"det{j}", "kind": kind, "rule": rule, "rows": rows, "scope": scope, "named": named})
     return {"docs": docs, "split": split, "every": every, "declared": declared, "dets": dets}
 
 
@@ -85,8 +100,10 @@ def build(sc):
     docs = DocArrays(
         doc_id=np.array([x["doc_id"] for x in d], dtype=object), label=np.array([x["label"] for x in d], dtype=object),
         subgroup=np.array([x["subgroup"] for x in d], dtype=object), arm=np.array([x["arm"] for x in d], dtype=object),
-        kind=np.full(n, "essay", dtype=object), corpus=np.full(n, "c", dtype=object),
-        group_key=np.array([x["group_key"] for x in d], dtype=object), tags=[dict(x["tags"]) for x in d])
+        kind=np.full(n, "essay", dtype=object), corpus=np.array([x["corpus"] for x in d], dtype=object),
+        group_key=np.array([x["group_key"] for x in d], dtype=object), tags=[dict(x["tags"]) for x in d],
+        source_id=np.array([x["source_id"] for x in d], dtype=object),
+        variant=np.array([x["variant"] for x in d], dtype=object))
     dets = []
     for s in sc["dets"]:
         rows = s["rows"]
@@ -110,10 +127,10 @@ def build(sc):
         dets.append(DetArrays(label=s["label"], spec={"name": s["label"], "version": "1"}, spec_hash=s["label"],
                               rule=rule, present=present & scope, ok=ok & scope, p=p, raw=raw,
                               oriented=raw.copy(), verdict=verdict, text_differs=np.zeros(n, bool),
-                              status=status, in_scope=scope))
+                              status=status, in_scope=scope, corpora=tuple(s["named"])))
     proto = Protocol(name="prop", tag="P", hash=None, path=None, raw={}, detectors=[], split_rule=sc["split"],
                      split_every=sc["every"], split_salt="s", tpr_at_fpr=TARGETS, slices=SLICES,
-                     arms=dict(sc["declared"]))
+                     arms=dict(sc["declared"]), bootstrap_n=N_BOOT, seed=3)
     return docs, dets, proto
 
 
@@ -124,7 +141,9 @@ def ref_calibration(sc):
         if sc["split"] != "hash":
             out.append(False)
             continue
-        g = x["group_key"] if x["group_key"] is not None else x["doc_id"]
+        src = next((y for y in sc["docs"] if y["doc_id"] == x["source_id"]), None)
+        g = x["group_key"] if x["group_key"] is not None else (
+            (src["group_key"] or src["doc_id"]) if src else (x["source_id"] or x["doc_id"]))
         h = int(hashlib.sha256(b"s\x00" + g.encode()).hexdigest()[:16], 16)
         out.append(h % sc["every"] == 0)
     return out
@@ -245,24 +264,126 @@ def ref_block(sc, j, members, calib, ref, op_thresholds, negatives=None):
     return out
 
 
+def ref_groups(sc, main, refs):
+    """Table 1 groups by the rule of docs/labels.md §7, one corpus at a time: decided on the
+    corpus's headline texts (on its main-table texts when it has none)."""
+    docs, dets = sc["docs"], sc["dets"]
+    corpora = sorted({docs[i]["corpus"] for i in main})
+    if not corpora:
+        return [{"id": "all", "corpora": [], "dets": list(range(len(dets)))}]
+    head = [i for i in main if docs[i]["label"] in ("human", "ai")]
+    head_c = {docs[i]["corpus"] for i in head}
+    in_c = {c: [i for i in (head if c in head_c else main) if docs[i]["corpus"] == c] for c in corpora}
+    present = [[dets[j]["rows"][i]["present"] and dets[j]["scope"][i] for i in range(len(docs))]
+               for j in range(len(dets))]
+    ok = [[refs[j][2][i] is not None for i in range(len(docs))] for j in range(len(dets))]
+    members = {c: [j for j in range(len(dets)) if any(present[j][i] for i in in_c[c])] for c in corpora}
+    heads = [c for c in corpora if c in head_c]
+    for j in range(len(dets)):
+        if heads and not any(j in members[c] for c in heads):
+            home = [c for c in heads if any(dets[j]["scope"][i] for i in in_c[c])] or heads
+            for c in home:
+                members[c] = sorted(members[c] + [j])
+    for c in corpora:
+        if c not in head_c and not members[c]:
+            members[c] = [j for j in range(len(dets)) if any(dets[j]["scope"][i] for i in in_c[c])] \
+                or list(range(len(dets)))
+    classes = {}
+    for c in corpora:
+        classes.setdefault((c in head_c, tuple(members[c])), []).append(c)
+    parts = []
+    for (has_head, js), cs in classes.items():
+        union = [i for c in cs for i in in_c[c]]
+        if has_head and len(cs) > 1 and len({tuple(sorted(i for i in union if ok[j][i])) for j in js}) == 1:
+            parts.append(cs)
+        else:
+            parts += [[c] for c in cs]
+    return [{"id": "corpus:" + "+".join(cs), "corpora": cs, "dets": members[cs[0]]} for cs in sorted(parts)]
+
+
+def ref_newcombe_paired(a, b, c, d):
+    """Newcombe (1998) method 10 from its formulas, with statsmodels' Wilson limits."""
+    n = a + b + c + d
+    pa, pb = (a + b) / n, (a + c) / n
+    la, ua = proportion_confint(a + b, n, method="wilson")
+    lb, ub = proportion_confint(a + c, n, method="wilson")
+    la, ua = (0.0 if a + b == 0 else la), (1.0 if a + b == n else ua)
+    lb, ub = (0.0 if a + c == 0 else lb), (1.0 if a + c == n else ub)
+    m = (a + b) * (c + d) * (a + c) * (b + d)
+    big = a * d - b * c
+    corr = big - n / 2 if big > n / 2 else (0.0 if big >= 0 else big)
+    phi = 0.0 if m == 0 else corr / math.sqrt(m)
+    theta = (b - c) / n
+    lo = theta - math.sqrt(max((pa - la) ** 2 - 2 * phi * (pa - la) * (ub - pb) + (ub - pb) ** 2, 0))
+    hi = theta + math.sqrt(max((pb - lb) ** 2 - 2 * phi * (pb - lb) * (ua - pa) + (ua - pa) ** 2, 0))
+    return theta, max(-1.0, lo), min(1.0, hi)
+
+
+def ref_robustness(sc, refs, test):
+    """Per detector, attack variant and label: the (attacked, source) pairs both judged."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    docs = sc["docs"]
+    index = {x["doc_id"]: i for i, x in enumerate(docs)}
+    variants = sorted({("attack", x["tags"]["attack"], x["variant"]) for x in docs if x["tags"].get("derivation")
+                       and x["label"] in ("human", "ai")})
+    out = {}
+    for j, s in enumerate(sc["dets"]):
+        counted, flagged, score, defined = refs[j]
+        judged = counted if defined else [v is not None for v in score]
+        for how, name, var in variants:
+            for lab, metric in (("ai", "catch_rate"), ("human", "fpr")):
+                der = [i for i, x in enumerate(docs) if x["tags"].get("derivation") == how
+                       and x["tags"].get("attack") == name and x["variant"] == var and x["label"] == lab
+                       and s["scope"][i]]
+                if not der:
+                    continue
+                pairs = [(i, index[docs[i]["source_id"]]) for i in der if docs[i]["source_id"] in index]
+                pairs = [(i, k) for i, k in pairs if test[i] and test[k] and s["scope"][k] and judged[i] and judged[k]]
+                fa = [flagged[i] for i, _ in pairs]
+                fs = [flagged[k] for _, k in pairs]
+                row = {"n_derived": len(der), "n_pairs": len(pairs)}
+                if not defined or not pairs:
+                    row.update(ka=None, ks=None, estimate=None, ci=None, p=None)
+                else:
+                    both = sum(x and y for x, y in zip(fa, fs))
+                    a_only = sum(x and not y for x, y in zip(fa, fs))
+                    b_only = sum(y and not x for x, y in zip(fa, fs))
+                    theta, lo, hi = ref_newcombe_paired(both, a_only, b_only, len(pairs) - both - a_only - b_only)
+                    p = None if a_only + b_only == 0 else mcnemar([[0, a_only], [b_only, 0]], exact=True).pvalue
+                    row.update(ka=sum(fa), ks=sum(fs), estimate=theta, ci=[lo, hi], p=p)
+                out[(s["label"], name, json.loads(var)["seed"], metric)] = row
+    return out
+
+
 def reference(sc):
     docs = sc["docs"]
     n = len(docs)
     calib = ref_calibration(sc)
     place = [ref_place(x, sc["declared"]) for x in docs]
     test = [not c for c in calib]
-    t1, t2, side, refs, ops = {}, {}, {}, [], []
+    t1, t2, side, refs, ops, t1_sets = {}, {}, {}, [], [], {}
+    for j in range(len(sc["dets"])):
+        refs.append(ref_detector(sc, j, calib))
+    main = [i for i in range(n) if test[i] and place[i] in ("headline", "side-label")]
+    groups = ref_groups(sc, main, refs)
     for j, s in enumerate(sc["dets"]):
-        ref = ref_detector(sc, j, calib)
-        refs.append(ref)
+        ref = refs[j]
         score = ref[2]
         cal_h = [score[i] for i in range(n) if calib[i] and place[i] == "headline" and docs[i]["label"] == "human"
                  and score[i] is not None]
         op = {t: ref_quantile(cal_h, t) for t in TARGETS} if cal_h else None
         table = [i for i in range(n) if test[i] and s["scope"][i] and place[i] in ("headline", "side-label")]
-        b = ref_block(sc, j, table, calib, ref, op)
-        b["source"] = "calibration split" if op else "in-sample oracle operating point"
-        t1[s["label"]] = b
+        for g in groups:
+            if j not in g["dets"]:
+                continue
+            mem = [i for i in table if not g["corpora"] or docs[i]["corpus"] in g["corpora"]]
+            b = ref_block(sc, j, mem, calib, ref, op)
+            b["source"] = "calibration split" if op else "in-sample oracle operating point"
+            t1[(s["label"], g["id"])] = b
+            hum = [score[i] for i in mem if docs[i]["label"] == "human" and score[i] is not None]
+            t1_sets[(s["label"], g["id"])] = (cal_h if op else hum,
+                                              [score[i] for i in mem if docs[i]["label"] == "ai" and score[i] is not None])
         head_op = op
         if head_op is None:
             hh = [score[i] for i in table if docs[i]["label"] == "human" and score[i] is not None]
@@ -284,32 +405,46 @@ def reference(sc):
                     t2[(s["label"], kind, str(v))] = rb
         head_neg = [score[i] for i in range(n) if test[i] and s["scope"][i] and place[i] == "headline"
                     and docs[i]["label"] == "human" and score[i] is not None]
+        derived = [i for i in range(n) if test[i] and s["scope"][i] and place[i].startswith("derivation=")]
+        for v in sorted({docs[i]["tags"]["attack"] for i in derived}):
+            # the attack as a Table 2 slice: derived texts only, as their side rows are
+            mem = [i for i in derived if docs[i]["tags"]["attack"] == v]
+            rb = ref_block(sc, j, mem, calib, ref, head_op, negatives=head_neg)
+            ranked = sum(1 for i in mem if docs[i]["label"] in ("human", "ai") and score[i] is not None)
+            if rb["human_n"] or rb["ai_n"] or rb["edited_n"] or rb["mixed_n"] or ranked:
+                t2[(s["label"], "tag:attack", v)] = rb
         for g in sorted({p for p in place if p not in ("headline", "side-label")}):
             mem = [i for i in range(n) if test[i] and s["scope"][i] and place[i] == g]
             rb = ref_block(sc, j, mem, calib, ref, head_op, negatives=head_neg)
             ranked = sum(1 for i in mem if docs[i]["label"] in ("human", "ai") and score[i] is not None)
             if rb["human_n"] or rb["ai_n"] or rb["edited_n"] or rb["mixed_n"] or ranked:
                 side[(s["label"], g)] = rb
-    # Agreement: per slice and label, over texts every participating detector counted.
+    # Agreement: per group, slice and label, over texts every participating detector of the
+    # group's panel counted (the detectors named for its corpora, else all of the group's).
     agree = {}
     with_rule = [j for j in range(len(sc["dets"])) if refs[j][3]]
-    table_all = [i for i in range(n) if test[i] and place[i] in ("headline", "side-label")]
-    for kind in ("all",) + SLICES:
-        rows = {}
-        for i in table_all:
-            v = "all" if kind == "all" else (docs[i]["tags"].get("writer") if kind == "tag:writer" else docs[i][kind])
-            if v is not None:
-                rows.setdefault((str(v), docs[i]["label"]), []).append(i)
-        for (v, lab), mem in rows.items():
-            part = [j for j in with_rule if any(refs[j][0][i] for i in mem)]
-            if not part:
-                continue
-            both = [i for i in mem if all(refs[j][0][i] for j in part)]
-            agree[(kind, v, lab)] = {
-                "n": len(both), "n_detectors": len(part),
-                "flagged_by_any": sum(any(refs[j][1][i] for j in part) for i in both),
-                "flagged_by_all": sum(all(refs[j][1][i] for j in part) for i in both)}
-    return t1, t2, side, agree, calib
+    for g in groups:
+        named = [j for j in g["dets"] if set(sc["dets"][j]["named"]) & set(g["corpora"])]
+        panel = [j for j in (named or g["dets"]) if j in with_rule]
+        table_g = [i for i in main if not g["corpora"] or docs[i]["corpus"] in g["corpora"]]
+        for kind in ("all",) + SLICES:
+            rows = {}
+            for i in table_g:
+                v = "all" if kind == "all" else (docs[i]["tags"].get("writer") if kind == "tag:writer" else docs[i][kind])
+                if v is not None:
+                    rows.setdefault((str(v), docs[i]["label"]), []).append(i)
+            for (v, lab), mem in rows.items():
+                part = [j for j in panel if any(refs[j][0][i] for i in mem)]
+                if not part:
+                    continue
+                both = [i for i in mem if all(refs[j][0][i] for j in part)]
+                agree[(g["id"], kind, v, lab)] = {
+                    "n": len(both), "n_detectors": len(part),
+                    "flagged_by_any": sum(any(refs[j][1][i] for j in part) for i in both),
+                    "flagged_by_all": sum(all(refs[j][1][i] for j in part) for i in both)}
+    robust = ref_robustness(sc, refs, test)
+    return {"t1": t1, "t2": t2, "side": side, "agree": agree, "calib": calib, "groups": groups, "robust": robust,
+            "t1_sets": t1_sets}
 
 
 # --------------------------------------------------------------------------- the properties
@@ -349,16 +484,29 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 @SETTINGS
 @given(scenario())
 def test_tables_equal_a_plain_computation(sc):
+    from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_scores
+
     docs, dets, proto = build(sc)
     res = compute_results(docs, dets, proto)
-    t1, t2, side, agree, calib = reference(sc)
-    assert {r["detector"] for r in res["table1"]} == set(t1)
-    for r in res["table1"]:
-        _check_block(r, t1[r["detector"]], ("table1", r["detector"]))
+    ref = reference(sc)
+    t1, t2, side, agree, calib = ref["t1"], ref["t2"], ref["side"], ref["agree"], ref["calib"]
+    assert [g["id"] for g in res["table1_groups"]] == [g["id"] for g in ref["groups"]]
+    for g, rg in zip(res["table1_groups"], ref["groups"]):
+        assert g["detectors"] == [sc["dets"][j]["label"] for j in rg["dets"]] and g["corpora"] == rg["corpora"]
+    got1 = {(r["detector"], r["group"]): r for r in res["table1"]}
+    assert len(got1) == len(res["table1"]) and set(got1) == set(t1)
+    for k, r in got1.items():
+        _check_block(r, t1[k], ("table1", k))
         for t in TARGETS:
             blk = r[f"tpr_at_fpr_{int(t * 100)}"]
             if blk["tpr"] is not None:
-                assert blk["threshold_source"] == t1[r["detector"]]["source"]
+                assert blk["threshold_source"] == t1[k]["source"]
+                hum, ai = ref["t1_sets"][k]
+                want = tpr_at_fpr_interval_scores(hum, ai, t, n_boot=N_BOOT, seed=3)
+                assert want.tpr == pytest.approx(blk["tpr"]) and blk["ci95"] == pytest.approx([want.lo, want.hi]), k
+                assert blk["ci95"][0] <= blk["tpr"] <= blk["ci95"][1]
+            else:
+                assert blk["ci95"] is None and blk["ci95_reason"]
     got2 = {(r["detector"], r["slice_type"], r["slice"]): r for r in res["table2"]}
     assert set(got2) == set(t2)
     for k, r in got2.items():
@@ -367,11 +515,31 @@ def test_tables_equal_a_plain_computation(sc):
     assert set(got_side) == set(side)
     for k, r in got_side.items():
         _check_block(r, side[k], ("side", k))
-    got_a = {(a["slice_type"], a["subgroup"], a["label"]): a for a in res["agreement"]}
+    got_a = {(a["group"], a["slice_type"], a["subgroup"], a["label"]): a for a in res["agreement"]}
     assert set(got_a) == set(agree)
     for k, a in got_a.items():
         for f in ("n", "n_detectors", "flagged_by_any", "flagged_by_all"):
             assert a[f] == agree[k][f], (k, f, a, agree[k])
+    got_r = {(r["detector"], r["attack"], r["variant"]["seed"], r["metric"]): r for r in res["robustness"]}
+    assert set(got_r) == set(ref["robust"])
+    for k, r in got_r.items():
+        w = ref["robust"][k]
+        assert (r["n_derived"], r["n_pairs"], r["attacked"]["k"], r["source"]["k"]) == \
+            (w["n_derived"], w["n_pairs"], w["ka"], w["ks"]), (k, r, w)
+        d = r["difference"]
+        if w["estimate"] is None:
+            assert d["estimate"] is None and d["ci95"] is None and d["reason"]
+            assert r["attacked"]["rate"] is None and r["attacked"]["reason"]
+        else:
+            assert d["estimate"] == pytest.approx(w["estimate"], abs=1e-12)
+            assert d["ci95"] == pytest.approx(w["ci"], abs=1e-9)
+            assert _close(d["p_value"], w["p"]) and (d["p_value"] is not None or d["reason"])
+            for side_, kk in (("attacked", "ka"), ("source", "ks")):
+                lo, hi = proportion_confint(w[kk], w["n_pairs"], method="wilson")
+                assert r[side_]["rate"] == pytest.approx(w[kk] / w["n_pairs"])
+                assert r[side_]["ci95"][0] == pytest.approx(0.0 if w[kk] == 0 else lo, abs=1e-12)
+                assert r[side_]["ci95"][1] == pytest.approx(1.0 if w[kk] == w["n_pairs"] else hi, abs=1e-12)
+            assert d["estimate"] == pytest.approx(r["attacked"]["rate"] - r["source"]["rate"], abs=1e-12)
     assert res["run"]["split"]["calibration_n"] == sum(calib)
     json.dumps(res, allow_nan=False)
 
@@ -410,6 +578,23 @@ def test_no_undefined_rate_is_printed_as_a_number(tmp_path_factory, sc):
                     assert blk["reason"] and cell(r, f"tpr_at_fpr_{int(t * 100)}").startswith("—")
             if r["false_positives"] is None:
                 assert b["false_positives"] == "" and cell(r, "false_positives").startswith("—")
+    # robustness rows: an undefined rate or difference is a dash with its reason, an empty CSV cell
+    write_csv(res["robustness"], out / "robustness.csv")
+    back = list(csv.DictReader(io.StringIO((out / "robustness.csv").read_text()))) if res["robustness"] else []
+    for r, b in zip(res["robustness"], back):
+        for side, key in (("attacked", "rb_attacked"), ("source", "rb_source")):
+            if r[side]["rate"] is None:
+                assert r[side]["reason"] and cell(r, key) == f"— ({r[side]['reason']})"
+                assert b[f"{side}_rate"] == "" and b[f"{side}_reason"] == r[side]["reason"]
+            else:
+                assert cell(r, key).startswith(f"{r[side]['k']}/{r[side]['n']} ")
+        d = r["difference"]
+        if d["estimate"] is None:
+            assert d["reason"] and cell(r, "rb_difference").startswith("—") and b["difference_estimate"] == ""
+        if res["robustness"]:
+            assert cell(r, "rb_difference").replace("|", "\\|") in md and "Robustness" in term
+    for g in res["table1_groups"]:
+        assert g["title"] in md and g["note"] in md
 
 
 @SETTINGS
@@ -430,8 +615,18 @@ def test_relabelling_side_texts_never_changes_a_headline_rate(sc, side_as):
     res2 = compute_results(docs2, dets2, proto2)
     keys = ("human_n", "false_positives", "fpr", "fpr_ci95", "ai_n", "detections", "catch_rate", "catch_rate_ci95",
             "balanced_accuracy", "auroc", "auroc_ci95", "tpr_at_fpr_5", "tpr_at_fpr_20")
-    for a, b in zip(res["table1"], res2["table1"], strict=True):
+    # A side text relabelled to a side label joins the main tables' side columns; it can only
+    # add a table of its own (a corpus that had no main-table text), never change a headline row.
+    second = {(r["detector"], r["group"]): r for r in res2["table1"]}
+    for a in res["table1"]:
+        b = second.get((a["detector"], a["group"]))
+        if b is None:  # a run with no main-table text at all ("all") gets its corpus's table
+            assert a["group"] == "all" and not a["human_n"] and not a["ai_n"]
+            continue
         assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
+    for b in res2["table1"]:
+        if (b["detector"], b["group"]) not in {(a["detector"], a["group"]) for a in res["table1"]}:
+            assert not b["human_n"] and not b["ai_n"]
 
 
 @settings(max_examples=200, deadline=None)

@@ -21,20 +21,23 @@ def _data(seed=7, n_h=200, n_a=150):
 
 
 def plain_refit_bootstrap(y, s, target, n_boot, seed, alpha=0.05):
-    """Resample humans then AI texts (each class keeps its size, strata in ascending code
-    order, one ``integers`` call each, as metrics.bootstrap does), refit the threshold as
-    the (f+1)-th largest resampled human score with f = floor(target * n_h), and count the
-    resampled AI scores strictly above it."""
+    """Resample humans then AI texts in blocks of R = 2**20 // max(n_h, n_a) replicates
+    (one ``integers`` call per class and block: the documented stream), refit the
+    threshold of each replicate as the (f+1)-th largest resampled human score with
+    f = floor(target * n_h), and count the resampled AI scores strictly above it."""
     rng = np.random.default_rng(seed)
-    hum = np.flatnonzero(y == 0)
-    ai = np.flatnonzero(y == 1)
+    hum = s[y == 0]
+    ai = s[y == 1]
     f = min(int(np.floor(target * hum.size + 1e-9)), hum.size - 1)
+    per = max(1, (1 << 20) // max(hum.size, ai.size))
     reps = []
-    for _ in range(n_boot):
-        h = s[hum[rng.integers(0, hum.size, hum.size)]]
-        a = s[ai[rng.integers(0, ai.size, ai.size)]]
-        t = np.sort(h)[::-1][f]
-        reps.append(np.mean(a > t))
+    while len(reps) < n_boot:
+        r = min(per, n_boot - len(reps))
+        hidx = rng.integers(0, hum.size, (r, hum.size))
+        aidx = rng.integers(0, ai.size, (r, ai.size))
+        for b in range(r):
+            t = sorted(hum[hidx[b]].tolist(), reverse=True)[f]
+            reps.append(sum(v > t for v in ai[aidx[b]].tolist()) / ai.size)
     return np.quantile(reps, [alpha / 2, 1 - alpha / 2])
 
 
@@ -50,6 +53,18 @@ def test_interval_matches_plain_loop_and_point_matches_metrics_layer(target):
     assert (r.seed, r.n_boot, r.n_valid, r.method) == (11, 400, 400, METHOD)
     assert r.n_false_positives_allowed == int(np.floor(target * 200 + 1e-9))
     json.dumps(r.to_dict(), allow_nan=False)
+
+
+def test_blocks_of_replicates_and_the_two_class_form():
+    """Large classes are drawn in several blocks (same stream as the plain loop); the
+    two-array form gives the same interval."""
+    from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_scores
+
+    y, s = _data(n_h=6000, n_a=300)
+    r = tpr_at_fpr_interval(y, s, 0.01, n_boot=400, seed=3)
+    lo, hi = plain_refit_bootstrap(y, s, 0.01, 400, 3)
+    assert (r.lo, r.hi) == (pytest.approx(min(lo, r.tpr), abs=1e-12), pytest.approx(max(hi, r.tpr), abs=1e-12))
+    assert tpr_at_fpr_interval_scores(s[y == 0], s[y == 1], 0.01, n_boot=400, seed=3) == r
 
 
 def test_seeded_and_reproducible():

@@ -14,7 +14,11 @@ protocol_app = typer.Typer(help="Commit scoring rules before any scan; amend the
 @protocol_app.command("commit")
 @friendly_errors
 def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .yaml)."), workspace: Path = WorkspaceOpt):
-    """Record the protocol's SHA-256 and today's date in the workspace, before any scan."""
+    """Record the protocol's SHA-256 and today's date in the workspace, before any scan.
+
+    Warns when the selected corpus is too small for the comparisons or gaps the protocol
+    declares (a Wilson half-width above 5 points at a 5% FPR, or a gap that cannot detect
+    10 points with 80% power; `veribench plan` gives the sizes)."""
     from ..protocol.commit import commit
     from ..store import Workspace
 
@@ -24,6 +28,8 @@ def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .y
     typer.echo(f"{state}: {rec.name} sha256={rec.hash} at {rec.committed_at:%Y-%m-%dT%H:%M:%SZ}")
     for a in rec.amendments:
         typer.echo(f"  amendment {a.get('date')}: {a.get('summary')} (supersedes {a.get('supersedes')})")
+    for w in rec.warnings:
+        typer.echo(f"warning: {w}")
 
 
 @protocol_app.command("show")

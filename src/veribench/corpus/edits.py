@@ -45,11 +45,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import InputError, ProtocolError
+from ..errors import InputError
 
 Edit = tuple[int, int, str]
 
@@ -357,65 +357,26 @@ class EditBudget(BaseModel):
         return out
 
 
-def load_protocol_data(path: str | Path) -> dict[str, Any]:
-    """The raw mapping of a protocol file (``.toml``, ``.yaml``/``.yml``).
+def edit_budget(protocol: Any = None, arm: str = "C2") -> EditBudget:
+    """The edit budget of ``arm`` under a parsed protocol (its ``[arms].<arm>`` entry).
 
-    Raises:
-        ProtocolError: unreadable file or bad syntax.
+    Args:
+        protocol: a :class:`veribench.protocol.model.Protocol` (its validated ``arm_specs``:
+            ``edit_budget`` and ``on_violation``, range-checked when the file was loaded), or
+            ``None`` for the defaults.
+        arm: the arm whose budget applies.
+
+    An arm the protocol does not list, or lists without an ``edit_budget``, takes the
+    defaults (10% of words, 0 sentences added, 0 removed) with its ``on_violation``
+    (default ``refuse``).
     """
-    import tomllib
-
-    p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except OSError as e:
-        raise ProtocolError(f"protocol {p}: cannot read ({e.strerror})") from e
-    except UnicodeDecodeError as e:
-        raise ProtocolError(f"protocol {p}: not UTF-8 (byte {e.start})") from e
-    try:
-        if p.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            data = tomllib.loads(text)
-    except Exception as e:  # tomllib.TOMLDecodeError / yaml.YAMLError
-        raise ProtocolError(f"protocol {p}: syntax error: {e}") from e
-    if not isinstance(data, dict):
-        raise ProtocolError(f"protocol {p}: expected a table at the top level")
-    return data
-
-
-def edit_budget(protocol: Mapping[str, Any] | None, arm: str = "C2", *, source: str = "<protocol>") -> EditBudget:
-    """The edit budget of ``arm`` from a parsed protocol mapping (``[arms]`` section).
-
-    Missing section, arm or keys take the defaults (10% of words, 0 sentences added, 0
-    removed, refuse). The integrator may pass the pydantic protocol's ``arms`` table
-    dumped to a dict; only ``arms.<arm>.edit_budget`` and ``arms.<arm>.on_violation`` are read.
-
-    Raises:
-        ProtocolError: a malformed ``[arms]`` entry, naming the field.
-    """
-    arms = (protocol or {}).get("arms") or {}
-    if not isinstance(arms, Mapping):
-        raise ProtocolError(f"protocol {source}: field 'arms' must be a table")
-    entry = arms.get(arm) or {}
-    if not isinstance(entry, Mapping):
-        raise ProtocolError(f"protocol {source}: field 'arms.{arm}' must be a table")
-    budget = entry.get("edit_budget") or {}
-    if not isinstance(budget, Mapping):
-        raise ProtocolError(f"protocol {source}: field 'arms.{arm}.edit_budget' must be a table")
-    data = {**budget}
-    if "on_violation" in entry:
-        data["on_violation"] = entry["on_violation"]
-    try:
-        return EditBudget.model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(x) for x in first.get("loc", ()))
-        where = f"arms.{arm}.on_violation" if loc == "on_violation" else f"arms.{arm}.edit_budget.{loc}"
-        msg = first.get("msg", str(e)).removeprefix("Value error, ")
-        raise ProtocolError(f"protocol {source}: field {where!r}: {msg}") from None
+    spec = (getattr(protocol, "arm_specs", None) or {}).get(arm)
+    data: dict[str, Any] = {}
+    if spec is not None:
+        if spec.edit_budget is not None:
+            data.update(spec.edit_budget.model_dump())
+        data["on_violation"] = spec.on_violation
+    return EditBudget.model_validate(data)
 
 
 # --------------------------------------------------------------------------- import of edited drafts
@@ -488,15 +449,15 @@ def _edited_report_cls():
     return EditImportReport
 
 
-def import_edited(ws: Any, path: str | Path, *, protocol: str | Path | Mapping[str, Any] | None = None,
+def import_edited(ws: Any, path: str | Path, *, protocol: Any = None,
                   arm: str = "C2", corpus: str | None = None) -> Any:
     """Import human-edited versions of drafts already in ``ws`` as arm ``arm`` (default C2).
 
     Each record (JSONL or CSV; :class:`EditedRecord`) names its draft by ``draft_id``.
     Every record is validated first (any bad record: ``InputError`` naming file, record
     and field, nothing stored). Each edit is measured (:func:`measure_edit`) and checked
-    against the arm's budget (:func:`edit_budget` of the protocol; defaults without
-    one): inside, it is stored in ``arm``; outside, it is refused or moved to the arm
+    against the arm's budget (:func:`edit_budget` of the protocol, given as a path or a
+    parsed :class:`~veribench.protocol.model.Protocol`; defaults without one): inside, it is stored in ``arm``; outside, it is refused or moved to the arm
     the protocol names. The derived document keeps the draft's label, kind, subgroup,
     group_key and tags, adds ``tags.derivation = "edit"``, and records
     ``provenance.source_id``, ``provenance.edits`` (spans over the draft) and
@@ -516,11 +477,10 @@ def import_edited(ws: Any, path: str | Path, *, protocol: str | Path | Mapping[s
     if not p.is_file():
         raise InputError("file not found", file=str(p))
     if isinstance(protocol, (str, Path)):
-        src = str(protocol)
-        protocol = load_protocol_data(protocol)
-    else:
-        src = "<protocol>"
-    budget = edit_budget(protocol, arm, source=src)
+        from ..protocol.model import load_protocol
+
+        protocol = load_protocol(protocol)
+    budget = edit_budget(protocol, arm)
     suf = p.suffix.lower()
     if suf in (".jsonl", ".ndjson", ".json"):
         rows = iter_jsonl(p)

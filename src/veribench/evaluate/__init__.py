@@ -1,9 +1,13 @@
-"""Evaluation runs: apply a protocol's rules to stored scores and build Tables 1 and 2,
-the side rows and the agreement table (rules stated once in ``docs/labels.md``)."""
+"""Evaluation runs: apply a protocol's rules to stored scores and build Tables 1 (one per
+group of detectors scored on the same texts) and 2, the side rows, the robustness rows, the
+agreement table and the comparisons (rules stated once in ``docs/labels.md``)."""
 
 from .core import DetArrays, DocArrays, compute_results, document_rows, split_documents
+from .design import design_check
+from .groups import table1_groups
 from .ranking import ranking_scores
+from .robustness import robustness_rows
 from .run import evaluate_workspace, export_run, latest_run
 
-__all__ = ["DetArrays", "DocArrays", "compute_results", "document_rows", "evaluate_workspace", "export_run",
-           "latest_run", "ranking_scores", "split_documents"]
+__all__ = ["DetArrays", "DocArrays", "compute_results", "design_check", "document_rows", "evaluate_workspace",
+           "export_run", "latest_run", "ranking_scores", "robustness_rows", "split_documents", "table1_groups"]

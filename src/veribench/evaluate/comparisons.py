@@ -285,7 +285,8 @@ def _comparison_row(slice_name: str, metric: str, a: DetectorInput, b: DetectorI
 
 def pairwise_comparisons(y: Any, detectors: Sequence[DetectorInput], slices: Mapping[str, Any],
                          config: ComparisonConfig | Mapping[str, Any] | None = None,
-                         confidence: float = 0.95) -> list[dict[str, Any]]:
+                         confidence: float = 0.95,
+                         slice_detectors: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
     """Comparison rows for every slice x metric x pair, with ``p_adjusted`` over the run family.
 
     Args:
@@ -293,6 +294,8 @@ def pairwise_comparisons(y: Any, detectors: Sequence[DetectorInput], slices: Map
         config: ``[comparisons]`` (dict or :class:`ComparisonConfig`); ``enabled = false``
             gives no rows.
         confidence: level of the ``ci95`` intervals (the protocol's ``confidence``).
+        slice_detectors: optional slice -> the names of the detectors compared in that slice
+            (e.g. the detectors of one Table 1 group); a slice not listed compares all.
 
     Returns:
         Rows in the order slice, metric (config order), pair (i < j in input order).
@@ -304,14 +307,23 @@ def pairwise_comparisons(y: Any, detectors: Sequence[DetectorInput], slices: Map
     alpha_ci = 1.0 - float(confidence)
     rows = []
     for sname, mask in masks.items():
+        dets = _in_slice(detectors, sname, slice_detectors)
         for metric in cfg.metrics:
-            for i in range(len(detectors)):
-                for j in range(i + 1, len(detectors)):
-                    rows.append(_comparison_row(sname, metric, detectors[i], detectors[j], yy, mask, alpha_ci))
+            for i in range(len(dets)):
+                for j in range(i + 1, len(dets)):
+                    rows.append(_comparison_row(sname, metric, dets[i], dets[j], yy, mask, alpha_ci))
     adj = mpaired.adjust_pvalues([r["p_value"] for r in rows], cfg.correction)
     for r, p in zip(rows, adj):
         r["p_adjusted"] = _f(p)
     return rows
+
+
+def _in_slice(detectors: Sequence[Any], sname: str, slice_detectors: Mapping[str, Sequence[str]] | None) -> list[Any]:
+    """The detectors (objects or names, input order) compared in slice ``sname``."""
+    if slice_detectors is None or sname not in slice_detectors:
+        return list(detectors)
+    keep = set(slice_detectors[sname])
+    return [d for d in detectors if (d if isinstance(d, str) else d.name) in keep]
 
 
 def subgroup_gaps(y: Any, detectors: Sequence[DetectorInput], columns: Mapping[str, Sequence[Any]],
@@ -402,8 +414,8 @@ def _better(row: dict[str, Any], metric: str, alpha: float) -> int:
 
 
 def significance_matrices(rows: Sequence[dict[str, Any]], detectors: Sequence[str], alpha: float = 0.05,
-                          values: Mapping[tuple[str, str, str], tuple[float | None, str | None]] | None = None
-                          ) -> list[dict[str, Any]]:
+                          values: Mapping[tuple[str, str, str], tuple[float | None, str | None]] | None = None,
+                          slice_detectors: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
     """Per slice x metric: which pairwise differences survive the correction.
 
     Args:
@@ -411,6 +423,7 @@ def significance_matrices(rows: Sequence[dict[str, Any]], detectors: Sequence[st
         detectors: detector names in display order.
         alpha: the survival level.
         values: :func:`detector_values`, to list undefined detectors as such.
+        slice_detectors: as in :func:`pairwise_comparisons` (each matrix lists its slice's).
 
     Returns:
         ``{slice, metric, better ("higher"|"lower"), alpha, detectors, cells}`` where
@@ -418,13 +431,14 @@ def significance_matrices(rows: Sequence[dict[str, Any]], detectors: Sequence[st
         ``"<"`` when significantly worse, ``"="`` when the test does not separate them, and
         ``None`` on the diagonal and where the comparison is undefined (no p-value).
     """
-    idx = {d: i for i, d in enumerate(detectors)}
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["slice"], r["metric"]), []).append(r)
     out = []
     for (sname, metric), rs in groups.items():
-        k = len(detectors)
+        names = _in_slice(detectors, sname, slice_detectors)
+        idx = {d: i for i, d in enumerate(names)}
+        k = len(names)
         cells: list[list[str | None]] = [[None] * k for _ in range(k)]
         for r in rs:
             if r["a"] not in idx or r["b"] not in idx or r.get("p_adjusted") is None:
@@ -434,9 +448,9 @@ def significance_matrices(rows: Sequence[dict[str, Any]], detectors: Sequence[st
             cells[i][j] = {1: ">", -1: "<", 0: "="}[s]
             cells[j][i] = {1: "<", -1: ">", 0: "="}[s]
         entry: dict[str, Any] = {"slice": sname, "metric": metric, "better": BETTER[metric], "alpha": alpha,
-                                 "detectors": list(detectors), "cells": cells}
+                                 "detectors": list(names), "cells": cells}
         if values is not None:
-            entry["undefined"] = {d: values[(sname, metric, d)][1] for d in detectors
+            entry["undefined"] = {d: values[(sname, metric, d)][1] for d in names
                                   if (sname, metric, d) in values and values[(sname, metric, d)][0] is None}
         out.append(entry)
     return out
@@ -467,7 +481,8 @@ def tiers_for(names: Sequence[str], better_than: Mapping[tuple[str, str], bool])
 
 
 def tiers(rows: Sequence[dict[str, Any]], detectors: Sequence[str], alpha: float = 0.05,
-          values: Mapping[tuple[str, str, str], tuple[float | None, str | None]] | None = None) -> list[dict[str, Any]]:
+          values: Mapping[tuple[str, str, str], tuple[float | None, str | None]] | None = None,
+          slice_detectors: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
     """Per slice x metric: detectors grouped into tiers the tests cannot separate.
 
     Args:
@@ -476,6 +491,7 @@ def tiers(rows: Sequence[dict[str, Any]], detectors: Sequence[str], alpha: float
         alpha: survival level.
         values: :func:`detector_values`; detectors whose own metric is undefined in the slice
             are listed in ``not_ranked`` with the reason instead of being tiered.
+        slice_detectors: as in :func:`pairwise_comparisons` (each slice tiers its own).
 
     Returns:
         ``{slice, metric, better, alpha, tiers: [{"tier": 1, "detectors": [...]}, ...],
@@ -488,7 +504,7 @@ def tiers(rows: Sequence[dict[str, Any]], detectors: Sequence[str], alpha: float
     for (sname, metric), rs in groups.items():
         not_ranked = []
         ranked = []
-        for d in detectors:
+        for d in _in_slice(detectors, sname, slice_detectors):
             v = values.get((sname, metric, d)) if values is not None else (0.0, None)
             if v is None or v[0] is None:
                 not_ranked.append({"detector": d, "reason": (v[1] if v else "not compared")})
@@ -512,7 +528,8 @@ def compute_comparisons(y: Any, detectors: Sequence[DetectorInput], slices: Mapp
                         config: ComparisonConfig | Mapping[str, Any] | None = None,
                         gaps: Sequence[GapConfig | Mapping[str, Any]] = (),
                         columns: Mapping[str, Sequence[Any]] | None = None,
-                        confidence: float = 0.95) -> dict[str, Any]:
+                        confidence: float = 0.95,
+                        slice_detectors: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """Everything issue 14 adds to a run's results, in one call.
 
     Args:
@@ -525,6 +542,8 @@ def compute_comparisons(y: Any, detectors: Sequence[DetectorInput], slices: Mapp
         gaps: the protocol's ``[[gaps]]`` entries.
         columns: slice kind -> per-document values, for the gaps.
         confidence: level of the intervals (``ci95``).
+        slice_detectors: optional slice -> the detectors compared there (default: all);
+            matrices and tiers of a slice list only its detectors.
 
     Returns:
         ``{"comparisons": [...], "gaps": [...], "significance": [...], "tiers": [...],
@@ -536,7 +555,7 @@ def compute_comparisons(y: Any, detectors: Sequence[DetectorInput], slices: Mapp
     if not cfg.enabled:
         return {"comparisons": [], "gaps": [], "significance": [], "tiers": [],
                 "corrections": {"enabled": False}}
-    rows = pairwise_comparisons(y, detectors, slices, cfg, confidence)
+    rows = pairwise_comparisons(y, detectors, slices, cfg, confidence, slice_detectors)
     gap_rows = subgroup_gaps(y, detectors, columns or {}, gaps, cfg, confidence) if gaps else []
     values = detector_values(y, detectors, slices, cfg.metrics)
     m_cmp = sum(r["p_value"] is not None for r in rows)
@@ -544,8 +563,8 @@ def compute_comparisons(y: Any, detectors: Sequence[DetectorInput], slices: Mapp
     return {
         "comparisons": rows,
         "gaps": gap_rows,
-        "significance": significance_matrices(rows, names, cfg.alpha, values),
-        "tiers": tiers(rows, names, cfg.alpha, values),
+        "significance": significance_matrices(rows, names, cfg.alpha, values, slice_detectors),
+        "tiers": tiers(rows, names, cfg.alpha, values, slice_detectors),
         "corrections": {
             "enabled": True, "correction": cfg.correction, "family": cfg.family, "alpha": cfg.alpha,
             "confidence": confidence,

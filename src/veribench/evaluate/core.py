@@ -42,9 +42,14 @@ from typing import Any
 import numpy as np
 
 from ..metrics import grouped as mgrouped
+from . import groups as mgroups
+from .comparisons import DetectorInput, compute_comparisons
+from .robustness import robustness_rows
 from ..metrics import rates as mrates
 from ..metrics import roc as mroc
 from ..metrics import thresholds as mthr
+from ..metrics.threshold_bootstrap import METHOD as TPR_CI_METHOD
+from ..metrics.threshold_bootstrap import tpr_at_fpr_interval_scores
 from ..protocol import roles
 from ..protocol.model import AI_VERDICTS, DecisionRule, Protocol
 from ..protocol.split import calibration_mask, split_summary
@@ -63,6 +68,11 @@ NO_SPLIT_FIT = "threshold not fitted: the protocol has no calibration split"
 IN_SAMPLE = "in-sample oracle operating point"
 FROM_CALIBRATION = "calibration split"
 HAZARD_KEYS = ("confusables", "invisible", "degenerate_repetition")
+#: The Table 2 slice of derived texts by attack (or humanizer) name; added when derived texts exist.
+ATTACK_SLICE = f"tag:{roles.ATTACK_TAG}"
+#: Slice kinds whose values only derived texts carry: their Table 2 rows count derived texts.
+DERIVED_SLICES = (ATTACK_SLICE, f"tag:{roles.DERIVATION_TAG}")
+DERIVED_MEMBERS = "derived texts (never headline); AUROC and TPR at FPR as in the side rows"
 
 
 @dataclass
@@ -77,6 +87,10 @@ class DocArrays:
     corpus: np.ndarray
     group_key: np.ndarray
     tags: list[dict[str, str]] = field(default_factory=list)
+    #: ``provenance["source_id"]`` per document (``None`` where not derived); ``None``: unknown.
+    source_id: np.ndarray | None = None
+    #: ``provenance["attack"]`` per derived document as canonical JSON (``None``: none recorded).
+    variant: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.doc_id)
@@ -107,7 +121,8 @@ class DetArrays:
     e.g. its protocol ``corpora``; default all), ``hazards`` (``{"confusables",
     "invisible", "degenerate_repetition"}`` float arrays, NaN where the score has no
     hazard record), ``ranking`` (description of the ranking score), ``scale`` and
-    ``direction`` (object arrays, the native scale and direction per document).
+    ``direction`` (object arrays, the native scale and direction per document),
+    ``corpora`` (the corpora its protocol entry names: its agreement panels).
     """
 
     label: str
@@ -129,6 +144,8 @@ class DetArrays:
     ranking: dict[str, Any] | None = None
     scale: np.ndarray | None = None
     direction: np.ndarray | None = None
+    #: The corpora the protocol names for this detector (its ``corpora``; empty: none named).
+    corpora: tuple[str, ...] = ()
 
 
 def _f(x: Any) -> Any:
@@ -233,13 +250,25 @@ def decide(det: DetArrays, scored: np.ndarray, calib: np.ndarray, headline: np.n
 
 
 # --------------------------------------------------------------------------- slices
-def _slice_codes(docs: DocArrays, proto: Protocol) -> list[tuple[str, list[str], np.ndarray]]:
+def slice_kinds(docs: DocArrays, proto: Protocol) -> tuple[list[str], list[str]]:
+    """The slice kinds of Table 2: the protocol's ``[tables] slices``, plus ``tag:attack`` when
+    the selection holds derived documents with an attack (or humanizer) name and the protocol
+    does not list it. Returns ``(kinds, added)``."""
+    kinds = list(proto.slices)
+    added = []
+    if ATTACK_SLICE not in kinds and docs.tags and any(
+            t and t.get(roles.DERIVATION_TAG) and t.get(roles.ATTACK_TAG) for t in docs.tags):
+        added.append(ATTACK_SLICE)
+    return kinds + added, added
+
+
+def _slice_codes(docs: DocArrays, kinds: list[str]) -> list[tuple[str, list[str], np.ndarray]]:
     """Per slice kind: (kind, group values, int code per document; -1 = not in any group).
 
     The first entry is the ``all`` kind with one group."""
     n = len(docs)
     out: list[tuple[str, list[str], np.ndarray]] = [("all", ["all"], np.zeros(n, dtype=np.int64))]
-    for kind in proto.slices:
+    for kind in kinds:
         col = docs.column(kind)
         present = np.array([v is not None for v in col], dtype=bool)
         codes = np.full(n, -1, dtype=np.int64)
@@ -280,6 +309,7 @@ class _Ctx:
     proto: Protocol
     thresholds: dict[float, dict[str, Any]]  # target -> {"threshold", "source", "n_human"} (calibration) or {}
     warn: list[str]
+    n_blocks: int = 0
 
 
 def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: str, values: list[str],
@@ -408,7 +438,9 @@ def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarra
         if thr is None:
             return {**base, "tpr": None, "k": None, "n": int(n_pos[i]), "threshold": None, "achieved_fpr": None,
                     "fp": None, "n_human": int(n_neg[i]), "threshold_source": (fixed.get(t) or {}).get("source"),
-                    "reason": "no operating point: the headline texts give no threshold"}
+                    "reason": "no operating point: the headline texts give no threshold",
+                    "ci95": None, "ci95_reason": "no operating point: the headline texts give no threshold",
+                    "ci_method": None}
         score = ctx.det.oriented
         inside = member & ctx.rank & (codes == i)
         ai = inside & (ctx.lab == roles.POSITIVE_CODE)
@@ -423,15 +455,34 @@ def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarra
                "reason": None if na else NO_AI}
         if nh == 0:
             out["achieved_fpr_reason"] = NO_HUMAN
+        out.update(_tpr_ci(ctx, t, fixed[t].get("human"), score[ai]))
         return out
     if not (n_pos[i] and n_neg[i]):
         why = NO_HUMAN if not n_neg[i] else NO_AI
         return {**base, "tpr": None, "k": None, "n": int(n_pos[i]), "threshold": None, "achieved_fpr": None,
-                "fp": None, "n_human": int(n_neg[i]), "threshold_source": IN_SAMPLE, "reason": why}
+                "fp": None, "n_human": int(n_neg[i]), "threshold_source": IN_SAMPLE, "reason": why,
+                "ci95": None, "ci95_reason": why, "ci_method": None}
     r = insample[t]
+    inside = member & ctx.rank & (codes == i)
+    score = ctx.det.oriented
     return {**base, "tpr": _f(r.tpr[i]), "k": int(r.k[i]), "n": int(r.n[i]), "threshold": _f(r.threshold[i]),
             "achieved_fpr": _f(r.achieved_fpr[i]), "fp": int(r.fp[i]), "n_human": int(r.n_human[i]),
-            "threshold_source": IN_SAMPLE, "reason": r.reasons[i]}
+            "threshold_source": IN_SAMPLE, "reason": r.reasons[i],
+            **_tpr_ci(ctx, t, score[inside & (ctx.lab == roles.NEGATIVE_CODE)],
+                      score[inside & (ctx.lab == roles.POSITIVE_CODE)])}
+
+
+def _tpr_ci(ctx: _Ctx, t: float, human: np.ndarray | None, ai: np.ndarray) -> dict[str, Any]:
+    """``ci95`` of a TPR-at-FPR block: the seeded bootstrap that refits the threshold on the
+    human texts that set it in every resample (:mod:`veribench.metrics.threshold_bootstrap`;
+    seed and resample count: the protocol's ``[metrics] seed`` and ``bootstrap_n``)."""
+    if human is None or human.size == 0:
+        return {"ci95": None, "ci95_reason": "no human texts set the threshold", "ci_method": None}
+    if ai.size == 0:
+        return {"ci95": None, "ci95_reason": NO_AI, "ci_method": None}
+    r = tpr_at_fpr_interval_scores(human, ai, t, n_boot=ctx.proto.bootstrap_n, seed=ctx.proto.seed, alpha=ctx.alpha)
+    ctx.n_blocks += 1
+    return {"ci95": [r.lo, r.hi], "ci95_reason": None, "ci_method": TPR_CI_METHOD}
 
 
 # --------------------------------------------------------------------------- per detector
@@ -483,7 +534,8 @@ def _operating_thresholds(ctx: _Ctx, calib: np.ndarray, headline: np.ndarray) ->
     out = {}
     for t in ctx.proto.tpr_at_fpr:
         thr, fp = mthr.threshold_at_fpr_sorted(h, t)
-        out[t] = {"threshold": float(thr), "source": FROM_CALIBRATION, "n_human": nh, "calibration_fp": int(fp)}
+        out[t] = {"threshold": float(thr), "source": FROM_CALIBRATION, "n_human": nh, "calibration_fp": int(fp),
+                  "human": h}
     return out, nh
 
 
@@ -492,17 +544,34 @@ def split_documents(docs: DocArrays, proto: Protocol) -> tuple[roles.DocumentRol
     n = len(docs)
     rl = roles.classify(docs.label, docs.arm, docs.tags, proto.arms)
     is_human = rl.code == roles.NEGATIVE_CODE
+    keys = split_groups(docs)
     if proto.split_rule == "hash":
         elig = np.isin(docs.corpus.astype(str), list(proto.split_corpora)) if proto.split_corpora else np.ones(n, bool)
-        calib = calibration_mask(list(docs.doc_id), is_human, list(docs.group_key), every=proto.split_every,
+        calib = calibration_mask(list(docs.doc_id), is_human, keys, every=proto.split_every,
                                  salt=proto.split_salt, eligible=elig)
     else:
         elig = np.zeros(n, dtype=bool)
         calib = np.zeros(n, dtype=bool)
     info = {"rule": proto.split_rule if proto.split_rule == "hash" else "none", "every": proto.split_every,
-            "salt": proto.split_salt, "corpora": list(proto.split_corpora), "group_by": "group_key, else the document id",
-            **split_summary(calib, is_human, list(docs.doc_id), list(docs.group_key), elig)}
+            "salt": proto.split_salt, "corpora": list(proto.split_corpora),
+            "group_by": "group_key, else the source's id (derived texts), else the document id",
+            **split_summary(calib, is_human, list(docs.doc_id), keys, elig)}
     return rl, calib, info
+
+
+def split_groups(docs: DocArrays) -> list[Any]:
+    """The split group key of every document: its ``group_key``; for a derived document
+    without one, its source's group (the source's ``group_key``, else the source's id), so
+    a derived text always lands on its source's side; else ``None`` (its own id)."""
+    keys = list(docs.group_key)
+    if docs.source_id is None:
+        return keys
+
+    def has(g: Any) -> bool:
+        return g is not None and str(g) != ""
+
+    own = {str(d): g for d, g in zip(docs.doc_id, keys) if has(g)}
+    return [g if has(g) or src is None else own.get(str(src), str(src)) for g, src in zip(keys, docs.source_id)]
 
 
 def document_rows(docs: DocArrays, dets: list[DetArrays], proto: Protocol) -> dict[str, np.ndarray]:
@@ -567,12 +636,14 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     Args:
         docs: selected documents.
         dets: detector score arrays aligned to ``docs``.
-        proto: the protocol (rules, split, metrics, slices, arm roles).
+        proto: the protocol (rules, split, metrics, slices, arm roles, comparisons, gaps).
         run_meta: the ``run`` block to embed (id, tag, protocol hash, dates).
 
     Returns:
-        The results dict (``run``, ``detectors``, ``rates``, ``agreement``, ``table1``,
-        ``table2``, ``side_rows``, ``curves``, ``warnings``); see ``docs/results-schema.md``.
+        The results dict (``run``, ``detectors``, ``rates``, ``agreement``, ``table1_groups``,
+        ``table1``, ``table2``, ``side_rows``, ``robustness``, ``comparisons``, ``gaps``,
+        ``significance``, ``tiers``, ``corrections``, ``curves``, ``warnings``); see
+        ``docs/results-schema.md``.
     """
     alpha = 1.0 - proto.confidence
     n = len(docs)
@@ -581,7 +652,9 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     lab = rl.code
     split_declared = proto.split_rule == "hash"
     test = ~calib
-    kinds = _slice_codes(docs, proto)
+    kind_names, added_kinds = slice_kinds(docs, proto)
+    kinds = _slice_codes(docs, kind_names)
+    derived = np.array([s_ is not None and s_.startswith("derivation=") for s_ in rl.side], dtype=bool)
     side_names = rl.side_groups
     side_codes = np.full(n, -1, dtype=np.int64)
     for gi, name in enumerate(side_names):
@@ -591,14 +664,27 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     flag_mat = np.zeros((len(dets), n), dtype=bool)
     has_rule = np.zeros(len(dets), dtype=bool)
     split_name = "test" if split_declared else "all"
+    scopes = [np.ones(n, bool) if d.in_scope is None else np.asarray(d.in_scope, dtype=bool) for d in dets]
+    decisions = [decide(d, scopes[j] & d.ok, calib, rl.headline, lab, split_declared) for j, d in enumerate(dets)]
+    # Table 1 groups: detectors scored on the same texts (docs/labels.md §7).
+    corpus = mgroups.corpus_labels(docs.corpus)
+    main = test & rl.table
+    groups = mgroups.table1_groups(corpus, main, main & rl.headline, scopes, [scopes[j] & d.present for j, d in enumerate(dets)],
+                                   [scopes[j] & d.ok for j, d in enumerate(dets)], [d.corpora for d in dets],
+                                   [dec.defined for dec in decisions])
+    group_codes = np.full(n, -1, dtype=np.int64)
+    for gi, g in enumerate(groups):
+        group_codes[g.mask] = gi
+    ctxs = []
     for j, d in enumerate(dets):
-        scope = np.ones(n, bool) if d.in_scope is None else np.asarray(d.in_scope, dtype=bool)
+        scope = scopes[j]
         scored = scope & d.ok
         rank = scored & np.isfinite(d.oriented)
-        dec = decide(d, scored, calib, rl.headline, lab, split_declared)
+        dec = decisions[j]
         has_rule[j] = dec.defined
         counted_mat[j], flag_mat[j] = dec.counted, dec.flagged
         ctx = _Ctx(d, dec, lab, scored, rank, alpha, proto, {}, warn_list)
+        ctxs.append(ctx)
         fixed, n_cal_h = _operating_thresholds(ctx, calib, rl.headline)
         if dec.reason:
             warn_list.append(f"{d.label}: rates are null: {dec.reason}")
@@ -627,32 +713,49 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                          "status_counts": d.status_counts, "excluded": excluded_all,
                          "n_text_differs": int((d.present & d.text_differs).sum()),
                          "ranking_score": d.ranking or {"field": "oriented", "note": "given by the caller"},
-                         "operating_point": operating})
+                         "operating_point": operating, "corpora": list(d.corpora),
+                         "groups": [g.id for g in groups if j in g.detectors]})
         base = {"detector": d.label, "version": d.spec.get("version"), "scan_date": d.scan_date}
         elig_rank = test & rank & rl.headline
         elig_order = mgrouped.argsort_scores(d.oriented[elig_rank]) if elig_rank.any() else None
         head_thresholds: dict[float, dict[str, Any]] = dict(fixed)
+        head_neg = test & scope & rl.headline & (lab == roles.NEGATIVE_CODE)
+        member = test & scope & rl.table
+        # Table 1: one row per group the detector belongs to, over that group's texts.
+        gblocks = _blocks(ctx, group_codes, len(groups), member, f"{d.label} / table 1", [g.id for g in groups],
+                          fixed_thresholds=fixed or None, base=elig_rank, base_order=elig_order)
+        for gi, g in enumerate(groups):
+            if j not in g.detectors:
+                continue
+            in_g = group_codes == gi
+            hz, hz_why = _hazards(d, pool & rl.headline & in_g)
+            ex = _excluded(d, dec, pool & rl.headline & in_g, scope)
+            table1.append({**base, **gblocks[gi], "rule_defined": dec.defined, "operating_point": operating,
+                           "excluded_n": sum(ex.values()), "excluded": ex, "hazards": hz, "hazards_reason": hz_why,
+                           "group": g.id})
         for kind, values, codes in kinds:
-            member = test & scope & rl.table
-            blocks = _blocks(ctx, codes, len(values), member, f"{d.label} / {kind}", values,
-                             fixed_thresholds=fixed or None, base=elig_rank, base_order=elig_order)
+            if kind in DERIVED_SLICES:
+                blocks = _blocks(ctx, codes, len(values), test & scope & derived, f"{d.label} / {kind}", values,
+                                 negatives=head_neg, fixed_thresholds=head_thresholds)
+            else:
+                blocks = _blocks(ctx, codes, len(values), member, f"{d.label} / {kind}", values,
+                                 fixed_thresholds=fixed or None, base=elig_rank, base_order=elig_order)
             for i, value in enumerate(values):
                 b = blocks[i]
                 if kind == "all":
-                    hz, hz_why = _hazards(d, pool & rl.headline)
-                    ex = _excluded(d, dec, pool & rl.headline, scope)
-                    row = {**base, **b, "rule_defined": dec.defined,
-                           "operating_point": operating, "excluded_n": sum(ex.values()), "excluded": ex,
-                           "hazards": hz, "hazards_reason": hz_why}
-                    table1.append(row)
                     if not fixed:
                         head_thresholds = {t: {"threshold": b[tpr_key(t)]["threshold"],
                                                "source": "headline " + IN_SAMPLE,
-                                               "n_human": b[tpr_key(t)]["n_human"]} for t in proto.tpr_at_fpr}
+                                               "n_human": b[tpr_key(t)]["n_human"],
+                                               "human": np.sort(d.oriented[elig_rank & (lab == roles.NEGATIVE_CODE)])}
+                                           for t in proto.tpr_at_fpr}
                 elif b["human_n"] or b["ai_n"] or b["edited_n"] or b["mixed_n"] or b["ranked_n"]:
                     # A slice the detector scored nothing in gets no row (e.g. a detector
                     # restricted to one corpus); its absence is the information.
-                    table2.append({**base, "slice_type": kind, "slice": value, **b})
+                    row = {**base, "slice_type": kind, "slice": value, **b}
+                    if kind in DERIVED_SLICES:
+                        row["members"] = DERIVED_MEMBERS
+                    table2.append(row)
                 if kind in ("all", "subgroup"):
                     for li, labname in enumerate(LABEL_ORDER):
                         key = {roles.NEGATIVE_CODE: "fpr", roles.POSITIVE_CODE: "catch_rate"}.get(li)
@@ -670,63 +773,136 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                                       "split": split_name})
         # Side rows: arms with the side role and derived texts, one row per group.
         if side_names:
-            member = test & scope & (side_codes >= 0)
-            head_neg = test & scope & rl.headline & (lab == roles.NEGATIVE_CODE)
-            blocks = _blocks(ctx, side_codes, len(side_names), member, f"{d.label} / side", side_names,
-                             negatives=head_neg, fixed_thresholds=head_thresholds)
+            blocks = _blocks(ctx, side_codes, len(side_names), test & scope & (side_codes >= 0), f"{d.label} / side",
+                             side_names, negatives=head_neg, fixed_thresholds=head_thresholds)
             for i, name in enumerate(side_names):
                 b = blocks[i]
                 if b["human_n"] or b["ai_n"] or b["edited_n"] or b["mixed_n"] or b["ranked_n"]:
                     gtype, _, gval = name.partition("=")
                     side_rows.append({**base, "group": name, "group_type": gtype, "group_value": gval, **b})
-        # Curves for plots: ROC (headline human vs ai) and score histograms per label, test split.
-        cur: dict[str, Any] = {}
-        hm, am = elig_rank & (lab == roles.NEGATIVE_CODE), elig_rank & (lab == roles.POSITIVE_CODE)
-        if hm.any() and am.any():
-            ys = np.concatenate([np.zeros(hm.sum(), np.int8), np.ones(am.sum(), np.int8)])
-            ss = np.concatenate([d.oriented[hm], d.oriented[am]])
-            rc = mroc.roc_curve_points(ys, ss, max_points=curve_points)
-            cur["roc"] = {"fpr": [float(x) for x in rc.fpr], "tpr": [float(x) for x in rc.tpr]}
-        sel = test & rank & rl.table
-        if sel.any():
-            vals = d.oriented[sel]
-            edges = np.histogram_bin_edges(vals, bins=hist_bins)
-            rk = d.ranking or {}
-            is_p = rk.get("field") == "ai_probability" or (rk.get("field") == "raw" and rk.get("scales") == ["p_ai"]) \
-                or (not rk and np.isfinite(d.p[sel]).all() and np.array_equal(d.p[sel], vals))
-            cur["hist"] = {"edges": [float(x) for x in edges], "score": "ai_probability" if is_p else
-                           "oriented native score" + (f" ({', '.join(rk['scales'])})" if rk.get("scales") else "")}
-            for li, labname in enumerate(LABEL_ORDER):
-                lm = sel & (lab == li)
-                if lm.any():
-                    cur["hist"][labname] = [int(x) for x in np.histogram(d.oriented[lm], bins=edges)[0]]
-        curves[d.label] = cur
+        curves[d.label] = _curves(d, elig_rank, test & rank & rl.table, lab, curve_points, hist_bins)
 
-    agreement = _agreement(kinds, test & rl.table, lab, counted_mat, flag_mat, has_rule, [d.label for d in dets])
+    names = [d.label for d in dets]
+    agreement = []
+    for g in groups:
+        agreement += _agreement([k for k in kinds if k[0] not in DERIVED_SLICES], main & g.mask, lab, counted_mat,
+                                flag_mat, np.array([j in g.panel for j in range(len(dets))], dtype=bool), names,
+                                group=g.id)
+    robustness = robustness_rows(
+        docs.doc_id, lab, docs.tags, docs.source_id, docs.variant, docs.arm, test,
+        [{"name": d.label, "scope": scopes[j], "scored": scopes[j] & d.ok, "counted": decisions[j].counted,
+          "flagged": decisions[j].flagged, "defined": decisions[j].defined, "reason": decisions[j].reason}
+         for j, d in enumerate(dets)], alpha)
+    stats = _comparisons(docs, dets, decisions, ctxs, rl, test, groups, kinds, proto)
+    n_boot_blocks = sum(c.n_blocks for c in ctxs)
     return {
         "run": {**(run_meta or {}), "split": split_info, "interval_method": "wilson", "confidence": proto.confidence,
                 "auroc_ci_method": proto.auroc_ci, "n_documents": int(n), "roles": roles.describe(),
-                "arms": dict(proto.arms), "flag_rule": mthr.FLAG_RULE},
+                "arms": dict(proto.arms), "flag_rule": mthr.FLAG_RULE,
+                "slices": {"kinds": kind_names, "added": added_kinds,
+                           "note": (f"{', '.join(added_kinds)} added: the selection holds derived texts; their Table 2 "
+                                    "rows count the derived texts only" if added_kinds else None)},
+                "tpr_ci": {"method": TPR_CI_METHOD, "n_boot": proto.bootstrap_n, "seed": proto.seed,
+                           "confidence": proto.confidence, "blocks": n_boot_blocks}},
         "detectors": det_rows,
         "rates": rates,
         "agreement": agreement,
+        "table1_groups": [g.to_dict(names) for g in groups],
         "table1": table1,
         "table2": table2,
         "side_rows": side_rows,
+        "robustness": robustness,
+        **stats,
         "curves": curves,
         "warnings": warn_list,
     }
 
 
+def _curves(d: DetArrays, elig_rank: np.ndarray, sel: np.ndarray, lab: np.ndarray, curve_points: int,
+            hist_bins: int) -> dict[str, Any]:
+    """ROC (headline human vs ai) and score histograms per label, test split."""
+    cur: dict[str, Any] = {}
+    hm, am = elig_rank & (lab == roles.NEGATIVE_CODE), elig_rank & (lab == roles.POSITIVE_CODE)
+    if hm.any() and am.any():
+        ys = np.concatenate([np.zeros(hm.sum(), np.int8), np.ones(am.sum(), np.int8)])
+        ss = np.concatenate([d.oriented[hm], d.oriented[am]])
+        rc = mroc.roc_curve_points(ys, ss, max_points=curve_points)
+        cur["roc"] = {"fpr": [float(x) for x in rc.fpr], "tpr": [float(x) for x in rc.tpr]}
+    if sel.any():
+        vals = d.oriented[sel]
+        edges = np.histogram_bin_edges(vals, bins=hist_bins)
+        rk = d.ranking or {}
+        is_p = rk.get("field") == "ai_probability" or (rk.get("field") == "raw" and rk.get("scales") == ["p_ai"]) \
+            or (not rk and np.isfinite(d.p[sel]).all() and np.array_equal(d.p[sel], vals))
+        cur["hist"] = {"edges": [float(x) for x in edges], "score": "ai_probability" if is_p else
+                       "oriented native score" + (f" ({', '.join(rk['scales'])})" if rk.get("scales") else "")}
+        for li, labname in enumerate(LABEL_ORDER):
+            lm = sel & (lab == li)
+            if lm.any():
+                cur["hist"][labname] = [int(x) for x in np.histogram(d.oriented[lm], bins=edges)[0]]
+    return cur
+
+
+NO_COMPARISONS = "the protocol declares no [comparisons] and no [[gaps]]"
+
+
+def _comparisons(docs: DocArrays, dets: list[DetArrays], decisions: list[Decision], ctxs: list[_Ctx],
+                 rl: roles.DocumentRoles, test: np.ndarray, groups: list[Any],
+                 kinds: list[tuple[str, list[str], np.ndarray]], proto: Protocol) -> dict[str, Any]:
+    """Issue 14's keys from the protocol's ``[comparisons]`` and ``[[gaps]]``
+    (:func:`veribench.evaluate.comparisons.compute_comparisons`).
+
+    Headline test texts only (y from the role table; -1 elsewhere). Scores: the ranking
+    score of the texts each detector scored ok; flags: its decision rule's, on the texts
+    the rule judged. Slices: ``all`` and each Table 2 slice value (not the derived slices),
+    within each Table 1 group, comparing the group's detectors; with several groups each
+    slice name starts with the group id (``corpus:liang2023 · subgroup=TOEFL_real_91``).
+    """
+    cfg, gaps = proto.comparisons, list(proto.gaps)
+    if (cfg is None and not gaps) or (cfg is not None and not cfg.enabled):
+        why = NO_COMPARISONS if cfg is None else "[comparisons] enabled = false"
+        return {"comparisons": [], "gaps": [], "significance": [], "tiers": [],
+                "corrections": {"enabled": False, "reason": why}}
+    y = np.where(test, rl.y, -1).astype(np.int64)
+    inputs = [DetectorInput(d.label, np.where(c.rank, d.oriented, np.nan), dec.flagged & dec.counted,
+                            score_valid=c.rank, flag_valid=dec.counted if dec.defined else np.zeros(len(docs), bool))
+              for d, dec, c in zip(dets, decisions, ctxs)]
+    names = [d.label for d in dets]
+    slices: dict[str, np.ndarray] = {}
+    members: dict[str, list[str]] = {}
+    for g in groups:
+        prefix = f"{g.id} · " if len(groups) > 1 else ""
+        for kind, values, codes in kinds:
+            if kind in DERIVED_SLICES:
+                continue
+            for i, value in enumerate(values):
+                m = g.mask & (codes == i)
+                if not (m & (y >= 0)).any():
+                    continue
+                key = prefix + ("all" if kind == "all" else f"{kind}={value}")
+                slices[key] = m
+                members[key] = [names[j] for j in g.detectors]
+    columns = {kind: docs.column(kind) for kind, _, _ in kinds if kind != "all" and kind not in DERIVED_SLICES}
+    conf = cfg if cfg is not None else {"enabled": True}
+    if cfg is None:  # gaps declared, no pairwise comparisons planned
+        out = compute_comparisons(y, inputs, {}, conf, gaps=gaps, columns=columns, confidence=proto.confidence)
+        out["corrections"]["note"] = "no [comparisons] declared: gap rows only, Holm's correction over the gap family"
+        return out
+    return compute_comparisons(y, inputs, slices, conf, gaps=gaps, columns=columns, confidence=proto.confidence,
+                               slice_detectors=members)
+
+
 def _agreement(kinds: list[tuple[str, list[str], np.ndarray]], member: np.ndarray, lab: np.ndarray,
-               counted: np.ndarray, flagged: np.ndarray, has_rule: np.ndarray, names: list[str]) -> list[dict[str, Any]]:
+               counted: np.ndarray, flagged: np.ndarray, panel: np.ndarray, names: list[str],
+               group: str | None = None) -> list[dict[str, Any]]:
     """Texts flagged by at least one and by every detector, per slice and label.
 
-    A row's detectors are those with a decision rule that counted at least one text of the
-    row; the row counts only the texts every one of them counted (``n``), and says how
-    many texts some but not all of them counted (``n_partial``, left out)."""
+    ``panel``: the detectors that may take part (the group's agreement panel, each with a
+    decision rule; docs/labels.md §8). A row's detectors are those of the panel that counted
+    at least one text of the row; the row counts only the texts every one of them counted
+    (``n``), and says how many texts some but not all of them counted (``n_partial``, left out)."""
     out: list[dict[str, Any]] = []
-    use = np.flatnonzero(has_rule)
+    use = np.flatnonzero(panel)
     if use.size == 0:
         return out
     C, F = counted[use], flagged[use] & counted[use]
@@ -758,5 +934,6 @@ def _agreement(kinds: list[tuple[str, list[str], np.ndarray]], member: np.ndarra
             dets_r = [names[use[jj]] for jj in range(use.size) if part[jj, r]]
             out.append({"subgroup": values[i], "slice_type": kind, "label": LABEL_ORDER[li],
                         "n": int(n_r[r]), "n_partial": int(partial_r[r]), "n_detectors": len(dets_r),
-                        "detectors": dets_r, "flagged_by_any": int(any_r[r]), "flagged_by_all": int(all_r[r])})
+                        "detectors": dets_r, "flagged_by_any": int(any_r[r]), "flagged_by_all": int(all_r[r]),
+                        "group": group})
     return out

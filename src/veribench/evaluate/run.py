@@ -42,14 +42,17 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
         ws.con.execute("DROP TABLE IF EXISTS _sel")
         ws.con.execute(
             f"CREATE TEMP TABLE _sel AS SELECT doc_id, (row_number() OVER (ORDER BY doc_id)) - 1 AS rn, "
-            f"label, subgroup, arm, kind, corpus, group_key, tags FROM documents{where}", params)
-        t = ws.con.sql("SELECT doc_id, label, subgroup, arm, kind, corpus, group_key, tags FROM _sel ORDER BY rn"
-                       ).to_arrow_table()
+            f"label, subgroup, arm, kind, corpus, group_key, tags, "
+            f"json_extract_string(provenance, '$.source_id') AS source_id, "
+            f"CAST(json_extract(provenance, '$.attack') AS VARCHAR) AS variant FROM documents{where}", params)
+        t = ws.con.sql("SELECT doc_id, label, subgroup, arm, kind, corpus, group_key, tags, source_id, variant "
+                       "FROM _sel ORDER BY rn").to_arrow_table()
     cols = {c: np.array(t.column(c).to_pylist(), dtype=object) for c in t.column_names if c != "tags"}
     tags_raw = t.column("tags").to_pylist()
     tags = [json.loads(x) if x else {} for x in tags_raw] if any(tags_raw) else []
     return DocArrays(doc_id=cols["doc_id"], label=cols["label"], subgroup=cols["subgroup"], arm=cols["arm"],
-                     kind=cols["kind"], corpus=cols["corpus"], group_key=cols["group_key"], tags=tags)
+                     kind=cols["kind"], corpus=cols["corpus"], group_key=cols["group_key"], tags=tags,
+                     source_id=cols["source_id"], variant=cols["variant"])
 
 
 def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | None, n: int,
@@ -124,7 +127,7 @@ def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | No
     return DetArrays(label=label, spec=spec.to_dict(), spec_hash=spec.hash, rule=rule, present=present, ok=ok, p=p,
                      raw=raw, oriented=oriented, verdict=verdict, text_differs=differs, scan_date=scan,
                      status_counts=counts, status=status_arr, in_scope=scope, hazards=hazards, ranking=basis,
-                     scale=scale, direction=direction)
+                     scale=scale, direction=direction, corpora=tuple(corpora))
 
 
 def _hazard_arrays(ws: Workspace, spec: Spec, n: int, rn: np.ndarray,

@@ -1,4 +1,5 @@
-"""Render a run's Table 1, Table 2, side rows and agreement to the terminal (rich),
+"""Render a run's Tables 1 (one per group of detectors scored on the same texts), Table 2,
+side rows, robustness rows, agreement, comparisons and gaps to the terminal (rich),
 Markdown, CSV, JSON and HTML.
 
 Every undefined value is shown as a dash **with its reason** (``— (no decision rule)``)
@@ -43,6 +44,17 @@ AGREE_COLUMNS = [("slice_name", "Slice"), ("label", "Label"), ("n", "n (scored b
                  ("n_partial", "Left out (not scored by all)"), ("n_detectors", "Detectors"),
                  ("flagged_by_any", "Flagged by any"), ("flagged_by_all", "Flagged by all")]
 DASH = "—"
+ROBUST_TITLE = "Robustness: each detector on derived texts beside their unattacked sources (paired)"
+ROBUST_NOTE = ("Pairs: a derived text and its source, both scored validly by the detector. Rates with Wilson 95% "
+               "intervals; difference = derived − source over the same pairs, Newcombe paired interval, McNemar "
+               "exact test (docs/robustness.md). Derived texts never enter the headline rates.")
+ROBUST_COLUMNS = [("detector", "Detector"), ("rb_attack", "Attack"), ("rb_metric", "Metric"), ("n_pairs", "Pairs"),
+                  ("rb_attacked", "Attacked [95% CI]"), ("rb_source", "Source [95% CI]"),
+                  ("rb_difference", "Difference [95% CI]"), ("rb_p", "p (McNemar exact)"),
+                  ("rb_unpaired", "Not paired")]
+GAP_COLUMNS = [("detector", "Detector"), ("gap_name", "Gap (a − b)"), ("metric", "Metric"), ("gap_a", "a"),
+               ("gap_b", "b"), ("gap_estimate", "Difference [95% CI]"), ("gap_p", "p"), ("gap_p_adj", "p (adjusted)")]
+METRIC_NAMES = {"fpr": "FPR", "catch_rate": "catch rate", "auroc": "AUROC"}
 
 
 def _slice_name(a: dict[str, Any]) -> str:
@@ -82,8 +94,72 @@ def _hazard_text(row: dict[str, Any]) -> str:
     return f"{', '.join(parts) or 'none'} (of {hz.get('checked', 0)})"
 
 
+def _points(v: Any, signed: bool = True) -> str:
+    return f"{100 * v:+.1f}" if signed else f"{100 * v:.1f}"
+
+
+def _diff_text(est: Any, ci: Any, reason: Any, pct: bool = True) -> str:
+    """A difference with its interval: ``+12.3 pts [+4.0, +20.1]`` (rates) or ``+0.052 [...]`` (AUROC)."""
+    if est is None:
+        return _null(reason)
+    f = (lambda v: f"{100 * v:+.1f}") if pct else (lambda v: f"{v:+.3f}")
+    txt = f(est) + (" pts" if pct else "")
+    if ci:
+        txt += f" [{f(ci[0])}, {f(ci[1])}]"
+    return txt
+
+
+def _p_text(p: Any, reason: Any = None) -> str:
+    if p is None:
+        return _null(reason)
+    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def _robust_cell(row: dict[str, Any], key: str) -> str:
+    if key == "rb_attack":
+        v = row.get("variant")
+        extra = f" (seed {v.get('seed')})" if isinstance(v, dict) and v.get("seed") is not None else ""
+        how = "" if row.get("derivation") in ("attack", row.get("attack")) else f" [{row.get('derivation')}]"
+        return f"{row.get('attack')}{how}{extra}"
+    if key == "rb_metric":
+        return METRIC_NAMES.get(row.get("metric"), str(row.get("metric")))
+    if key in ("rb_attacked", "rb_source"):
+        b = row.get(key[3:]) or {}
+        if b.get("rate") is None:
+            return _null(b.get("reason"))
+        return f"{b['k']}/{b['n']} " + _ci(b["rate"], b.get("ci95"))
+    d = row.get("difference") or {}
+    if key == "rb_difference":
+        return _diff_text(d.get("estimate"), d.get("ci95"), d.get("reason"))
+    if key == "rb_p":
+        return _p_text(d.get("p_value"), d.get("reason") if d.get("estimate") is None or d.get("p_value") is None
+                       else None)
+    un = row.get("unpaired") or {}
+    return ", ".join(f"{k} {v}" for k, v in un.items()) or "0"
+
+
+def _gap_cell(row: dict[str, Any], key: str) -> str:
+    if key == "gap_name":
+        return f"{row.get('label_a')} − {row.get('label_b')}"
+    if key in ("gap_a", "gap_b"):
+        s_ = key[-1]
+        k, n, r = row.get(f"k_{s_}"), row.get(f"n_{s_}"), row.get(f"rate_{s_}")
+        return f"{k}/{n} ({_pct(r)})" if r is not None else f"{DASH} (no texts, n={n})"
+    if key == "gap_estimate":
+        return _diff_text(row.get("estimate"), row.get("ci95"), row.get("reason"))
+    if key == "gap_p":
+        return _p_text(row.get("p_value"), row.get("reason"))
+    return _p_text(row.get("p_adjusted"), row.get("reason"))
+
+
 def cell(row: dict[str, Any], key: str) -> str:
     """Formatted text of one table cell (undefined values as a dash with their reason)."""
+    if key.startswith("rb_"):
+        return _robust_cell(row, key)
+    if key.startswith("gap_"):
+        return _gap_cell(row, key)
+    if key == "metric":
+        return METRIC_NAMES.get(row.get("metric"), str(row.get("metric")))
     if key in ("fpr", "catch_rate", "edited_rate", "mixed_rate"):
         txt = _ci(row.get(key), row.get(f"{key}_ci95"), reason=row.get(f"{key}_reason"))
         if key in ("edited_rate", "mixed_rate"):
@@ -102,7 +178,9 @@ def cell(row: dict[str, Any], key: str) -> str:
             return _null(v.get("reason"))
         mark = IN_SAMPLE_MARK if "in-sample" in str(v.get("threshold_source") or "") else ""
         fpr = v.get("achieved_fpr")
-        return f"{_pct(v['tpr'])}{mark}" + (f" (FPR {_pct(fpr)})" if fpr is not None and not mark else "")
+        ci = v.get("ci95")
+        return (f"{_pct(v['tpr'])}{mark}" + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else "")
+                + (f" (FPR {_pct(fpr)})" if fpr is not None and not mark else ""))
     if key in ("false_positives", "detections"):
         v = row.get(key)
         return _null(row.get("fpr_reason" if key == "false_positives" else "catch_rate_reason")) if v is None else str(v)
@@ -116,6 +194,8 @@ def cell(row: dict[str, Any], key: str) -> str:
         kind = row.get("slice_type", "subgroup")
         return row["slice"] if kind == "subgroup" else f"{kind}={row['slice']}"
     v = row.get(key)
+    if isinstance(v, list):
+        return ", ".join(map(str, v))
     return DASH if v is None else str(v)
 
 
@@ -173,18 +253,22 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
     con = console or wide_console()
     run = res.get("run", {})
     proto = run.get("protocol") or {}
-    title = f"Table 1: headline rates per detector — run {run.get('tag')} ({run.get('split', {}).get('rule')} split)"
+    head = f"run {run.get('tag')} ({run.get('split', {}).get('rule')} split)"
     if proto.get("hash"):
-        title += f"\nprotocol {proto.get('name')} sha256 {proto['hash'][:16]}…"
+        head += f"\nprotocol {proto.get('name')} sha256 {proto['hash'][:16]}…"
         if proto.get("amendments"):
-            title += f", {len(proto['amendments'])} amendment(s)"
-    tables = [("table1", res["table1"], title, columns("table1", res["table1"])),
-              ("table2", res["table2"], "Table 2: per subgroup and per arm (headline texts)", T2_TERMINAL)]
+            head += f", {len(proto['amendments'])} amendment(s)"
+    tables = [(rows, f"{g['title']}: headline rates per detector — {head}", g.get("note"),
+               columns("table1", rows)) for g, rows in table1_by_group(res)]
+    tables.append((res["table2"], "Table 2: per slice (headline texts; attack slices: derived texts)", None,
+                   T2_TERMINAL))
     if res.get("side_rows"):
-        tables.append(("side_rows", res["side_rows"], "Side rows: side arms and derived texts (never headline)",
+        tables.append((res["side_rows"], "Side rows: side arms and derived texts (never headline)", None,
                        _side_cols(res["side_rows"])))
-    for name, rows, ttl, cols in tables:
-        t = Table(title=ttl, show_lines=False, header_style="bold")
+    if res.get("robustness"):
+        tables.append((res["robustness"], ROBUST_TITLE, ROBUST_NOTE, ROBUST_COLUMNS))
+    for rows, ttl, note, cols in tables:
+        t = Table(title=ttl, caption=note, show_lines=False, header_style="bold")
         for _, h in cols:
             t.add_column(h, overflow="fold")
         for r in rows:
@@ -193,13 +277,104 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
     if _in_sample_used(res):
         con.print(IN_SAMPLE_NOTE)
     if res.get("agreement"):
+        cols = _agree_cols(res)
         t = Table(title="Agreement: texts flagged by at least one / by all detectors (texts every detector of "
                         "the row scored)", header_style="bold")
-        for _, h in AGREE_COLUMNS:
+        for _, h in cols:
             t.add_column(h)
         for a in res["agreement"]:
-            t.add_row(*[cell(a, k) for k, _ in AGREE_COLUMNS])
+            t.add_row(*[cell(a, k) for k, _ in cols])
         con.print(t)
+    for line in comparison_lines(res, terminal=True):
+        con.print(line, markup=False, highlight=False)
+
+
+def table1_by_group(res: dict[str, Any]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """``(group, its Table 1 rows)`` for every Table 1 group of a run (one Table 1 per group of
+    detectors scored on the same texts; a run without ``table1_groups`` is one table)."""
+    groups = res.get("table1_groups") or [{"id": None, "title": "Table 1", "note": None}]
+    return [(g, [r for r in res["table1"] if g["id"] is None or r.get("group") == g["id"]]) for g in groups]
+
+
+def _agree_cols(res: dict[str, Any]) -> list[tuple[str, str]]:
+    if len(res.get("table1_groups") or []) > 1:
+        return [("group", "Table")] + AGREE_COLUMNS + [("detectors", "Detectors counted")]
+    return AGREE_COLUMNS
+
+
+def _matrix_lines(m: dict[str, Any]) -> list[str]:
+    """A significance matrix as aligned text (``>`` row better than column, ``<`` worse,
+    ``=`` not separated by the test after the correction, ``·`` undefined)."""
+    names = m["detectors"]
+    w = max(len(x) for x in names)
+    head = " " * (w + 2) + "  ".join(f"{i + 1:>2}" for i in range(len(names)))
+    out = [head]
+    for i, nme in enumerate(names):
+        cells = ["  " if i == j else f"{(c if c is not None else '·'):>2}" for j, c in enumerate(m["cells"][i])]
+        out.append(f"{i + 1:>2} {nme:<{w}} " + "  ".join(cells))
+    return out
+
+
+def _survivors(res: dict[str, Any], sname: str, metric: str) -> list[dict[str, Any]]:
+    cor = res.get("corrections") or {}
+    alpha = cor.get("alpha", 0.05)
+    return [r for r in res.get("comparisons") or [] if r["slice"] == sname and r["metric"] == metric
+            and r.get("p_adjusted") is not None and r["p_adjusted"] <= alpha and r.get("estimate")]
+
+
+def comparison_lines(res: dict[str, Any], terminal: bool) -> list[str]:
+    """Issue 14's summary: which pairwise differences survive the correction (a matrix per
+    slice and metric where any does), the tiers the tests support, and the declared gaps.
+    The terminal shows the ``all`` slices' matrices and counts the rest; Markdown shows all.
+    Detectors are ordered as in the protocol, never by their estimates."""
+    cor = res.get("corrections") or {}
+    if not cor.get("enabled"):
+        return []
+    out: list[str] = []
+    fam = {f["name"]: f for f in cor.get("families") or []}
+    corr = "Holm's correction" if cor.get("correction") == "holm" else "no correction"
+    h = "" if terminal else "## "
+    if res.get("significance"):
+        out += ["", f"{h}Which differences are real: paired tests between detectors ({corr} over "
+                f"{fam.get('comparisons', {}).get('size', 0)} tests, alpha {cor.get('alpha')})", ""]
+        legend = ("`>` the row detector is significantly better than the column detector, `<` worse, `=` the "
+                  "tests do not separate them, `·` undefined. Tiers: every detector of a tier is significantly "
+                  "better than every detector of every later tier; within a tier, alphabetical (docs/statistics.md).")
+        out.append(legend.replace("`", "") if terminal else legend)
+        hidden = 0
+        for m in res["significance"]:
+            surv = _survivors(res, m["slice"], m["metric"])
+            tier = next((t for t in res.get("tiers") or [] if t["slice"] == m["slice"] and t["metric"] == m["metric"]),
+                        None)
+            tline = _tier_text(tier) if tier else ""
+            is_all = m["slice"] == "all" or m["slice"].endswith(" · all")
+            if terminal and not is_all:
+                hidden += len(surv)
+                continue
+            out += ["", f"{m['slice']} · {METRIC_NAMES.get(m['metric'], m['metric'])} ({m['better']} is better): "
+                    f"{len(surv)} of {len(m['detectors']) * (len(m['detectors']) - 1) // 2} differences survive; {tline}"]
+            if surv:
+                lines = _matrix_lines(m)
+                out += lines if terminal else ["", "```"] + lines + ["```"]
+        if terminal and hidden:
+            out += ["", f"… {hidden} more surviving differences in the other slices: tables.md and the results JSON"]
+    if res.get("gaps"):
+        out += ["", f"{h}Subgroup gaps ({corr} over {fam.get('gaps', {}).get('size', 0)} gap tests; Newcombe hybrid "
+                "interval, Fisher exact test)", ""]
+        if terminal:
+            w = {k: max(len(hd), *(len(cell(r, k)) for r in res["gaps"])) for k, hd in GAP_COLUMNS}
+            out.append("  ".join(f"{hd:<{w[k]}}" for k, hd in GAP_COLUMNS))
+            out += ["  ".join(f"{cell(r, k):<{w[k]}}" for k, _ in GAP_COLUMNS) for r in res["gaps"]]
+        else:
+            out += _md_table(res["gaps"], GAP_COLUMNS)
+    return out
+
+
+def _tier_text(t: dict[str, Any]) -> str:
+    parts = [f"tier {x['tier']}: {', '.join(x['detectors'])}" for x in t.get("tiers") or []]
+    if t.get("not_ranked"):
+        parts.append("not ranked: " + ", ".join(f"{x['detector']} ({x['reason']})" for x in t["not_ranked"]))
+    return "; ".join(parts) or "no detectors"
 
 
 def _md_table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> list[str]:
@@ -224,18 +399,25 @@ def markdown(res: dict[str, Any]) -> str:
            ""]
     for a in proto.get("amendments") or []:
         out.append(f"- Amendment {a.get('date')}: {a.get('summary')} (supersedes `{a.get('supersedes')}`)")
-    for name, ttl in (("table1", "Table 1: headline rates per detector"),
-                      ("table2", "Table 2: per subgroup and arm (headline texts)")):
-        rows = res[name]
-        out += ["", f"## {ttl}", ""] + _md_table(rows, columns(name, rows))
+    for g, rows in table1_by_group(res):
+        out += ["", f"## {g['title']}: headline rates per detector", ""]
+        if g.get("note"):
+            out += [g["note"], ""]
+        out += _md_table(rows, columns("table1", rows))
+    out += ["", "## Table 2: per slice (headline texts; attack slices: derived texts)", ""]
+    out += _md_table(res["table2"], columns("table2", res["table2"]))
     if res.get("side_rows"):
         out += ["", "## Side rows: side arms and derived texts (never in the headline rates)", ""]
         out += _md_table(res["side_rows"], _side_cols(res["side_rows"]))
+    if res.get("robustness"):
+        out += ["", f"## {ROBUST_TITLE}", "", ROBUST_NOTE, ""] + _md_table(res["robustness"], ROBUST_COLUMNS)
     if _in_sample_used(res):
         out += ["", IN_SAMPLE_NOTE]
     if res.get("agreement"):
         out += ["", "## Agreement", "", "Only texts that every detector of the row scored are counted (n); "
-                "the others are left out.", ""] + _md_table(res["agreement"], AGREE_COLUMNS)
+                "the others are left out. Each table's detectors are listed with it (docs/labels.md §8).", ""]
+        out += _md_table(res["agreement"], _agree_cols(res))
+    out += comparison_lines(res, terminal=False)
     out += ["", "## Decision rules and operating points", ""]
     for d in res["detectors"]:
         rule = d.get("rule") or {}
@@ -296,8 +478,11 @@ def html_page(res: dict[str, Any]) -> str:
         side = (f"<h2>Side rows: side arms and derived texts (never headline)</h2>"
                 f"{table(res['side_rows'], _side_cols(res['side_rows']))}")
     note = f"<p>{html.escape(IN_SAMPLE_NOTE)}</p>" if _in_sample_used(res) else ""
-    agree = (f"<h2>Agreement (texts every detector of the row scored)</h2>{table(res['agreement'], AGREE_COLUMNS)}"
+    agree = (f"<h2>Agreement (texts every detector of the row scored)</h2>{table(res['agreement'], _agree_cols(res))}"
              if res.get("agreement") else "")
+    if res.get("robustness"):
+        agree += f"<h2>{html.escape(ROBUST_TITLE)}</h2><p>{html.escape(ROBUST_NOTE)}</p>" + table(res["robustness"],
+                                                                                               ROBUST_COLUMNS)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>veribench run {html.escape(str(run.get('run_id')))}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;}}table{{border-collapse:collapse;margin:1rem 0;font-size:.9rem}}
 th,td{{border:1px solid #ccc;padding:.3rem .5rem;text-align:left}}th{{background:#f3f3f3}}</style></head><body>
@@ -305,8 +490,9 @@ th,td{{border:1px solid #ccc;padding:.3rem .5rem;text-align:left}}th{{background
 <p>Protocol {html.escape(str(proto.get('name')))}, sha256 <code>{html.escape(str(proto.get('hash')))}</code>.
 Rates with Wilson {int(100 * run.get('confidence', 0.95))}% intervals; split: {html.escape(json.dumps(run.get('split')))}.
 Raw per-document scores: <a href="raw_scores.csv">CSV</a>, <a href="raw_scores.parquet">Parquet</a>.</p>
-<h2>Table 1: headline rates per detector</h2>{table(res['table1'], columns('table1', res['table1']))}
-<h2>Table 2: per subgroup and arm (headline texts)</h2>{table(res['table2'], columns('table2', res['table2']))}
+{"".join(f"<h2>{html.escape(g['title'])}: headline rates per detector</h2><p>{html.escape(g.get('note') or '')}</p>"
+          f"{table(rows, columns('table1', rows))}" for g, rows in table1_by_group(res))}
+<h2>Table 2: per slice (headline texts; attack slices: derived texts)</h2>{table(res['table2'], columns('table2', res['table2']))}
 {side}{note}{agree}
 </body></html>"""
 
@@ -318,7 +504,8 @@ def write_outputs(res: dict[str, Any], out_dir: Path, ws: Any = None) -> dict[st
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"json": "results.json", "markdown": "tables.md", "table1_csv": "table1.csv", "table2_csv": "table2.csv",
              "side_rows_csv": "side_rows.csv", "rates_csv": "rates.csv", "agreement_csv": "agreement.csv",
-             "html": "index.html"}
+             "html": "index.html", "robustness_csv": "robustness.csv", "comparisons_csv": "comparisons.csv",
+             "gaps_csv": "gaps.csv"}
     if ws is not None:
         ws.export_scores(out_dir / "raw_scores.csv")
         ws.export_scores(out_dir / "raw_scores.parquet")
@@ -341,5 +528,7 @@ def write_outputs(res: dict[str, Any], out_dir: Path, ws: Any = None) -> dict[st
     write_csv(res.get("side_rows") or [], out_dir / "side_rows.csv")
     write_csv(res["rates"], out_dir / "rates.csv")
     write_csv(res["agreement"], out_dir / "agreement.csv")
+    for key in ("robustness", "comparisons", "gaps"):
+        write_csv(res.get(key) or [], out_dir / f"{key}.csv")
     (out_dir / "index.html").write_text(html_page(res), encoding="utf-8")
     return files

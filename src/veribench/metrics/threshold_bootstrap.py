@@ -8,12 +8,16 @@ known and is too narrow. This module's interval resamples both classes and **ref
 threshold in every resample**:
 
 1. draw n_human human texts and n_ai AI texts with replacement (stratified: each class
-   keeps its size, so every replicate has both classes);
+   keeps its size, so every replicate has both classes). The draws come from
+   ``numpy.random.default_rng(seed)`` in blocks of R = max(1, 2**20 // max(n_human, n_ai))
+   replicates (the last block smaller): per block one ``integers(0, n_human, (R, n_human))``
+   call for the human indices, then one ``integers(0, n_ai, (R, n_ai))`` for the AI indices,
+   so the whole interval is vectorised and the same seed always gives the same draws;
 2. refit the threshold on the resampled human scores and compute the TPR of the resampled
    AI scores with :func:`veribench.metrics.roc.tpr_at_fpr` (the same rule as the point
    estimate: flag when score > the exact quantile of the human scores);
 3. the interval is the alpha/2 and 1 - alpha/2 percentiles of the replicate TPRs
-   (percentile bootstrap, Efron & Tibshirani 1993, ch. 13; :func:`veribench.metrics.bootstrap.bootstrap_ci`),
+   (percentile bootstrap, Efron & Tibshirani 1993, ch. 13; numpy's linear interpolation),
    widened to include the point estimate where the percentiles miss it (a quantile-based
    statistic can be biased in resamples; widening is the conservative choice).
 
@@ -31,13 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from ._base import check_pair
-from .bootstrap import bootstrap_ci
+from ._base import as_scores, check_pair
 from .rates import _check_alpha
 from .roc import tpr_at_fpr
 from .thresholds import _check_target, allowed_false_positives
 
 METHOD = "stratified percentile bootstrap, threshold refitted on the human texts of every resample"
+#: Elements drawn per block of replicates (memory bound of the vectorised resampling).
+BLOCK_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,46 @@ class TprAtFprInterval:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def replicate_tprs(human: np.ndarray, ai: np.ndarray, target_fpr: float, n_boot: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """TPR of ``n_boot`` stratified resamples, the threshold refitted on each (float array).
+
+    ``human``, ``ai``: finite scores, both non-empty. The draws follow the block scheme of
+    the module docstring; each replicate's threshold is the (f+1)-th largest resampled
+    human score (f = :func:`~veribench.metrics.thresholds.allowed_false_positives`), the
+    rule of :func:`veribench.metrics.roc.tpr_at_fpr`, and its TPR the share of resampled
+    AI scores strictly above it.
+    """
+    nh, na = int(human.size), int(ai.size)
+    kth = nh - 1 - allowed_false_positives(nh, target_fpr)
+    per = max(1, BLOCK_ELEMENTS // max(nh, na))
+    out = np.empty(int(n_boot))
+    done = 0
+    while done < n_boot:
+        r = min(per, int(n_boot) - done)
+        hi = rng.integers(0, nh, size=(r, nh))
+        ai_idx = rng.integers(0, na, size=(r, na))
+        thr = np.partition(human[hi], kth, axis=1)[:, kth]
+        out[done:done + r] = np.count_nonzero(ai[ai_idx] > thr[:, None], axis=1) / na
+        done += r
+    return out
+
+
+def tpr_at_fpr_interval_scores(human: Any, ai: Any, target_fpr: float, n_boot: int = 2000, seed: int = 0,
+                               alpha: float = 0.05) -> TprAtFprInterval:
+    """:func:`tpr_at_fpr_interval` from the two classes' scores (``human``: the texts that set
+    the threshold; ``ai``: the texts whose TPR is reported). Same result as
+    ``tpr_at_fpr_interval(y, concat(human, ai))`` with y = 0 for human, 1 for AI.
+
+    Raises:
+        ValueError: non-finite scores, target outside [0, 1], n_boot < 1, alpha outside (0, 1).
+    """
+    h = as_scores(human, name="human")
+    a = as_scores(ai, name="ai")
+    y = np.concatenate([np.zeros(h.size, np.int8), np.ones(a.size, np.int8)])
+    return tpr_at_fpr_interval(y, np.concatenate([h, a]), target_fpr, n_boot=n_boot, seed=seed, alpha=alpha)
 
 
 def tpr_at_fpr_interval(
@@ -118,13 +163,8 @@ def tpr_at_fpr_interval(
         return TprAtFprInterval(None, None, None, None, None, n_false_positives_allowed=None, n_valid=0,
                                 reason=point.reason, **common)
 
-    def stat(yy: np.ndarray, ss: np.ndarray) -> float:
-        r = tpr_at_fpr(yy, ss, target)
-        return float("nan") if r.tpr is None else float(r.tpr)
-
-    res = bootstrap_ci(stat, [y, s], n_boot=int(n_boot), seed=int(seed), alpha=alpha, strata=y)
-    lo = None if not np.isfinite(res.lo) else min(float(res.lo), point.tpr)
-    hi = None if not np.isfinite(res.hi) else max(float(res.hi), point.tpr)
-    return TprAtFprInterval(point.tpr, lo, hi, point.threshold, point.achieved_fpr,
-                            n_false_positives_allowed=allowed_false_positives(n_human, target), n_valid=res.n_valid,
-                            reason=None if lo is not None else "no resample gave a defined TPR", **common)
+    reps = replicate_tprs(s[y == 0], s[y == 1], target, int(n_boot), np.random.default_rng(int(seed)))
+    q_lo, q_hi = (float(v) for v in np.quantile(reps, [alpha / 2.0, 1.0 - alpha / 2.0]))
+    return TprAtFprInterval(point.tpr, min(q_lo, point.tpr), max(q_hi, point.tpr), point.threshold,
+                            point.achieved_fpr, n_false_positives_allowed=allowed_false_positives(n_human, target),
+                            n_valid=int(reps.size), **common)

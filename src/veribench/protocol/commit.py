@@ -10,7 +10,7 @@ the hash they ran under, and their results list the amendments.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,8 @@ class CommitRecord:
     committed_at: datetime
     amendments: list[dict[str, Any]]
     new: bool = False
+    #: Sample-size warnings for the declared comparisons (``veribench.evaluate.design.design_check``).
+    warnings: list[str] = field(default_factory=list)
 
 
 def _latest(ws: Workspace, name: str) -> tuple[str, datetime] | None:
@@ -55,10 +57,13 @@ def commit(ws: Workspace, path: str | Path) -> CommitRecord:
         ProtocolError: invalid file, or a changed protocol without an amendment that
             supersedes the committed hash.
     """
+    from ..evaluate.design import design_check
+
     proto = load_protocol(path)
     assert proto.hash is not None
     existing = lookup(ws, proto.hash)
     if existing:
+        existing.warnings = design_check(ws, proto)
         return existing
     prev = _latest(ws, proto.name)
     if prev is not None:
@@ -73,7 +78,7 @@ def commit(ws: Workspace, path: str | Path) -> CommitRecord:
     with ws.transaction() as c:
         c.execute("INSERT INTO protocols VALUES (?, ?, ?, ?, ?, ?)",
                   [proto.hash, proto.name, str(path), at, content, json.dumps(proto.amendments, default=str)])
-    return CommitRecord(proto.hash, proto.name, at, proto.amendments, new=True)
+    return CommitRecord(proto.hash, proto.name, at, proto.amendments, new=True, warnings=design_check(ws, proto))
 
 
 def require_committed(ws: Workspace, proto: Protocol) -> CommitRecord:
