@@ -75,18 +75,16 @@ def js_to_fixed(x: float, digits: int) -> float:
     return float(Decimal(x).quantize(q, rounding=ROUND_HALF_UP))
 
 
-def published_rounding_matches(published: float, replayed: float, digits: int, tol: float = 1e-4) -> bool:
-    """True when ``published`` equals ``replayed`` rounded to ``digits`` decimals, within ``tol``.
+def published_rounding_matches(published: float, replayed: float, digits: int) -> bool:
+    """True when ``published`` equals ``replayed`` rounded to ``digits`` decimals, exactly.
 
     Either JavaScript rounding idiom is accepted (the publisher's exact idiom is not
-    documented); the two differ only at exact ties.
+    documented; the two differ only at exact ties). There is no tolerance: a value
+    printed to 4 decimals with a +1 in its last digit does not match.
     """
-    if not (isinstance(published, (int, float)) and not isinstance(published, bool)):
-        return False
-    if not math.isfinite(published) or not math.isfinite(replayed):
-        return False
-    return (abs(js_math_round(replayed, digits) - published) <= tol
-            or abs(js_to_fixed(replayed, digits) - published) <= tol)
+    from ..bundles.reader import matches_rounded
+
+    return matches_rounded(published, replayed, digits, (js_math_round, js_to_fixed))
 
 
 def js_number_to_string(x: float | int) -> str:

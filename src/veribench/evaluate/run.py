@@ -193,15 +193,17 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
                      "committed_at": commit.committed_at.isoformat(timespec="seconds") if commit else None,
                      "amendments": proto.amendments, "declared_split": proto.split_rule != "none"},
     }
-    if commit:
-        late = ws.query("SELECT count(*) FROM scores WHERE scanned_at < ? AND spec_hash IN (SELECT unnest(?::VARCHAR[]))",
-                        [commit.committed_at, [s.hash for s, _ in pairs]])[0][0]
-        meta["protocol"]["scores_before_commit"] = int(late)
+    from ..protocol.commit import log_run, run_integrity
+
+    integ = run_integrity(ws, commit, [s.hash for s, _ in pairs])  # chain head, commitment facts (event log)
+    meta["chain_head"] = integ.pop("chain_head")
+    meta["protocol"].update(integ)
     res = compute_results(docs, dets, proto, run_meta=meta)
     if record:
         with ws.transaction() as c:
             c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
                       [run_id, proto.tag, proto.hash, now_utc(), json.dumps(res, allow_nan=False)])
+            log_run(c, res)
     return res
 
 

@@ -92,6 +92,10 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
     from rich.table import Table
 
     con = console or wide_console()
+    from ..bundles import honesty
+
+    for line in honesty.lines(res):  # integrity first, before any rate
+        con.print(line, style="bold red" if honesty.is_alert(line) else "bold", markup=False, highlight=False)
     run = res.get("run", {})
     proto = run.get("protocol") or {}
     title = f"Table 1: headline rates per detector — run {run.get('tag')} ({run.get('split', {}).get('rule')} split)"
@@ -128,6 +132,9 @@ def markdown(res: dict[str, Any]) -> str:
            f"- Split: {json.dumps(run.get('split'))}",
            f"- Intervals: Wilson {int(100 * run.get('confidence', 0.95))}% for rates; AUROC CI by {run.get('auroc_ci_method')}",
            ""]
+    from ..bundles import honesty
+
+    out[1:1] = [""] + honesty.markdown(res)[:-1]  # integrity first, before any rate
     for a in proto.get("amendments") or []:
         out.append(f"- Amendment {a.get('date')}: {a.get('summary')} (supersedes `{a.get('supersedes')}`)")
     for name, ttl in (("table1", "Table 1: headline rates per detector"), ("table2", "Table 2: per subgroup and arm")):

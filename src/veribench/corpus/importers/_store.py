@@ -124,6 +124,7 @@ def store_import(
                 con.unregister(view)
         report.already_present = len(present)
         report.documents = len(docs) - len(present)
+        _log_import(con, report, import_id)
         for b in batches:
             ws.put_scores(b.spec, b.items, links=b.links, scanned_at=b.scanned_at)
         if submitted_texts:
@@ -142,6 +143,20 @@ def store_import(
              json.dumps(report.to_dict(), ensure_ascii=False, sort_keys=True, allow_nan=False, default=str)],
         )
     return report
+
+
+def _log_import(con: Any, report: ImportReport, import_id: str) -> None:
+    """Append the ``import`` event: one fingerprint per document this import stored."""
+    from pathlib import PurePath
+
+    from ...store import events as ev
+
+    rows = con.execute("SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
+                       "generation FROM documents WHERE import_id = ?", [import_id]).fetchall()
+    src = PurePath(str(report.source)).name if report.source else None  # no local path in the log
+    ev.append_event(con, "import", {"import_id": import_id, "kind": report.kind, "corpus": report.corpus,
+                                    "source": src},
+                    items={"doc": [(r[0], None, ev.doc_leaf(*r)) for r in rows]})
 
 
 def validation_error(e: Any, *, file: str, record: Any) -> InputError:

@@ -1,0 +1,128 @@
+"""Re-deriving a run from rows: the same loading code and ``compute_results`` as ``evaluate``.
+
+Publishing and verifying both build a small in-memory DuckDB holding exactly the rows
+a run rests on (``documents``, ``submissions``, ``scores``), then call the evaluation's
+own :func:`veribench.evaluate.run.load_documents` / :func:`load_detector` and
+:func:`veribench.evaluate.core.compute_results` on it. There is one way numbers are
+derived; a bundle is checked by deriving them again from its published rows.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+SNAPSHOT_SCHEMA = """
+CREATE TABLE documents (doc_id VARCHAR PRIMARY KEY, corpus VARCHAR, text_sha256 VARCHAR, label VARCHAR, arm VARCHAR,
+    kind VARCHAR, subgroup VARCHAR, tags JSON, group_key VARCHAR);
+CREATE TABLE submissions (doc_id VARCHAR, spec_hash VARCHAR, submitted_sha256 VARCHAR, PRIMARY KEY (doc_id, spec_hash));
+CREATE TABLE scores (spec_hash VARCHAR, text_sha256 VARCHAR, status VARCHAR, raw DOUBLE, scale VARCHAR,
+    direction VARCHAR, ai_probability DOUBLE, verdict VARCHAR, vendor_version VARCHAR, scanned_at TIMESTAMPTZ,
+    PRIMARY KEY (spec_hash, text_sha256));
+"""
+
+
+class Snapshot:
+    """An in-memory workspace stand-in (``con`` and ``lock``) holding only a run's rows."""
+
+    def __init__(self) -> None:
+        import duckdb
+
+        self.con = duckdb.connect(":memory:")
+        self.con.execute("SET TimeZone = 'UTC'")
+        self.con.execute(SNAPSHOT_SCHEMA)
+        self.lock = threading.RLock()
+        self.path = Path("<snapshot>")
+
+    def load(self, table: str, arrow_table: Any) -> None:
+        """Insert an Arrow table's columns (by name) into ``table``."""
+        view = f"_snap_{table}"
+        self.con.register(view, arrow_table)
+        try:
+            cols = ", ".join(arrow_table.column_names)
+            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {view}")
+        finally:
+            self.con.unregister(view)
+
+    def close(self) -> None:
+        self.con.close()
+
+
+@dataclass
+class DetectorPlan:
+    """One detector of a run: its spec, label, decision rule and corpus restriction."""
+
+    spec: Any
+    label: str
+    rule: Any
+    corpora: tuple[str, ...] = ()
+
+
+def protocol_from_bytes(raw: bytes, file_name: str):
+    """Parse committed protocol bytes with the one protocol loader (through a private temp file).
+
+    Raises:
+        ProtocolError: invalid protocol.
+    """
+    from ..protocol.model import load_protocol
+
+    with tempfile.TemporaryDirectory(prefix="veribench-protocol-") as d:
+        p = Path(d) / Path(file_name).name
+        p.write_bytes(raw)
+        proto = load_protocol(p)
+    try:
+        proto.path = file_name  # no temporary path in anything derived from it
+    except (AttributeError, TypeError, ValueError):  # an immutable model keeps its own
+        pass
+    return proto
+
+
+def plans(proto: Any, specs_by_label: dict[str, Any]) -> list[DetectorPlan]:
+    """The run's detectors in protocol order (``specs_by_label``: label -> Spec)."""
+    return [DetectorPlan(specs_by_label[e.display], e.display, e.rule, tuple(e.corpora)) for e in proto.detectors]
+
+
+def derive(snap: Snapshot, proto: Any, dets: Sequence[DetectorPlan], run_meta: dict[str, Any]):
+    """(results, DocArrays, [DetArrays]) re-derived from the snapshot's rows."""
+    from ..evaluate.core import compute_results
+    from ..evaluate.run import load_detector, load_documents
+
+    docs = load_documents(snap, proto)
+    arrays = [load_detector(snap, d.spec, d.label, d.rule, len(docs), d.corpora) for d in dets]
+    return compute_results(docs, arrays, proto, run_meta=run_meta), docs, arrays
+
+
+def split_sides(docs: Any, proto: Any) -> np.ndarray:
+    """``calibration`` / ``test`` per document under the protocol's split rule, or ``all``
+    when it declares none (the rule of :mod:`veribench.protocol.split`, applied as
+    ``compute_results`` applies it)."""
+    from ..protocol.split import calibration_mask
+
+    n = len(docs)
+    if proto.split_rule != "hash":
+        return np.full(n, "all", dtype=object)
+    is_human = np.array([x == "human" for x in docs.label], dtype=bool)
+    elig = np.isin(docs.corpus, list(proto.split_corpora)) if proto.split_corpora else None
+    calib = calibration_mask(list(docs.doc_id), is_human, list(docs.group_key), every=proto.split_every,
+                             salt=proto.split_salt, eligible=elig)
+    return np.where(calib, "calibration", "test").astype(object)
+
+
+def flags(det: Any, threshold: float | None) -> np.ndarray:
+    """Per document: True (flagged), False (passed) or None (no valid score) under the rule."""
+    from ..evaluate.core import flags_for
+
+    valid, flagged = flags_for(det, threshold)
+    out = np.full(len(valid), None, dtype=object)
+    out[valid] = flagged[valid]
+    return out
+
+
+def run_meta_from(results: dict[str, Any]) -> dict[str, Any]:
+    """The ``run`` block to hand to ``compute_results`` again (it recomputes its own keys)."""
+    return dict(results.get("run") or {})

@@ -1,0 +1,998 @@
+"""``veribench verify`` for detector-run bundles: re-derive everything, trust nothing.
+
+Every check is named; each failure names the check, file, field, expected and got
+(:class:`veribench.cycles.verify.Finding`, the cycle verifier's shape). In order:
+
+``reader``      only regular files, no links or special files, size and depth caps
+``manifest``    ``manifest.json`` lists every other file with the SHA-256 of its raw
+                bytes; the root hash recomputes; no unknown, missing or unlisted file
+``chain``       ``log/events.jsonl`` links from the first event to the run's event: each
+                hash, link, payload digest, sequence number and time order recomputes
+``commitment``  the protocol bytes hash to the committed SHA-256; every version of the
+                protocol id is present and chained by ``supersedes``; the commitment
+                records re-derive from the log; the run used the current version; the
+                run's protocol block agrees with the log
+``amendments``  ``amendments.json`` and the run's changelog equal the log's; no
+                amendment is dated before the version it supersedes; each is written in
+                the amended file as logged
+``corpus``      every document of every import the selection can reach is present and
+                matches what its import logged; text hashes; fingerprint-only documents
+                carry no text; ``in_run`` equals the protocol's selection
+``scores``      ``scores.csv`` equals ``scores.parquet``; each row's score and link are
+                the latest the log holds for them, and every logged scan batch of the
+                run's detectors recomputes from the rows and ``log/leaves.csv`` (a
+                changed, added or dropped score fails); spec hashes recompute
+``timing``      every scan is dated and logged after the commitment, or the count that
+                is not equals what the results and tables declare
+``split``       the calibration split re-derived from the protocol's rule equals the
+                published split side of every row
+``results``     ``results.json`` is what the run logged, and every number in it equals
+                the one re-derived from ``scores.csv`` (exactly, at full precision)
+``tables``      the tables and README re-derived from the results equal the published
+                files byte for byte (every printed number at its printed rounding)
+``timestamp``   each RFC 3161 token stamps its commitment record's exact bytes, verifies
+                against the authority's certificate and agrees with the log
+
+Nothing in a bundle is executed; protocol files are parsed as data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..cycles.verify import Finding
+from ..hashing import canonical_json, sha256_bytes
+from ..spec import Spec
+from ..store import events as ev
+from . import layout, reader
+from .reader import ReadError
+
+CHECKS = ("reader", "manifest", "chain", "commitment", "amendments", "corpus", "scores", "timing", "split", "results",
+          "tables", "timestamp")
+_ALLOWED = re.compile(r"(protocol/v[1-9][0-9]*\.(toml|yaml|yml)|commitments/v[1-9][0-9]*\.(json|tsr|roots\.pem))")
+#: Clock allowance between an authority's time and the workspace's (seconds).
+CLOCK_SKEW_S = 5
+MAX_LISTED = 20
+
+
+def is_detector_bundle(path: Path) -> bool:
+    """A folder whose ``manifest.json`` (a regular file) names the detector-bundle format."""
+    try:
+        m = reader.read_json(path, layout.MANIFEST, cap=16 * 1024 * 1024)
+    except (ReadError, OSError):
+        return False
+    return isinstance(m, dict) and m.get("format") == layout.FORMAT
+
+
+@dataclass
+class BundleReport:
+    """The outcome for one detector-run bundle."""
+
+    path: str
+    tag: str | None = None
+    run_id: str | None = None
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failures: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def status(self, check: str) -> str:
+        if any(f.check == check for f in self.failures):
+            return "FAIL"
+        return self.checks.get(check, {}).get("status", "not run")
+
+    def lines(self) -> list[str]:
+        """``[ok] TAG: ...`` or ``[FAIL] TAG: first failure``, then one line per check."""
+        name = self.tag or Path(self.path).name
+        if self.ok:
+            head = (f"[ok] {name} (run {self.run_id}): {len(CHECKS)} checks passed; "
+                    f"{self.counts.get('documents', 0):,} documents, {self.counts.get('score_rows', 0):,} scores "
+                    "re-derived")
+        else:
+            head = f"[FAIL] {name}: {self.failures[0].line()}"
+        out = [head]
+        for c in CHECKS:
+            st = self.status(c)
+            detail = self.checks.get(c, {}).get("detail", "")
+            fails = [f for f in self.failures if f.check == c]
+            if fails:
+                detail = fails[0].line()[len(c) + 2:] + (f" (+{len(fails) - 1} more)" if len(fails) > 1 else "")
+            out.append(f"    {st:<8} {c}: {detail}".rstrip())
+        shown = {id(f) for c in CHECKS for f in [next((x for x in self.failures if x.check == c), None)] if f}
+        rest = [f for f in self.failures if id(f) not in shown]
+        out += [f"    {f.line()}" for f in rest[:MAX_LISTED]]
+        if len(rest) > MAX_LISTED:
+            out.append(f"    … {len(rest) - MAX_LISTED} more failures in the --json report")
+        out += [f"    note: {n}" for n in self.notes]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "detector-run", "path": self.path, "tag": self.tag, "run_id": self.run_id, "ok": self.ok,
+                "checks": {c: {"status": self.status(c), **{k: v for k, v in self.checks.get(c, {}).items()
+                                                             if k != "status"}} for c in CHECKS},
+                "counts": self.counts, "failures": [asdict(f) for f in self.failures], "notes": self.notes}
+
+
+class _Ctx:
+    def __init__(self, root: Path, rep: BundleReport, max_file_bytes: int, max_data_bytes: int):
+        self.root, self.r = root, rep
+        self.cap, self.data_cap = max_file_bytes, max_data_bytes
+        self.present: set[str] = set()
+
+    def fail(self, check: str, message: str, file: str | None = None, fld: str | None = None, expected: Any = None,
+             got: Any = None) -> None:
+        if sum(1 for f in self.r.failures if f.check == check) < 200:
+            self.r.failures.append(Finding(check, message, file, fld, expected, got))
+
+    def ok(self, check: str, detail: str, status: str = "ok", **extra: Any) -> None:
+        self.r.checks[check] = {"status": status, "detail": detail, **extra}
+
+    def has(self, rel: str) -> bool:
+        return rel in self.present
+
+    def json(self, rel: str, check: str = "manifest") -> Any:
+        if not self.has(rel):
+            self.fail(check, "required file missing", rel)
+            return None
+        try:
+            return reader.read_json(self.root, rel, cap=self.cap)
+        except ReadError as e:
+            self.fail("reader" if "cap" in e.message else check, e.message, rel)
+            return None
+
+    def bytes(self, rel: str, check: str) -> bytes | None:
+        if not self.has(rel):
+            self.fail(check, "required file missing", rel)
+            return None
+        try:
+            return reader.read_bytes(self.root, rel, self.cap)
+        except ReadError as e:
+            self.fail("reader", e.message, rel)
+            return None
+
+
+# -- manifest --------------------------------------------------------------------------------
+
+def _check_manifest(c: _Ctx, listing: reader.Listing) -> dict[str, Any] | None:
+    m = c.json(layout.MANIFEST)
+    if not isinstance(m, dict):
+        if m is not None:
+            c.fail("manifest", "expected an object", layout.MANIFEST)
+        return None
+    if m.get("format") != layout.FORMAT:
+        c.fail("manifest", "not a detector-run bundle", layout.MANIFEST, "format", layout.FORMAT, m.get("format"))
+    files = m.get("files")
+    if not isinstance(files, dict):
+        c.fail("manifest", "no files listing", layout.MANIFEST, "files")
+        return None
+    known = set(listing.files)
+    for rel, digest in files.items():
+        if not isinstance(rel, str) or not (rel in _required_names() or _ALLOWED.fullmatch(rel)):
+            c.fail("manifest", "unknown or unsafe file name in the manifest", layout.MANIFEST, f"files[{rel!r}]")
+            continue
+        if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
+            c.fail("manifest", "not a lowercase hex SHA-256", layout.MANIFEST, f"files[{rel!r}]", got=digest)
+            continue
+        if rel not in known:
+            if rel not in listing.refused:
+                c.fail("manifest", "listed file missing", rel)
+            continue
+        try:
+            got = reader.sha256_file(c.root, rel, c.data_cap)
+        except ReadError as e:
+            c.fail("reader", e.message, rel)
+            continue
+        if got != digest:
+            c.fail("manifest", "SHA-256 of raw bytes differs from the manifest", rel, expected=digest, got=got)
+    for rel in sorted(known - set(files) - {layout.MANIFEST}):
+        c.fail("manifest", "file present but not covered by the manifest", rel)
+    for rel in _required_names():
+        if rel not in files and rel != layout.MANIFEST:
+            c.fail("manifest", "required file not in the manifest", layout.MANIFEST, f"files[{rel!r}]")
+    from .publish import manifest_root
+
+    if m.get("root_sha256") != manifest_root(m):
+        c.fail("manifest", "root hash does not recompute", layout.MANIFEST, "root_sha256", manifest_root(m),
+               m.get("root_sha256"))
+    c.ok("manifest", f"{len(files)} files, root {str(m.get('root_sha256'))[:16]}…")
+    return m
+
+
+def _required_names() -> tuple[str, ...]:
+    return (layout.MANIFEST, layout.README, layout.CORPUS, layout.SCORES_CSV, layout.SCORES_PARQUET, layout.EVENTS,
+            layout.LEAVES, layout.AMENDMENTS, layout.RESULTS, *layout.TABLE_FILES)
+
+
+# -- chain -----------------------------------------------------------------------------------
+
+def _read_events(c: _Ctx) -> list[dict[str, Any]] | None:
+    if not c.has(layout.EVENTS):
+        c.fail("chain", "required file missing", layout.EVENTS)
+        return None
+    out = []
+    try:
+        for i, line in enumerate(reader.iter_lines(c.root, layout.EVENTS, c.data_cap), 1):
+            if not line.strip():
+                continue
+            e = reader.parse_json_line(line, layout.EVENTS, i)
+            if not isinstance(e, dict):
+                c.fail("chain", "event is not an object", layout.EVENTS, f"line {i}")
+                return None
+            out.append(e)
+    except ReadError as e:
+        c.fail("reader" if "cap" in e.message else "chain", e.message, layout.EVENTS)
+        return None
+    return out
+
+
+def _check_chain(c: _Ctx, events: list[dict[str, Any]], m: dict[str, Any]) -> dict[str, Any] | None:
+    found, head = ev.check_chain(events)
+    for f in found:
+        c.fail("chain", f.message, layout.EVENTS, f"event {f.seq}" if f.seq is not None else None)
+    want = m.get("run_event") or {}
+    last = events[-1] if events else None
+    if last is None or last.get("type") != "run":
+        c.fail("chain", "the log does not end with the run's event", layout.EVENTS)
+        return None
+    if (last.get("seq"), last.get("hash")) != (want.get("seq"), want.get("hash")):
+        c.fail("chain", "the run event differs from the manifest's", layout.EVENTS, "run_event",
+               want, {"seq": last.get("seq"), "hash": last.get("hash")})
+    c.ok("chain", f"{len(events)} events link from the first to the run's (head {str(head.get('hash'))[:16]}…)")
+    return last
+
+
+# -- commitment and amendments --------------------------------------------------------------
+
+def _check_commitment(c: _Ctx, events: list[dict[str, Any]], run_ev: dict[str, Any], m: dict[str, Any],
+                      results: dict[str, Any]) -> tuple[Any, dict[str, Any], list[dict[str, Any]]] | None:
+    from ..protocol.commit import commitment_record, earlier_runs_of, heads_of, record_bytes, versions_of
+    from .snapshot import protocol_from_bytes
+
+    run = results.get("run") or {}
+    pb = run.get("protocol") or {}
+    sha = m.get("protocol_sha256")
+    rp = run_ev.get("payload") or {}
+    for who, v in (("the run event", rp.get("protocol_sha256")), ("results.json", pb.get("hash"))):
+        if v != sha:
+            c.fail("commitment", f"protocol SHA-256 in {who} differs from the manifest's",
+                   layout.RESULTS if who == "results.json" else layout.EVENTS, "protocol hash", sha, v)
+    vs = versions_of(events)
+    ve = vs.get(sha)
+    if ve is None:
+        c.fail("commitment", "the run's protocol was never committed in this log", layout.EVENTS,
+               expected=sha, got=None)
+        return None
+    pid = ve["payload"]["protocol_id"]
+    mine = sorted((e for e in vs.values() if e["payload"]["protocol_id"] == pid), key=lambda e: e["seq"])
+    first = mine[0]
+    if first["type"] != "protocol_commit" or pid != "vbp-" + first["payload"]["protocol_sha256"][:16]:
+        c.fail("commitment", "the protocol id is not the one fixed at its first commit", layout.EVENTS,
+               f"event {first['seq']}", "vbp-" + first["payload"]["protocol_sha256"][:16], pid)
+    proto = None
+    for i, e in enumerate(mine):
+        p = e["payload"]
+        k = p.get("version")
+        if k != i + 1:
+            c.fail("commitment", "version numbers of the protocol id are not 1, 2, ...", layout.EVENTS,
+                   f"event {e['seq']}", i + 1, k)
+        if i and p.get("supersedes") != mine[i - 1]["payload"]["protocol_sha256"]:
+            c.fail("commitment", "an amendment does not supersede the version before it", layout.EVENTS,
+                   f"event {e['seq']}", mine[i - 1]["payload"]["protocol_sha256"], p.get("supersedes"))
+        files = [f for f in c.present if re.fullmatch(rf"protocol/v{k}\.(toml|yaml|yml)", f)]
+        if len(files) != 1:
+            c.fail("commitment", f"protocol version {k} is not in the bundle exactly once", "protocol/",
+                   expected=1, got=len(files))
+            continue
+        raw = c.bytes(files[0], "commitment")
+        if raw is not None and sha256_bytes(raw) != p["protocol_sha256"]:
+            c.fail("commitment", "protocol bytes do not hash to the committed SHA-256 (the file was changed after "
+                                 "its commitment)", files[0], expected=p["protocol_sha256"], got=sha256_bytes(raw))
+        rec = c.bytes(f"commitments/v{k}.json", "commitment")
+        if rec is not None and rec != record_bytes(commitment_record(e)):
+            c.fail("commitment", "the commitment record differs from the one the log's commit event gives",
+                   f"commitments/v{k}.json")
+        if p["protocol_sha256"] == sha and raw is not None:
+            if files[0] != m.get("protocol_file"):
+                c.fail("commitment", "the manifest names another protocol file", layout.MANIFEST, "protocol_file",
+                       files[0], m.get("protocol_file"))
+            try:
+                proto = protocol_from_bytes(raw, p.get("file") or files[0])
+            except Exception as ex:  # ProtocolError: a committed file veribench cannot read
+                c.fail("commitment", f"protocol does not parse: {ex}", files[0])
+    head = heads_of([e for e in events if e["seq"] < run_ev["seq"]]).get(pid)
+    if head is not None and head["payload"]["protocol_sha256"] != sha:
+        c.fail("commitment", "the run used a superseded version: an amendment was committed before the run and "
+                             "skipped", layout.EVENTS, f"event {run_ev['seq']}", head["payload"]["protocol_sha256"], sha)
+    before = [e for e in events if e["seq"] < run_ev["seq"]]
+    stamps = [e for e in before if e["type"] == "timestamp" and e["payload"].get("protocol_sha256") == sha]
+    vp = ve["payload"]
+    want = {"id": pid, "version": vp.get("version"), "commit_seq": ve["seq"], "commit_event_hash": ve["hash"],
+            "committed_at": ve["at"], "name": vp.get("name"),
+            "declared_new_protocol": bool(vp.get("declared_new_protocol")),
+            "prior_protocol_ids": list(vp.get("prior_protocol_ids") or []),
+            "earlier_runs": earlier_runs_of(before, pid),
+            "timestamp": ({"authority": stamps[-1]["payload"].get("authority"),
+                           "gen_time": stamps[-1]["payload"].get("gen_time"), "seq": stamps[-1]["seq"]}
+                          if stamps else None)}
+    for k, v in want.items():
+        if pb.get(k) != v:
+            c.fail("commitment", f"the run's protocol.{k} differs from the log (renamed, re-dated or re-numbered "
+                                 "after the fact)", layout.RESULTS, f"run.protocol.{k}", v, pb.get(k))
+    if rp.get("protocol_id") != pid:
+        c.fail("commitment", "the run event names another protocol id", layout.EVENTS, f"event {run_ev['seq']}", pid,
+               rp.get("protocol_id"))
+    ch = run.get("chain_head") or {}
+    at = next((e for e in events if e["seq"] == ch.get("seq")), None) if ch.get("seq") else None
+    if ch.get("seq") == 0 and ch.get("hash") == ev.GENESIS:
+        at = {"hash": ev.GENESIS, "seq": 0}
+    if at is None or at.get("hash") != ch.get("hash") or not (0 <= ch.get("seq", -1) < run_ev["seq"]):
+        c.fail("commitment", "the chain head the run records is not an event before the run", layout.RESULTS,
+               "run.chain_head", None, ch)
+    if rp.get("chain_head") != ch:
+        c.fail("commitment", "the run event records another chain head", layout.EVENTS, f"event {run_ev['seq']}",
+               rp.get("chain_head"), ch)
+    c.ok("commitment", f"protocol {vp.get('name')!r} (id {pid}, version {vp.get('version')}) hashes to its "
+                       f"commitment of {ve['at']}; {len(mine)} version(s)")
+    return proto, ve, mine
+
+
+def _check_amendments(c: _Ctx, events: list[dict[str, Any]], ve: dict[str, Any], mine: list[dict[str, Any]],
+                      results: dict[str, Any]) -> None:
+    from ..protocol.commit import changelog_of
+
+    pid = ve["payload"]["protocol_id"]
+    want = changelog_of(events, pid, upto=ve["seq"])
+    got = c.json(layout.AMENDMENTS, "amendments")
+    if got is not None and got != want:
+        c.fail("amendments", "amendments.json differs from the log's changelog (an amendment was re-dated, "
+                             "re-worded, dropped or moved)", layout.AMENDMENTS, expected=want, got=got)
+    pub = ((results.get("run") or {}).get("protocol") or {}).get("amendments")
+    if pub != want:
+        c.fail("amendments", "the run's amendment list differs from the log's changelog", layout.RESULTS,
+               "run.protocol.amendments", want, pub)
+    by_sha = {e["payload"]["protocol_sha256"]: e for e in mine}
+    for a in want:
+        sup = by_sha.get(a.get("supersedes"))
+        if sup is None:
+            continue
+        try:
+            day = ev.parse_utc(str(a.get("date"))).date()
+        except ValueError:
+            c.fail("amendments", "amendment date is not a date", layout.EVENTS, f"event {a['seq']}", got=a.get("date"))
+            continue
+        if day < ev.parse_utc(sup["at"]).date():
+            c.fail("amendments", f"backdated amendment: dated {day}, before the version it supersedes was committed "
+                                 f"({sup['at'][:10]}, log time)", layout.EVENTS, f"event {a['seq']}",
+                   f">= {sup['at'][:10]}", str(day))
+        if a.get("committed_at", "") < sup["at"]:
+            c.fail("amendments", "amendment logged before the version it supersedes", layout.EVENTS,
+                   f"event {a['seq']}")
+        # the amended file carries the amendment as logged
+        k = next((e["payload"].get("version") for e in mine if e["payload"]["protocol_sha256"] == a["hash"]), None)
+        files = [f for f in c.present if re.fullmatch(rf"protocol/v{k}\.(toml|yaml|yml)", f)]
+        if files:
+            raw = c.bytes(files[0], "amendments")
+            if raw is not None:
+                from .snapshot import protocol_from_bytes
+
+                try:
+                    entries = protocol_from_bytes(raw, files[0]).amendments
+                except Exception:
+                    entries = []
+                if not any(str(x.get("supersedes")) == a.get("supersedes") and str(x.get("date")) == a.get("date")
+                           and str(x.get("summary")) == a.get("summary") for x in entries):
+                    c.fail("amendments", "the amended protocol file does not carry the amendment as logged", files[0])
+    after = sum(1 for a in want if a.get("after_results"))
+    c.ok("amendments", f"{len(want)} amendment(s) as logged" + (f"; {after} committed after results existed (shown)"
+                                                                 if after else ""),
+         status="note" if after else "ok")
+
+
+# -- corpus ----------------------------------------------------------------------------------
+
+_DOC_KEYS = {"doc_id", "corpus", "text_sha256", "label", "arm", "kind", "subgroup", "tags", "group_key", "provenance",
+             "generation", "import_seq", "in_run", "fingerprint_only"}
+
+
+def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: Any) -> dict[str, dict[str, Any]] | None:
+    import hashlib
+
+    if not c.has(layout.CORPUS):
+        c.fail("corpus", "required file missing", layout.CORPUS)
+        return None
+    docs: dict[str, dict[str, Any]] = {}
+    leaves: dict[int, list[str]] = defaultdict(list)
+    try:
+        for i, line in enumerate(reader.iter_lines(c.root, layout.CORPUS, c.data_cap), 1):
+            if not line.strip():
+                continue
+            d = reader.parse_json_line(line, layout.CORPUS, i)
+            if not isinstance(d, dict) or not _DOC_KEYS <= set(d) or not set(d) <= _DOC_KEYS | {"text"}:
+                c.fail("corpus", "record does not have the corpus manifest's fields", layout.CORPUS, f"line {i}")
+                continue
+            did = d["doc_id"]
+            if did in docs:
+                c.fail("corpus", "document listed twice", layout.CORPUS, f"line {i}", got=did)
+                continue
+            text = d.pop("text", None)
+            if text is not None:
+                if not isinstance(text, str) or hashlib.sha256(text.encode("utf-8")).hexdigest() != d["text_sha256"]:
+                    c.fail("corpus", "text does not hash to its text_sha256", layout.CORPUS, f"doc {did}")
+                if d["fingerprint_only"]:
+                    c.fail("corpus", "a fingerprint-only document carries its text", layout.CORPUS, f"doc {did}")
+            elif d["in_run"] and not d["fingerprint_only"]:
+                c.fail("corpus", "a selected document's text is missing (and it is not fingerprint-only)",
+                       layout.CORPUS, f"doc {did}")
+            try:
+                leaves[int(d["import_seq"])].append(ev.doc_leaf(did, d["text_sha256"], d["label"], d["arm"], d["kind"],
+                                                                d["subgroup"], d["corpus"], d["group_key"], d["tags"],
+                                                                d["provenance"], d["generation"]))
+            except (TypeError, ValueError):
+                c.fail("corpus", "record cannot be fingerprinted", layout.CORPUS, f"doc {did}")
+            docs[did] = d
+    except ReadError as e:
+        c.fail("reader" if "cap" in e.message else "corpus", e.message, layout.CORPUS)
+        return None
+    corpora = proto.selection.get("corpora") if proto is not None else None
+    corpora = [str(x) for x in (corpora if isinstance(corpora, list) else [corpora])] if corpora else None
+    imports = {e["seq"]: e for e in events if e["type"] == "import" and e["seq"] <= head_seq}
+    for seq in sorted(leaves):
+        if seq not in imports:
+            c.fail("corpus", "documents attributed to an event that is no import before the run (added documents)",
+                   layout.CORPUS, f"import_seq {seq}", got=len(leaves[seq]))
+    for seq, e in imports.items():
+        if corpora is not None and e["payload"].get("corpus") not in corpora:
+            continue
+        got = leaves.get(seq, [])
+        p = e["payload"]
+        if len(got) != p.get("n_doc") or ev.items_digest(got) != p.get("doc_sha256"):
+            c.fail("corpus", f"the documents of import {p.get('import_id')} differ from what it logged (a document "
+                             "was added, dropped or edited: label, arm, subgroup, tags, provenance or text hash)",
+                   layout.CORPUS, f"import_seq {seq}", f"{p.get('n_doc')} documents, digest {str(p.get('doc_sha256'))[:16]}…",
+                   f"{len(got)} documents, digest {ev.items_digest(got)[:16]}…")
+    c.ok("corpus", f"{len(docs):,} documents match their imports' fingerprints; "
+                   f"{sum(1 for d in docs.values() if d['in_run']):,} selected, "
+                   f"{sum(1 for d in docs.values() if d['fingerprint_only']):,} fingerprint-only")
+    return docs
+
+
+# -- scores, timing, split, results ---------------------------------------------------------
+
+def _read_scores(c: _Ctx):
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    from .publish import arrow_schema
+
+    schema = arrow_schema()
+    tables = {}
+    for rel in (layout.SCORES_CSV, layout.SCORES_PARQUET):
+        if not c.has(rel):
+            c.fail("scores", "required file missing", rel)
+            return None
+        try:
+            with reader.open_file(c.root, rel, c.data_cap) as f:
+                if rel.endswith(".csv"):
+                    t = pacsv.read_csv(f, read_options=pacsv.ReadOptions(use_threads=True),
+                                       convert_options=pacsv.ConvertOptions(
+                                           column_types={x.name: x.type for x in schema}, strings_can_be_null=True,
+                                           quoted_strings_can_be_null=False, include_columns=schema.names,
+                                           true_values=["true"], false_values=["false"]))
+                    with reader.open_file(c.root, rel, c.data_cap) as g:
+                        header = g.readline(1 << 16).decode("utf-8", "replace").strip()
+                    if header != ",".join(f'"{n}"' for n in schema.names):
+                        c.fail("scores", "columns differ from the bundle format", rel, "header",
+                               ",".join(schema.names), header)
+                        return None
+                else:
+                    t = pq.read_table(f)
+        except ReadError as e:
+            c.fail("reader", e.message, rel)
+            return None
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, KeyError) as e:
+            c.fail("scores", f"cannot be read as the bundle's score table ({str(e).splitlines()[0]})", rel)
+            return None
+        if t.schema.names != schema.names:
+            c.fail("scores", "columns differ from the bundle format", rel, "columns", schema.names, t.schema.names)
+            return None
+        try:
+            tables[rel] = t.cast(schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+            c.fail("scores", f"column types differ from the bundle format ({e})", rel)
+            return None
+    a, b = tables[layout.SCORES_CSV], tables[layout.SCORES_PARQUET]
+    if not a.equals(b):
+        n = min(a.num_rows, b.num_rows)
+        where = None
+        for name in schema.names:
+            x, y = a.column(name).to_pylist()[:n], b.column(name).to_pylist()[:n]
+            bad = next((i for i in range(n) if x[i] != y[i] and not (x[i] != x[i] and y[i] != y[i])), None)
+            if bad is not None:
+                where = f"row {bad}, column {name}"
+                break
+        c.fail("scores", "scores.csv and scores.parquet differ", layout.SCORES_PARQUET, where or "row count",
+               a.num_rows, b.num_rows)
+    return a
+
+
+def _read_leaves(c: _Ctx) -> list[tuple[str, int, str, str, str]] | None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    if not c.has(layout.LEAVES):
+        c.fail("scores", "required file missing", layout.LEAVES)
+        return None
+    try:
+        with reader.open_file(c.root, layout.LEAVES, c.data_cap) as f:
+            t = pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(
+                column_types={"kind": pa.string(), "seq": pa.int64(), "k1": pa.string(), "k2": pa.string(),
+                              "leaf": pa.string()}, strings_can_be_null=True, quoted_strings_can_be_null=False))
+    except ReadError as e:
+        c.fail("reader", e.message, layout.LEAVES)
+        return None
+    except (pa.ArrowInvalid, OSError) as e:
+        c.fail("scores", f"cannot be read ({str(e).splitlines()[0]})", layout.LEAVES)
+        return None
+    if t.schema.names != list(layout.LEAF_COLUMNS):
+        c.fail("scores", "columns differ from the bundle format", layout.LEAVES, "columns", list(layout.LEAF_COLUMNS),
+               t.schema.names)
+        return None
+    return list(zip(*(t.column(n).to_pylist() for n in layout.LEAF_COLUMNS))) if t.num_rows else []
+
+
+def _check_scores(c: _Ctx, rows: dict[str, list[Any]], extra: list[tuple], events: list[dict[str, Any]],
+                  head_seq: int, docs: dict[str, dict[str, Any]], proto: Any, results: dict[str, Any]
+                  ) -> dict[str, Spec] | None:
+    n = len(rows["doc_id"])
+    dets = {d.get("detector"): d for d in results.get("detectors") or [] if isinstance(d, dict)}
+    entries = {e.display: e for e in proto.detectors}
+    specs: dict[str, Spec] = {}
+    for label, e in entries.items():
+        d = dets.get(label)
+        if d is None:
+            c.fail("scores", "a protocol detector is missing from the results", layout.RESULTS, f"detectors[{label}]")
+            continue
+        s = Spec(kind="detector", name=str(d.get("name")), version=str(d.get("version")),
+                 settings=dict(d.get("settings") or {}))
+        if s.hash != d.get("spec_hash"):
+            c.fail("scores", "detector spec does not hash to its spec_hash", layout.RESULTS,
+                   f"detectors[{label}].spec_hash", s.hash, d.get("spec_hash"))
+        if s.name != e.name or any(s.settings.get(k) != v for k, v in e.settings.items()):
+            c.fail("scores", "the results' detector is not the one the protocol names", layout.RESULTS,
+                   f"detectors[{label}]", {"name": e.name, "settings": e.settings},
+                   {"name": s.name, "settings": dict(s.settings)})
+        specs[label] = s
+    spec_hashes = {s.hash for s in specs.values()}
+    by_hash_labels = defaultdict(list)
+    for label, s in specs.items():
+        by_hash_labels[s.hash].append(label)
+    # logged items of every scan batch of the run's detectors, up to the run's chain head
+    batches = {e["seq"]: e for e in events if e["type"] == "scan_batch" and e["seq"] <= head_seq
+               and e["payload"].get("spec_hash") in spec_hashes}
+    items: dict[tuple[int, str], dict[tuple[str, str], str]] = defaultdict(dict)
+    bad_rows = 0
+    row_link: dict[tuple[str, str], tuple[int, str]] = {}
+    row_score: dict[tuple[str, str], tuple[int, str]] = {}
+    seen_pairs: set[tuple[str, str]] = set()
+    for i in range(n):
+        did, label, h = rows["doc_id"][i], rows["detector"][i], rows["spec_hash"][i]
+        where = f"row {i} (doc {did}, {label})"
+        s = specs.get(label)
+        if s is None:
+            c.fail("scores", "row of a detector the protocol does not list", layout.SCORES_CSV, where, got=label)
+            bad_rows += 1
+            continue
+        if (h, rows["detector_name"][i], rows["detector_version"][i], rows["detector_settings"][i]) != (
+                s.hash, s.name, s.version, canonical_json(dict(s.settings))):
+            c.fail("scores", "detector columns differ from the run's detector spec", layout.SCORES_CSV, where)
+        if (did, label) in seen_pairs:
+            c.fail("scores", "document and detector listed twice (an added row)", layout.SCORES_CSV, where)
+        seen_pairs.add((did, label))
+        d = docs.get(did)
+        if d is None or not d["in_run"]:
+            c.fail("scores", "row of a document the run does not select (an added document)", layout.SCORES_CSV,
+                   where)
+            continue
+        e = entries[label]
+        if e.corpora and d["corpus"] not in e.corpora:
+            c.fail("scores", "row of a document outside the detector's corpora", layout.SCORES_CSV, where)
+        sub = rows["submitted_sha256"][i]
+        if rows["text_differs"][i] is not (sub != d["text_sha256"]):
+            c.fail("scores", "text_differs does not follow from the hashes", layout.SCORES_CSV, where,
+                   sub != d["text_sha256"], rows["text_differs"][i])
+        lseq = rows["link_seq"][i]
+        leaf = ev.link_leaf(did, h, sub)
+        prev = row_link.get((did, h))
+        if prev is not None and prev != (lseq, leaf):
+            c.fail("scores", "two rows disagree on one document's link", layout.SCORES_CSV, where)
+        row_link[(did, h)] = (lseq, leaf)
+        if rows["status"][i] is not None:
+            sseq = rows["score_seq"][i]
+            sl = ev.score_leaf(h, sub, rows["status"][i], rows["raw"][i], rows["scale"][i], rows["direction"][i],
+                               rows["ai_probability"][i], rows["verdict"][i], rows["vendor_version"][i],
+                               rows["scanned_at"][i])
+            prev = row_score.get((h, sub))
+            if prev is not None and prev != (sseq, sl):
+                c.fail("scores", "two rows disagree on one score", layout.SCORES_CSV, where)
+            row_score[(h, sub)] = (sseq, sl)
+    for (did, h), (seq, leaf) in row_link.items():
+        items[(seq, "link")][(did, h)] = leaf
+    for (h, sub), (seq, leaf) in row_score.items():
+        items[(seq, "score")][(h, sub)] = leaf
+    for kind, seq, k1, k2, leaf in extra:
+        if kind not in ("score", "link") or seq not in batches:
+            c.fail("scores", "a leaf of no scan batch of the run's detectors", layout.LEAVES, f"seq {seq}")
+            continue
+        if (k1, k2) in items[(seq, kind)]:
+            c.fail("scores", "a leaf listed twice", layout.LEAVES, f"seq {seq}")
+        items[(seq, kind)][(k1, k2)] = leaf
+        if kind == "link":
+            d = docs.get(k1)
+            ls = by_hash_labels.get(k2, [])
+            used = d is not None and d["in_run"] and any(
+                not entries[lb].corpora or d["corpus"] in entries[lb].corpora for lb in ls)
+            if used:
+                c.fail("scores", "a logged link of a selected document has no row (a dropped score row)",
+                       layout.LEAVES, f"doc {k1}, seq {seq}")
+    for key in set(items) - {(s, k) for s in batches for k in ("score", "link")}:
+        c.fail("scores", "a row names a scan batch of another detector or after the run's chain head",
+               layout.SCORES_CSV, f"{key[1]}_seq {key[0]}")
+    changed = 0
+    for seq, e in sorted(batches.items()):
+        p = e["payload"]
+        for kind in ("score", "link"):
+            got = items.get((seq, kind), {})
+            if p.get(f"n_{kind}") is None and not got:
+                continue
+            if len(got) != (p.get(f"n_{kind}") or 0) or ev.items_digest(got.values()) != p.get(f"{kind}_sha256"):
+                changed += 1
+                if changed <= MAX_LISTED:
+                    c.fail("scores", f"scan batch {seq} ({p.get('detector')}): its {kind}s differ from what the log "
+                                     f"holds (a {kind} was changed, added or dropped)", layout.SCORES_CSV,
+                           f"{kind}s of event {seq}", p.get(f"n_{kind}"), len(got))
+    # each row carries the latest logged value of its key
+    latest: dict[tuple[str, tuple], int] = {}
+    for (seq, kind), kv in items.items():
+        for k in kv:
+            if seq > latest.get((kind, k), -1):
+                latest[(kind, k)] = seq
+    for (did, h), (seq, _) in row_link.items():
+        if latest.get(("link", (did, h))) != seq:
+            c.fail("scores", "a row's link is not the latest the log holds", layout.SCORES_CSV, f"doc {did}",
+                   latest.get(("link", (did, h))), seq)
+    for (h, sub), (seq, _) in row_score.items():
+        if latest.get(("score", (h, sub))) != seq:
+            c.fail("scores", "a row's score is not the latest the log holds (an older or replaced value)",
+                   layout.SCORES_CSV, f"text {sub[:12]}…", latest.get(("score", (h, sub))), seq)
+    for i in range(n):
+        if rows["status"][i] is None and ("score", (rows["spec_hash"][i], rows["submitted_sha256"][i])) in latest:
+            c.fail("scores", "a row without a score, although the log holds one (a dropped score)", layout.SCORES_CSV,
+                   f"row {i} (doc {rows['doc_id'][i]})")
+    c.ok("scores", f"{n:,} rows; {len(batches)} scan batch(es) of {len(specs)} detector(s) recompute from the rows "
+                   f"and {len(extra):,} further leaves")
+    return specs
+
+
+def _check_timing(c: _Ctx, rows: dict[str, list[Any]], events: list[dict[str, Any]], ve: dict[str, Any],
+                  results: dict[str, Any]) -> None:
+    at = ev.parse_utc(ve["at"])
+    seq_at = {e["seq"]: e["at"] for e in events}
+    tot = logged = dated = either = 0
+    later = 0
+    for i in range(len(rows["doc_id"])):
+        if rows["status"][i] is None:
+            continue
+        tot += 1
+        sseq, sat = rows["score_seq"][i], rows["scanned_at"][i]
+        try:
+            t = ev.parse_utc(sat)
+        except (TypeError, ValueError):
+            c.fail("timing", "scan date is not a date", layout.SCORES_CSV, f"row {i}", got=sat)
+            continue
+        a, b = sseq < ve["seq"], t < at
+        logged += a
+        dated += b
+        either += a or b
+        e_at = seq_at.get(sseq)
+        if e_at is not None and sat is not None and ev.utc_text(t) > e_at:
+            later += 1
+            if later <= 5:
+                c.fail("timing", "a score is dated after the scan batch that logged it", layout.SCORES_CSV,
+                       f"row {i} (doc {rows['doc_id'][i]})", f"<= {e_at}", sat)
+    pb = (results.get("run") or {}).get("protocol") or {}
+    want = {"scores_total": tot, "scores_logged_before_commit": logged, "scores_dated_before_commit": dated,
+            "scores_before_commit": either}
+    for k, v in want.items():
+        if pb.get(k) != v:
+            c.fail("timing", f"the results declare {pb.get(k)} for {k}, the rows and the log give {v} (scans before "
+                             "the commitment must be declared)", layout.RESULTS, f"run.protocol.{k}", v, pb.get(k))
+    if either:
+        c.ok("timing", f"{either:,} of {tot:,} scores predate the commitment of {ve['at']} ({logged:,} logged before "
+                       f"it, {dated:,} dated before it); declared in the results and tables: NOT pre-registered",
+             status="note")
+    else:
+        c.ok("timing", f"all {tot:,} scores were logged and dated after the commitment of {ve['at']}")
+
+
+def _snapshot(docs: dict[str, dict[str, Any]], rows: dict[str, list[Any]]):
+    import pyarrow as pa
+
+    from .snapshot import Snapshot
+
+    snap = Snapshot()
+    ids = sorted(docs)
+    g = lambda k: [docs[i][k] for i in ids]  # noqa: E731
+    snap.load("documents", pa.table({
+        "doc_id": pa.array(ids, pa.string()), "corpus": pa.array(g("corpus"), pa.string()),
+        "text_sha256": pa.array(g("text_sha256"), pa.string()), "label": pa.array(g("label"), pa.string()),
+        "arm": pa.array(g("arm"), pa.string()), "kind": pa.array(g("kind"), pa.string()),
+        "subgroup": pa.array(g("subgroup"), pa.string()),
+        "tags": pa.array([None if docs[i]["tags"] is None else json.dumps(docs[i]["tags"], ensure_ascii=False,
+                                                                          sort_keys=True) for i in ids], pa.string()),
+        "group_key": pa.array(g("group_key"), pa.string())}))
+    links = {(rows["doc_id"][i], rows["spec_hash"][i]): rows["submitted_sha256"][i] for i in range(len(rows["doc_id"]))}
+    snap.load("submissions", pa.table({"doc_id": pa.array([k[0] for k in links], pa.string()),
+                                       "spec_hash": pa.array([k[1] for k in links], pa.string()),
+                                       "submitted_sha256": pa.array(list(links.values()), pa.string())}))
+    sc: dict[tuple[str, str], int] = {}
+    for i in range(len(rows["doc_id"])):
+        if rows["status"][i] is not None:
+            sc.setdefault((rows["spec_hash"][i], rows["submitted_sha256"][i]), i)
+    idx = list(sc.values())
+    col = lambda k, t: pa.array([rows[k][i] for i in idx], t)  # noqa: E731
+    snap.load("scores", pa.table({
+        "spec_hash": col("spec_hash", pa.string()), "text_sha256": col("submitted_sha256", pa.string()),
+        "status": col("status", pa.string()), "raw": col("raw", pa.float64()), "scale": col("scale", pa.string()),
+        "direction": col("direction", pa.string()), "ai_probability": col("ai_probability", pa.float64()),
+        "verdict": col("verdict", pa.string()), "vendor_version": col("vendor_version", pa.string()),
+        "scanned_at": pa.array([ev.parse_utc(rows["scanned_at"][i]) for i in idx], pa.timestamp("us", tz="UTC"))}))
+    return snap
+
+
+def _diff(pub: Any, got: Any, path: str, out: list[tuple[str, Any, Any]], limit: int = 50) -> None:
+    """Where ``pub`` (published) and ``got`` (re-derived) differ: numbers exactly (full precision)."""
+    from .reader import same_number
+
+    if len(out) >= limit:
+        return
+    if isinstance(got, dict) and isinstance(pub, dict):
+        for k in dict.fromkeys(list(got) + list(pub)):
+            if k not in pub or k not in got:
+                out.append((f"{path}.{k}", got.get(k, "<absent>"), pub.get(k, "<absent>")))
+            else:
+                _diff(pub[k], got[k], f"{path}.{k}", out, limit)
+    elif isinstance(got, (list, tuple)) and isinstance(pub, list):
+        if len(got) != len(pub):
+            out.append((path + " (length)", len(got), len(pub)))
+        for i, (a, b) in enumerate(zip(pub, got)):
+            _diff(a, b, f"{path}[{i}]", out, limit)
+    elif isinstance(got, (int, float)) and not isinstance(got, bool):
+        if not same_number(pub, got):
+            out.append((path, got, pub))
+    elif pub != got:
+        out.append((path, got, pub))
+
+
+def _check_results(c: _Ctx, docs: dict[str, dict[str, Any]], rows: dict[str, list[Any]], specs: dict[str, Spec],
+                   proto: Any, results: dict[str, Any], run_ev: dict[str, Any]):
+    from .snapshot import DetectorPlan, derive, flags, split_sides
+
+    if ev.results_digest(results) != (run_ev.get("payload") or {}).get("results_sha256"):
+        c.fail("results", "results.json is not what the run logged (its SHA-256 differs from the run event's)",
+               layout.RESULTS, expected=(run_ev.get("payload") or {}).get("results_sha256"),
+               got=ev.results_digest(results))
+    snap = _snapshot(docs, rows)
+    try:
+        plans = [DetectorPlan(specs[e.display], e.display, e.rule, tuple(e.corpora)) for e in proto.detectors]
+        again, darr, arrays = derive(snap, proto, plans, dict(results.get("run") or {}))
+    finally:
+        snap.close()
+    selected = set(darr.doc_id.tolist())
+    for did, d in docs.items():
+        if d["in_run"] != (did in selected):
+            c.fail("corpus", "in_run differs from the protocol's selection", layout.CORPUS, f"doc {did}",
+                   did in selected, d["in_run"])
+    # split, re-derived from the rule
+    sides = split_sides(darr, proto)
+    pos = {x: i for i, x in enumerate(darr.doc_id.tolist())}
+    moved = 0
+    for i in range(len(rows["doc_id"])):
+        j = pos.get(rows["doc_id"][i])
+        if j is not None and rows["split"][i] != sides[j]:
+            moved += 1
+            if moved <= 5:
+                c.fail("split", "split side differs from the protocol's rule (a moved split assignment)",
+                       layout.SCORES_CSV, f"row {i} (doc {rows['doc_id'][i]})", sides[j], rows["split"][i])
+    if not moved:
+        n_cal = int((sides == "calibration").sum())
+        c.ok("split", f"rule {proto.split_rule!r}: {n_cal:,} calibration and {len(sides) - n_cal:,} test documents "
+                      "re-derived" if proto.split_rule == "hash" else "no split declared; every document evaluated")
+    # flags
+    det_rows = {d["detector"]: d for d in again["detectors"]}
+    fl = {p.label: flags(a, det_rows[p.label]["rule"].get("threshold") if p.rule.fit else None)
+          for p, a in zip(plans, arrays)}
+    wrong = 0
+    for i in range(len(rows["doc_id"])):
+        j = pos.get(rows["doc_id"][i])
+        f = fl.get(rows["detector"][i])
+        if j is None or f is None:
+            continue
+        want = None if f[j] is None else bool(f[j])
+        if rows["flag"][i] is not want:
+            wrong += 1
+            if wrong <= 5:
+                c.fail("results", "flag differs from the decision rule applied to the score", layout.SCORES_CSV,
+                       f"row {i} (doc {rows['doc_id'][i]}, {rows['detector'][i]})", want, rows["flag"][i])
+    stored = {k: v for k, v in results.items() if k != "files"}
+    diffs: list[tuple[str, Any, Any]] = []
+    _diff(stored, again, "results", diffs)
+    for p, got, pub in diffs:
+        c.fail("results", "published value differs from the one re-derived from scores.csv", layout.RESULTS, p, got, pub)
+    if not diffs and not wrong:
+        c.ok("results", f"every value of results.json re-derived from {len(rows['doc_id']):,} score rows "
+                        f"({len(plans)} detectors, {len(selected):,} documents)")
+    return again
+
+
+def _check_tables(c: _Ctx, again: dict[str, Any], results: dict[str, Any], m: dict[str, Any]) -> None:
+    from ..evaluate.tables import write_outputs
+    from .publish import readme
+
+    with tempfile.TemporaryDirectory(prefix="veribench-verify-") as d:
+        write_outputs(again, Path(d))  # the same writer as the run's: results.json and every table
+        want = {n: (Path(d) / n).read_bytes() for n in (layout.RESULTS, *layout.TABLE_FILES)}
+    want[layout.README] = readme(again, str(m.get("protocol_file"))).encode("utf-8")
+    bad = 0
+    for n, data in want.items():
+        got = c.bytes(n, "tables")
+        if got is None:
+            continue
+        if got != data:
+            bad += 1
+            gl, wl = got.decode("utf-8", "replace").splitlines(), data.decode("utf-8", "replace").splitlines()
+            k = next((i for i in range(min(len(gl), len(wl))) if gl[i] != wl[i]), min(len(gl), len(wl)))
+            g_, w_ = (gl[k] if k < len(gl) else "<end>"), (wl[k] if k < len(wl) else "<end>")
+            cell = ""
+            if "|" in g_ and "|" in w_:
+                gc, wc = g_.split("|"), w_.split("|")
+                j = next((i for i in range(min(len(gc), len(wc))) if gc[i] != wc[i]), None)
+                if j is not None:
+                    cell = f", column {j}"
+                    g_, w_ = gc[j].strip(), wc[j].strip()
+            c.fail("tables", "differs from the table re-derived from scores.csv (compared at its printed rounding)",
+                   n, f"line {k + 1}{cell}", w_, g_)
+    if not bad:
+        c.ok("tables", f"{len(want)} files ({', '.join(sorted(want))}) equal the ones re-derived, byte for byte")
+
+
+def _check_timestamps(c: _Ctx, events: list[dict[str, Any]], mine: list[dict[str, Any]],
+                      tsa_roots: Sequence[Any]) -> None:
+    from . import tsa
+
+    n = 0
+    for e in mine:
+        k = e["payload"].get("version")
+        sha = e["payload"]["protocol_sha256"]
+        stamps = [x for x in events if x["type"] == "timestamp" and x["payload"].get("protocol_sha256") == sha]
+        rel = f"commitments/v{k}.tsr"
+        if not c.has(rel):
+            if stamps:
+                c.fail("timestamp", "the log records a timestamp token that the bundle lacks", rel)
+            continue
+        token = c.bytes(rel, "timestamp")
+        rec = c.bytes(f"commitments/v{k}.json", "timestamp")
+        if token is None or rec is None:
+            continue
+        roots = list(tsa_roots)
+        anchor = "--tsa-root"
+        if not roots and c.has(f"commitments/v{k}.roots.pem"):
+            pem = c.bytes(f"commitments/v{k}.roots.pem", "timestamp")
+            try:
+                roots = tsa.load_certificates(pem or b"", f"commitments/v{k}.roots.pem")
+                anchor = "the bundle's authority certificate"
+            except tsa.TimestampError as ex:
+                c.fail("timestamp", str(ex), f"commitments/v{k}.roots.pem")
+                continue
+        try:
+            info = tsa.check_token(token, rec, roots=roots, require_signature=True)
+        except tsa.TimestampError as ex:
+            c.fail("timestamp", str(ex), rel)
+            continue
+        n += 1
+        st = next((x for x in stamps if x["payload"].get("token_sha256") == sha256_bytes(token)), None)
+        if st is None:
+            c.fail("timestamp", "no timestamp event of the log records this token", rel)
+            continue
+        if st["payload"].get("gen_time") != info.gen_time:
+            c.fail("timestamp", "the token's time differs from the one logged", rel, "gen_time",
+                   st["payload"].get("gen_time"), info.gen_time)
+        g = tsa.gen_time(info)
+        skew = timedelta(seconds=CLOCK_SKEW_S)
+        if g + skew < ev.parse_utc(e["at"]):
+            c.fail("timestamp", "the token predates the commit event it stamps (the log's time was moved)", rel,
+                   "gen_time", f">= {e['at']}", info.gen_time)
+        if ev.parse_utc(st["at"]) + skew < g:
+            c.fail("timestamp", "the log records the token before the authority issued it (events backdated)",
+                   layout.EVENTS, f"event {st['seq']}", f">= {info.gen_time}", st["at"])
+        c.r.notes.append(f"version {k} is timestamped by {info.signer or 'the authority'} at {info.gen_time} "
+                         f"(anchor: {anchor}, sha256 {info.anchor_sha256[0][:16] if info.anchor_sha256 else '-'}…)")
+    if n:
+        c.ok("timestamp", f"{n} RFC 3161 token(s) stamp their commitment records exactly and verify")
+    else:
+        c.ok("timestamp", "no timestamp token in this bundle (the commitment rests on the event log)", status="none")
+
+
+# -- entry point -----------------------------------------------------------------------------
+
+def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_bytes: int | None = None,
+                  max_data_bytes: int | None = None) -> BundleReport:
+    """Run every check on one detector-run bundle folder; never executes bundle content."""
+    root = Path(path)
+    rep = BundleReport(path=str(root))
+    c = _Ctx(root, rep, max_file_bytes or reader.MAX_FILE_BYTES, max_data_bytes or reader.MAX_DATA_BYTES)
+    try:
+        listing = reader.scan(root, max_depth=1)
+    except ReadError as e:
+        c.fail("reader", e.message, e.file)
+        return rep
+    for rel, why in listing.refused.items():
+        c.fail("reader", why, rel)
+    c.present = set(listing.files)
+    for rel, size in listing.files.items():
+        cap = c.data_cap if rel in (layout.CORPUS, layout.SCORES_CSV, layout.SCORES_PARQUET, layout.EVENTS,
+                                    layout.LEAVES) else c.cap
+        if size > cap:
+            c.fail("reader", f"{size} bytes exceeds the size cap of {cap / 2**20:.0f} MiB; not read", rel)
+            c.present.discard(rel)
+    if not any(f.check == "reader" for f in rep.failures):
+        c.ok("reader", f"{len(listing.files)} regular files, no links or special files, within the caps")
+    m = _check_manifest(c, listing)
+    if m is None:
+        return rep
+    rep.tag, rep.run_id = m.get("tag"), m.get("run_id")
+    results = c.json(layout.RESULTS, "results")
+    events = _read_events(c)
+    if not isinstance(results, dict) or events is None or not events:
+        if isinstance(results, list) or results is None:
+            c.fail("results", "results.json is not a run's results", layout.RESULTS)
+        return rep
+    run_ev = _check_chain(c, events, m)
+    if run_ev is None:
+        return rep
+    got = _check_commitment(c, events, run_ev, m, results)
+    if got is None:
+        return rep
+    proto, ve, mine = got
+    _check_amendments(c, events, ve, mine, results)
+    _check_timestamps(c, events, mine, tsa_roots)
+    if proto is None:
+        return rep
+    head_seq = int(((results.get("run") or {}).get("chain_head") or {}).get("seq") or 0)
+    docs = _check_corpus(c, events, head_seq, proto)
+    table = _read_scores(c)
+    extra = _read_leaves(c)
+    if docs is None or table is None or extra is None:
+        return rep
+    rows = {n: table.column(n).to_pylist() for n in table.column_names}
+    rep.counts = {"documents": sum(1 for d in docs.values() if d["in_run"]), "score_rows": len(rows["doc_id"])}
+    specs = _check_scores(c, rows, extra, events, head_seq, docs, proto, results)
+    _check_timing(c, rows, events, ve, results)
+    if specs is None or len(specs) != len(proto.detectors):
+        return rep
+    again = _check_results(c, docs, rows, specs, proto, results, run_ev)
+    _check_tables(c, again, results, m)
+    return rep
