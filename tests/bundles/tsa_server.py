@@ -79,9 +79,10 @@ class Authority:
             self.requests += 1
             self.serial += 1
             serial = self.serial
-        if self.mode == "rejection":
-            return tsp.TimeStampResp({"status": {"status": "rejection",
-                                                 "status_string": ["refused by the test authority"]}}).dump()
+        if self.mode == "rejection":  # TimeStampResp with its status only (the token is OPTIONAL, RFC 3161 2.4.2)
+            status = tsp.PKIStatusInfo({"status": "rejection", "status_string": ["refused by the test authority"]})
+            body = status.dump()
+            return bytes([0x30, len(body)]) + body
         req = tsp.TimeStampReq.load(body)
         imprint = req["message_imprint"]
         if self.mode == "wrong_imprint":

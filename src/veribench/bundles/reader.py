@@ -284,13 +284,13 @@ def is_number(x: Any) -> bool:
 def matches_rounded(published: Any, value: float, decimals: int,
                     idioms: tuple[Callable[[float, int], float], ...] | None = None) -> bool:
     """True when ``published`` equals ``value`` rounded to ``decimals`` by one of
-    ``idioms`` (default: JavaScript's ``Math.round(x * 10**d) / 10**d`` and
-    ``Number(x.toFixed(d))``), exactly: no tolerance."""
-    from ..cycles.jscompat import js_math_round, js_to_fixed
+    ``idioms`` (default: JavaScript's ``Math.round(x * 10**d) / 10**d``, the idiom of the
+    published bundles), exactly: no tolerance."""
+    from ..cycles.jscompat import js_math_round
 
     if not is_number(published) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return False
-    for f in idioms or (js_math_round, js_to_fixed):
+    for f in idioms or (js_math_round,):
         if float(published) == f(float(value), decimals):
             return True
     return False

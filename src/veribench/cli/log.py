@@ -56,7 +56,7 @@ def show_cmd(workspace: Path = WorkspaceOpt,
     for e in evs[-last:] if last else evs:
         p = {k: v for k, v in e["payload"].items() if not k.endswith("_sha256") or k == "protocol_sha256"}
         typer.echo(f"{e['seq']:>6}  {e['at']}  {e['type']:<16} {e['hash'][:16]}…  "
-                   f"{json.dumps(p, ensure_ascii=False, sort_keys=True)[:160]}")
+                   f"{json.dumps(p, ensure_ascii=False, sort_keys=True)}")
 
 
 def register(app: typer.Typer) -> None:

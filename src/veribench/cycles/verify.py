@@ -45,7 +45,8 @@ from typing import Any, Mapping, Sequence
 from ..hashing import sha256_bytes
 from .bundle import (ALLOWED_MANIFEST_NAMES, MANIFEST_FILES, META_FILES, REQUIRED_FILES, Bundle,
                      BundleFileError)
-from ..bundles.reader import ReadError, matches_rounded, reference_trim
+from ..bundles.reader import ReadError, reference_trim
+from .jscompat import js_math_round, published_rounding_matches
 from .scoring import SUB_SCORES, compute_leaderboard, recognise_scoring
 from .selection import UnknownAlgorithm, recognise_selection, resolve_prompts
 
@@ -365,9 +366,9 @@ def _load_data(c: _Ctx) -> tuple[list, list, list] | None:
 
 def _cmp(c: _Ctx, published: Any, replayed: float, digits: int, fld: str) -> None:
     """Published value against the replay rounded to the published ``digits``, exactly."""
-    if not matches_rounded(published, replayed, digits):
+    if not published_rounding_matches(published, replayed, digits):
         c.fail("replay", "published value differs from the replayed one", "leaderboard.json", fld,
-               expected=round(replayed, digits), got=published)
+               expected=js_math_round(replayed, digits), got=published)
 
 
 def _check_replay(c: _Ctx, data: tuple[list, list, list]) -> None:
@@ -452,7 +453,7 @@ def _check_replay(c: _Ctx, data: tuple[list, list, list]) -> None:
             for k, v in r[bd].items():
                 if k not in pb:
                     c.fail("replay", "replayed key absent from the published breakdown", "leaderboard.json",
-                           f"{f0}.{bd}.{k}", round(v, DECIMALS_OTHER), None)
+                           f"{f0}.{bd}.{k}", js_math_round(v, DECIMALS_OTHER), None)
                 else:
                     _cmp(c, pb[k], v, DECIMALS_OTHER, f"{f0}.{bd}.{k}")
         pp = p.get("penalties_applied") if isinstance(p.get("penalties_applied"), list) else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -189,7 +190,8 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
     meta = {
         "run_id": run_id, "tag": proto.tag, "created_at": now_utc().isoformat(timespec="seconds"),
         "veribench_version": __version__,
-        "protocol": {"name": proto.name, "path": proto.path, "hash": proto.hash,
+        # the file name only: results are published, a local folder is nobody's business
+        "protocol": {"name": proto.name, "path": Path(proto.path).name if proto.path else None, "hash": proto.hash,
                      "committed_at": commit.committed_at.isoformat(timespec="seconds") if commit else None,
                      "amendments": proto.amendments, "declared_split": proto.split_rule != "none"},
     }

@@ -1,0 +1,93 @@
+"""Helpers of the bundle tests: tamper with a bundle copy the way a forger would."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+
+def rehash(bundle: Path) -> None:
+    """Recompute manifest.json (every file's SHA-256 and the root hash): a tamper that also fixes the manifest."""
+    from veribench.bundles.publish import build_manifest
+
+    m = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    meta = {k: v for k, v in m.items() if k not in ("files", "root_sha256")}
+    m = build_manifest(bundle, meta)
+    (bundle / "manifest.json").write_text(json.dumps(m, indent=1) + "\n", encoding="utf-8")
+
+
+def edit_json(bundle: Path, rel: str, fn: Callable[[Any], None], update_manifest: bool = True) -> None:
+    p = bundle / rel
+    obj = json.loads(p.read_text(encoding="utf-8"))
+    fn(obj)
+    p.write_text(json.dumps(obj, indent=1, allow_nan=False), encoding="utf-8")
+    if update_manifest:
+        rehash(bundle)
+
+
+def edit_text(bundle: Path, rel: str, fn: Callable[[str], str], update_manifest: bool = True) -> None:
+    p = bundle / rel
+    new = fn(p.read_text(encoding="utf-8"))
+    p.write_text(new, encoding="utf-8")
+    if update_manifest:
+        rehash(bundle)
+
+
+def read_scores(bundle: Path) -> dict[str, list]:
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(bundle / "scores.parquet")
+    return {n: t.column(n).to_pylist() for n in t.column_names}
+
+
+def write_scores(bundle: Path, cols: dict[str, list], update_manifest: bool = True) -> None:
+    """Rewrite scores.csv and scores.parquet consistently (a careful forger)."""
+    from veribench.bundles.publish import write_scores as w
+
+    w(bundle, cols)
+    if update_manifest:
+        rehash(bundle)
+
+
+def edit_scores(bundle: Path, fn: Callable[[dict[str, list]], None], update_manifest: bool = True) -> None:
+    cols = read_scores(bundle)
+    fn(cols)
+    write_scores(bundle, cols, update_manifest)
+
+
+def corpus_lines(bundle: Path) -> list[dict]:
+    return [json.loads(x) for x in (bundle / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if x]
+
+
+def write_corpus(bundle: Path, docs: list[dict], update_manifest: bool = True) -> None:
+    (bundle / "corpus.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n" for d in docs),
+                                        encoding="utf-8")
+    if update_manifest:
+        rehash(bundle)
+
+
+def events(bundle: Path) -> list[dict]:
+    return [json.loads(x) for x in (bundle / "log/events.jsonl").read_text(encoding="utf-8").splitlines() if x]
+
+
+def write_events(bundle: Path, evs: list[dict], *, rechain: bool = False, update_manifest: bool = True) -> None:
+    """Write the log back; with ``rechain`` every payload digest and hash is recomputed (a full rewrite)."""
+    from veribench.store import events as ev
+
+    if rechain:
+        prev = ev.GENESIS
+        for e in evs:
+            e["payload_sha256"] = ev.payload_digest(e["payload"])
+            e["prev"] = prev
+            e["hash"] = ev.event_hash(e["seq"], e["at"], e["type"], e["payload_sha256"], prev)
+            prev = e["hash"]
+    (bundle / "log/events.jsonl").write_text("".join(ev.event_line(e) + "\n" for e in evs), encoding="utf-8")
+    if update_manifest:
+        rehash(bundle)
+
+
+def verify(bundle: Path, **kw):
+    from veribench.bundles.verify import verify_bundle
+
+    return verify_bundle(bundle, **kw)

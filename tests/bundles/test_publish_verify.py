@@ -1,0 +1,187 @@
+"""``veribench publish`` then ``veribench verify`` on the real Liang et al. data: the bundle verifies,
+says what it is, and reports every check by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .bundle_helpers import corpus_lines, events, read_scores, verify
+
+
+def test_published_bundle_verifies_every_check(liang_built, cli_run, tmp_path):
+    _, bundle, ca = liang_built
+    code, out = cli_run("verify", bundle, "--json", tmp_path / "v.json")
+    assert code == 0, out
+    assert out.startswith("[ok] LIANG-BUNDLE-2 (run LIANG-BUNDLE-2-")
+    for check in ("reader", "manifest", "chain", "commitment", "amendments", "corpus", "scores", "timing", "split",
+                  "results", "tables", "timestamp"):
+        assert f" {check}: " in out, check
+    v = json.loads((tmp_path / "v.json").read_text())
+    assert v["ok"] is True and v["cycles"] == []
+    (run,) = v["detector_runs"]
+    assert run["kind"] == "detector-run" and run["checks"]["results"]["status"] == "ok"
+    assert run["checks"]["timestamp"]["status"] == "ok"  # RFC 3161 tokens, checked offline
+    assert run["checks"]["timing"]["status"] == "note"  # the Liang scores are from 2023: declared, not hidden
+    assert run["checks"]["amendments"]["status"] == "note"  # amended after results existed: shown
+    # pinning the authority's root from outside the bundle works too, and --json - prints the verdict
+    code, out = cli_run("verify", bundle, "--tsa-root", ca, "--json", "-")
+    assert code == 0 and json.loads(out)["ok"] is True
+
+
+def test_bundle_contents_follow_the_format(liang_built):
+    _, bundle, _ = liang_built
+    m = json.loads((bundle / "manifest.json").read_text())
+    assert m["format"] == "veribench-detector-bundle/1" and m["protocol_file"] == "protocol/v2.toml"
+    for f in ("protocol/v1.toml", "protocol/v2.toml", "commitments/v1.json", "commitments/v2.json",
+              "commitments/v1.tsr", "commitments/v2.tsr", "commitments/v1.roots.pem", "corpus.jsonl", "scores.csv",
+              "scores.parquet", "log/events.jsonl", "log/leaves.csv", "results.json", "tables.md", "amendments.json",
+              "README.md"):
+        assert f in m["files"], f
+    scores = read_scores(bundle)
+    assert set(scores) >= {"doc_id", "raw", "scale", "ai_probability", "status", "reason", "detector_name",
+                           "detector_version", "detector_settings", "scanned_at", "submitted_sha256", "split", "flag"}
+    assert set(scores["split"]) == {"calibration", "test"}
+    docs = corpus_lines(bundle)
+    assert len(docs) == 490 and all("text" in d for d in docs if d["in_run"] and not d["fingerprint_only"])
+    evs = events(bundle)
+    assert evs[0]["seq"] == 1 and evs[-1]["type"] == "run" and evs[-1]["seq"] == m["run_event"]["seq"]
+    res = json.loads((bundle / "results.json").read_text())
+    p = res["run"]["protocol"]
+    assert p["name"] == "liang-bundle-test-renamed" and p["version"] == 2 and p["id"].startswith("vbp-")
+    assert p["amendments"][0]["after_results"] is True and p["amendments"][0]["renamed_from"] == "liang-bundle-test"
+    assert [r["tag"] for r in p["earlier_runs"]] == ["LIANG-BUNDLE-1"]
+    assert p["scores_before_commit"] == p["scores_total"] > 0  # imported 2023 scores predate any commitment
+    # honest display, first thing in tables.md and README.md
+    md = (bundle / "tables.md").read_text()
+    assert "NOT PRE-REGISTERED" in md.split("## Table 1")[0] and "AMENDED AFTER RESULTS" in md.split("## Table 1")[0]
+    assert "Earlier run under protocol id" in (bundle / "README.md").read_text()
+
+
+def test_log_verify_and_renamed_run_listing(liang_built, cli_run):
+    ws, _, _ = liang_built
+    code, out = cli_run("log", "verify", "--workspace", ws)
+    assert code == 0 and out.startswith("[ok] event log"), out
+    code, out = cli_run("protocol", "show", "--workspace", ws)
+    assert code == 0 and "v1  liang-bundle-test " in out and "v2  liang-bundle-test-renamed" in out
+
+
+def test_report_shows_integrity_and_runs_over_time(liang_built, cli_run, tmp_path):
+    ws, bundle, _ = liang_built
+    code, out = cli_run("report", ws, bundle, "--out", tmp_path / "site")
+    assert code == 0, out
+    site = tmp_path / "site"
+    trends = json.loads((site / "data" / "run-trends.json").read_text())
+    assert trends["tags"] == ["LIANG-BUNDLE-1", "LIANG-BUNDLE-2"]
+    row = next(r for r in trends["rows"] if r["detector"] == "Sapling")
+    assert row["by_tag"]["LIANG-BUNDLE-1"]["fpr_ci95"] and row["by_tag"]["LIANG-BUNDLE-2"]["catch_rate_ci95"]
+    assert trends["changelog"][1]["amendments"][0]["summary"].startswith("Sapling threshold raised")
+    assert (site / "run-trends.html").is_file() and list((site / "img").glob("run-trends-*.svg"))
+    page = next(p for p in site.glob("run-*.html") if "bundle" in json.loads(
+        (site / "data" / f"{p.stem}.json").read_text()).get("source", ""))
+    html = page.read_text()
+    assert "NOT PRE-REGISTERED" in html and "Published bundle: <strong>" in html
+    data = json.loads((site / "data" / f"{page.stem}.json").read_text())
+    assert data["verification"]["status"] == "verified"
+
+
+FP_PROTO = """[protocol]
+name = "fingerprints"
+tag = "FP-1"
+[[detectors]]
+name = "DetA"
+rule = { field = "ai_probability", op = ">", threshold = 0.5 }
+"""
+
+
+def _fingerprint_ws(ws_path: Path, proto: Path):
+    """Volunteer texts published only as fingerprints (issue 15's case): SHA-256 and metadata, no text."""
+    from veribench.corpus.document import Document
+    from veribench.corpus.importers._store import ScoreBatch, store_import
+    from veribench.corpus.report import ImportReport
+    from veribench.detectors.base import ScoreResult
+    from veribench.evaluate import evaluate_workspace
+    from veribench.hashing import text_sha256
+    from veribench.protocol.commit import commit
+    from veribench.protocol.model import load_protocol
+    from veribench.spec import Spec
+    from veribench.store import Workspace
+
+    docs = []
+    for i in range(30):
+        text = f"volunteer essay {i} " + "z" * i
+        if i % 3 == 0:  # declined publication: the fingerprint only
+            docs.append(Document(id=f"v{i:02d}", text_sha256=text_sha256(text), label="human", arm="B",
+                                 provenance={"attestation": "signed", "fingerprint_only": True}))
+        elif i % 3 == 1:  # text held, but flagged fingerprint-only: never published
+            docs.append(Document(id=f"v{i:02d}", text=text, label="human", arm="B",
+                                 provenance={"fingerprint_only": True}))
+        else:
+            docs.append(Document(id=f"a{i:02d}", text=text, label="ai", arm="C"))
+    b = ScoreBatch(spec=Spec("detector", "DetA", "v1"))
+    for i, d in enumerate(docs):
+        p = (i % 10) / 10
+        b.items.append((d.text_sha256, ScoreResult(raw=p, ai_probability=p)))
+        b.links.append((d.id, d.text_sha256))
+    proto.write_text(FP_PROTO)
+    with Workspace(ws_path) as ws:
+        commit(ws, proto)
+        store_import(ws, ImportReport(kind="jsonl", source="volunteers.jsonl", corpus="volunteers"), docs, [b])
+        evaluate_workspace(ws, load_protocol(proto))
+
+
+def test_fingerprint_only_documents_carry_no_text(tmp_path, cli_run):
+    _fingerprint_ws(tmp_path / "ws", tmp_path / "p.toml")
+    code, out = cli_run("publish", "--workspace", tmp_path / "ws", "--run", "FP-1", "--out", tmp_path / "b")
+    assert code == 0, out
+    assert "Pre-registered: all 30 scores" in out  # committed before the scores were imported
+    docs = corpus_lines(tmp_path / "b")
+    fp = [d for d in docs if d["fingerprint_only"]]
+    assert len(fp) == 20 and not any("text" in d for d in fp) and all(len(d["text_sha256"]) == 64 for d in fp)
+    assert all("text" in d for d in docs if not d["fingerprint_only"])
+    raw = (tmp_path / "b" / "corpus.jsonl").read_text()
+    assert "volunteer essay 1 z" not in raw and "volunteer essay 2 zz" in raw
+    rep = verify(tmp_path / "b")
+    assert rep.ok, rep.lines()
+    assert rep.checks["timing"]["status"] == "ok" and "fingerprint-only" in rep.checks["corpus"]["detail"]
+
+
+def test_publish_refusals_are_one_line_errors(liang_built, cli_run, tmp_path):
+    ws, bundle, _ = liang_built
+    code, out = cli_run("publish", "--workspace", ws, "--run", "NO-SUCH-TAG", "--out", tmp_path / "x")
+    assert code == 1 and "no run with id or tag 'NO-SUCH-TAG'" in out and "LIANG-BUNDLE-1" in out
+    code, out = cli_run("publish", "--workspace", ws, "--run", "LIANG-BUNDLE-2", "--out", bundle)
+    assert code == 1 and "not empty" in out
+    assert "Traceback" not in out
+
+
+def test_publish_refuses_a_workspace_edited_behind_the_log(liang_built, cli_run, tmp_path):
+    import shutil
+
+    from veribench.store import Workspace
+
+    ws = tmp_path / "ws"
+    shutil.copytree(liang_built[0], ws)
+    with Workspace(ws) as w:
+        w.con.execute("UPDATE scores SET ai_probability = 0.99 WHERE text_sha256 = (SELECT min(text_sha256) FROM scores)")
+    code, out = cli_run("publish", "--workspace", ws, "--run", "LIANG-BUNDLE-2", "--out", tmp_path / "b")
+    assert code == 1 and "event log does not verify" in out and not (tmp_path / "b").exists()
+
+
+def test_verify_usage_errors(cli_run, tmp_path):
+    assert cli_run("verify", tmp_path / "nope")[0] == 2
+    (tmp_path / "empty").mkdir()
+    code, out = cli_run("verify", tmp_path / "empty")
+    assert code == 2 and "holds no bundle" in out
+
+
+def test_folder_of_bundles_and_cycles(liang_built, cli_run, tmp_path, data_dir):
+    import shutil
+
+    root = tmp_path / "all"
+    root.mkdir()
+    shutil.copytree(liang_built[1], root / "run-bundle")
+    shutil.copytree(data_dir / "humanizerbench" / "July 2026", root / "July 2026")
+    code, out = cli_run("verify", root)
+    assert code == 0, out
+    assert "[ok] LIANG-BUNDLE-2" in out and "[ok] July 2026" in out
