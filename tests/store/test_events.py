@@ -215,4 +215,37 @@ def test_leaf_forms_are_stable():
     b = ev.score_leaf("s", "t", "ok", 1.0, "p_ai", "higher_ai", 1.0, None, None, "2023-04-06T00:00:00.000000+00:00")
     assert a == b  # an integer score and its float, one time in two spellings: one leaf
     assert ev.doc_leaf("d", "h", "human", None, None, None, None, None, '{"a": "1"}', None, None) == \
-        ev.doc_leaf("d", "h", "human", None, None, None, None, None, {"a": "1"}, None, None)
+        ev.doc_leaf("d", "h", "human", None, None, None, None, None, {"a": "1"}, None, None) == hashlib.sha256(
+            b'{"arm":null,"corpus":null,"doc_id":"d","generation":null,"group_key":null,"kind":null,"label":"human",'
+            b'"provenance":null,"subgroup":null,"tags":{"a":"1"},"text_sha256":"h"}').hexdigest()
+
+
+flat = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                 st.text(), st.dictionaries(st.text(max_size=3), st.one_of(st.text(max_size=3), st.integers()),
+                                            max_size=3))
+
+
+strs = st.one_of(st.none(), st.text())
+nums = st.one_of(st.none(), st.integers(-10**6, 10**6), st.floats(allow_nan=False, allow_infinity=False))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.text(), strs, nums, strs, strs, nums, strs, strs, st.text(), st.text())
+def test_fast_leaf_encoding_is_canonical_json(h, t, status, raw, scale, dirn, p, vd, vv, did, sub):
+    """The per-row leaf encoders equal SHA-256 of canonical JSON exactly (escapes, floats, unicode)."""
+    import hashlib
+
+    from veribench.hashing import canonical_json
+
+    f = lambda x: None if x is None else float(x)  # noqa: E731 - integers are stored as doubles
+    want = canonical_json([h, t, status, f(raw), scale, dirn, f(p), vd, vv, "2023-04-06T00:00:00.000000Z"])
+    assert ev.score_leaf(h, t, status, raw, scale, dirn, p, vd, vv, "2023-04-06T00:00:00Z") == \
+        hashlib.sha256(want.encode()).hexdigest()
+    assert ev.link_leaf(did, h, sub) == hashlib.sha256(canonical_json([did, h, sub]).encode()).hexdigest()
+
+
+@given(st.datetimes(min_value=__import__("datetime").datetime(1900, 1, 1),
+                    timezones=st.just(__import__("datetime").timezone.utc)))
+def test_utc_text_round_trips(dt):
+    t = ev.utc_text(dt)
+    assert ev.utc_text(t) == t and ev.parse_utc(t) == dt

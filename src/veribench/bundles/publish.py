@@ -60,10 +60,10 @@ def _suffix(name: str) -> str:
     return s if s in (".toml", ".yaml", ".yml") else ".toml"
 
 
-def _latest_items(con: Any, kind: str, upto: int) -> dict[tuple, tuple[str, int]]:
+def _latest_items(con: Any, kind: str) -> dict[tuple, tuple[str, int]]:
     rows = con.execute(
-        "SELECT k1, k2, leaf, seq FROM log_items WHERE kind = ? AND seq <= ? "
-        "QUALIFY row_number() OVER (PARTITION BY k1, k2 ORDER BY seq DESC) = 1", [kind, upto]).fetchall()
+        "SELECT k1, k2, leaf, seq FROM log_items WHERE kind = ? "
+        "QUALIFY row_number() OVER (PARTITION BY k1, k2 ORDER BY seq DESC) = 1", [kind]).fetchall()
     return {(a, b): (leaf, int(s)) for a, b, leaf, s in rows}
 
 
@@ -156,16 +156,18 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
             "generation, import_id FROM documents WHERE import_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY doc_id",
             [list(import_seq)]).fetchall()
         doc_ids = [r[0] for r in doc_rows]
-        links_latest = _latest_items(con, "link", head_seq)
-        scores_latest = _latest_items(con, "score", head_seq)
+        links_latest = _latest_items(con, "link")
+        scores_latest = _latest_items(con, "score")
         links_now = con.execute(
             "SELECT doc_id, spec_hash, submitted_sha256 FROM submissions WHERE spec_hash IN "
             "(SELECT unnest(?::VARCHAR[])) AND doc_id IN (SELECT unnest(?::VARCHAR[]))",
             [spec_hashes, doc_ids]).fetchall()
+        # verify_workspace has matched every current row with its latest leaf; the run rests on
+        # them only if none was logged after the run's chain head
         link_rows = []
         for d, h, s in links_now:
             got = links_latest.get((d, h))
-            if got is None or got[0] != ev.link_leaf(d, h, s):
+            if got is None or got[1] > head_seq:
                 raise InputError(f"document {d}: its link to detector {h[:12]}… changed after run {run_id} "
                                  "(evaluate again and publish the new run)", file=str(ws.db_path))
             link_rows.append((d, h, s, got[1]))
@@ -180,13 +182,11 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
                 if (r[0], r[1]) in keyset:
                     score_rows[(r[0], r[1])] = r
         for k in keys:
-            r = score_rows.get(k)
             got = scores_latest.get(k)
-            if r is None:
+            if k not in score_rows:
                 if got is not None:
                     raise InputError(f"a logged score of detector {k[0][:12]}… is missing", file=str(ws.db_path))
-                continue
-            if got is None or got[0] != ev.score_leaf(*r[:10]):
+            elif got is None or got[1] > head_seq:
                 raise InputError(f"a score of detector {k[0][:12]}… (text {k[1][:12]}…) changed after run {run_id} "
                                  "(evaluate again and publish the new run)", file=str(ws.db_path))
 
@@ -220,12 +220,13 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
                 "scanned_at": pa.array([r[9] for r in sr], pa.timestamp("us", tz="UTC"))}))
             plans = [DetectorPlan(specs[e.display], e.display, e.rule, tuple(e.corpora)) for e in proto.detectors]
             again, docs, arrays = derive(snap, proto, plans, dict(run))
+            stored = {k: v for k, v in results.items() if k != "files"}
+            if canonical_json(again) != canonical_json(stored):
+                raise InputError(f"run {run_id} does not re-derive from its rows (the stored results differ from a "
+                                 "fresh computation); evaluate again and publish the new run", file=str(ws.db_path))
+            score_table = _score_rows(snap, proto, plans, docs, arrays, again, link_rows, score_rows, scores_latest)
         finally:
             snap.close()
-        stored = {k: v for k, v in results.items() if k != "files"}
-        if canonical_json(again) != canonical_json(stored):
-            raise InputError(f"run {run_id} does not re-derive from its rows (the stored results differ from a fresh "
-                             "computation); evaluate again and publish the new run", file=str(ws.db_path))
         in_run = set(docs.doc_id.tolist())
 
         # -- corpus manifest ------------------------------------------------------------------
@@ -241,66 +242,23 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
                     rec["text"] = r[2]
                 f.write(json.dumps(rec, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n")
 
-        # -- scores ----------------------------------------------------------------------------
-        sides = split_sides(docs, proto)
-        pos = {d: i for i, d in enumerate(docs.doc_id.tolist())}
-        det_rows = {d["detector"]: d for d in again["detectors"]}
-        doc_sha = {r[0]: r[3] for r in doc_rows}
-        link_by = {(d, h): (s, q) for d, h, s, q in link_rows}
-        cols: dict[str, list[Any]] = {c: [] for c, _, _ in layout.SCORE_COLUMNS}
-        flag_cols = []
-        for j, (plan, arr) in enumerate(zip(plans, arrays)):
-            rule = det_rows[plan.label]["rule"]
-            flag_cols.append(flags(arr, rule.get("threshold") if plan.rule.fit else None))
-        order = []
-        for j, plan in enumerate(plans):
-            for d in docs.doc_id.tolist():
-                lk = link_by.get((d, plan.spec.hash))
-                if lk is None:
-                    continue
-                if plan.corpora and docs.corpus[pos[d]] not in plan.corpora:
-                    continue
-                order.append((d, j, lk))
-        order.sort(key=lambda x: (x[0], x[1]))
-        for d, j, (sub, lseq) in order:
-            plan = plans[j]
-            s = plan.spec
-            r = score_rows.get((s.hash, sub))
-            detail = json.loads(r[10]) if r is not None and r[10] else {}
-            i = pos[d]
-            fl = flag_cols[j][i]
-            vals = {"doc_id": d, "detector": plan.label, "detector_name": s.name, "detector_version": s.version,
-                    "detector_settings": canonical_json(dict(s.settings)), "spec_hash": s.hash,
-                    "submitted_sha256": sub, "text_differs": sub != doc_sha[d],
-                    "status": r[2] if r else None, "reason": detail.get("reason") if isinstance(detail, dict) else None,
-                    "raw": r[3] if r else None, "scale": r[4] if r else None, "direction": r[5] if r else None,
-                    "ai_probability": r[6] if r else None, "verdict": r[7] if r else None,
-                    "vendor_version": r[8] if r else None, "scanned_at": ev.utc_text(r[9]) if r else None,
-                    "score_seq": scores_latest[(s.hash, sub)][1] if r else None, "link_seq": lseq,
-                    "split": sides[i], "flag": None if fl is None else bool(fl)}
-            for c in cols:
-                cols[c].append(vals[c])
-        write_scores(stage, cols)
-
-        # -- the log -------------------------------------------------------------------------
+        # -- scores and the leaves they do not reproduce -----------------------------------
+        write_scores(stage, score_table)
+        batch_seqs = [e["seq"] for e in events if e["type"] == "scan_batch" and e["seq"] <= head_seq
+                      and e["payload"].get("spec_hash") in spec_hashes]
+        extra: list[tuple] = []
+        if batch_seqs:
+            con.register("_vb_rep", _reproduced(score_table))
+            try:
+                extra = [(k, int(q), a, b, leaf) for q, k, a, b, leaf in con.execute(
+                    "SELECT seq, kind, k1, k2, leaf FROM log_items li WHERE seq IN (SELECT unnest(?::BIGINT[])) AND "
+                    "NOT EXISTS (SELECT 1 FROM _vb_rep r WHERE r.kind = li.kind AND r.seq = li.seq AND r.k1 = li.k1 "
+                    "AND r.k2 = li.k2) ORDER BY seq, kind, k1, k2", [batch_seqs]).fetchall()]
+            finally:
+                con.unregister("_vb_rep")
         with open(stage / layout.EVENTS, "w", encoding="utf-8", newline="\n") as f:
             for e in events:
                 f.write(ev.event_line(e) + "\n")
-        batch_seqs = [e["seq"] for e in events if e["type"] == "scan_batch" and e["seq"] <= head_seq
-                      and e["payload"].get("spec_hash") in spec_hashes]
-        reproduced = set()
-        for d, j, (sub, lseq) in order:
-            h = plans[j].spec.hash
-            reproduced.add(("link", lseq, d, h))
-            if (h, sub) in score_rows:
-                reproduced.add(("score", scores_latest[(h, sub)][1], h, sub))
-        extra = []
-        if batch_seqs:
-            for s_, k, a, b, leaf in con.execute(
-                    "SELECT seq, kind, k1, k2, leaf FROM log_items WHERE seq IN (SELECT unnest(?::BIGINT[])) "
-                    "ORDER BY seq, kind, k1, k2", [batch_seqs]).fetchall():
-                if (k, int(s_), a, b) not in reproduced:
-                    extra.append((k, int(s_), a, b, leaf))
         write_leaves(stage, extra)
 
         # -- results and tables --------------------------------------------------------------
@@ -321,7 +279,91 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return PublishResult(out=out, run_id=run_id, files=len(manifest["files"]) + 1, documents=len(doc_rows),
-                         score_rows=len(cols["doc_id"]), root_sha256=manifest["root_sha256"], notes=notes)
+                         score_rows=score_table.num_rows, root_sha256=manifest["root_sha256"], notes=notes)
+
+
+def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any, arrays: list[Any],
+                again: dict[str, Any], link_rows: list[tuple], score_rows: dict[tuple, tuple],
+                scores_latest: dict[tuple, tuple[str, int]]):
+    """The ``scores.csv`` rows (an Arrow table in :data:`layout.SCORE_COLUMNS` order), joined in SQL:
+    one row per selected document x detector with a link, in (document, protocol order)."""
+    import pyarrow as pa
+
+    ids = docs.doc_id.tolist()
+    sides = split_sides(docs, proto).tolist()
+    det_rows = {d["detector"]: d for d in again["detectors"]}
+    per = {"det_index": [], "doc_id": [], "split": [], "flag": []}
+    for j, (plan, arr) in enumerate(zip(plans, arrays)):
+        fl = flags(arr, det_rows[plan.label]["rule"].get("threshold") if plan.rule.fit else None)
+        per["det_index"] += [j] * len(ids)
+        per["doc_id"] += ids
+        per["split"] += sides
+        per["flag"] += [None if x is None else bool(x) for x in fl]
+    dets = pa.table({"det_index": pa.array(range(len(plans)), pa.int64()),
+                     "detector": pa.array([p.label for p in plans], pa.string()),
+                     "detector_name": pa.array([p.spec.name for p in plans], pa.string()),
+                     "detector_version": pa.array([p.spec.version for p in plans], pa.string()),
+                     "detector_settings": pa.array([canonical_json(dict(p.spec.settings)) for p in plans], pa.string()),
+                     "spec_hash": pa.array([p.spec.hash for p in plans], pa.string()),
+                     "corpora": pa.array([list(p.corpora) or None for p in plans], pa.list_(pa.string()))})
+    used = [(k, r) for k, r in score_rows.items()]
+    extra = pa.table({"spec_hash": pa.array([k[0] for k, _ in used], pa.string()),
+                      "text_sha256": pa.array([k[1] for k, _ in used], pa.string()),
+                      "reason": pa.array([_reason(r[10]) for _, r in used], pa.string()),
+                      "score_seq": pa.array([scores_latest[k][1] for k, _ in used], pa.int64())})
+    lseq = pa.table({"doc_id": pa.array([x[0] for x in link_rows], pa.string()),
+                     "spec_hash": pa.array([x[1] for x in link_rows], pa.string()),
+                     "link_seq": pa.array([x[3] for x in link_rows], pa.int64())})
+    con = snap.con
+    views = {"_p_per": pa.table({"det_index": pa.array(per["det_index"], pa.int64()),
+                                 "doc_id": pa.array(per["doc_id"], pa.string()),
+                                 "split": pa.array(per["split"], pa.string()),
+                                 "flag": pa.array(per["flag"], pa.bool_())}),
+             "_p_det": dets, "_p_score": extra, "_p_link": lseq}
+    for k, v in views.items():
+        con.register(k, v)
+    try:
+        t = con.sql("""
+            SELECT x.doc_id, d.detector, d.detector_name, d.detector_version, d.detector_settings, d.spec_hash,
+                   u.submitted_sha256, u.submitted_sha256 <> doc.text_sha256 AS text_differs, c.status, e.reason,
+                   c.raw, c.scale, c.direction, c.ai_probability, c.verdict, c.vendor_version,
+                   strftime(c.scanned_at, '%Y-%m-%dT%H:%M:%S.%fZ') AS scanned_at, e.score_seq, l.link_seq,
+                   x.split, x.flag
+            FROM _p_per x JOIN _p_det d USING (det_index)
+            JOIN submissions u ON u.doc_id = x.doc_id AND u.spec_hash = d.spec_hash
+            JOIN documents doc ON doc.doc_id = x.doc_id
+            JOIN _p_link l ON l.doc_id = u.doc_id AND l.spec_hash = u.spec_hash
+            LEFT JOIN scores c ON c.spec_hash = u.spec_hash AND c.text_sha256 = u.submitted_sha256
+            LEFT JOIN _p_score e ON e.spec_hash = c.spec_hash AND e.text_sha256 = c.text_sha256
+            WHERE d.corpora IS NULL OR list_contains(d.corpora, doc.corpus)
+            ORDER BY x.doc_id, x.det_index""").to_arrow_table()
+    finally:
+        for k in views:
+            con.unregister(k)
+    return t.cast(arrow_schema())
+
+
+def _reason(detail: Any) -> str | None:
+    if not detail:
+        return None
+    d = json.loads(detail) if isinstance(detail, str) else detail
+    r = d.get("reason") if isinstance(d, dict) else None
+    return None if r is None else str(r)
+
+
+def _reproduced(t: Any):
+    """The (kind, seq, k1, k2) log items a score table's rows reproduce."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    has = pc.is_valid(t.column("status"))
+    s = t.filter(has)
+    return pa.table({
+        "kind": pa.array(["link"] * t.num_rows + ["score"] * s.num_rows, pa.string()),
+        "seq": pa.concat_arrays([t.column("link_seq").combine_chunks(), s.column("score_seq").combine_chunks()]),
+        "k1": pa.concat_arrays([t.column("doc_id").combine_chunks(), s.column("spec_hash").combine_chunks()]),
+        "k2": pa.concat_arrays([t.column("spec_hash").combine_chunks(), s.column("submitted_sha256").combine_chunks()]),
+    })
 
 
 def arrow_schema():
@@ -331,15 +373,16 @@ def arrow_schema():
     return pa.schema([(c, types[t]) for c, t, _ in layout.SCORE_COLUMNS])
 
 
-def write_scores(stage: Path, cols: dict[str, list[Any]]) -> None:
+def write_scores(stage: Path, cols: Any) -> None:
     """``scores.csv`` (every non-null value quoted, nulls empty: ``""`` and null stay distinct) and
-    ``scores.parquet`` from the same columns."""
+    ``scores.parquet`` from the same rows (an Arrow table, or ``{column: list}``)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
     schema = arrow_schema()
-    tbl = pa.table({c: pa.array(cols[c], schema.field(c).type) for c in schema.names}, schema=schema)
+    tbl = cols if isinstance(cols, pa.Table) else pa.table(
+        {c: pa.array(cols[c], schema.field(c).type) for c in schema.names}, schema=schema)
     pacsv.write_csv(tbl, stage / layout.SCORES_CSV, pacsv.WriteOptions(quoting_style="all_valid"))
     pq.write_table(tbl, stage / layout.SCORES_PARQUET, compression="zstd")
 

@@ -17,13 +17,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+#: No keys or indexes: the rows come de-duplicated, and an index would only cost time.
 SNAPSHOT_SCHEMA = """
-CREATE TABLE documents (doc_id VARCHAR PRIMARY KEY, corpus VARCHAR, text_sha256 VARCHAR, label VARCHAR, arm VARCHAR,
+CREATE TABLE documents (doc_id VARCHAR, corpus VARCHAR, text_sha256 VARCHAR, label VARCHAR, arm VARCHAR,
     kind VARCHAR, subgroup VARCHAR, tags JSON, group_key VARCHAR);
-CREATE TABLE submissions (doc_id VARCHAR, spec_hash VARCHAR, submitted_sha256 VARCHAR, PRIMARY KEY (doc_id, spec_hash));
+CREATE TABLE submissions (doc_id VARCHAR, spec_hash VARCHAR, submitted_sha256 VARCHAR);
 CREATE TABLE scores (spec_hash VARCHAR, text_sha256 VARCHAR, status VARCHAR, raw DOUBLE, scale VARCHAR,
-    direction VARCHAR, ai_probability DOUBLE, verdict VARCHAR, vendor_version VARCHAR, scanned_at TIMESTAMPTZ,
-    PRIMARY KEY (spec_hash, text_sha256));
+    direction VARCHAR, ai_probability DOUBLE, verdict VARCHAR, vendor_version VARCHAR, scanned_at TIMESTAMPTZ);
 """
 
 
@@ -35,6 +35,7 @@ class Snapshot:
 
         self.con = duckdb.connect(":memory:")
         self.con.execute("SET TimeZone = 'UTC'")
+        self.con.execute("SET enable_progress_bar = false")
         self.con.execute(SNAPSHOT_SCHEMA)
         self.lock = threading.RLock()
         self.path = Path("<snapshot>")

@@ -403,46 +403,92 @@ def _check_amendments(c: _Ctx, events: list[dict[str, Any]], ve: dict[str, Any],
 
 # -- corpus ----------------------------------------------------------------------------------
 
-_DOC_KEYS = {"doc_id", "corpus", "text_sha256", "label", "arm", "kind", "subgroup", "tags", "group_key", "provenance",
-             "generation", "import_seq", "in_run", "fingerprint_only"}
+_DOC_KEYS = frozenset({"doc_id", "corpus", "text_sha256", "label", "arm", "kind", "subgroup", "tags", "group_key",
+                       "provenance", "generation", "import_seq", "in_run", "fingerprint_only"})
+_DOC_COLS = ("doc_id", "text_sha256", "label", "arm", "kind", "subgroup", "corpus", "group_key", "tags", "in_run",
+             "fingerprint_only", "import_seq")
 
 
-def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: Any) -> dict[str, dict[str, Any]] | None:
+@dataclass
+class Corpus:
+    """The corpus manifest as columns (``tags`` as canonical JSON text) and an index by id."""
+
+    cols: dict[str, list[Any]]
+    index: dict[str, int]
+
+    def table(self):
+        import pyarrow as pa
+
+        types = {"in_run": pa.bool_(), "fingerprint_only": pa.bool_(), "import_seq": pa.int64()}
+        return pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in self.cols.items()})
+
+
+def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: Any) -> Corpus | None:
+    """Every document of every reachable import, as its import logged it (see the module docstring)."""
     import hashlib
 
     if not c.has(layout.CORPUS):
         c.fail("corpus", "required file missing", layout.CORPUS)
         return None
-    docs: dict[str, dict[str, Any]] = {}
+    cols: dict[str, list[Any]] = {k: [] for k in _DOC_COLS}
+    index: dict[str, int] = {}
     leaves: dict[int, list[str]] = defaultdict(list)
+    loads, sha, leaf_of = json.loads, hashlib.sha256, ev.doc_leaf
+    canonical = json.JSONEncoder(ensure_ascii=False, sort_keys=True, allow_nan=False).encode  # the publisher's form
+    n_fp = n_sel = 0
     try:
         for i, line in enumerate(reader.iter_lines(c.root, layout.CORPUS, c.data_cap), 1):
             if not line.strip():
                 continue
-            d = reader.parse_json_line(line, layout.CORPUS, i)
-            if not isinstance(d, dict) or not _DOC_KEYS <= set(d) or not set(d) <= _DOC_KEYS | {"text"}:
+            if line.count(b"[") + line.count(b"{") > reader.MAX_JSON_DEPTH and \
+                    reader.json_depth(line) > reader.MAX_JSON_DEPTH:
+                c.fail("reader", f"line {i}: JSON nested beyond the cap of {reader.MAX_JSON_DEPTH}; not parsed",
+                       layout.CORPUS)
+                continue
+            try:
+                text_line = line.decode("utf-8")
+                d = loads(text_line)
+                canon = canonical(d)
+            except (UnicodeDecodeError, ValueError, RecursionError) as e:
+                c.fail("corpus", f"unreadable record ({type(e).__name__})", layout.CORPUS, f"line {i}")
+                continue
+            if canon != text_line:  # one byte form per record: no duplicate keys, spacing or escapes to hide in
+                c.fail("corpus", "record is not in the bundle's canonical JSON form", layout.CORPUS, f"line {i}")
+                continue
+            keys = d.keys()
+            if not (_DOC_KEYS <= keys and keys - _DOC_KEYS <= {"text"}):
                 c.fail("corpus", "record does not have the corpus manifest's fields", layout.CORPUS, f"line {i}")
                 continue
             did = d["doc_id"]
-            if did in docs:
+            if did in index:
                 c.fail("corpus", "document listed twice", layout.CORPUS, f"line {i}", got=did)
                 continue
-            text = d.pop("text", None)
+            text = d.get("text")
+            fp, sel = d["fingerprint_only"], d["in_run"]
             if text is not None:
-                if not isinstance(text, str) or hashlib.sha256(text.encode("utf-8")).hexdigest() != d["text_sha256"]:
+                if type(text) is not str or sha(text.encode("utf-8")).hexdigest() != d["text_sha256"]:
                     c.fail("corpus", "text does not hash to its text_sha256", layout.CORPUS, f"doc {did}")
-                if d["fingerprint_only"]:
+                if fp:
                     c.fail("corpus", "a fingerprint-only document carries its text", layout.CORPUS, f"doc {did}")
-            elif d["in_run"] and not d["fingerprint_only"]:
+            elif sel and not fp:
                 c.fail("corpus", "a selected document's text is missing (and it is not fingerprint-only)",
                        layout.CORPUS, f"doc {did}")
+            if type(sel) is not bool or type(fp) is not bool or type(d["import_seq"]) is not int:
+                c.fail("corpus", "in_run, fingerprint_only or import_seq has the wrong type", layout.CORPUS,
+                       f"doc {did}")
+                continue
             try:
-                leaves[int(d["import_seq"])].append(ev.doc_leaf(did, d["text_sha256"], d["label"], d["arm"], d["kind"],
-                                                                d["subgroup"], d["corpus"], d["group_key"], d["tags"],
-                                                                d["provenance"], d["generation"]))
+                leaves[d["import_seq"]].append(leaf_of(did, d["text_sha256"], d["label"], d["arm"], d["kind"],
+                                                       d["subgroup"], d["corpus"], d["group_key"], d["tags"],
+                                                       d["provenance"], d["generation"]))
             except (TypeError, ValueError):
                 c.fail("corpus", "record cannot be fingerprinted", layout.CORPUS, f"doc {did}")
-            docs[did] = d
+                continue
+            index[did] = len(cols["doc_id"])
+            for k in _DOC_COLS:
+                cols[k].append(d[k] if k != "tags" else (None if d["tags"] is None else canonical(d["tags"])))
+            n_fp += fp
+            n_sel += sel
     except ReadError as e:
         c.fail("reader" if "cap" in e.message else "corpus", e.message, layout.CORPUS)
         return None
@@ -461,12 +507,11 @@ def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: A
         if len(got) != p.get("n_doc") or ev.items_digest(got) != p.get("doc_sha256"):
             c.fail("corpus", f"the documents of import {p.get('import_id')} differ from what it logged (a document "
                              "was added, dropped or edited: label, arm, subgroup, tags, provenance or text hash)",
-                   layout.CORPUS, f"import_seq {seq}", f"{p.get('n_doc')} documents, digest {str(p.get('doc_sha256'))[:16]}…",
-                   f"{len(got)} documents, digest {ev.items_digest(got)[:16]}…")
-    c.ok("corpus", f"{len(docs):,} documents match their imports' fingerprints; "
-                   f"{sum(1 for d in docs.values() if d['in_run']):,} selected, "
-                   f"{sum(1 for d in docs.values() if d['fingerprint_only']):,} fingerprint-only")
-    return docs
+                   layout.CORPUS, f"import_seq {seq}", f"{p.get('n_doc')} documents, digest "
+                   f"{str(p.get('doc_sha256'))[:16]}…", f"{len(got)} documents, digest {ev.items_digest(got)[:16]}…")
+    c.ok("corpus", f"{len(index):,} documents match their imports' fingerprints; {n_sel:,} selected, "
+                   f"{n_fp:,} fingerprint-only")
+    return Corpus(cols, index)
 
 
 # -- scores, timing, split, results ---------------------------------------------------------
@@ -485,20 +530,19 @@ def _read_scores(c: _Ctx):
             c.fail("scores", "required file missing", rel)
             return None
         try:
-            with reader.open_file(c.root, rel, c.data_cap) as f:
-                if rel.endswith(".csv"):
-                    t = pacsv.read_csv(f, read_options=pacsv.ReadOptions(use_threads=True),
-                                       convert_options=pacsv.ConvertOptions(
-                                           column_types={x.name: x.type for x in schema}, strings_can_be_null=True,
-                                           quoted_strings_can_be_null=False, include_columns=schema.names,
-                                           true_values=["true"], false_values=["false"]))
-                    with reader.open_file(c.root, rel, c.data_cap) as g:
-                        header = g.readline(1 << 16).decode("utf-8", "replace").strip()
-                    if header != ",".join(f'"{n}"' for n in schema.names):
-                        c.fail("scores", "columns differ from the bundle format", rel, "header",
-                               ",".join(schema.names), header)
-                        return None
-                else:
+            if rel.endswith(".csv"):
+                with reader.open_file(c.root, rel, c.data_cap) as g:
+                    header = g.readline(1 << 16).decode("utf-8", "replace").strip()
+                if header != ",".join(f'"{n}"' for n in schema.names):
+                    c.fail("scores", "columns differ from the bundle format", rel, "header", ",".join(schema.names),
+                           header)
+                    return None
+                with reader.open_file(c.root, rel, c.data_cap) as f:
+                    t = pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(
+                        column_types={x.name: x.type for x in schema}, strings_can_be_null=True,
+                        quoted_strings_can_be_null=False, true_values=["true"], false_values=["false"]))
+            else:
+                with reader.open_file(c.root, rel, c.data_cap) as f:
                     t = pq.read_table(f)
         except ReadError as e:
             c.fail("reader", e.message, rel)
@@ -516,16 +560,13 @@ def _read_scores(c: _Ctx):
             return None
     a, b = tables[layout.SCORES_CSV], tables[layout.SCORES_PARQUET]
     if not a.equals(b):
-        n = min(a.num_rows, b.num_rows)
-        where = None
-        for name in schema.names:
-            x, y = a.column(name).to_pylist()[:n], b.column(name).to_pylist()[:n]
-            bad = next((i for i in range(n) if x[i] != y[i] and not (x[i] != x[i] and y[i] != y[i])), None)
-            if bad is not None:
-                where = f"row {bad}, column {name}"
-                break
-        c.fail("scores", "scores.csv and scores.parquet differ", layout.SCORES_PARQUET, where or "row count",
-               a.num_rows, b.num_rows)
+        where = "row count"
+        if a.num_rows == b.num_rows:
+            for name in schema.names:
+                if not a.column(name).equals(b.column(name)):
+                    where = f"column {name}"
+                    break
+        c.fail("scores", "scores.csv and scores.parquet differ", layout.SCORES_PARQUET, where, a.num_rows, b.num_rows)
     return a
 
 
@@ -554,10 +595,15 @@ def _read_leaves(c: _Ctx) -> list[tuple[str, int, str, str, str]] | None:
     return list(zip(*(t.column(n).to_pylist() for n in layout.LEAF_COLUMNS))) if t.num_rows else []
 
 
-def _check_scores(c: _Ctx, rows: dict[str, list[Any]], extra: list[tuple], events: list[dict[str, Any]],
-                  head_seq: int, docs: dict[str, dict[str, Any]], proto: Any, results: dict[str, Any]
-                  ) -> dict[str, Spec] | None:
-    n = len(rows["doc_id"])
+def _cols(con: Any, sql: str, params: Sequence[Any] | None = None) -> list[list[Any]]:
+    """A query's result as Python column lists (one Arrow conversion per column)."""
+    t = con.sql(sql, params=params or None).to_arrow_table()
+    return [t.column(i).to_pylist() for i in range(t.num_columns)]
+
+
+def _check_scores(c: _Ctx, con: Any, n: int, extra: list[tuple], events: list[dict[str, Any]], head_seq: int,
+                  corpus: Corpus, proto: Any, results: dict[str, Any]) -> dict[str, Spec] | None:
+    """The score rows (table ``rows``) and the corpus (table ``docs``) against the log."""
     dets = {d.get("detector"): d for d in results.get("detectors") or [] if isinstance(d, dict)}
     entries = {e.display: e for e in proto.detectors}
     specs: dict[str, Spec] = {}
@@ -576,63 +622,68 @@ def _check_scores(c: _Ctx, rows: dict[str, list[Any]], extra: list[tuple], event
                    f"detectors[{label}]", {"name": e.name, "settings": e.settings},
                    {"name": s.name, "settings": dict(s.settings)})
         specs[label] = s
+    # detector columns, duplicates, documents: set checks in SQL
+    for label, h, name, ver, sett, k in con.execute(
+            "SELECT detector, spec_hash, detector_name, detector_version, detector_settings, count(*) FROM rows "
+            "GROUP BY ALL ORDER BY 1").fetchall():
+        s = specs.get(label)
+        if s is None:
+            c.fail("scores", f"{k} rows of a detector the protocol does not list", layout.SCORES_CSV,
+                   f"detector {label!r}")
+        elif (h, name, ver, sett) != (s.hash, s.name, s.version, canonical_json(dict(s.settings))):
+            c.fail("scores", "detector columns differ from the run's detector spec", layout.SCORES_CSV,
+                   f"detector {label!r}", [s.hash, s.name, s.version], [h, name, ver])
+    for did, label, k in con.execute("SELECT doc_id, detector, count(*) AS k FROM rows GROUP BY ALL HAVING k > 1 "
+                                     "ORDER BY 1 LIMIT 5").fetchall():
+        c.fail("scores", "document and detector listed more than once (an added row)", layout.SCORES_CSV,
+               f"doc {did}, {label}", 1, k)
+    for did, label, missing, in_run, differs, want in con.execute(
+            "SELECT r.doc_id, r.detector, d.doc_id IS NULL, d.in_run, r.text_differs, "
+            "r.submitted_sha256 <> d.text_sha256 FROM rows r LEFT JOIN docs d USING (doc_id) WHERE d.doc_id IS NULL "
+            "OR NOT d.in_run OR r.text_differs IS DISTINCT FROM (r.submitted_sha256 <> d.text_sha256) "
+            "ORDER BY 1 LIMIT 10").fetchall():
+        if missing or not in_run:
+            c.fail("scores", "row of a document the run does not select (an added document)", layout.SCORES_CSV,
+                   f"doc {did}, {label}")
+        else:
+            c.fail("scores", "text_differs does not follow from the hashes", layout.SCORES_CSV, f"doc {did}, {label}",
+                   want, differs)
+    for label, e in entries.items():
+        if e.corpora:
+            k = con.execute("SELECT count(*) FROM rows r JOIN docs d USING (doc_id) WHERE r.detector = ? AND "
+                            "d.corpus NOT IN (SELECT unnest(?::VARCHAR[]))", [label, list(e.corpora)]).fetchall()[0][0]
+            if k:
+                c.fail("scores", f"{k} rows of documents outside the detector's corpora", layout.SCORES_CSV,
+                       f"detector {label!r}")
+    for did, h in con.execute("SELECT doc_id, spec_hash FROM rows GROUP BY ALL HAVING count(DISTINCT "
+                              "(submitted_sha256, link_seq)) > 1 LIMIT 5").fetchall():
+        c.fail("scores", "two rows disagree on one document's link", layout.SCORES_CSV, f"doc {did}")
+    score_cols = ("status, raw, scale, direction, ai_probability, verdict, vendor_version, scanned_at, score_seq")
+    for h, sub in con.execute(f"SELECT spec_hash, submitted_sha256 FROM rows WHERE status IS NOT NULL GROUP BY ALL "
+                              f"HAVING count(DISTINCT ({score_cols})) > 1 LIMIT 5").fetchall():
+        c.fail("scores", "two rows disagree on one score", layout.SCORES_CSV, f"text {sub[:12]}…")
+
+    # the logged items: every scan batch of the run's detectors up to the chain head
     spec_hashes = {s.hash for s in specs.values()}
-    by_hash_labels = defaultdict(list)
+    labels_of = defaultdict(list)
     for label, s in specs.items():
-        by_hash_labels[s.hash].append(label)
-    # logged items of every scan batch of the run's detectors, up to the run's chain head
+        labels_of[s.hash].append(label)
     batches = {e["seq"]: e for e in events if e["type"] == "scan_batch" and e["seq"] <= head_seq
                and e["payload"].get("spec_hash") in spec_hashes}
     items: dict[tuple[int, str], dict[tuple[str, str], str]] = defaultdict(dict)
-    bad_rows = 0
-    row_link: dict[tuple[str, str], tuple[int, str]] = {}
-    row_score: dict[tuple[str, str], tuple[int, str]] = {}
-    seen_pairs: set[tuple[str, str]] = set()
-    for i in range(n):
-        did, label, h = rows["doc_id"][i], rows["detector"][i], rows["spec_hash"][i]
-        where = f"row {i} (doc {did}, {label})"
-        s = specs.get(label)
-        if s is None:
-            c.fail("scores", "row of a detector the protocol does not list", layout.SCORES_CSV, where, got=label)
-            bad_rows += 1
-            continue
-        if (h, rows["detector_name"][i], rows["detector_version"][i], rows["detector_settings"][i]) != (
-                s.hash, s.name, s.version, canonical_json(dict(s.settings))):
-            c.fail("scores", "detector columns differ from the run's detector spec", layout.SCORES_CSV, where)
-        if (did, label) in seen_pairs:
-            c.fail("scores", "document and detector listed twice (an added row)", layout.SCORES_CSV, where)
-        seen_pairs.add((did, label))
-        d = docs.get(did)
-        if d is None or not d["in_run"]:
-            c.fail("scores", "row of a document the run does not select (an added document)", layout.SCORES_CSV,
-                   where)
-            continue
-        e = entries[label]
-        if e.corpora and d["corpus"] not in e.corpora:
-            c.fail("scores", "row of a document outside the detector's corpora", layout.SCORES_CSV, where)
-        sub = rows["submitted_sha256"][i]
-        if rows["text_differs"][i] is not (sub != d["text_sha256"]):
-            c.fail("scores", "text_differs does not follow from the hashes", layout.SCORES_CSV, where,
-                   sub != d["text_sha256"], rows["text_differs"][i])
-        lseq = rows["link_seq"][i]
-        leaf = ev.link_leaf(did, h, sub)
-        prev = row_link.get((did, h))
-        if prev is not None and prev != (lseq, leaf):
-            c.fail("scores", "two rows disagree on one document's link", layout.SCORES_CSV, where)
-        row_link[(did, h)] = (lseq, leaf)
-        if rows["status"][i] is not None:
-            sseq = rows["score_seq"][i]
-            sl = ev.score_leaf(h, sub, rows["status"][i], rows["raw"][i], rows["scale"][i], rows["direction"][i],
-                               rows["ai_probability"][i], rows["verdict"][i], rows["vendor_version"][i],
-                               rows["scanned_at"][i])
-            prev = row_score.get((h, sub))
-            if prev is not None and prev != (sseq, sl):
-                c.fail("scores", "two rows disagree on one score", layout.SCORES_CSV, where)
-            row_score[(h, sub)] = (sseq, sl)
-    for (did, h), (seq, leaf) in row_link.items():
-        items[(seq, "link")][(did, h)] = leaf
-    for (h, sub), (seq, leaf) in row_score.items():
-        items[(seq, "score")][(h, sub)] = leaf
+    row_link: dict[tuple[str, str], int] = {}
+    link_leaf = ev.link_leaf
+    dids, hs, subs, lseqs = _cols(con, "SELECT DISTINCT doc_id, spec_hash, submitted_sha256, link_seq FROM rows")
+    for did, h, sub, q in zip(dids, hs, subs, lseqs):
+        items[(q, "link")][(did, h)] = link_leaf(did, h, sub)
+        row_link[(did, h)] = q
+    row_score: dict[tuple[str, str], int] = {}
+    score_leaf = ev.score_leaf
+    sc = _cols(con, f"SELECT DISTINCT spec_hash, submitted_sha256, {score_cols} FROM rows WHERE status IS NOT NULL")
+    for h, sub, st_, raw, scale, dirn, p, vd, vv, at, q in zip(*sc):
+        items[(q, "score")][(h, sub)] = score_leaf(h, sub, st_, raw, scale, dirn, p, vd, vv, at)
+        row_score[(h, sub)] = q
+    cc, cidx = corpus.cols, corpus.index
     for kind, seq, k1, k2, leaf in extra:
         if kind not in ("score", "link") or seq not in batches:
             c.fail("scores", "a leaf of no scan batch of the run's detectors", layout.LEAVES, f"seq {seq}")
@@ -641,11 +692,9 @@ def _check_scores(c: _Ctx, rows: dict[str, list[Any]], extra: list[tuple], event
             c.fail("scores", "a leaf listed twice", layout.LEAVES, f"seq {seq}")
         items[(seq, kind)][(k1, k2)] = leaf
         if kind == "link":
-            d = docs.get(k1)
-            ls = by_hash_labels.get(k2, [])
-            used = d is not None and d["in_run"] and any(
-                not entries[lb].corpora or d["corpus"] in entries[lb].corpora for lb in ls)
-            if used:
+            i = cidx.get(k1)
+            if i is not None and cc["in_run"][i] and any(
+                    not entries[lb].corpora or cc["corpus"][i] in entries[lb].corpora for lb in labels_of.get(k2, [])):
                 c.fail("scores", "a logged link of a selected document has no row (a dropped score row)",
                        layout.LEAVES, f"doc {k1}, seq {seq}")
     for key in set(items) - {(s, k) for s in batches for k in ("score", "link")}:
@@ -670,49 +719,50 @@ def _check_scores(c: _Ctx, rows: dict[str, list[Any]], extra: list[tuple], event
         for k in kv:
             if seq > latest.get((kind, k), -1):
                 latest[(kind, k)] = seq
-    for (did, h), (seq, _) in row_link.items():
-        if latest.get(("link", (did, h))) != seq:
+    for (did, h), q in row_link.items():
+        if latest.get(("link", (did, h))) != q:
             c.fail("scores", "a row's link is not the latest the log holds", layout.SCORES_CSV, f"doc {did}",
-                   latest.get(("link", (did, h))), seq)
-    for (h, sub), (seq, _) in row_score.items():
-        if latest.get(("score", (h, sub))) != seq:
+                   latest.get(("link", (did, h))), q)
+    for (h, sub), q in row_score.items():
+        if latest.get(("score", (h, sub))) != q:
             c.fail("scores", "a row's score is not the latest the log holds (an older or replaced value)",
-                   layout.SCORES_CSV, f"text {sub[:12]}…", latest.get(("score", (h, sub))), seq)
-    for i in range(n):
-        if rows["status"][i] is None and ("score", (rows["spec_hash"][i], rows["submitted_sha256"][i])) in latest:
+                   layout.SCORES_CSV, f"text {sub[:12]}…", latest.get(("score", (h, sub))), q)
+    for did, h, sub in con.execute("SELECT doc_id, spec_hash, submitted_sha256 FROM rows WHERE status IS NULL"
+                                   ).fetchall():
+        if ("score", (h, sub)) in latest:
             c.fail("scores", "a row without a score, although the log holds one (a dropped score)", layout.SCORES_CSV,
-                   f"row {i} (doc {rows['doc_id'][i]})")
+                   f"doc {did}")
     c.ok("scores", f"{n:,} rows; {len(batches)} scan batch(es) of {len(specs)} detector(s) recompute from the rows "
                    f"and {len(extra):,} further leaves")
     return specs
 
 
-def _check_timing(c: _Ctx, rows: dict[str, list[Any]], events: list[dict[str, Any]], ve: dict[str, Any],
+def _check_timing(c: _Ctx, con: Any, events: list[dict[str, Any]], ve: dict[str, Any],
                   results: dict[str, Any]) -> None:
-    at = ev.parse_utc(ve["at"])
-    seq_at = {e["seq"]: e["at"] for e in events}
-    tot = logged = dated = either = 0
-    later = 0
-    for i in range(len(rows["doc_id"])):
-        if rows["status"][i] is None:
-            continue
-        tot += 1
-        sseq, sat = rows["score_seq"][i], rows["scanned_at"][i]
-        try:
-            t = ev.parse_utc(sat)
-        except (TypeError, ValueError):
-            c.fail("timing", "scan date is not a date", layout.SCORES_CSV, f"row {i}", got=sat)
-            continue
-        a, b = sseq < ve["seq"], t < at
-        logged += a
-        dated += b
-        either += a or b
-        e_at = seq_at.get(sseq)
-        if e_at is not None and sat is not None and ev.utc_text(t) > e_at:
-            later += 1
-            if later <= 5:
-                c.fail("timing", "a score is dated after the scan batch that logged it", layout.SCORES_CSV,
-                       f"row {i} (doc {rows['doc_id'][i]})", f"<= {e_at}", sat)
+    """Scans after the commitment, or declared: by log order (scan batch before the commit
+    event) and by scan date (before the commit time); a score dated after the batch that
+    logged it is impossible."""
+    import pyarrow as pa
+
+    con.register("_ev", pa.table({"seq": pa.array([e["seq"] for e in events], pa.int64()),
+                                  "at": pa.array([e["at"] for e in events], pa.string())}))
+    try:
+        bad = con.execute("SELECT doc_id, scanned_at FROM rows WHERE status IS NOT NULL AND (scanned_at IS NULL OR NOT "
+                          "regexp_full_match(scanned_at, '[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+                          "[.][0-9]{6}Z')) LIMIT 5").fetchall()
+        for did, at in bad:
+            c.fail("timing", "scan date is not in the log's UTC form", layout.SCORES_CSV, f"doc {did}", got=at)
+        late = con.execute("SELECT r.doc_id, r.scanned_at, e.at FROM rows r JOIN _ev e ON e.seq = r.score_seq "
+                           "WHERE r.status IS NOT NULL AND r.scanned_at > e.at LIMIT 5").fetchall()
+        for did, at, eat in late:
+            c.fail("timing", "a score is dated after the scan batch that logged it", layout.SCORES_CSV, f"doc {did}",
+                   f"<= {eat}", at)
+        tot, logged, dated, either = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE score_seq < $1), count(*) FILTER (WHERE scanned_at < $2), "
+            "count(*) FILTER (WHERE score_seq < $1 OR scanned_at < $2) FROM (SELECT DISTINCT doc_id, spec_hash, "
+            "score_seq, scanned_at FROM rows WHERE status IS NOT NULL)", [ve["seq"], ve["at"]]).fetchall()[0]
+    finally:
+        con.unregister("_ev")
     pb = (results.get("run") or {}).get("protocol") or {}
     want = {"scores_total": tot, "scores_logged_before_commit": logged, "scores_dated_before_commit": dated,
             "scores_before_commit": either}
@@ -728,39 +778,15 @@ def _check_timing(c: _Ctx, rows: dict[str, list[Any]], events: list[dict[str, An
         c.ok("timing", f"all {tot:,} scores were logged and dated after the commitment of {ve['at']}")
 
 
-def _snapshot(docs: dict[str, dict[str, Any]], rows: dict[str, list[Any]]):
-    import pyarrow as pa
-
-    from .snapshot import Snapshot
-
-    snap = Snapshot()
-    ids = sorted(docs)
-    g = lambda k: [docs[i][k] for i in ids]  # noqa: E731
-    snap.load("documents", pa.table({
-        "doc_id": pa.array(ids, pa.string()), "corpus": pa.array(g("corpus"), pa.string()),
-        "text_sha256": pa.array(g("text_sha256"), pa.string()), "label": pa.array(g("label"), pa.string()),
-        "arm": pa.array(g("arm"), pa.string()), "kind": pa.array(g("kind"), pa.string()),
-        "subgroup": pa.array(g("subgroup"), pa.string()),
-        "tags": pa.array([None if docs[i]["tags"] is None else json.dumps(docs[i]["tags"], ensure_ascii=False,
-                                                                          sort_keys=True) for i in ids], pa.string()),
-        "group_key": pa.array(g("group_key"), pa.string())}))
-    links = {(rows["doc_id"][i], rows["spec_hash"][i]): rows["submitted_sha256"][i] for i in range(len(rows["doc_id"]))}
-    snap.load("submissions", pa.table({"doc_id": pa.array([k[0] for k in links], pa.string()),
-                                       "spec_hash": pa.array([k[1] for k in links], pa.string()),
-                                       "submitted_sha256": pa.array(list(links.values()), pa.string())}))
-    sc: dict[tuple[str, str], int] = {}
-    for i in range(len(rows["doc_id"])):
-        if rows["status"][i] is not None:
-            sc.setdefault((rows["spec_hash"][i], rows["submitted_sha256"][i]), i)
-    idx = list(sc.values())
-    col = lambda k, t: pa.array([rows[k][i] for i in idx], t)  # noqa: E731
-    snap.load("scores", pa.table({
-        "spec_hash": col("spec_hash", pa.string()), "text_sha256": col("submitted_sha256", pa.string()),
-        "status": col("status", pa.string()), "raw": col("raw", pa.float64()), "scale": col("scale", pa.string()),
-        "direction": col("direction", pa.string()), "ai_probability": col("ai_probability", pa.float64()),
-        "verdict": col("verdict", pa.string()), "vendor_version": col("vendor_version", pa.string()),
-        "scanned_at": pa.array([ev.parse_utc(rows["scanned_at"][i]) for i in idx], pa.timestamp("us", tz="UTC"))}))
-    return snap
+def _fill_snapshot(snap: Any) -> None:
+    """The run's tables in the snapshot, from the bundle's rows (``rows``) and corpus (``docs``)."""
+    con = snap.con
+    con.execute("INSERT INTO documents (doc_id, corpus, text_sha256, label, arm, kind, subgroup, tags, group_key) "
+                "SELECT doc_id, corpus, text_sha256, label, arm, kind, subgroup, tags, group_key FROM docs")
+    con.execute("INSERT INTO submissions SELECT DISTINCT doc_id, spec_hash, submitted_sha256 FROM rows")
+    con.execute("INSERT INTO scores SELECT DISTINCT ON (spec_hash, submitted_sha256) spec_hash, submitted_sha256, "
+                "status, raw, scale, direction, ai_probability, verdict, vendor_version, "
+                "CAST(scanned_at AS TIMESTAMPTZ) FROM rows WHERE status IS NOT NULL")
 
 
 def _diff(pub: Any, got: Any, path: str, out: list[tuple[str, Any, Any]], limit: int = 50) -> None:
@@ -787,64 +813,66 @@ def _diff(pub: Any, got: Any, path: str, out: list[tuple[str, Any, Any]], limit:
         out.append((path, got, pub))
 
 
-def _check_results(c: _Ctx, docs: dict[str, dict[str, Any]], rows: dict[str, list[Any]], specs: dict[str, Spec],
-                   proto: Any, results: dict[str, Any], run_ev: dict[str, Any]):
+def _check_results(c: _Ctx, snap: Any, corpus: Corpus, specs: dict[str, Spec], proto: Any,
+                   results: dict[str, Any], run_ev: dict[str, Any]):
+    """Re-derive the run from the rows with the evaluation's own code; compare every value."""
+    import pyarrow as pa
+
     from .snapshot import DetectorPlan, derive, flags, split_sides
 
     if ev.results_digest(results) != (run_ev.get("payload") or {}).get("results_sha256"):
         c.fail("results", "results.json is not what the run logged (its SHA-256 differs from the run event's)",
                layout.RESULTS, expected=(run_ev.get("payload") or {}).get("results_sha256"),
                got=ev.results_digest(results))
-    snap = _snapshot(docs, rows)
-    try:
-        plans = [DetectorPlan(specs[e.display], e.display, e.rule, tuple(e.corpora)) for e in proto.detectors]
-        again, darr, arrays = derive(snap, proto, plans, dict(results.get("run") or {}))
-    finally:
-        snap.close()
-    selected = set(darr.doc_id.tolist())
-    for did, d in docs.items():
-        if d["in_run"] != (did in selected):
-            c.fail("corpus", "in_run differs from the protocol's selection", layout.CORPUS, f"doc {did}",
-                   did in selected, d["in_run"])
-    # split, re-derived from the rule
+    _fill_snapshot(snap)
+    plans = [DetectorPlan(specs[e.display], e.display, e.rule, tuple(e.corpora)) for e in proto.detectors]
+    again, darr, arrays = derive(snap, proto, plans, dict(results.get("run") or {}))
+    con = snap.con
+    ids = darr.doc_id.tolist()
     sides = split_sides(darr, proto)
-    pos = {x: i for i, x in enumerate(darr.doc_id.tolist())}
-    moved = 0
-    for i in range(len(rows["doc_id"])):
-        j = pos.get(rows["doc_id"][i])
-        if j is not None and rows["split"][i] != sides[j]:
-            moved += 1
-            if moved <= 5:
-                c.fail("split", "split side differs from the protocol's rule (a moved split assignment)",
-                       layout.SCORES_CSV, f"row {i} (doc {rows['doc_id'][i]})", sides[j], rows["split"][i])
+    det_rows = {d["detector"]: d for d in again["detectors"]}
+    fl_labels, fl_ids, fl_vals = [], [], []
+    for p, a in zip(plans, arrays):
+        f = flags(a, det_rows[p.label]["rule"].get("threshold") if p.rule.fit else None)
+        fl_labels += [p.label] * len(ids)
+        fl_ids += ids
+        fl_vals += [None if x is None else bool(x) for x in f]
+    con.register("_sel_ids", pa.table({"doc_id": pa.array(ids, pa.string()),
+                                       "side": pa.array(sides.tolist(), pa.string())}))
+    con.register("_flags", pa.table({"detector": pa.array(fl_labels, pa.string()),
+                                     "doc_id": pa.array(fl_ids, pa.string()), "flag": pa.array(fl_vals, pa.bool_())}))
+    try:
+        for did, sel in con.execute("SELECT d.doc_id, s.doc_id IS NOT NULL FROM docs d LEFT JOIN _sel_ids s USING "
+                                    "(doc_id) WHERE d.in_run IS DISTINCT FROM (s.doc_id IS NOT NULL) LIMIT 5").fetchall():
+            c.fail("corpus", "in_run differs from the protocol's selection", layout.CORPUS, f"doc {did}", sel, not sel)
+        moved = con.execute("SELECT count(*) FROM rows r JOIN _sel_ids s USING (doc_id) WHERE r.split IS DISTINCT "
+                            "FROM s.side").fetchall()[0][0]
+        for did, want, got in con.execute("SELECT r.doc_id, s.side, r.split FROM rows r JOIN _sel_ids s USING (doc_id) "
+                                          "WHERE r.split IS DISTINCT FROM s.side ORDER BY 1 LIMIT 5").fetchall():
+            c.fail("split", "split side differs from the protocol's rule (a moved split assignment)",
+                   layout.SCORES_CSV, f"doc {did}", want, got)
+        wrong = con.execute("SELECT count(*) FROM rows r JOIN _flags f USING (detector, doc_id) WHERE r.flag IS "
+                            "DISTINCT FROM f.flag").fetchall()[0][0]
+        for did, label, want, got in con.execute(
+                "SELECT r.doc_id, r.detector, f.flag, r.flag FROM rows r JOIN _flags f USING (detector, doc_id) "
+                "WHERE r.flag IS DISTINCT FROM f.flag ORDER BY 1 LIMIT 5").fetchall():
+            c.fail("results", "flag differs from the decision rule applied to the score", layout.SCORES_CSV,
+                   f"doc {did}, {label}", want, got)
+    finally:
+        con.unregister("_sel_ids")
+        con.unregister("_flags")
     if not moved:
         n_cal = int((sides == "calibration").sum())
         c.ok("split", f"rule {proto.split_rule!r}: {n_cal:,} calibration and {len(sides) - n_cal:,} test documents "
                       "re-derived" if proto.split_rule == "hash" else "no split declared; every document evaluated")
-    # flags
-    det_rows = {d["detector"]: d for d in again["detectors"]}
-    fl = {p.label: flags(a, det_rows[p.label]["rule"].get("threshold") if p.rule.fit else None)
-          for p, a in zip(plans, arrays)}
-    wrong = 0
-    for i in range(len(rows["doc_id"])):
-        j = pos.get(rows["doc_id"][i])
-        f = fl.get(rows["detector"][i])
-        if j is None or f is None:
-            continue
-        want = None if f[j] is None else bool(f[j])
-        if rows["flag"][i] is not want:
-            wrong += 1
-            if wrong <= 5:
-                c.fail("results", "flag differs from the decision rule applied to the score", layout.SCORES_CSV,
-                       f"row {i} (doc {rows['doc_id'][i]}, {rows['detector'][i]})", want, rows["flag"][i])
     stored = {k: v for k, v in results.items() if k != "files"}
     diffs: list[tuple[str, Any, Any]] = []
     _diff(stored, again, "results", diffs)
     for p, got, pub in diffs:
         c.fail("results", "published value differs from the one re-derived from scores.csv", layout.RESULTS, p, got, pub)
     if not diffs and not wrong:
-        c.ok("results", f"every value of results.json re-derived from {len(rows['doc_id']):,} score rows "
-                        f"({len(plans)} detectors, {len(selected):,} documents)")
+        c.ok("results", f"every value of results.json re-derived from the score rows ({len(plans)} detectors, "
+                        f"{len(ids):,} documents)")
     return again
 
 
@@ -853,17 +881,18 @@ def _check_tables(c: _Ctx, again: dict[str, Any], results: dict[str, Any], m: di
     from .publish import readme
 
     with tempfile.TemporaryDirectory(prefix="veribench-verify-") as d:
-        write_outputs(again, Path(d))  # the same writer as the run's: results.json and every table
-        want = {n: (Path(d) / n).read_bytes() for n in (layout.RESULTS, *layout.TABLE_FILES)}
+        write_outputs(again, Path(d))  # the same writer as the run's: every table
+        # (results.json itself is compared value by value above: its key order is not a number)
+        want = {n: (Path(d) / n).read_bytes() for n in layout.TABLE_FILES}
     want[layout.README] = readme(again, str(m.get("protocol_file"))).encode("utf-8")
     bad = 0
     for n, data in want.items():
-        check = "results" if n == layout.RESULTS else "tables"
+        check = "tables"
         got = c.bytes(n, check)
         if got is None:
             continue
         if got != data:
-            bad += check == "tables"
+            bad += 1
             gl, wl = got.decode("utf-8", "replace").splitlines(), data.decode("utf-8", "replace").splitlines()
             k = next((i for i in range(min(len(gl), len(wl))) if gl[i] != wl[i]), min(len(gl), len(wl)))
             g_, w_ = (gl[k] if k < len(gl) else "<end>"), (wl[k] if k < len(wl) else "<end>")
@@ -877,7 +906,7 @@ def _check_tables(c: _Ctx, again: dict[str, Any], results: dict[str, Any], m: di
             c.fail(check, "differs from the file re-derived from scores.csv (compared at its printed rounding)",
                    n, f"line {k + 1}{cell}", w_, g_)
     if not bad:
-        names = sorted(n for n in want if n != layout.RESULTS)
+        names = sorted(want)
         c.ok("tables", f"{len(names)} files ({', '.join(names)}) equal the ones re-derived, byte for byte")
 
 
@@ -984,17 +1013,24 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
     if proto is None:
         return rep
     head_seq = int(((results.get("run") or {}).get("chain_head") or {}).get("seq") or 0)
-    docs = _check_corpus(c, events, head_seq, proto)
+    corpus = _check_corpus(c, events, head_seq, proto)
     table = _read_scores(c)
     extra = _read_leaves(c)
-    if docs is None or table is None or extra is None:
+    if corpus is None or table is None or extra is None:
         return rep
-    rows = {n: table.column(n).to_pylist() for n in table.column_names}
-    rep.counts = {"documents": sum(1 for d in docs.values() if d["in_run"]), "score_rows": len(rows["doc_id"])}
-    specs = _check_scores(c, rows, extra, events, head_seq, docs, proto, results)
-    _check_timing(c, rows, events, ve, results)
-    if specs is None or len(specs) != len(proto.detectors):
-        return rep
-    again = _check_results(c, docs, rows, specs, proto, results, run_ev)
+    from .snapshot import Snapshot
+
+    snap = Snapshot()
+    try:
+        snap.con.register("rows", table)
+        snap.con.register("docs", corpus.table())
+        rep.counts = {"documents": sum(corpus.cols["in_run"]), "score_rows": table.num_rows}
+        specs = _check_scores(c, snap.con, table.num_rows, extra, events, head_seq, corpus, proto, results)
+        _check_timing(c, snap.con, events, ve, results)
+        if specs is None or len(specs) != len(proto.detectors):
+            return rep
+        again = _check_results(c, snap, corpus, specs, proto, results, run_ev)
+    finally:
+        snap.close()
     _check_tables(c, again, results, m)
     return rep

@@ -230,7 +230,7 @@ def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_r
                 elif cur is None:
                     cur = a  # of an outdated version: refused below with the current one named
         runs = ev.read_events(con, types=("run",))
-        n_scores = con.execute("SELECT count(*) FROM scores").fetchone()[0]
+        n_scores = con.execute("SELECT count(*) FROM scores").fetchall()[0][0]
         if cur is not None:
             sup = str(cur["supersedes"])
             pid = by_sha_id[sup]
@@ -329,7 +329,8 @@ def stored_commitment(ws: Workspace, protocol_hash: str) -> tuple[dict[str, Any]
             raise ProtocolError(f"protocol {protocol_hash} is not committed in workspace {ws.path}")
         rec = commitment_record(e)
         row = ws.con.execute("SELECT record, tsa_token, tsa_roots FROM commitments WHERE protocol_sha256 = ?",
-                             [protocol_hash]).fetchone()
+                             [protocol_hash]).fetchall()
+        row = row[0] if row else None
     if row is not None and row[0] is not None and row[0].encode("utf-8") != record_bytes(rec):
         raise ProtocolError(f"workspace {ws.path}: the stored commitment record of {protocol_hash} differs from the "
                             "event log (run `veribench log verify`)")
@@ -424,7 +425,7 @@ def run_integrity(ws: Workspace, rec: CommitRecord | None, spec_hashes: list[str
             JOIN scores c ON c.spec_hash = u.spec_hash AND c.text_sha256 = u.submitted_sha256
             LEFT JOIN li ON li.k1 = c.spec_hash AND li.k2 = c.text_sha256
             WHERE u.spec_hash IN (SELECT unnest(?::VARCHAR[]))""",
-                          [rec.seq, rec.committed_at, rec.seq, rec.committed_at, spec_hashes]).fetchone()
+                          [rec.seq, rec.committed_at, rec.seq, rec.committed_at, spec_hashes]).fetchall()[0]
         runs = earlier_runs_of(ev.read_events(con, types=("run",)), rec.protocol_id)
         stamps = [e for e in ev.read_events(con, types=("timestamp",))
                   if e["payload"].get("protocol_sha256") == rec.hash]

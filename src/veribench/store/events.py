@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -79,11 +80,16 @@ def _sha(s: str) -> str:
     return hashlib.sha256(s.encode("utf-8")).hexdigest()
 
 
+_UTC_FORM = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
 def utc_text(dt: datetime | str | None) -> str | None:
     """A time as the log writes it: UTC, microseconds, ``Z`` (naive times are taken as UTC)."""
     if dt is None:
         return None
     if isinstance(dt, str):
+        if len(dt) == 27 and _UTC_FORM.fullmatch(dt):
+            return dt  # already in the log's form
         dt = datetime.fromisoformat(dt.replace("Z", "+00:00"))
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
@@ -110,6 +116,11 @@ def _obj(x: Any) -> Any:
     return x
 
 
+_enc_str = json.encoder.encode_basestring  # the C encoder json.dumps(ensure_ascii=False) uses for str
+_float_repr = float.__repr__
+_dumps_canonical = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode
+
+
 def event_hash(seq: int, at: str, type_: str, payload_sha256: str, prev: str) -> str:
     """The chain hash of one event (see the module docstring)."""
     return _sha(canonical_json({"at": at, "payload_sha256": payload_sha256, "prev": prev, "seq": seq,
@@ -123,21 +134,41 @@ def payload_digest(payload: Mapping[str, Any]) -> str:
 
 def doc_leaf(doc_id: str, text_sha256: str, label: str, arm: Any, kind: Any, subgroup: Any, corpus: Any,
              group_key: Any, tags: Any, provenance: Any, generation: Any) -> str:
-    """Fingerprint of one stored document row (JSON columns as objects or JSON text)."""
-    return _sha(canonical_json([doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, _obj(tags),
-                                _obj(provenance), _obj(generation)]))
+    """Fingerprint of one stored document row: SHA-256 of the canonical JSON object of its
+    fields (JSON columns as objects or JSON text)."""
+    return _sha(_dumps_canonical({"doc_id": doc_id, "text_sha256": text_sha256, "label": label, "arm": arm,
+                                  "kind": kind, "subgroup": subgroup, "corpus": corpus, "group_key": group_key,
+                                  "tags": _obj(tags), "provenance": _obj(provenance),
+                                  "generation": _obj(generation)}))
+
+
+def _jnum(x: Any) -> str:
+    if x is None:
+        return "null"
+    x = float(x)
+    return _float_repr(x) if math.isfinite(x) else "null"
+
+
+def _jstr(x: Any) -> str:
+    return "null" if x is None else _enc_str(x)
 
 
 def score_leaf(spec_hash: str, text_sha256: str, status: str, raw: Any, scale: Any, direction: Any,
                ai_probability: Any, verdict: Any, vendor_version: Any, scanned_at: Any) -> str:
-    """Fingerprint of one score row (floats as Python prints them; scan date in UTC)."""
-    return _sha(canonical_json([spec_hash, text_sha256, status, _num(raw), scale, direction, _num(ai_probability),
-                                verdict, vendor_version, utc_text(scanned_at)]))
+    """Fingerprint of one score row: SHA-256 of the canonical JSON array ``[spec_hash,
+    text_sha256, status, raw, scale, direction, ai_probability, verdict, vendor_version,
+    scanned_at]`` (floats as Python prints them, non-finite as null; scan date in the
+    log's UTC form)."""
+    e = _enc_str
+    return _sha(f"[{e(spec_hash)},{e(text_sha256)},{_jstr(status)},{_jnum(raw)},{_jstr(scale)},{_jstr(direction)},"
+                f"{_jnum(ai_probability)},{_jstr(verdict)},{_jstr(vendor_version)},{_jstr(utc_text(scanned_at))}]")
 
 
 def link_leaf(doc_id: str, spec_hash: str, submitted_sha256: str) -> str:
-    """Fingerprint of one submission link (document -> the text a detector scored)."""
-    return _sha(canonical_json([doc_id, spec_hash, submitted_sha256]))
+    """Fingerprint of one submission link (document -> the text a detector scored):
+    SHA-256 of the canonical JSON array ``[doc_id, spec_hash, submitted_sha256]``."""
+    e = _enc_str
+    return _sha(f"[{e(doc_id)},{e(spec_hash)},{e(submitted_sha256)}]")
 
 
 def items_digest(leaves: Iterable[str]) -> str:
@@ -158,7 +189,8 @@ def ensure_schema(con: Any) -> None:
 
 def chain_head(con: Any) -> dict[str, Any]:
     """``{"seq", "hash", "at"}`` of the newest event (``seq`` 0 and :data:`GENESIS` when empty)."""
-    row = con.execute("SELECT seq, hash, logged_at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    rows = con.execute("SELECT seq, hash, logged_at FROM events ORDER BY seq DESC LIMIT 1").fetchall()
+    row = rows[0] if rows else None
     if row is None:
         return {"seq": 0, "hash": GENESIS, "at": None}
     return {"seq": int(row[0]), "hash": row[1], "at": row[2]}

@@ -159,6 +159,7 @@ class Workspace:
         self.db_path = self.path / DB_NAME
         self.con = duckdb.connect(str(self.db_path), read_only=read_only)
         self.con.execute("SET TimeZone = 'UTC'")  # times come back in UTC on every machine
+        self.con.execute("SET enable_progress_bar = false")  # no bars in logs and pipes
         self.lock = threading.RLock()
         if not read_only:
             self.con.execute(SCHEMA)
@@ -259,9 +260,10 @@ class Workspace:
         ts = scanned_at or now_utc()
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         keyed: dict[str, list[Any]] = {}
+        h = spec.hash
         for sha, r in items:
             raw = r.raw if (r.raw is None or math.isfinite(r.raw)) else None
-            row = [spec.hash, sha, r.status, raw, r.scale, r.direction, r.ai_probability, r.verdict,
+            row = [h, sha, r.status, raw, r.scale, r.direction, r.ai_probability, r.verdict,
                    r.vendor_version, _json(r.detail), ts]
             if replace:
                 keyed.pop(sha, None)
@@ -269,7 +271,7 @@ class Workspace:
             else:
                 keyed.setdefault(sha, row)
         rows = list(keyed.values())
-        link_rows = list({(d, spec.hash): [d, spec.hash, s] for d, s in links}.values())
+        link_rows = list({(d, h): [d, h, s] for d, s in links}.values())
         with self.transaction() as c:
             self.put_spec(spec, c)
             if rows and not replace:  # a stored call is kept: only new rows are written and logged
@@ -298,7 +300,8 @@ class Workspace:
 
     def link_submissions(self, spec: Spec, links: Sequence[tuple[str, str]]) -> None:
         """Record that ``spec`` scored ``submitted_sha256`` for each (doc_id, submitted_sha256)."""
-        link_rows = list({(d, spec.hash): [d, spec.hash, s] for d, s in links}.values())
+        h = spec.hash
+        link_rows = list({(d, h): [d, h, s] for d, s in links}.values())
         with self.transaction() as c:
             self.put_spec(spec, c)
             link_rows = self._changed_links(c, spec, link_rows)
@@ -312,7 +315,7 @@ class Workspace:
         if not link_rows:
             return link_rows
         have = dict(c.execute("SELECT doc_id, submitted_sha256 FROM submissions WHERE spec_hash = ? AND doc_id IN "
-                              "(SELECT unnest(?::VARCHAR[]))", [spec.hash, [r[0] for r in link_rows]]).fetchall())
+                              "(SELECT unnest(?::VARCHAR[]))", [link_rows[0][1], [r[0] for r in link_rows]]).fetchall())
         return [r for r in link_rows if have.get(r[0]) != r[2]]
 
     def detector_specs(self) -> list[Spec]:
