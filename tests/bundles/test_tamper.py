@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .bundle_helpers import (corpus_lines, edit_json, edit_scores, edit_text, events, read_scores, rehash, verify,
+from .bundle_helpers import (corpus_lines, edit_json, edit_scores, edit_text, events, rehash, verify,
                              write_corpus, write_events)
 
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -249,3 +248,15 @@ def test_fast_leaf_encoding_is_canonical_json(h, t, status, raw, scale, dirn, p,
 def test_utc_text_round_trips(dt):
     t = ev.utc_text(dt)
     assert ev.utc_text(t) == t and ev.parse_utc(t) == dt
+
+
+def test_a_workspace_without_a_log_is_a_clear_failure(tmp_path):
+    import duckdb
+
+    from veribench.store import Workspace
+
+    (tmp_path / "old").mkdir()
+    duckdb.connect(str(tmp_path / "old" / "veribench.duckdb")).execute("CREATE TABLE documents (doc_id VARCHAR)").close()
+    with Workspace(tmp_path / "old", read_only=True) as w:
+        rep = verify_workspace(w)
+    assert not rep.ok and "has no event log" in rep.lines()[0]

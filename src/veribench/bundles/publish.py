@@ -60,13 +60,6 @@ def _suffix(name: str) -> str:
     return s if s in (".toml", ".yaml", ".yml") else ".toml"
 
 
-def _latest_items(con: Any, kind: str) -> dict[tuple, tuple[str, int]]:
-    rows = con.execute(
-        "SELECT k1, k2, leaf, seq FROM log_items WHERE kind = ? "
-        "QUALIFY row_number() OVER (PARTITION BY k1, k2 ORDER BY seq DESC) = 1", [kind]).fetchall()
-    return {(a, b): (leaf, int(s)) for a, b, leaf, s in rows}
-
-
 def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
     """Write the bundle of run ``run_ref`` (a run id, or a tag: its newest run) to ``out``.
 
@@ -156,8 +149,8 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
             "generation, import_id FROM documents WHERE import_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY doc_id",
             [list(import_seq)]).fetchall()
         doc_ids = [r[0] for r in doc_rows]
-        links_latest = _latest_items(con, "link")
-        scores_latest = _latest_items(con, "score")
+        links_latest = ev.latest_items(con, "link")
+        scores_latest = ev.latest_items(con, "score")
         links_now = con.execute(
             "SELECT doc_id, spec_hash, submitted_sha256 FROM submissions WHERE spec_hash IN "
             "(SELECT unnest(?::VARCHAR[])) AND doc_id IN (SELECT unnest(?::VARCHAR[]))",

@@ -47,8 +47,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
-
 from ..cycles.verify import Finding
 from ..hashing import canonical_json, sha256_bytes
 from ..spec import Spec

@@ -377,7 +377,8 @@ class LogReport:
                 "counts": self.counts, "findings": [asdict(f) for f in self.findings]}
 
 
-def _latest_items(con: Any, kind: str) -> dict[tuple, tuple[str, int]]:
+def latest_items(con: Any, kind: str) -> dict[tuple, tuple[str, int]]:
+    """``{(k1, k2): (leaf, seq)}``: the newest logged fingerprint of every row of ``kind``."""
     rows = con.execute(
         "SELECT k1, k2, leaf, seq FROM log_items WHERE kind = ? "
         "QUALIFY row_number() OVER (PARTITION BY k1, k2 ORDER BY seq DESC) = 1", [kind]).fetchall()
@@ -410,6 +411,11 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
             rep.findings.append(f)
 
     with ws.lock:
+        have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if not {"events", "log_items"} <= have:
+            add(LogFinding("chain", "this workspace has no event log (it was created before veribench kept one): "
+                                    "none of its rows can be checked; open it once read-write to start the log"))
+            return rep
         events = read_events(con)
         rep.events = len(events)
         found, rep.head = check_chain(events)
@@ -433,7 +439,7 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
             add(LogFinding("items", f"{k} fingerprints stored for an event that logged none", s, "log_items"))
 
         # documents
-        latest = _latest_items(con, "doc")
+        latest = latest_items(con, "doc")
         n = 0
         for rows in _chunks(con, "SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, "
                                  "provenance, generation, text FROM documents"):
@@ -457,7 +463,7 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
         rep.counts["documents"] = n
 
         # scores
-        latest = _latest_items(con, "score")
+        latest = latest_items(con, "score")
         n = 0
         for rows in _chunks(con, "SELECT spec_hash, text_sha256, status, raw, scale, direction, ai_probability, "
                                  "verdict, vendor_version, scanned_at FROM scores"):
@@ -477,7 +483,7 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
         rep.counts["scores"] = n
 
         # submissions
-        latest = _latest_items(con, "link")
+        latest = latest_items(con, "link")
         n = 0
         for rows in _chunks(con, "SELECT doc_id, spec_hash, submitted_sha256 FROM submissions"):
             for r in rows:
