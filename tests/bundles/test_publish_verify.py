@@ -172,7 +172,7 @@ def test_verify_usage_errors(cli_run, tmp_path):
     assert cli_run("verify", tmp_path / "nope")[0] == 2
     (tmp_path / "empty").mkdir()
     code, out = cli_run("verify", tmp_path / "empty")
-    assert code == 2 and "holds no bundle" in out
+    assert code == 2 and "holds no cycle or detector-run bundle" in out
 
 
 def test_folder_of_bundles_and_cycles(liang_built, cli_run, tmp_path, data_dir):

@@ -51,7 +51,7 @@ def verify(
             if p.is_dir() else []
         found_cycles = discover(p)
         if not found_runs and not found_cycles:
-            typer.secho(f"error: {p}: not a bundle and holds no bundle folders (cycle or detector run)", fg="red",
+            typer.secho(f"error: {p}: not a bundle: holds no cycle or detector-run bundle folders", fg="red",
                         err=True)
             raise typer.Exit(2)
         runs += [verify_bundle(c, tsa_roots=roots, max_file_bytes=cap) for c in found_runs]

@@ -394,6 +394,23 @@ def _chunks(con: Any, sql: str, size: int = 100_000) -> Iterator[list[tuple]]:
         yield rows
 
 
+#: The tables checked row by row against their newest leaf: (item kind, table, query, key of a
+#: row, leaf of a row, how to name a row, what a row is).
+_ROW_CHECKS = (
+    ("doc", "documents", "SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
+                         "generation, text FROM documents",
+     lambda r: (r[0], None), lambda r: doc_leaf(*r[:11]), lambda r: f"doc {r[0]}", "document row"),
+    ("score", "scores", "SELECT spec_hash, text_sha256, status, raw, scale, direction, ai_probability, verdict, "
+                        "vendor_version, scanned_at FROM scores",
+     lambda r: (r[0], r[1]), lambda r: score_leaf(*r), lambda r: f"spec {r[0][:12]}… text {r[1][:12]}…", "score row"),
+    ("link", "submissions", "SELECT doc_id, spec_hash, submitted_sha256 FROM submissions",
+     lambda r: (r[0], r[1]), lambda r: link_leaf(*r), lambda r: f"doc {r[0]}", "link"),
+)
+_ORIGIN = {"doc": "its import", "score": "its scan batch", "link": "its scan batch"}
+_EDITED = {"doc": "label, arm, subgroup, tags, provenance or text hash", "score": "value, status or scan date",
+           "link": "submitted text"}
+
+
 def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
     """Check a workspace's chain and every table against it.
 
@@ -438,67 +455,27 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
         for (s, k) in groups:
             add(LogFinding("items", f"{k} fingerprints stored for an event that logged none", s, "log_items"))
 
-        # documents
-        latest = latest_items(con, "doc")
-        n = 0
-        for rows in _chunks(con, "SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, "
-                                 "provenance, generation, text FROM documents"):
-            for r in rows:
-                n += 1
-                got = latest.pop((r[0], None), None)
-                if got is None:
-                    add(LogFinding("documents", "document is not covered by the log (stored outside an import, "
-                                                "or before the log existed)", table="documents", key=f"doc {r[0]}"))
-                    continue
-                if doc_leaf(*r[:11]) != got[0]:
-                    add(LogFinding("documents", "document row differs from what its import logged (label, arm, "
-                                                "subgroup, tags, provenance or text hash edited)", got[1],
-                                   "documents", f"doc {r[0]}"))
-                if r[11] is not None and hashlib.sha256(r[11].encode("utf-8")).hexdigest() != r[1]:
-                    add(LogFinding("documents", "stored text does not hash to its text_sha256", got[1], "documents",
-                                   f"doc {r[0]}"))
-        for (d, _), (_, s) in latest.items():
-            add(LogFinding("documents", "logged document is missing from the table (deleted)", s, "documents",
-                           f"doc {d}"))
-        rep.counts["documents"] = n
-
-        # scores
-        latest = latest_items(con, "score")
-        n = 0
-        for rows in _chunks(con, "SELECT spec_hash, text_sha256, status, raw, scale, direction, ai_probability, "
-                                 "verdict, vendor_version, scanned_at FROM scores"):
-            for r in rows:
-                n += 1
-                got = latest.pop((r[0], r[1]), None)
-                if got is None:
-                    add(LogFinding("scores", "score is not covered by the log", table="scores",
-                                   key=f"spec {r[0][:12]}… text {r[1][:12]}…"))
-                elif score_leaf(*r) != got[0]:
-                    add(LogFinding("scores", "score row differs from what its scan batch logged (value, status or "
-                                             "scan date edited)", got[1], "scores",
-                                   f"spec {r[0][:12]}… text {r[1][:12]}…"))
-        for (a, b), (_, s) in latest.items():
-            add(LogFinding("scores", "logged score is missing from the table (deleted)", s, "scores",
-                           f"spec {a[:12]}… text {b[:12]}…"))
-        rep.counts["scores"] = n
-
-        # submissions
-        latest = latest_items(con, "link")
-        n = 0
-        for rows in _chunks(con, "SELECT doc_id, spec_hash, submitted_sha256 FROM submissions"):
-            for r in rows:
-                n += 1
-                got = latest.pop((r[0], r[1]), None)
-                if got is None:
-                    add(LogFinding("submissions", "link is not covered by the log", table="submissions",
-                                   key=f"doc {r[0]}"))
-                elif link_leaf(*r) != got[0]:
-                    add(LogFinding("submissions", "link differs from what its scan batch logged", got[1],
-                                   "submissions", f"doc {r[0]}"))
-        for (d, _), (_, s) in latest.items():
-            add(LogFinding("submissions", "logged link is missing from the table (deleted)", s, "submissions",
-                           f"doc {d}"))
-        rep.counts["submissions"] = n
+        for kind, table, sql, key, leaf, what, label in _ROW_CHECKS:
+            latest = latest_items(con, kind)
+            n = 0
+            for rows in _chunks(con, sql):
+                for r in rows:
+                    n += 1
+                    got = latest.pop(key(r), None)
+                    if got is None:
+                        add(LogFinding(table, f"{label} is not covered by the log (stored outside a logged write, or "
+                                              "before the log existed)", table=table, key=what(r)))
+                        continue
+                    if leaf(r) != got[0]:
+                        add(LogFinding(table, f"{label} differs from what {_ORIGIN[kind]} logged "
+                                              f"({_EDITED[kind]} edited)", got[1], table, what(r)))
+                    if kind == "doc" and r[11] is not None and \
+                            hashlib.sha256(r[11].encode("utf-8")).hexdigest() != r[1]:
+                        add(LogFinding(table, "stored text does not hash to its text_sha256", got[1], table, what(r)))
+            for k, (_, s_) in latest.items():
+                add(LogFinding(table, f"logged {label} is missing from the table (deleted)", s_, table,
+                               what(k + (None,) * 2)))
+            rep.counts[table] = n
 
         # protocols
         commits = {e["payload"].get("protocol_sha256"): e for e in events
