@@ -57,12 +57,25 @@ def edit_scores(bundle: Path, fn: Callable[[dict[str, list]], None], update_mani
 
 
 def corpus_lines(bundle: Path) -> list[dict]:
-    return [json.loads(x) for x in (bundle / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    """The corpus manifest, one flat dict per document (the ``doc`` object's fields merged in)."""
+    out = []
+    for x in (bundle / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        if x:
+            r = json.loads(x)
+            out.append({**r.pop("doc"), **r})
+    return out
 
 
 def write_corpus(bundle: Path, docs: list[dict], update_manifest: bool = True) -> None:
-    (bundle / "corpus.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n" for d in docs),
-                                        encoding="utf-8")
+    """Write flat dicts back in the bundle's canonical form (a careful forger)."""
+    from veribench.store.events import CANONICAL, DOC_FIELDS
+
+    lines = []
+    for d in docs:
+        rec = {k: v for k, v in d.items() if k not in DOC_FIELDS}
+        rec["doc"] = {k: d[k] for k in DOC_FIELDS}
+        lines.append(json.dumps(rec, **CANONICAL) + "\n")
+    (bundle / "corpus.jsonl").write_text("".join(lines), encoding="utf-8")
     if update_manifest:
         rehash(bundle)
 

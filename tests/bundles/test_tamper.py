@@ -260,6 +260,21 @@ def test_corpus_text_swapped(bundle):
     caught(bundle, "corpus", "text does not hash to its text_sha256")
 
 
+@pytest.mark.parametrize("edit", [
+    lambda x: x.replace(',"in_run":true', ',"in_run":true,"in_run":true', 1),  # a duplicate key
+    lambda x: x.replace(',"import_seq":', ', "import_seq":', 1),  # other spacing
+    lambda x: x.replace('"label":"human"', '"label":"hu\\u006dan"', 1),  # another escape of the same text
+])
+def test_corpus_line_not_canonical(bundle, edit):
+    lines = (bundle / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    i = next(i for i, x in enumerate(lines) if '"label":"human"' in x)
+    lines[i] = edit(lines[i])
+    (bundle / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rehash(bundle)
+    rep = caught(bundle, "corpus")
+    assert "canonical JSON form" in "\n".join(rep.lines()) or "differ from what it logged" in "\n".join(rep.lines())
+
+
 def test_run_event_replaced(bundle):
     edit_json(bundle, "manifest.json", lambda m: m["run_event"].__setitem__("hash", "0" * 64), update_manifest=False)
     rehash(bundle)

@@ -11,9 +11,11 @@ One place for the layout that :mod:`.publish` writes and :mod:`.verify` reads::
     commitments/v<k>.tsr     its RFC 3161 timestamp token, when there is one
     commitments/v<k>.roots.pem  the authority's root certificate(s) given at commit
     amendments.json          the amendment changelog of the protocol id (from the log)
-    corpus.jsonl             one document per line: every document of every import the run's
-                             selection can reach (``in_run`` false for those it does not select);
-                             text only for selected documents that are not fingerprint-only
+    corpus.jsonl             one document per line, canonical JSON ``{"doc": {the fields its leaf
+                             hashes}, "fingerprint_only", "import_seq", "in_run", "text"}``: every
+                             document of every import the run's selection can reach (``in_run``
+                             false for those it does not select); text only for selected
+                             documents that are not fingerprint-only
     scores.csv               one row per selected document x detector with a link (SCORE_COLUMNS)
     scores.parquet           the same rows and columns
     log/events.jsonl         the event log from its first event to the run's event

@@ -222,18 +222,16 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
             snap.close()
         in_run = set(docs.doc_id.tolist())
 
-        # -- corpus manifest ------------------------------------------------------------------
+        # -- corpus manifest: {"doc": <the fields its leaf hashes>, ...} in canonical JSON -------
         with open(stage / layout.CORPUS, "w", encoding="utf-8", newline="\n") as f:
+            dump = json.JSONEncoder(**ev.CANONICAL).encode
             for r in doc_rows:
-                prov = json.loads(r[10]) if r[10] else None
-                fp_only = r[2] is None or bool((prov or {}).get("fingerprint_only"))
-                rec = {"doc_id": r[0], "corpus": r[1], "text_sha256": r[3], "label": r[4], "arm": r[5], "kind": r[6],
-                       "subgroup": r[7], "tags": json.loads(r[8]) if r[8] else None, "group_key": r[9],
-                       "provenance": prov, "generation": json.loads(r[11]) if r[11] else None,
-                       "import_seq": import_seq[r[12]], "in_run": r[0] in in_run, "fingerprint_only": fp_only}
+                doc = ev.doc_fields(r[0], r[3], r[4], r[5], r[6], r[7], r[1], r[9], r[8], r[10], r[11])
+                fp_only = r[2] is None or bool((doc["provenance"] or {}).get("fingerprint_only"))
+                rec = {"doc": doc, "import_seq": import_seq[r[12]], "in_run": r[0] in in_run, "fingerprint_only": fp_only}
                 if r[0] in in_run and not fp_only:
                     rec["text"] = r[2]
-                f.write(json.dumps(rec, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n")
+                f.write(dump(rec) + "\n")
 
         # -- scores and the leaves they do not reproduce -----------------------------------
         write_scores(stage, score_table)

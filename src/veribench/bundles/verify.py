@@ -401,38 +401,50 @@ def _check_amendments(c: _Ctx, events: list[dict[str, Any]], ve: dict[str, Any],
 
 # -- corpus ----------------------------------------------------------------------------------
 
-_DOC_KEYS = frozenset({"doc_id", "corpus", "text_sha256", "label", "arm", "kind", "subgroup", "tags", "group_key",
-                       "provenance", "generation", "import_seq", "in_run", "fingerprint_only"})
+_LEAF_KEYS = frozenset(ev.DOC_FIELDS)
+_REST_KEYS = frozenset({"import_seq", "in_run", "fingerprint_only"})
 _DOC_COLS = ("doc_id", "text_sha256", "label", "arm", "kind", "subgroup", "corpus", "group_key", "tags", "in_run",
              "fingerprint_only", "import_seq")
 
 
 @dataclass
 class Corpus:
-    """The corpus manifest as columns (``tags`` as canonical JSON text) and an index by id."""
+    """The corpus manifest as an Arrow table (``tags`` as canonical JSON text)."""
 
-    cols: dict[str, list[Any]]
-    index: dict[str, int]
+    table: Any
+    n: int
+    n_selected: int
 
-    def table(self):
-        import pyarrow as pa
 
-        types = {"in_run": pa.bool_(), "fingerprint_only": pa.bool_(), "import_seq": pa.int64()}
-        return pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in self.cols.items()})
+def _corpus_chunk(cols: dict[str, list[Any]]):
+    import pyarrow as pa
+
+    types = {"in_run": pa.bool_(), "fingerprint_only": pa.bool_(), "import_seq": pa.int64()}
+    t = pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in cols.items()})
+    for v in cols.values():
+        v.clear()
+    return t
 
 
 def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: Any) -> Corpus | None:
-    """Every document of every reachable import, as its import logged it (see the module docstring)."""
+    """Every document of every reachable import, as its import logged it (see the module docstring).
+
+    Streamed: lines are parsed one at a time and kept as Arrow columns, so memory follows the
+    metadata, not the texts."""
     import hashlib
+
+    import pyarrow as pa
 
     if not c.has(layout.CORPUS):
         c.fail("corpus", "required file missing", layout.CORPUS)
         return None
     cols: dict[str, list[Any]] = {k: [] for k in _DOC_COLS}
-    index: dict[str, int] = {}
-    leaves: dict[int, list[str]] = defaultdict(list)
-    loads, sha, leaf_of = json.loads, hashlib.sha256, ev.doc_leaf
-    canonical = json.JSONEncoder(ensure_ascii=False, sort_keys=True, allow_nan=False).encode  # the publisher's form
+    chunks = []
+    seen: set[str] = set()
+    leaves: dict[int, list[bytes]] = defaultdict(list)
+    loads, sha, enc = json.loads, hashlib.sha256, json.encoder.encode_basestring
+    raw_decode = json.JSONDecoder().raw_decode
+    canonical = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode  # the workspace's form of stored JSON
     n_fp = n_sel = 0
     try:
         for i, line in enumerate(reader.iter_lines(c.root, layout.CORPUS, c.data_cap), 1):
@@ -445,51 +457,59 @@ def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: A
                 continue
             try:
                 text_line = line.decode("utf-8")
-                d = loads(text_line)
-                canon = canonical(d)
+                if not text_line.startswith('{"doc":{'):
+                    raise ValueError("no doc object first")
+                # the doc object's exact bytes are what its leaf hashes: no other byte form matches the log
+                doc, end = raw_decode(text_line, 7)
+                tail = text_line[end:]
+                rest = loads("{" + tail[1:]) if tail.startswith(",") else None
             except (UnicodeDecodeError, ValueError, RecursionError) as e:
-                c.fail("corpus", f"unreadable record ({type(e).__name__})", layout.CORPUS, f"line {i}")
+                c.fail("corpus", f"unreadable record ({type(e).__name__}: {str(e)[:60]})", layout.CORPUS, f"line {i}")
                 continue
-            if canon != text_line:  # one byte form per record: no duplicate keys, spacing or escapes to hide in
-                c.fail("corpus", "record is not in the bundle's canonical JSON form", layout.CORPUS, f"line {i}")
-                continue
-            keys = d.keys()
-            if not (_DOC_KEYS <= keys and keys - _DOC_KEYS <= {"text"}):
+            if type(doc) is not dict or doc.keys() != _LEAF_KEYS or type(rest) is not dict or \
+                    not (_REST_KEYS <= rest.keys() <= _REST_KEYS | {"text"}):
                 c.fail("corpus", "record does not have the corpus manifest's fields", layout.CORPUS, f"line {i}")
                 continue
-            did = d["doc_id"]
-            if did in index:
+            fp, sel, iseq, text = rest["fingerprint_only"], rest["in_run"], rest["import_seq"], rest.get("text")
+            if type(sel) is not bool or type(fp) is not bool or type(iseq) is not int or \
+                    (text is not None and type(text) is not str):
+                c.fail("corpus", "in_run, fingerprint_only, import_seq or text has the wrong type", layout.CORPUS,
+                       f"line {i}")
+                continue
+            want = (f',"fingerprint_only":{"true" if fp else "false"},"import_seq":{iseq},'
+                    f'"in_run":{"true" if sel else "false"}' + ("" if text is None else ',"text":' + enc(text)) + "}")
+            if tail != want:  # one byte form per record: no duplicate keys, spacing or escapes to hide in
+                c.fail("corpus", "record is not in the bundle's canonical JSON form", layout.CORPUS, f"line {i}")
+                continue
+            did = doc["doc_id"]
+            if did in seen:
                 c.fail("corpus", "document listed twice", layout.CORPUS, f"line {i}", got=did)
                 continue
-            text = d.get("text")
-            fp, sel = d["fingerprint_only"], d["in_run"]
             if text is not None:
-                if type(text) is not str or sha(text.encode("utf-8")).hexdigest() != d["text_sha256"]:
+                if sha(text.encode("utf-8")).hexdigest() != doc["text_sha256"]:
                     c.fail("corpus", "text does not hash to its text_sha256", layout.CORPUS, f"doc {did}")
                 if fp:
                     c.fail("corpus", "a fingerprint-only document carries its text", layout.CORPUS, f"doc {did}")
             elif sel and not fp:
                 c.fail("corpus", "a selected document's text is missing (and it is not fingerprint-only)",
                        layout.CORPUS, f"doc {did}")
-            if type(sel) is not bool or type(fp) is not bool or type(d["import_seq"]) is not int:
-                c.fail("corpus", "in_run, fingerprint_only or import_seq has the wrong type", layout.CORPUS,
-                       f"doc {did}")
-                continue
-            try:
-                leaves[d["import_seq"]].append(leaf_of(did, d["text_sha256"], d["label"], d["arm"], d["kind"],
-                                                       d["subgroup"], d["corpus"], d["group_key"], d["tags"],
-                                                       d["provenance"], d["generation"]))
-            except (TypeError, ValueError):
-                c.fail("corpus", "record cannot be fingerprinted", layout.CORPUS, f"doc {did}")
-                continue
-            index[did] = len(cols["doc_id"])
-            for k in _DOC_COLS:
-                cols[k].append(d[k] if k != "tags" else (None if d["tags"] is None else canonical(d["tags"])))
+            leaves[iseq].append(sha(text_line[7:end].encode("utf-8")).digest())
+            seen.add(did)
+            t_ = doc["tags"]
+            for k in _DOC_COLS[:8]:
+                cols[k].append(doc[k])
+            cols["tags"].append(canonical(t_) if t_ else None)  # {} and none evaluate alike
+            cols["in_run"].append(sel)
+            cols["fingerprint_only"].append(fp)
+            cols["import_seq"].append(iseq)
             n_fp += fp
             n_sel += sel
+            if len(cols["doc_id"]) >= 100_000:
+                chunks.append(_corpus_chunk(cols))
     except ReadError as e:
         c.fail("reader" if "cap" in e.message else "corpus", e.message, layout.CORPUS)
         return None
+    chunks.append(_corpus_chunk(cols))
     corpora = proto.selection.get("corpora") if proto is not None else None
     corpora = [str(x) for x in (corpora if isinstance(corpora, list) else [corpora])] if corpora else None
     imports = {e["seq"]: e for e in events if e["type"] == "import" and e["seq"] <= head_seq}
@@ -502,14 +522,15 @@ def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: A
             continue
         got = leaves.get(seq, [])
         p = e["payload"]
-        if len(got) != p.get("n_doc") or ev.items_digest(got) != p.get("doc_sha256"):
+        dg = ev.items_digest(got)
+        if len(got) != p.get("n_doc") or dg != p.get("doc_sha256"):
             c.fail("corpus", f"the documents of import {p.get('import_id')} differ from what it logged (a document "
                              "was added, dropped or edited: label, arm, subgroup, tags, provenance or text hash)",
                    layout.CORPUS, f"import_seq {seq}", f"{p.get('n_doc')} documents, digest "
-                   f"{str(p.get('doc_sha256'))[:16]}…", f"{len(got)} documents, digest {ev.items_digest(got)[:16]}…")
-    c.ok("corpus", f"{len(index):,} documents match their imports' fingerprints; {n_sel:,} selected, "
+                   f"{str(p.get('doc_sha256'))[:16]}…", f"{len(got)} documents, digest {dg[:16]}…")
+    c.ok("corpus", f"{len(seen):,} documents match their imports' fingerprints; {n_sel:,} selected, "
                    f"{n_fp:,} fingerprint-only")
-    return Corpus(cols, index)
+    return Corpus(pa.concat_tables(chunks), len(seen), n_sel)
 
 
 # -- scores, timing, split, results ---------------------------------------------------------
@@ -593,15 +614,20 @@ def _read_leaves(c: _Ctx) -> list[tuple[str, int, str, str, str]] | None:
     return list(zip(*(t.column(n).to_pylist() for n in layout.LEAF_COLUMNS))) if t.num_rows else []
 
 
-def _cols(con: Any, sql: str, params: Sequence[Any] | None = None) -> list[list[Any]]:
-    """A query's result as Python column lists (one Arrow conversion per column)."""
-    t = con.sql(sql, params=params or None).to_arrow_table()
-    return [t.column(i).to_pylist() for i in range(t.num_columns)]
+def _batches(con: Any, sql: str, size: int = 200_000):
+    """A query's result in Arrow record batches, each as Python column lists (bounded memory)."""
+    rdr = con.sql(sql).to_arrow_reader(size)
+    for b in rdr:
+        yield [b.column(i).to_pylist() for i in range(b.num_columns)]
 
 
 def _check_scores(c: _Ctx, con: Any, n: int, extra: list[tuple], events: list[dict[str, Any]], head_seq: int,
                   corpus: Corpus, proto: Any, results: dict[str, Any]) -> dict[str, Spec] | None:
     """The score rows (table ``rows``) and the corpus (table ``docs``) against the log."""
+    import hashlib
+
+    import pyarrow as pa
+
     dets = {d.get("detector"): d for d in results.get("detectors") or [] if isinstance(d, dict)}
     entries = {e.display: e for e in proto.detectors}
     specs: dict[str, Spec] = {}
@@ -646,90 +672,108 @@ def _check_scores(c: _Ctx, con: Any, n: int, extra: list[tuple], events: list[di
         else:
             c.fail("scores", "text_differs does not follow from the hashes", layout.SCORES_CSV, f"doc {did}, {label}",
                    want, differs)
-    for label, e in entries.items():
-        if e.corpora:
-            k = con.execute("SELECT count(*) FROM rows r JOIN docs d USING (doc_id) WHERE r.detector = ? AND "
-                            "d.corpus NOT IN (SELECT unnest(?::VARCHAR[]))", [label, list(e.corpora)]).fetchall()[0][0]
-            if k:
-                c.fail("scores", f"{k} rows of documents outside the detector's corpora", layout.SCORES_CSV,
-                       f"detector {label!r}")
+    det_map = pa.table({"detector": pa.array(list(specs), pa.string()),
+                        "spec_hash": pa.array([s.hash for s in specs.values()], pa.string()),
+                        "corpora": pa.array([list(entries[x].corpora) or None for x in specs], pa.list_(pa.string()))})
+    con.register("_dets", det_map)
+    for label, k in con.execute("SELECT r.detector, count(*) FROM rows r JOIN docs d USING (doc_id) JOIN _dets m "
+                                "USING (detector) WHERE m.corpora IS NOT NULL AND NOT list_contains(m.corpora, "
+                                "d.corpus) GROUP BY 1").fetchall():
+        c.fail("scores", f"{k} rows of documents outside the detector's corpora", layout.SCORES_CSV,
+               f"detector {label!r}")
     for did, h in con.execute("SELECT doc_id, spec_hash FROM rows GROUP BY ALL HAVING count(DISTINCT "
                               "(submitted_sha256, link_seq)) > 1 LIMIT 5").fetchall():
         c.fail("scores", "two rows disagree on one document's link", layout.SCORES_CSV, f"doc {did}")
     score_cols = ("status, raw, scale, direction, ai_probability, verdict, vendor_version, scanned_at, score_seq")
-    for h, sub in con.execute(f"SELECT spec_hash, submitted_sha256 FROM rows WHERE status IS NOT NULL GROUP BY ALL "
-                              f"HAVING count(DISTINCT ({score_cols})) > 1 LIMIT 5").fetchall():
+    for h, sub in con.execute(f"SELECT spec_hash, submitted_sha256 FROM rows GROUP BY ALL HAVING count(DISTINCT "
+                              f"({score_cols})) FILTER (WHERE status IS NOT NULL) > 1 OR (count(*) FILTER (WHERE "
+                              f"status IS NULL) > 0 AND count(*) FILTER (WHERE status IS NOT NULL) > 0) LIMIT 5"
+                              ).fetchall():
         c.fail("scores", "two rows disagree on one score", layout.SCORES_CSV, f"text {sub[:12]}…")
 
     # the logged items: every scan batch of the run's detectors up to the chain head
     spec_hashes = {s.hash for s in specs.values()}
-    labels_of = defaultdict(list)
-    for label, s in specs.items():
-        labels_of[s.hash].append(label)
     batches = {e["seq"]: e for e in events if e["type"] == "scan_batch" and e["seq"] <= head_seq
                and e["payload"].get("spec_hash") in spec_hashes}
-    items: dict[tuple[int, str], dict[tuple[str, str], str]] = defaultdict(dict)
-    row_link: dict[tuple[str, str], int] = {}
-    link_leaf = ev.link_leaf
-    dids, hs, subs, lseqs = _cols(con, "SELECT DISTINCT doc_id, spec_hash, submitted_sha256, link_seq FROM rows")
-    for did, h, sub, q in zip(dids, hs, subs, lseqs):
-        items[(q, "link")][(did, h)] = link_leaf(did, h, sub)
-        row_link[(did, h)] = q
-    row_score: dict[tuple[str, str], int] = {}
-    score_leaf = ev.score_leaf
-    sc = _cols(con, f"SELECT DISTINCT spec_hash, submitted_sha256, {score_cols} FROM rows WHERE status IS NOT NULL")
-    for h, sub, st_, raw, scale, dirn, p, vd, vv, at, q in zip(*sc):
-        items[(q, "score")][(h, sub)] = score_leaf(h, sub, st_, raw, scale, dirn, p, vd, vv, at)
-        row_score[(h, sub)] = q
-    cc, cidx = corpus.cols, corpus.index
-    for kind, seq, k1, k2, leaf in extra:
-        if kind not in ("score", "link") or seq not in batches:
-            c.fail("scores", "a leaf of no scan batch of the run's detectors", layout.LEAVES, f"seq {seq}")
-            continue
-        if (k1, k2) in items[(seq, kind)]:
-            c.fail("scores", "a leaf listed twice", layout.LEAVES, f"seq {seq}")
-        items[(seq, kind)][(k1, k2)] = leaf
-        if kind == "link":
-            i = cidx.get(k1)
-            if i is not None and cc["in_run"][i] and any(
-                    not entries[lb].corpora or cc["corpus"][i] in entries[lb].corpora for lb in labels_of.get(k2, [])):
-                c.fail("scores", "a logged link of a selected document has no row (a dropped score row)",
-                       layout.LEAVES, f"doc {k1}, seq {seq}")
-    for key in set(items) - {(s, k) for s in batches for k in ("score", "link")}:
-        c.fail("scores", "a row names a scan batch of another detector or after the run's chain head",
-               layout.SCORES_CSV, f"{key[1]}_seq {key[0]}")
+    items: dict[tuple[int, str], list[bytes]] = defaultdict(list)
+    sha = hashlib.sha256
+    lt, st_ = ev.link_leaf_text, ev.score_leaf_text
+    for dids, hs, subs, qs in _batches(con, "SELECT DISTINCT doc_id, spec_hash, submitted_sha256, link_seq FROM rows "
+                                            "ORDER BY link_seq"):
+        cur, dest = None, None
+        for did, h, sub, q in zip(dids, hs, subs, qs):
+            if q != cur:  # rows come grouped by their scan batch
+                cur, dest = q, items[(q, "link")]
+            dest.append(sha(lt(did, h, sub).encode("utf-8")).digest())
+    for b in _batches(con, f"SELECT DISTINCT spec_hash, submitted_sha256, {score_cols} FROM rows "
+                           "WHERE status IS NOT NULL ORDER BY score_seq"):
+        cur, dest = None, None
+        for h, sub, stt, raw, scale, dirn, p, vd, vv, at, q in zip(*b):
+            if q != cur:
+                cur, dest = q, items[(q, "score")]
+            dest.append(sha(st_(h, sub, stt, raw, scale, dirn, p, vd, vv, at).encode("utf-8")).digest())
+    ex = pa.table({n_: pa.array([x[i] for x in extra], t) for i, (n_, t) in enumerate(
+        zip(layout.LEAF_COLUMNS, (pa.string(), pa.int64(), pa.string(), pa.string(), pa.string())))})
+    con.register("_extra", ex)
+    try:
+        for kind, seq, k1, k2, leaf in extra:
+            if kind not in ("score", "link") or seq not in batches:
+                c.fail("scores", "a leaf of no scan batch of the run's detectors", layout.LEAVES, f"seq {seq}")
+                continue
+            try:
+                items[(seq, kind)].append(bytes.fromhex(leaf))
+            except (TypeError, ValueError):
+                c.fail("scores", "not a hex SHA-256", layout.LEAVES, f"seq {seq}", got=leaf)
+        checks = [
+            ("SELECT kind, seq, k1 FROM _extra GROUP BY kind, seq, k1, k2 HAVING count(*) > 1 LIMIT 5",
+             "a leaf listed twice", layout.LEAVES),
+            ("SELECT 'link', x.seq, x.k1 FROM _extra x JOIN (SELECT DISTINCT doc_id, spec_hash, link_seq FROM rows) r "
+             "ON x.kind = 'link' AND x.k1 = r.doc_id AND x.k2 = r.spec_hash AND x.seq = r.link_seq LIMIT 5",
+             "a leaf listed both in the rows and in leaves.csv", layout.LEAVES),
+            ("SELECT 'score', x.seq, x.k2 FROM _extra x JOIN (SELECT DISTINCT spec_hash, submitted_sha256, score_seq "
+             "FROM rows WHERE status IS NOT NULL) r ON x.kind = 'score' AND x.k1 = r.spec_hash AND "
+             "x.k2 = r.submitted_sha256 AND x.seq = r.score_seq LIMIT 5",
+             "a leaf listed both in the rows and in leaves.csv", layout.LEAVES),
+            ("SELECT 'link', x.seq, r.doc_id FROM _extra x JOIN (SELECT DISTINCT doc_id, spec_hash, link_seq FROM rows) "
+             "r ON x.kind = 'link' AND x.k1 = r.doc_id AND x.k2 = r.spec_hash AND x.seq > r.link_seq LIMIT 5",
+             "a row's link is not the latest the log holds", layout.SCORES_CSV),
+            ("SELECT 'score', x.seq, r.submitted_sha256 FROM _extra x JOIN (SELECT DISTINCT spec_hash, "
+             "submitted_sha256, score_seq FROM rows WHERE status IS NOT NULL) r ON x.kind = 'score' AND "
+             "x.k1 = r.spec_hash AND x.k2 = r.submitted_sha256 AND x.seq > r.score_seq LIMIT 5",
+             "a row's score is not the latest the log holds (an older or replaced value)", layout.SCORES_CSV),
+            ("SELECT 'score', x.seq, r.doc_id FROM _extra x JOIN rows r ON x.kind = 'score' AND x.k1 = r.spec_hash AND "
+             "x.k2 = r.submitted_sha256 WHERE r.status IS NULL LIMIT 5",
+             "a row without a score, although the log holds one (a dropped score)", layout.SCORES_CSV),
+            ("SELECT 'link', x.seq, x.k1 FROM _extra x JOIN docs d ON d.doc_id = x.k1 JOIN _dets m ON "
+             "m.spec_hash = x.k2 WHERE x.kind = 'link' AND d.in_run AND (m.corpora IS NULL OR "
+             "list_contains(m.corpora, d.corpus)) LIMIT 5",
+             "a logged link of a selected document has no row (a dropped score row)", layout.LEAVES),
+        ]
+        for sql, msg, f in checks:
+            for kind, seq, key in con.execute(sql).fetchall():
+                c.fail("scores", msg, f, f"{kind} of event {seq}: {str(key)[:40]}")
+        seqs = con.execute("SELECT DISTINCT link_seq, 'link' FROM rows UNION SELECT DISTINCT score_seq, 'score' FROM "
+                           "rows WHERE status IS NOT NULL").fetchall()
+    finally:
+        con.unregister("_extra")
+        con.unregister("_dets")
+    for seq, kind in seqs:
+        if seq not in batches:
+            c.fail("scores", "a row names a scan batch of another detector or after the run's chain head",
+                   layout.SCORES_CSV, f"{kind}_seq {seq}")
     changed = 0
     for seq, e in sorted(batches.items()):
         p = e["payload"]
         for kind in ("score", "link"):
-            got = items.get((seq, kind), {})
+            got = items.get((seq, kind), [])
             if p.get(f"n_{kind}") is None and not got:
                 continue
-            if len(got) != (p.get(f"n_{kind}") or 0) or ev.items_digest(got.values()) != p.get(f"{kind}_sha256"):
+            if len(got) != (p.get(f"n_{kind}") or 0) or ev.items_digest(got) != p.get(f"{kind}_sha256"):
                 changed += 1
                 if changed <= MAX_LISTED:
                     c.fail("scores", f"scan batch {seq} ({p.get('detector')}): its {kind}s differ from what the log "
                                      f"holds (a {kind} was changed, added or dropped)", layout.SCORES_CSV,
                            f"{kind}s of event {seq}", p.get(f"n_{kind}"), len(got))
-    # each row carries the latest logged value of its key
-    latest: dict[tuple[str, tuple], int] = {}
-    for (seq, kind), kv in items.items():
-        for k in kv:
-            if seq > latest.get((kind, k), -1):
-                latest[(kind, k)] = seq
-    for (did, h), q in row_link.items():
-        if latest.get(("link", (did, h))) != q:
-            c.fail("scores", "a row's link is not the latest the log holds", layout.SCORES_CSV, f"doc {did}",
-                   latest.get(("link", (did, h))), q)
-    for (h, sub), q in row_score.items():
-        if latest.get(("score", (h, sub))) != q:
-            c.fail("scores", "a row's score is not the latest the log holds (an older or replaced value)",
-                   layout.SCORES_CSV, f"text {sub[:12]}…", latest.get(("score", (h, sub))), q)
-    for did, h, sub in con.execute("SELECT doc_id, spec_hash, submitted_sha256 FROM rows WHERE status IS NULL"
-                                   ).fetchall():
-        if ("score", (h, sub)) in latest:
-            c.fail("scores", "a row without a score, although the log holds one (a dropped score)", layout.SCORES_CSV,
-                   f"doc {did}")
     c.ok("scores", f"{n:,} rows; {len(batches)} scan batch(es) of {len(specs)} detector(s) recompute from the rows "
                    f"and {len(extra):,} further leaves")
     return specs
@@ -811,7 +855,7 @@ def _diff(pub: Any, got: Any, path: str, out: list[tuple[str, Any, Any]], limit:
         out.append((path, got, pub))
 
 
-def _check_results(c: _Ctx, snap: Any, corpus: Corpus, specs: dict[str, Spec], proto: Any,
+def _check_results(c: _Ctx, snap: Any, specs: dict[str, Spec], proto: Any,
                    results: dict[str, Any], run_ev: dict[str, Any]):
     """Re-derive the run from the rows with the evaluation's own code; compare every value."""
     import pyarrow as pa
@@ -829,16 +873,16 @@ def _check_results(c: _Ctx, snap: Any, corpus: Corpus, specs: dict[str, Spec], p
     ids = darr.doc_id.tolist()
     sides = split_sides(darr, proto)
     det_rows = {d["detector"]: d for d in again["detectors"]}
-    fl_labels, fl_ids, fl_vals = [], [], []
+    id_arr = pa.array(ids, pa.string())
+    parts = []
     for p, a in zip(plans, arrays):
         f = flags(a, det_rows[p.label]["rule"].get("threshold") if p.rule.fit else None)
-        fl_labels += [p.label] * len(ids)
-        fl_ids += ids
-        fl_vals += [None if x is None else bool(x) for x in f]
-    con.register("_sel_ids", pa.table({"doc_id": pa.array(ids, pa.string()),
-                                       "side": pa.array(sides.tolist(), pa.string())}))
-    con.register("_flags", pa.table({"detector": pa.array(fl_labels, pa.string()),
-                                     "doc_id": pa.array(fl_ids, pa.string()), "flag": pa.array(fl_vals, pa.bool_())}))
+        parts.append(pa.table({"detector": pa.array([p.label] * len(ids), pa.string()), "doc_id": id_arr,
+                               "flag": pa.array(f.tolist(), pa.bool_())}))
+    con.register("_sel_ids", pa.table({"doc_id": id_arr, "side": pa.array(sides.tolist(), pa.string())}))
+    con.register("_flags", pa.concat_tables(parts) if parts else pa.table({"detector": pa.array([], pa.string()),
+                                                                           "doc_id": pa.array([], pa.string()),
+                                                                           "flag": pa.array([], pa.bool_())}))
     try:
         for did, sel in con.execute("SELECT d.doc_id, s.doc_id IS NOT NULL FROM docs d LEFT JOIN _sel_ids s USING "
                                     "(doc_id) WHERE d.in_run IS DISTINCT FROM (s.doc_id IS NOT NULL) LIMIT 5").fetchall():
@@ -1021,13 +1065,13 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
     snap = Snapshot()
     try:
         snap.con.register("rows", table)
-        snap.con.register("docs", corpus.table())
-        rep.counts = {"documents": sum(corpus.cols["in_run"]), "score_rows": table.num_rows}
+        snap.con.register("docs", corpus.table)
+        rep.counts = {"documents": corpus.n_selected, "score_rows": table.num_rows}
         specs = _check_scores(c, snap.con, table.num_rows, extra, events, head_seq, corpus, proto, results)
         _check_timing(c, snap.con, events, ve, results)
         if specs is None or len(specs) != len(proto.detectors):
             return rep
-        again = _check_results(c, snap, corpus, specs, proto, results, run_ev)
+        again = _check_results(c, snap, specs, proto, results, run_ev)
     finally:
         snap.close()
     _check_tables(c, again, results, m)

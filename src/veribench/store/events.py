@@ -55,6 +55,9 @@ from ..hashing import canonical_json
 
 #: ``prev`` of the first event.
 GENESIS = "0" * 64
+#: The canonical JSON form of the log (sorted keys, compact, UTF-8, no NaN): also the form of
+#: every line of a bundle's ``corpus.jsonl``.
+CANONICAL = dict(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 #: Every event type (later users append ``withdrawal`` and ``document_update``).
 EVENT_TYPES = ("protocol_commit", "protocol_amend", "timestamp", "import", "scan_batch", "run", "withdrawal",
                "document_update")
@@ -87,8 +90,8 @@ def utc_text(dt: datetime | str | None) -> str | None:
     """A time as the log writes it: UTC, microseconds, ``Z`` (naive times are taken as UTC)."""
     if dt is None:
         return None
-    if isinstance(dt, str):
-        if len(dt) == 27 and _UTC_FORM.fullmatch(dt):
+    if type(dt) is str:
+        if len(dt) == 27 and dt[26] == "Z" and _UTC_FORM.fullmatch(dt):
             return dt  # already in the log's form
         dt = datetime.fromisoformat(dt.replace("Z", "+00:00"))
     if dt.tzinfo is None:
@@ -118,7 +121,7 @@ def _obj(x: Any) -> Any:
 
 _enc_str = json.encoder.encode_basestring  # the C encoder json.dumps(ensure_ascii=False) uses for str
 _float_repr = float.__repr__
-_dumps_canonical = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode
+_dumps_canonical = json.JSONEncoder(**CANONICAL).encode
 
 
 def event_hash(seq: int, at: str, type_: str, payload_sha256: str, prev: str) -> str:
@@ -132,14 +135,28 @@ def payload_digest(payload: Mapping[str, Any]) -> str:
     return _sha(canonical_json(payload))
 
 
-def doc_leaf(doc_id: str, text_sha256: str, label: str, arm: Any, kind: Any, subgroup: Any, corpus: Any,
-             group_key: Any, tags: Any, provenance: Any, generation: Any) -> str:
-    """Fingerprint of one stored document row: SHA-256 of the canonical JSON object of its
-    fields (JSON columns as objects or JSON text)."""
-    return _sha(_dumps_canonical({"doc_id": doc_id, "text_sha256": text_sha256, "label": label, "arm": arm,
-                                  "kind": kind, "subgroup": subgroup, "corpus": corpus, "group_key": group_key,
-                                  "tags": _obj(tags), "provenance": _obj(provenance),
-                                  "generation": _obj(generation)}))
+DOC_FIELDS = ("doc_id", "text_sha256", "label", "arm", "kind", "subgroup", "corpus", "group_key", "tags", "provenance",
+              "generation")
+
+
+def doc_fields(doc_id: str, text_sha256: str, label: str, arm: Any, kind: Any, subgroup: Any, corpus: Any,
+               group_key: Any, tags: Any, provenance: Any, generation: Any) -> dict[str, Any]:
+    """The fields of a document a leaf covers (JSON columns as objects; stored JSON text is parsed)."""
+    return {"doc_id": doc_id, "text_sha256": text_sha256, "label": label, "arm": arm, "kind": kind,
+            "subgroup": subgroup, "corpus": corpus, "group_key": group_key, "tags": _obj(tags),
+            "provenance": _obj(provenance), "generation": _obj(generation)}
+
+
+def doc_leaf_text(*row: Any) -> str:
+    """The canonical JSON object a document's leaf hashes (:func:`doc_fields` of ``row``)."""
+    return _dumps_canonical(doc_fields(*row))
+
+
+def doc_leaf(*row: Any) -> str:
+    """Fingerprint of one stored document row (``doc_id, text_sha256, label, arm, kind,
+    subgroup, corpus, group_key, tags, provenance, generation``): SHA-256 of
+    :func:`doc_leaf_text`."""
+    return _sha(doc_leaf_text(*row))
 
 
 def _jnum(x: Any) -> str:
@@ -149,35 +166,51 @@ def _jnum(x: Any) -> str:
     return _float_repr(x) if math.isfinite(x) else "null"
 
 
-def _jstr(x: Any) -> str:
-    return "null" if x is None else _enc_str(x)
+def score_leaf_text(spec_hash: str, text_sha256: str, status: str, raw: Any, scale: Any, direction: Any,
+                    ai_probability: Any, verdict: Any, vendor_version: Any, scanned_at: Any) -> str:
+    """The canonical JSON array a score's leaf hashes: ``[spec_hash, text_sha256, status, raw,
+    scale, direction, ai_probability, verdict, vendor_version, scanned_at]`` (floats as
+    Python prints them, non-finite as null; the scan date in the log's UTC form).
+
+    Written out by hand (it runs once per score row, millions of times in a large bundle);
+    equality with ``canonical_json`` of the same list is a tested property."""
+    e, fr = _enc_str, _float_repr
+    # a finite float prints as repr; ``x - x == 0.0`` is False for NaN and infinities
+    r = "null" if raw is None else (fr(raw) if type(raw) is float and raw - raw == 0.0 else _jnum(raw))
+    p = ("null" if ai_probability is None else
+         (fr(ai_probability) if type(ai_probability) is float and ai_probability - ai_probability == 0.0
+          else _jnum(ai_probability)))
+    at = utc_text(scanned_at)
+    return (f"[{e(spec_hash)},{e(text_sha256)},{'null' if status is None else e(status)},{r},"
+            f"{'null' if scale is None else e(scale)},{'null' if direction is None else e(direction)},{p},"
+            f"{'null' if verdict is None else e(verdict)},{'null' if vendor_version is None else e(vendor_version)},"
+            f"{'null' if at is None else e(at)}]")
 
 
-def score_leaf(spec_hash: str, text_sha256: str, status: str, raw: Any, scale: Any, direction: Any,
-               ai_probability: Any, verdict: Any, vendor_version: Any, scanned_at: Any) -> str:
-    """Fingerprint of one score row: SHA-256 of the canonical JSON array ``[spec_hash,
-    text_sha256, status, raw, scale, direction, ai_probability, verdict, vendor_version,
-    scanned_at]`` (floats as Python prints them, non-finite as null; scan date in the
-    log's UTC form)."""
+def score_leaf(*row: Any) -> str:
+    """Fingerprint of one score row: SHA-256 of :func:`score_leaf_text`."""
+    return _sha(score_leaf_text(*row))
+
+
+def link_leaf_text(doc_id: str, spec_hash: str, submitted_sha256: str) -> str:
+    """The canonical JSON array a link's leaf hashes: ``[doc_id, spec_hash, submitted_sha256]``."""
     e = _enc_str
-    return _sha(f"[{e(spec_hash)},{e(text_sha256)},{_jstr(status)},{_jnum(raw)},{_jstr(scale)},{_jstr(direction)},"
-                f"{_jnum(ai_probability)},{_jstr(verdict)},{_jstr(vendor_version)},{_jstr(utc_text(scanned_at))}]")
+    return f"[{e(doc_id)},{e(spec_hash)},{e(submitted_sha256)}]"
 
 
 def link_leaf(doc_id: str, spec_hash: str, submitted_sha256: str) -> str:
-    """Fingerprint of one submission link (document -> the text a detector scored):
-    SHA-256 of the canonical JSON array ``[doc_id, spec_hash, submitted_sha256]``."""
-    e = _enc_str
-    return _sha(f"[{e(doc_id)},{e(spec_hash)},{e(submitted_sha256)}]")
+    """Fingerprint of one submission link (document -> the text a detector scored)."""
+    return _sha(link_leaf_text(doc_id, spec_hash, submitted_sha256))
 
 
-def items_digest(leaves: Iterable[str]) -> str:
-    """SHA-256 over the sorted raw 32-byte leaves: independent of row order.
+def items_digest(leaves: Iterable[str | bytes]) -> str:
+    """SHA-256 over the sorted raw 32-byte leaves (hex text or raw bytes): independent of row order.
 
     Raises:
         ValueError: a leaf is not 64 hex characters.
     """
-    return hashlib.sha256(b"".join(sorted(bytes.fromhex(x) for x in leaves))).hexdigest()
+    return hashlib.sha256(b"".join(sorted(x if isinstance(x, bytes) else bytes.fromhex(x) for x in leaves))
+                          ).hexdigest()
 
 
 # -- appending ------------------------------------------------------------------------------
