@@ -185,3 +185,51 @@ def test_folder_of_bundles_and_cycles(liang_built, cli_run, tmp_path, data_dir):
     code, out = cli_run("verify", root)
     assert code == 0, out
     assert "[ok] LIANG-BUNDLE-2" in out and "[ok] July 2026" in out
+
+
+ODD_PROTO = """[protocol]
+name = "odd-ids"
+tag = "ODD-1"
+[[detectors]]
+name = "DetÄ"
+rule = { field = "verdict", ai_values = ["ai \\"sure\\""] }
+"""
+
+
+def test_ids_and_values_that_need_escaping(tmp_path, cli_run):
+    """Quotes, backslashes, control characters and non-ASCII in ids and values: the bundle's
+    leaves, re-computed from its rows, equal the log's."""
+    from veribench.corpus.document import Document
+    from veribench.corpus.importers._store import ScoreBatch, store_import
+    from veribench.corpus.report import ImportReport
+    from veribench.detectors.base import ScoreResult
+    from veribench.evaluate import evaluate_workspace
+    from veribench.protocol.commit import commit
+    from veribench.protocol.model import load_protocol
+    from veribench.spec import Spec
+    from veribench.store import Workspace
+
+    ids = ['plain-1', 'quote"d', 'back\\slash', 'tab\there', 'ünïcödé', 'emoji 🙂', 'line\u2028sep', 'del\x7f']
+    docs = [Document(id=x, text=f"text of {x!r} " * 3, label="human" if i % 2 else "ai", tags={"w": "é\"x"})
+            for i, x in enumerate(ids)]
+    b = ScoreBatch(spec=Spec("detector", "DetÄ", "v\u00e9"))
+    for i, d in enumerate(docs):
+        b.items.append((d.text_sha256, ScoreResult(raw=[0.1, 1e-7, 12345678.0, 2.5e16][i % 4], scale="x\"y",
+                                                   ai_probability=None, verdict='ai "sure"' if i % 3 else "hüman",
+                                                   vendor_version=None if i % 2 else "v\n2")))
+        b.links.append((d.id, d.text_sha256))
+    p = tmp_path / "p.toml"
+    p.write_text(ODD_PROTO, encoding="utf-8")
+    with Workspace(tmp_path / "ws") as ws:
+        commit(ws, p)
+        store_import(ws, ImportReport(kind="jsonl", source="odd.jsonl", corpus="odd"), docs, [b])
+        evaluate_workspace(ws, load_protocol(p))
+    code, out = cli_run("publish", "--workspace", tmp_path / "ws", "--run", "ODD-1", "--out", tmp_path / "b")
+    assert code == 0, out
+    rep = verify(tmp_path / "b")
+    assert rep.ok, rep.lines()
+    from .bundle_helpers import edit_scores
+
+    edit_scores(tmp_path / "b", lambda c: c["verdict"].__setitem__(1, "hüman"))  # one escaped value changed
+    rep = verify(tmp_path / "b")
+    assert rep.status("scores") == "FAIL", rep.lines()
