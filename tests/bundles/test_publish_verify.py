@@ -233,3 +233,17 @@ def test_ids_and_values_that_need_escaping(tmp_path, cli_run):
     edit_scores(tmp_path / "b", lambda c: c["verdict"].__setitem__(1, "hüman"))  # one escaped value changed
     rep = verify(tmp_path / "b")
     assert rep.status("scores") == "FAIL", rep.lines()
+
+
+def test_yaml_protocol_aliases_are_refused_before_expansion():
+    import pytest
+
+    from veribench.bundles.snapshot import protocol_from_bytes
+    from veribench.errors import ProtocolError
+
+    bomb = b"a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n" \
+           b"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nprotocol: {name: p}\n"
+    with pytest.raises(ProtocolError, match="YAML aliases are not accepted"):
+        protocol_from_bytes(bomb, "v1.yaml")
+    ok = protocol_from_bytes(b"protocol: {name: p, tag: T}\ndetectors: [{name: D}]\n", "v1.yaml")
+    assert ok.name == "p" and ok.detectors[0].name == "D"

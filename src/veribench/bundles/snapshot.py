@@ -70,8 +70,17 @@ def protocol_from_bytes(raw: bytes, file_name: str):
     Raises:
         ProtocolError: invalid protocol.
     """
+    from ..errors import ProtocolError
     from ..protocol.model import load_protocol
 
+    if Path(file_name).suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:  # events only: an alias is seen before anything is expanded ("billion laughs")
+            if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(raw.decode("utf-8", "replace"))):
+                raise ProtocolError(f"protocol {file_name}: YAML aliases are not accepted in a bundle")
+        except yaml.YAMLError as e:
+            raise ProtocolError(f"protocol {file_name}: syntax error: {e}") from None
     with tempfile.TemporaryDirectory(prefix="veribench-protocol-") as d:
         p = Path(d) / Path(file_name).name
         p.write_bytes(raw)
