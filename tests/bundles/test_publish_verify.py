@@ -216,7 +216,10 @@ def test_ids_and_values_that_need_escaping(tmp_path, cli_run):
     for i, d in enumerate(docs):
         b.items.append((d.text_sha256, ScoreResult(raw=[0.1, 1e-7, 12345678.0, 2.5e16][i % 4], scale="x\"y",
                                                    ai_probability=None, verdict='ai "sure"' if i % 3 else "hüman",
-                                                   vendor_version=None if i % 2 else "v\n2")))
+                                                   vendor_version=None if i % 2 else "v\n2",
+                                                   detail={"hazards": {"confusables": i, "invisible": 0,
+                                                                       "degenerate_repetition": False},
+                                                           "raw_response": {"x": i}} if i % 2 else {})))
         b.links.append((d.id, d.text_sha256))
     p = tmp_path / "p.toml"
     p.write_text(ODD_PROTO, encoding="utf-8")
@@ -230,8 +233,19 @@ def test_ids_and_values_that_need_escaping(tmp_path, cli_run):
     assert rep.ok, rep.lines()
     from .bundle_helpers import edit_scores
 
+    assert any(h and '"confusables":' in h for h in read_scores(tmp_path / "b")["hazards"])
+    import shutil
+
+    shutil.copytree(tmp_path / "b", tmp_path / "c")
     edit_scores(tmp_path / "b", lambda c: c["verdict"].__setitem__(1, "hüman"))  # one escaped value changed
     rep = verify(tmp_path / "b")
+    assert rep.status("scores") == "FAIL", rep.lines()
+
+    def hz(c):  # a hazard count lowered (Table 1 counts them): bound to the scan batch like the score
+        i = next(i for i, h in enumerate(c["hazards"]) if h and '"confusables":3' in h)
+        c["hazards"][i] = c["hazards"][i].replace('"confusables":3', '"confusables":0')
+    edit_scores(tmp_path / "c", hz)
+    rep = verify(tmp_path / "c")
     assert rep.status("scores") == "FAIL", rep.lines()
 
 
@@ -247,3 +261,95 @@ def test_yaml_protocol_aliases_are_refused_before_expansion():
         protocol_from_bytes(bomb, "v1.yaml")
     ok = protocol_from_bytes(b"protocol: {name: p, tag: T}\ndetectors: [{name: D}]\n", "v1.yaml")
     assert ok.name == "p" and ok.detectors[0].name == "D"
+
+
+def _small_ws(path: Path, proto_text: str, n: int = 24):
+    """A committed protocol, then n documents with one detector's scores (a pre-registered run)."""
+    from veribench.corpus.document import Document
+    from veribench.corpus.importers._store import ScoreBatch, store_import
+    from veribench.corpus.report import ImportReport
+    from veribench.detectors.base import ScoreResult
+    from veribench.protocol.commit import commit
+    from veribench.spec import Spec
+    from veribench.store import Workspace
+
+    (path.parent / "p.toml").write_text(proto_text)
+    docs = [Document(id=f"d{i:02d}", text=f"essay {i} " + "w" * i, label="human" if i % 2 else "ai",
+                     subgroup="A" if i % 3 else "B") for i in range(n)]
+    b = ScoreBatch(spec=Spec("detector", "DetA", "v1"))
+    for i, d in enumerate(docs):
+        b.items.append((d.text_sha256, ScoreResult(raw=(i % 7) / 7, ai_probability=(i % 7) / 7)))
+        b.links.append((d.id, d.text_sha256))
+    ws = Workspace(path)
+    commit(ws, path.parent / "p.toml")
+    store_import(ws, ImportReport(kind="jsonl", source="s.jsonl", corpus="s"), docs, [b])
+    return ws, docs
+
+
+SMALL = FP_PROTO.replace('"fingerprints"', '"small"').replace('"FP-1"', '"S-1"')
+
+
+def test_corrected_document_publishes_and_verifies(tmp_path, cli_run):
+    """A correction logged with ``log_document_update`` (the hook of re-imports with --update)."""
+    from veribench.evaluate import evaluate_workspace
+    from veribench.protocol.model import load_protocol
+    from veribench.store import events as ev
+
+    ws, docs = _small_ws(tmp_path / "ws", SMALL)
+    with ws.transaction() as con:
+        con.execute("UPDATE documents SET subgroup = 'C' WHERE doc_id = 'd05'")
+        ev.log_document_update(con, {"import_id": "fix", "updates": [{"doc_id": "d05", "field": "subgroup",
+                                                                      "old": "A", "new": "C"}]})
+    assert ev.verify_workspace(ws).ok
+    evaluate_workspace(ws, load_protocol(tmp_path / "p.toml"))
+    ws.close()
+    code, out = cli_run("publish", "--workspace", tmp_path / "ws", "--run", "S-1", "--out", tmp_path / "b")
+    assert code == 0, out
+    rep = verify(tmp_path / "b")
+    assert rep.ok, rep.lines()
+    d05 = next(d for d in corpus_lines(tmp_path / "b") if d["doc_id"] == "d05")
+    assert d05["subgroup"] == "C" and d05["doc_seq"] > 1
+    # presenting the document as it was before the correction is caught
+    from .bundle_helpers import write_corpus
+
+    docs_ = corpus_lines(tmp_path / "b")
+    for d in docs_:
+        if d["doc_id"] == "d05":
+            d["subgroup"] = "A"
+    write_corpus(tmp_path / "b", docs_)
+    rep = verify(tmp_path / "b")
+    assert rep.status("corpus") == "FAIL", rep.lines()
+
+
+def test_withdrawn_document_leaves_no_trace_of_its_text(tmp_path, cli_run):
+    """A withdrawal logged with ``log_withdrawal`` (the hook of arm-B withdrawals): the log still
+    verifies, the bundle verifies, and the withdrawn text's hash appears in no published file."""
+    from veribench.evaluate import evaluate_workspace
+    from veribench.protocol.model import load_protocol
+    from veribench.store import events as ev
+
+    ws, docs = _small_ws(tmp_path / "ws", SMALL)
+    gone = next(d for d in docs if d.id == "d07")
+    with ws.transaction() as con:
+        con.execute("DELETE FROM submissions WHERE doc_id = 'd07'")
+        con.execute("DELETE FROM documents WHERE doc_id = 'd07'")
+        con.execute("DELETE FROM scores WHERE text_sha256 = ?", [gone.text_sha256])
+        ev.log_withdrawal(con, {"withdrawal_id": "wd-1", "doc_id": "d07", "documents_removed": ["d07"],
+                                "scores_removed": 1}, text_shas=[gone.text_sha256])
+    assert ev.verify_workspace(ws).ok, ev.verify_workspace(ws).lines()
+    assert not ws.query("SELECT count(*) FROM log_items WHERE k2 = ?", [gone.text_sha256])[0][0]
+    evaluate_workspace(ws, load_protocol(tmp_path / "p.toml"))
+    ws.close()
+    code, out = cli_run("publish", "--workspace", tmp_path / "ws", "--run", "S-1", "--out", tmp_path / "b")
+    assert code == 0, out
+    rep = verify(tmp_path / "b")
+    assert rep.ok, rep.lines()
+    for f in (tmp_path / "b").rglob("*"):
+        if f.is_file():
+            assert gone.text_sha256.encode() not in f.read_bytes(), f
+    # a deletion with no withdrawal behind it is not one
+    from veribench.store import Workspace
+
+    with Workspace(tmp_path / "ws") as w:
+        w.con.execute("UPDATE log_items SET k1 = NULL WHERE kind = 'doc' AND k1 = 'd03'")
+        assert "logged withdrawals account for 1" in "\n".join(ev.verify_workspace(w).lines())

@@ -262,7 +262,7 @@ def test_corpus_text_swapped(bundle):
 
 @pytest.mark.parametrize("edit", [
     lambda x: x.replace(',"in_run":true', ',"in_run":true,"in_run":true', 1),  # a duplicate key
-    lambda x: x.replace(',"import_seq":', ', "import_seq":', 1),  # other spacing
+    lambda x: x.replace(',"doc_seq":', ', "doc_seq":', 1),  # other spacing
     lambda x: x.replace('"label":"human"', '"label":"hu\\u006dan"', 1),  # another escape of the same text
 ])
 def test_corpus_line_not_canonical(bundle, edit):

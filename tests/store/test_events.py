@@ -209,7 +209,12 @@ def test_leaf_forms_are_stable():
     # sha256 of the canonical JSON array, computed here without veribench
     assert ev.link_leaf("d", "s", "t") == hashlib.sha256(b'["d","s","t"]').hexdigest()
     assert ev.score_leaf("s", "t", "ok", 0.25, "p_ai", "higher_ai", 0.25, "AI", "v1", "2023-04-06T00:00:00Z") == \
-        hashlib.sha256(b'["s","t","ok",0.25,"p_ai","higher_ai",0.25,"AI","v1","2023-04-06T00:00:00.000000Z"]').hexdigest()
+        hashlib.sha256(b'["s","t","ok",0.25,"p_ai","higher_ai",0.25,"AI","v1","2023-04-06T00:00:00.000000Z",null]'
+                       ).hexdigest()
+    hz = {"invisible": 2, "confusables": 0, "degenerate_repetition": False, "distinct_word_trigram_ratio": 0.5}
+    assert ev.score_leaf("s", "t", "ok", None, "p_ai", "higher_ai", None, None, None, None, hz) == \
+        hashlib.sha256(b'["s","t","ok",null,"p_ai","higher_ai",null,null,null,null,{"confusables":0,'
+                       b'"degenerate_repetition":false,"distinct_word_trigram_ratio":0.5,"invisible":2}]').hexdigest()
     a = ev.score_leaf("s", "t", "ok", 1, "p_ai", "higher_ai", 1, None, None, "2023-04-06T00:00:00Z")
     b = ev.score_leaf("s", "t", "ok", 1.0, "p_ai", "higher_ai", 1.0, None, None, "2023-04-06T00:00:00.000000+00:00")
     assert a == b  # an integer score and its float, one time in two spellings: one leaf
@@ -228,9 +233,15 @@ strs = st.one_of(st.none(), st.text())
 nums = st.one_of(st.none(), st.integers(-10**6, 10**6), st.floats())
 
 
+hazards = st.one_of(st.none(), st.fixed_dictionaries({"confusables": st.integers(0, 99), "invisible": st.integers(0, 9),
+                                                      "degenerate_repetition": st.booleans(),
+                                                      "distinct_word_trigram_ratio": st.one_of(st.none(), st.floats(
+                                                          0, 1))}))
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.text(), st.text(), strs, nums, strs, strs, nums, strs, strs, st.text(), st.text())
-def test_fast_leaf_encoding_is_canonical_json(h, t, status, raw, scale, dirn, p, vd, vv, did, sub):
+@given(st.text(), st.text(), strs, nums, strs, strs, nums, strs, strs, st.text(), st.text(), hazards)
+def test_fast_leaf_encoding_is_canonical_json(h, t, status, raw, scale, dirn, p, vd, vv, did, sub, hz):
     """The per-row leaf encoders equal SHA-256 of canonical JSON exactly (escapes, floats, unicode)."""
     import hashlib
 
@@ -240,9 +251,12 @@ def test_fast_leaf_encoding_is_canonical_json(h, t, status, raw, scale, dirn, p,
 
     # integers are stored as doubles; a non-finite value is stored as null
     f = lambda x: None if x is None or not math.isfinite(float(x)) else float(x)  # noqa: E731
-    want = canonical_json([h, t, status, f(raw), scale, dirn, f(p), vd, vv, "2023-04-06T00:00:00.000000Z"])
-    assert ev.score_leaf(h, t, status, raw, scale, dirn, p, vd, vv, "2023-04-06T00:00:00Z") == \
+    want = canonical_json([h, t, status, f(raw), scale, dirn, f(p), vd, vv, "2023-04-06T00:00:00.000000Z", hz])
+    assert ev.score_leaf(h, t, status, raw, scale, dirn, p, vd, vv, "2023-04-06T00:00:00Z", hz) == \
         hashlib.sha256(want.encode()).hexdigest()
+    if hz is not None:  # its canonical text, as a bundle carries it, gives the same leaf
+        assert ev.score_leaf(h, t, status, raw, scale, dirn, p, vd, vv, "2023-04-06T00:00:00Z",
+                             canonical_json(hz)) == hashlib.sha256(want.encode()).hexdigest()
     assert ev.link_leaf(did, h, sub) == hashlib.sha256(canonical_json([did, h, sub]).encode()).hexdigest()
 
 

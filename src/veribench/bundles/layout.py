@@ -12,7 +12,7 @@ One place for the layout that :mod:`.publish` writes and :mod:`.verify` reads::
     commitments/v<k>.roots.pem  the authority's root certificate(s) given at commit
     amendments.json          the amendment changelog of the protocol id (from the log)
     corpus.jsonl             one document per line, canonical JSON ``{"doc": {the fields its leaf
-                             hashes}, "fingerprint_only", "import_seq", "in_run", "text"}``: every
+                             hashes}, "doc_seq", "fingerprint_only", "in_run", "text"}``: every
                              document of every import the run's selection can reach (``in_run``
                              false for those it does not select); text only for selected
                              documents that are not fingerprint-only
@@ -64,9 +64,14 @@ SCORE_COLUMNS = [
     ("verdict", "string", "the detector's own verdict text"),
     ("vendor_version", "string", "the model or vendor version the detector reported"),
     ("scanned_at", "string", "scan date, UTC"),
+    ("hazards", "string", "the score's detail['hazards'] as canonical JSON (input hazards of the text as "
+                          "submitted: confusables, invisible characters, degenerate repetition)"),
     ("score_seq", "int64", "the scan_batch event that logged this score"),
     ("link_seq", "int64", "the scan_batch event that logged the document -> text link"),
     ("split", "string", "calibration | test | all (no split declared)"),
     ("flag", "bool", "flagged as AI under the run's decision rule (empty: no valid score)"),
 ]
 LEAF_COLUMNS = ("kind", "seq", "k1", "k2", "leaf")
+#: The detector setting that makes hazards depend on each document's own text (issue 10's
+#: canonicalisation): with it, selected documents' texts enter the re-derivation.
+CANONICALIZE_SETTING = "canonicalize"

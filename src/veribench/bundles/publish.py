@@ -27,7 +27,7 @@ from ..hashing import canonical_json, sha256_bytes
 from ..spec import Spec
 from ..store import events as ev
 from . import honesty, layout
-from .snapshot import DetectorPlan, Snapshot, derive, flags, protocol_from_bytes, split_sides
+from .snapshot import DetectorPlan, Snapshot, decisions, derive, hazards_text, protocol_from_bytes, split_sides
 
 
 @dataclass
@@ -149,6 +149,18 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
             "generation, import_id FROM documents WHERE import_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY doc_id",
             [list(import_seq)]).fetchall()
         doc_ids = [r[0] for r in doc_rows]
+        docs_latest = ev.latest_items(con, "doc")
+        doc_seq = {}
+        for r in doc_rows:
+            got = docs_latest.get((r[0], None))
+            if got is None or got[1] > head_seq:
+                raise InputError(f"document {r[0]} was changed after run {run_id} (evaluate again and publish the "
+                                 "new run)", file=str(ws.db_path))
+            doc_seq[r[0]] = got[1]
+        known = set(doc_ids)
+        doc_events = [e["seq"] for e in imports] + [
+            e["seq"] for e in events if e["type"] == "document_update" and e["seq"] <= head_seq
+            and known & set(e["payload"].get("doc_ids") or [])]
         links_latest = ev.latest_items(con, "link")
         scores_latest = ev.latest_items(con, "score")
         links_now = con.execute(
@@ -188,8 +200,12 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
 
         snap = Snapshot()
         try:
+            fp_ids = _fingerprint_only(ws, doc_rows)
+            fp = [r[0] in fp_ids for r in doc_rows]
             snap.load("documents", pa.table({
                 "doc_id": pa.array(doc_ids, pa.string()), "corpus": pa.array([r[1] for r in doc_rows], pa.string()),
+                # only texts a bundle may publish: what the verifier will have
+                "text": pa.array([None if f else r[2] for r, f in zip(doc_rows, fp)], pa.string()),
                 "text_sha256": pa.array([r[3] for r in doc_rows], pa.string()),
                 "label": pa.array([r[4] for r in doc_rows], pa.string()),
                 "arm": pa.array([r[5] for r in doc_rows], pa.string()),
@@ -210,6 +226,7 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
                 "ai_probability": pa.array([r[6] for r in sr], pa.float64()),
                 "verdict": pa.array([r[7] for r in sr], pa.string()),
                 "vendor_version": pa.array([r[8] for r in sr], pa.string()),
+                "detail": pa.array([_detail_of(r[10]) for r in sr], pa.string()),
                 "scanned_at": pa.array([r[9] for r in sr], pa.timestamp("us", tz="UTC"))}))
             plans = [DetectorPlan(specs[e.display], e.display, e.rule, tuple(e.corpora)) for e in proto.detectors]
             again, docs, arrays = derive(snap, proto, plans, dict(run))
@@ -227,8 +244,8 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
             dump = json.JSONEncoder(**ev.CANONICAL).encode
             for r in doc_rows:
                 doc = ev.doc_fields(r[0], r[3], r[4], r[5], r[6], r[7], r[1], r[9], r[8], r[10], r[11])
-                fp_only = r[2] is None or bool((doc["provenance"] or {}).get("fingerprint_only"))
-                rec = {"doc": doc, "import_seq": import_seq[r[12]], "in_run": r[0] in in_run, "fingerprint_only": fp_only}
+                fp_only = r[0] in fp_ids
+                rec = {"doc": doc, "doc_seq": doc_seq[r[0]], "in_run": r[0] in in_run, "fingerprint_only": fp_only}
                 if r[0] in in_run and not fp_only:
                     rec["text"] = r[2]
                 f.write(dump(rec) + "\n")
@@ -238,10 +255,15 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         batch_seqs = [e["seq"] for e in events if e["type"] == "scan_batch" and e["seq"] <= head_seq
                       and e["payload"].get("spec_hash") in spec_hashes]
         extra: list[tuple] = []
+        # documents: the fingerprints of their imports and corrections the corpus rows do not
+        # reproduce (fields since corrected, documents withdrawn: detached)
+        extra += [("doc", int(q), a, None, leaf) for q, a, leaf in con.execute(
+            "SELECT seq, k1, leaf FROM log_items WHERE kind = 'doc' AND seq IN (SELECT unnest(?::BIGINT[])) "
+            "ORDER BY seq, k1", [doc_events]).fetchall() if a is None or doc_seq.get(a) != int(q)]
         if batch_seqs:
             con.register("_vb_rep", _reproduced(score_table))
             try:
-                extra = [(k, int(q), a, b, leaf) for q, k, a, b, leaf in con.execute(
+                extra += [(k, int(q), a, b, leaf) for q, k, a, b, leaf in con.execute(
                     "SELECT seq, kind, k1, k2, leaf FROM log_items li WHERE seq IN (SELECT unnest(?::BIGINT[])) AND "
                     "NOT EXISTS (SELECT 1 FROM _vb_rep r WHERE r.kind = li.kind AND r.seq = li.seq AND r.k1 = li.k1 "
                     "AND r.k2 = li.k2) ORDER BY seq, kind, k1, k2", [batch_seqs]).fetchall()]
@@ -282,10 +304,10 @@ def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any
 
     ids = docs.doc_id.tolist()
     sides = split_sides(docs, proto).tolist()
-    det_rows = {d["detector"]: d for d in again["detectors"]}
+    dec = decisions(docs, arrays, proto, again)
     per = {"det_index": [], "doc_id": [], "split": [], "flag": []}
     for j, (plan, arr) in enumerate(zip(plans, arrays)):
-        fl = flags(arr, det_rows[plan.label]["rule"].get("threshold") if plan.rule.fit else None)
+        fl = dec[plan.label]
         per["det_index"] += [j] * len(ids)
         per["doc_id"] += ids
         per["split"] += sides
@@ -301,6 +323,7 @@ def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any
     extra = pa.table({"spec_hash": pa.array([k[0] for k, _ in used], pa.string()),
                       "text_sha256": pa.array([k[1] for k, _ in used], pa.string()),
                       "reason": pa.array([_reason(r[10]) for _, r in used], pa.string()),
+                      "hazards": pa.array([hazards_text(r[10]) for _, r in used], pa.string()),
                       "score_seq": pa.array([scores_latest[k][1] for k, _ in used], pa.int64())})
     lseq = pa.table({"doc_id": pa.array([x[0] for x in link_rows], pa.string()),
                      "spec_hash": pa.array([x[1] for x in link_rows], pa.string()),
@@ -318,7 +341,7 @@ def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any
             SELECT x.doc_id, d.detector, d.detector_name, d.detector_version, d.detector_settings, d.spec_hash,
                    u.submitted_sha256, u.submitted_sha256 <> doc.text_sha256 AS text_differs, c.status, e.reason,
                    c.raw, c.scale, c.direction, c.ai_probability, c.verdict, c.vendor_version,
-                   strftime(c.scanned_at, '%Y-%m-%dT%H:%M:%S.%fZ') AS scanned_at, e.score_seq, l.link_seq,
+                   strftime(c.scanned_at, '%Y-%m-%dT%H:%M:%S.%fZ') AS scanned_at, e.hazards, e.score_seq, l.link_seq,
                    x.split, x.flag
             FROM _p_per x JOIN _p_det d USING (det_index)
             JOIN submissions u ON u.doc_id = x.doc_id AND u.spec_hash = d.spec_hash
@@ -332,6 +355,22 @@ def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any
         for k in views:
             con.unregister(k)
     return t.cast(arrow_schema())
+
+
+def _fingerprint_only(ws: Any, doc_rows: list[tuple]) -> set[str]:
+    """The documents whose text is never published: the workspace's one rule
+    (``Workspace.fingerprint_only_ids``, which also covers documents derived from one) where
+    it has it, else stored without text or marked ``provenance.fingerprint_only``."""
+    rule = getattr(ws, "fingerprint_only_ids", None)
+    if rule is not None:
+        return set(rule())
+    return {r[0] for r in doc_rows if r[2] is None or bool((json.loads(r[10]) if r[10] else {}).get("fingerprint_only"))}
+
+
+def _detail_of(detail: Any) -> str | None:
+    """The part of a score's detail a bundle carries (its hazards), as the snapshot's ``detail``."""
+    hz = hazards_text(detail)
+    return None if hz is None else '{"hazards":' + hz + "}"
 
 
 def _reason(detail: Any) -> str | None:

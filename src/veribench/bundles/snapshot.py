@@ -19,11 +19,12 @@ import numpy as np
 
 #: No keys or indexes: the rows come de-duplicated, and an index would only cost time.
 SNAPSHOT_SCHEMA = """
-CREATE TABLE documents (doc_id VARCHAR, corpus VARCHAR, text_sha256 VARCHAR, label VARCHAR, arm VARCHAR,
-    kind VARCHAR, subgroup VARCHAR, tags JSON, group_key VARCHAR);
+CREATE TABLE documents (doc_id VARCHAR, corpus VARCHAR, text VARCHAR, text_sha256 VARCHAR, label VARCHAR,
+    arm VARCHAR, kind VARCHAR, subgroup VARCHAR, tags JSON, group_key VARCHAR);
 CREATE TABLE submissions (doc_id VARCHAR, spec_hash VARCHAR, submitted_sha256 VARCHAR);
 CREATE TABLE scores (spec_hash VARCHAR, text_sha256 VARCHAR, status VARCHAR, raw DOUBLE, scale VARCHAR,
-    direction VARCHAR, ai_probability DOUBLE, verdict VARCHAR, vendor_version VARCHAR, scanned_at TIMESTAMPTZ);
+    direction VARCHAR, ai_probability DOUBLE, verdict VARCHAR, vendor_version VARCHAR, detail JSON,
+    scanned_at TIMESTAMPTZ);
 """
 
 
@@ -109,28 +110,74 @@ def derive(snap: Snapshot, proto: Any, dets: Sequence[DetectorPlan], run_meta: d
 
 def split_sides(docs: Any, proto: Any) -> np.ndarray:
     """``calibration`` / ``test`` per document under the protocol's split rule, or ``all``
-    when it declares none (the rule of :mod:`veribench.protocol.split`, applied as
+    when it declares none: the evaluation's own split (``evaluate.core.split_documents``
+    where it exists, else :func:`veribench.protocol.split.calibration_mask` as
     ``compute_results`` applies it)."""
-    from ..protocol.split import calibration_mask
-
     n = len(docs)
     if proto.split_rule != "hash":
         return np.full(n, "all", dtype=object)
-    is_human = np.array([x == "human" for x in docs.label], dtype=bool)
-    elig = np.isin(docs.corpus, list(proto.split_corpora)) if proto.split_corpora else None
-    calib = calibration_mask(list(docs.doc_id), is_human, list(docs.group_key), every=proto.split_every,
-                             salt=proto.split_salt, eligible=elig)
+    try:
+        from ..evaluate.core import split_documents  # type: ignore[attr-defined]
+    except ImportError:
+        split_documents = None
+    if split_documents is not None:
+        _, calib, _ = split_documents(docs, proto)
+    else:
+        from ..protocol.split import calibration_mask
+
+        is_human = np.array([x == "human" for x in docs.label], dtype=bool)
+        elig = np.isin(docs.corpus, list(proto.split_corpora)) if proto.split_corpora else None
+        calib = calibration_mask(list(docs.doc_id), is_human, list(docs.group_key), every=proto.split_every,
+                                 salt=proto.split_salt, eligible=elig)
     return np.where(calib, "calibration", "test").astype(object)
 
 
-def flags(det: Any, threshold: float | None) -> np.ndarray:
-    """Per document: True (flagged), False (passed) or None (no valid score) under the rule."""
-    from ..evaluate.core import flags_for
+def decisions(docs: Any, arrays: Sequence[Any], proto: Any, results: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Per detector label, per document: True (flagged), False (passed) or None (not decided)
+    under the run's rule - the evaluation's own per-document decisions
+    (``evaluate.core.document_rows`` where it exists, else ``flags_for`` with the run's
+    fitted thresholds)."""
+    n = len(docs)
+    out = {a.label: np.full(n, None, dtype=object) for a in arrays}
+    try:
+        from ..evaluate.core import document_rows  # type: ignore[attr-defined]
+    except ImportError:
+        document_rows = None
+    if document_rows is not None:
+        rows = document_rows(docs, list(arrays), proto)
+        if rows:
+            pos = {d: i for i, d in enumerate(docs.doc_id.tolist())}
+            for lab, did, f in zip(rows["detector"].tolist(), rows["doc_id"].tolist(), rows["flagged"].tolist()):
+                out[lab][pos[did]] = None if f is None else bool(f)
+        return out
+    from ..evaluate.core import flags_for  # type: ignore[attr-defined]
 
-    valid, flagged = flags_for(det, threshold)
-    out = np.full(len(valid), None, dtype=object)
-    out[valid] = flagged[valid]
+    det_rows = {d["detector"]: d for d in results["detectors"]}
+    for a in arrays:
+        thr = det_rows[a.label]["rule"].get("threshold") if a.rule is not None and a.rule.fit else None
+        valid, flagged = flags_for(a, thr)
+        o = out[a.label]
+        o[valid] = [bool(x) for x in flagged[valid]]
     return out
+
+
+def hazards_text(detail: Any) -> str | None:
+    """The canonical JSON of a score's ``detail["hazards"]`` (None when it records none)."""
+    import json
+
+    from ..store.events import CANONICAL
+
+    d = json.loads(detail) if isinstance(detail, str) else (detail or {})
+    hz = d.get("hazards") if isinstance(d, dict) else None
+    return None if hz is None else json.dumps(hz, **CANONICAL)
+
+
+def needs_texts(specs: Sequence[Any]) -> bool:
+    """Whether a detector canonicalises its input (its hazards then come from each document's text)."""
+    from .layout import CANONICALIZE_SETTING
+
+    return any(str(s.settings.get(CANONICALIZE_SETTING) or "none").lower() not in ("none", "false")
+               for s in specs)
 
 
 def run_meta_from(results: dict[str, Any]) -> dict[str, Any]:

@@ -402,9 +402,9 @@ def _check_amendments(c: _Ctx, events: list[dict[str, Any]], ve: dict[str, Any],
 # -- corpus ----------------------------------------------------------------------------------
 
 _LEAF_KEYS = frozenset(ev.DOC_FIELDS)
-_REST_KEYS = frozenset({"import_seq", "in_run", "fingerprint_only"})
+_REST_KEYS = frozenset({"doc_seq", "in_run", "fingerprint_only"})
 _DOC_COLS = ("doc_id", "text_sha256", "label", "arm", "kind", "subgroup", "corpus", "group_key", "tags", "in_run",
-             "fingerprint_only", "import_seq")
+             "fingerprint_only", "doc_seq", "text")
 
 
 @dataclass
@@ -419,14 +419,15 @@ class Corpus:
 def _corpus_chunk(cols: dict[str, list[Any]]):
     import pyarrow as pa
 
-    types = {"in_run": pa.bool_(), "fingerprint_only": pa.bool_(), "import_seq": pa.int64()}
+    types = {"in_run": pa.bool_(), "fingerprint_only": pa.bool_(), "doc_seq": pa.int64()}
     t = pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in cols.items()})
     for v in cols.values():
         v.clear()
     return t
 
 
-def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: Any) -> Corpus | None:
+def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: Any, extra: list[tuple],
+                  keep_texts: bool = False) -> Corpus | None:
     """Every document of every reachable import, as its import logged it (see the module docstring).
 
     Streamed: lines are parsed one at a time and kept as Arrow columns, so memory follows the
@@ -470,13 +471,13 @@ def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: A
                     not (_REST_KEYS <= rest.keys() <= _REST_KEYS | {"text"}):
                 c.fail("corpus", "record does not have the corpus manifest's fields", layout.CORPUS, f"line {i}")
                 continue
-            fp, sel, iseq, text = rest["fingerprint_only"], rest["in_run"], rest["import_seq"], rest.get("text")
+            fp, sel, iseq, text = rest["fingerprint_only"], rest["in_run"], rest["doc_seq"], rest.get("text")
             if type(sel) is not bool or type(fp) is not bool or type(iseq) is not int or \
                     (text is not None and type(text) is not str):
-                c.fail("corpus", "in_run, fingerprint_only, import_seq or text has the wrong type", layout.CORPUS,
+                c.fail("corpus", "in_run, fingerprint_only, doc_seq or text has the wrong type", layout.CORPUS,
                        f"line {i}")
                 continue
-            want = (f',"fingerprint_only":{"true" if fp else "false"},"import_seq":{iseq},'
+            want = (f',"doc_seq":{iseq},"fingerprint_only":{"true" if fp else "false"},'
                     f'"in_run":{"true" if sel else "false"}' + ("" if text is None else ',"text":' + enc(text)) + "}")
             if tail != want:  # one byte form per record: no duplicate keys, spacing or escapes to hide in
                 c.fail("corpus", "record is not in the bundle's canonical JSON form", layout.CORPUS, f"line {i}")
@@ -501,7 +502,8 @@ def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: A
             cols["tags"].append(canonical(t_) if t_ else None)  # {} and none evaluate alike
             cols["in_run"].append(sel)
             cols["fingerprint_only"].append(fp)
-            cols["import_seq"].append(iseq)
+            cols["doc_seq"].append(iseq)
+            cols["text"].append(text if keep_texts else None)  # texts enter the run only via canonicalisation
             n_fp += fp
             n_sel += sel
             if len(cols["doc_id"]) >= 100_000:
@@ -510,27 +512,51 @@ def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: A
         c.fail("reader" if "cap" in e.message else "corpus", e.message, layout.CORPUS)
         return None
     chunks.append(_corpus_chunk(cols))
+    table = pa.concat_tables(chunks)
+    doc_seq = dict(zip(table.column("doc_id").to_pylist(), table.column("doc_seq").to_pylist()))
     corpora = proto.selection.get("corpora") if proto is not None else None
     corpora = [str(x) for x in (corpora if isinstance(corpora, list) else [corpora])] if corpora else None
     imports = {e["seq"]: e for e in events if e["type"] == "import" and e["seq"] <= head_seq}
+    updates = {e["seq"]: e for e in events if e["type"] == "document_update" and e["seq"] <= head_seq}
     for seq in sorted(leaves):
-        if seq not in imports:
-            c.fail("corpus", "documents attributed to an event that is no import before the run (added documents)",
-                   layout.CORPUS, f"import_seq {seq}", got=len(leaves[seq]))
-    for seq, e in imports.items():
-        if corpora is not None and e["payload"].get("corpus") not in corpora:
+        if seq not in imports and seq not in updates:
+            c.fail("corpus", "documents attributed to an event that is no import or correction before the run "
+                             "(added documents)", layout.CORPUS, f"doc_seq {seq}", got=len(leaves[seq]))
+    detached = 0
+    for kind, seq, k1, _, leaf in (x for x in extra if x[0] == "doc"):
+        if seq not in imports and seq not in updates:
+            c.fail("corpus", "a document fingerprint of no import or correction", layout.LEAVES, f"seq {seq}")
             continue
+        if k1 is None:
+            detached += 1  # a withdrawn document: counted against the log's withdrawals below
+        elif not (isinstance(doc_seq.get(k1), int) and doc_seq[k1] > seq):
+            c.fail("corpus", "a document's logged fields are listed as superseded, but no later correction of it is "
+                             "in the corpus (a dropped or reverted document)", layout.LEAVES, f"doc {k1}, seq {seq}")
+            continue
+        try:
+            leaves[seq].append(bytes.fromhex(leaf))
+        except (TypeError, ValueError):
+            c.fail("corpus", "not a hex SHA-256", layout.LEAVES, f"seq {seq}", got=leaf)
+    budget = ev.blanked_budget(e for e in events if e["seq"] <= head_seq)
+    if detached > budget["doc"]:
+        c.fail("corpus", f"{detached} document fingerprints without their document, but the log's withdrawals "
+                         f"account for {budget['doc']}", layout.LEAVES)
+    named = set(doc_seq) | {x[2] for x in extra if x[0] == "doc" and x[2] is not None}
+    check = {s_: e for s_, e in imports.items() if corpora is None or e["payload"].get("corpus") in corpora}
+    check.update({s_: e for s_, e in updates.items() if named & set(e["payload"].get("doc_ids") or [])})
+    for seq, e in sorted(check.items()):
         got = leaves.get(seq, [])
         p = e["payload"]
         dg = ev.items_digest(got)
         if len(got) != p.get("n_doc") or dg != p.get("doc_sha256"):
-            c.fail("corpus", f"the documents of import {p.get('import_id')} differ from what it logged (a document "
-                             "was added, dropped or edited: label, arm, subgroup, tags, provenance or text hash)",
-                   layout.CORPUS, f"import_seq {seq}", f"{p.get('n_doc')} documents, digest "
+            what = f"import {p.get('import_id')}" if e["type"] == "import" else f"correction (event {seq})"
+            c.fail("corpus", f"the documents of {what} differ from what it logged (a document was added, dropped "
+                             "or edited: label, arm, subgroup, tags, provenance or text hash)",
+                   layout.CORPUS, f"doc_seq {seq}", f"{p.get('n_doc')} documents, digest "
                    f"{str(p.get('doc_sha256'))[:16]}…", f"{len(got)} documents, digest {dg[:16]}…")
     c.ok("corpus", f"{len(seen):,} documents match their imports' fingerprints; {n_sel:,} selected, "
                    f"{n_fp:,} fingerprint-only")
-    return Corpus(pa.concat_tables(chunks), len(seen), n_sel)
+    return Corpus(table, len(seen), n_sel)
 
 
 # -- scores, timing, split, results ---------------------------------------------------------
@@ -646,10 +672,11 @@ def _row_leaves(c: _Ctx, con: Any, score_cols: str) -> dict[tuple[int, str], lis
     for b in _batches(con, f"SELECT {distinct_s}spec_hash, submitted_sha256, {score_cols} FROM rows "
                            "WHERE status IS NOT NULL ORDER BY score_seq"):
         cur, dest = None, None
-        for h, sub, stt, raw, scale, dirn, p, vd, vv, at, q in zip(*b):
+        for h, sub, stt, raw, scale, dirn, p, vd, vv, at, hz, q in zip(*b):
             if q != cur:
                 cur, dest = q, items[(q, "score")]
-            dest.append(sha(st_(h, sub, stt, raw, scale, dirn, p, vd, vv, at).encode("utf-8")).digest())
+            # hazards as published: any other byte form than the logged canonical one fails here
+            dest.append(sha(st_(h, sub, stt, raw, scale, dirn, p, vd, vv, at, hz).encode("utf-8")).digest())
     return items
 
 
@@ -716,7 +743,8 @@ def _check_scores(c: _Ctx, con: Any, n: int, extra: list[tuple], events: list[di
                               "SELECT doc_id, spec_hash FROM rows JOIN g USING (doc_id, spec_hash) GROUP BY ALL "
                               "HAVING count(DISTINCT (submitted_sha256, link_seq)) > 1 LIMIT 5").fetchall():
         c.fail("scores", "two rows disagree on one document's link", layout.SCORES_CSV, f"doc {did}")
-    score_cols = ("status, raw, scale, direction, ai_probability, verdict, vendor_version, scanned_at, score_seq")
+    score_cols = ("status, raw, scale, direction, ai_probability, verdict, vendor_version, scanned_at, hazards, "
+                  "score_seq")
     for h, sub in con.execute(f"WITH g AS (SELECT spec_hash, submitted_sha256 FROM rows GROUP BY ALL HAVING count(*) > 1) "
                               f"SELECT spec_hash, submitted_sha256 FROM rows JOIN g USING (spec_hash, submitted_sha256) "
                               f"GROUP BY ALL HAVING count(DISTINCT ({score_cols})) FILTER (WHERE status IS NOT NULL) > 1 "
@@ -733,16 +761,22 @@ def _check_scores(c: _Ctx, con: Any, n: int, extra: list[tuple], events: list[di
         zip(layout.LEAF_COLUMNS, (pa.string(), pa.int64(), pa.string(), pa.string(), pa.string())))})
     con.register("_extra", ex)
     try:
+        detached = {"score": 0, "link": 0}
         for kind, seq, k1, k2, leaf in extra:
+            if kind == "doc":
+                continue  # the corpus check's
             if kind not in ("score", "link") or seq not in batches:
                 c.fail("scores", "a leaf of no scan batch of the run's detectors", layout.LEAVES, f"seq {seq}")
                 continue
+            if k1 is None:
+                detached[kind] += 1
             try:
                 items[(seq, kind)].append(bytes.fromhex(leaf))
             except (TypeError, ValueError):
                 c.fail("scores", "not a hex SHA-256", layout.LEAVES, f"seq {seq}", got=leaf)
         checks = [
-            ("SELECT kind, seq, k1 FROM _extra GROUP BY kind, seq, k1, k2 HAVING count(*) > 1 LIMIT 5",
+            ("SELECT kind, seq, k1 FROM _extra WHERE k1 IS NOT NULL GROUP BY kind, seq, k1, k2 HAVING count(*) > 1 "
+             "LIMIT 5",
              "a leaf listed twice", layout.LEAVES),
             ("SELECT 'link', x.seq, x.k1 FROM _extra x JOIN (SELECT DISTINCT doc_id, spec_hash, link_seq FROM rows) r "
              "ON x.kind = 'link' AND x.k1 = r.doc_id AND x.k2 = r.spec_hash AND x.seq = r.link_seq LIMIT 5",
@@ -766,6 +800,11 @@ def _check_scores(c: _Ctx, con: Any, n: int, extra: list[tuple], events: list[di
              "list_contains(m.corpora, d.corpus)) LIMIT 5",
              "a logged link of a selected document has no row (a dropped score row)", layout.LEAVES),
         ]
+        budget = ev.blanked_budget(e for e in events if e["seq"] <= head_seq)
+        for kind, k in detached.items():
+            if k > budget[kind]:
+                c.fail("scores", f"{k} {kind} fingerprints without their keys, but the log's withdrawals account for "
+                                 f"{budget[kind]}", layout.LEAVES)
         for sql, msg, f in checks if extra else ():  # each check pairs a leaves.csv entry with the rows
             for kind, seq, key in con.execute(sql).fetchall():
                 c.fail("scores", msg, f, f"{kind} of event {seq}: {str(key)[:40]}")
@@ -840,11 +879,13 @@ def _check_timing(c: _Ctx, con: Any, events: list[dict[str, Any]], ve: dict[str,
 def _fill_snapshot(snap: Any) -> None:
     """The run's tables in the snapshot, from the bundle's rows (``rows``) and corpus (``docs``)."""
     con = snap.con
-    con.execute("INSERT INTO documents (doc_id, corpus, text_sha256, label, arm, kind, subgroup, tags, group_key) "
-                "SELECT doc_id, corpus, text_sha256, label, arm, kind, subgroup, tags, group_key FROM docs")
+    con.execute("INSERT INTO documents (doc_id, corpus, text, text_sha256, label, arm, kind, subgroup, tags, "
+                "group_key) SELECT doc_id, corpus, text, text_sha256, label, arm, kind, subgroup, tags, group_key "
+                "FROM docs")
     con.execute("INSERT INTO submissions SELECT DISTINCT doc_id, spec_hash, submitted_sha256 FROM rows")
     con.execute("INSERT INTO scores SELECT DISTINCT ON (spec_hash, submitted_sha256) spec_hash, submitted_sha256, "
                 "status, raw, scale, direction, ai_probability, verdict, vendor_version, "
+                "CASE WHEN hazards IS NULL THEN NULL ELSE '{\"hazards\":' || hazards || '}' END, "
                 "CAST(scanned_at AS TIMESTAMPTZ) FROM rows WHERE status IS NOT NULL")
 
 
@@ -877,7 +918,7 @@ def _check_results(c: _Ctx, snap: Any, specs: dict[str, Spec], proto: Any,
     """Re-derive the run from the rows with the evaluation's own code; compare every value."""
     import pyarrow as pa
 
-    from .snapshot import DetectorPlan, derive, flags, split_sides
+    from .snapshot import DetectorPlan, decisions, derive, split_sides
 
     if ev.results_digest(results) != (run_ev.get("payload") or {}).get("results_sha256"):
         c.fail("results", "results.json is not what the run logged (its SHA-256 differs from the run event's)",
@@ -889,11 +930,11 @@ def _check_results(c: _Ctx, snap: Any, specs: dict[str, Spec], proto: Any,
     con = snap.con
     ids = darr.doc_id.tolist()
     sides = split_sides(darr, proto)
-    det_rows = {d["detector"]: d for d in again["detectors"]}
+    dec = decisions(darr, arrays, proto, again)
     id_arr = pa.array(ids, pa.string())
     parts = []
     for p, a in zip(plans, arrays):
-        f = flags(a, det_rows[p.label]["rule"].get("threshold") if p.rule.fit else None)
+        f = dec[p.label]
         parts.append(pa.table({"detector": pa.array([p.label] * len(ids), pa.string()), "doc_id": id_arr,
                                "flag": pa.array(f.tolist(), pa.bool_())}))
     con.register("_sel_ids", pa.table({"doc_id": id_arr, "side": pa.array(sides.tolist(), pa.string())}))
@@ -1072,10 +1113,16 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
     if proto is None:
         return rep
     head_seq = int(((results.get("run") or {}).get("chain_head") or {}).get("seq") or 0)
-    corpus = _check_corpus(c, events, head_seq, proto)
-    table = _read_scores(c)
+    from .snapshot import needs_texts
+
+    keep = needs_texts([Spec("detector", str(d.get("name")), str(d.get("version")), dict(d.get("settings") or {}))
+                        for d in results.get("detectors") or [] if isinstance(d, dict)])
     extra = _read_leaves(c)
-    if corpus is None or table is None or extra is None:
+    if extra is None:
+        return rep
+    corpus = _check_corpus(c, events, head_seq, proto, extra, keep_texts=keep)
+    table = _read_scores(c)
+    if corpus is None or table is None:
         return rep
     from .snapshot import Snapshot
 

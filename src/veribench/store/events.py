@@ -167,10 +167,13 @@ def _jnum(x: Any) -> str:
 
 
 def score_leaf_text(spec_hash: str, text_sha256: str, status: str, raw: Any, scale: Any, direction: Any,
-                    ai_probability: Any, verdict: Any, vendor_version: Any, scanned_at: Any) -> str:
+                    ai_probability: Any, verdict: Any, vendor_version: Any, scanned_at: Any,
+                    hazards: Any = None) -> str:
     """The canonical JSON array a score's leaf hashes: ``[spec_hash, text_sha256, status, raw,
-    scale, direction, ai_probability, verdict, vendor_version, scanned_at]`` (floats as
-    Python prints them, non-finite as null; the scan date in the log's UTC form).
+    scale, direction, ai_probability, verdict, vendor_version, scanned_at, hazards]`` (floats
+    as Python prints them, non-finite as null; the scan date in the log's UTC form;
+    ``hazards`` = ``detail["hazards"]``, an object or None - or its canonical JSON text,
+    used as given).
 
     Written out by hand (it runs once per score row, millions of times in a large bundle);
     equality with ``canonical_json`` of the same list is a tested property."""
@@ -181,10 +184,11 @@ def score_leaf_text(spec_hash: str, text_sha256: str, status: str, raw: Any, sca
          (fr(ai_probability) if type(ai_probability) is float and ai_probability - ai_probability == 0.0
           else _jnum(ai_probability)))
     at = utc_text(scanned_at)
+    hz = "null" if hazards is None else (hazards if type(hazards) is str else _dumps_canonical(hazards))
     return (f"[{e(spec_hash)},{e(text_sha256)},{'null' if status is None else e(status)},{r},"
             f"{'null' if scale is None else e(scale)},{'null' if direction is None else e(direction)},{p},"
             f"{'null' if verdict is None else e(verdict)},{'null' if vendor_version is None else e(vendor_version)},"
-            f"{'null' if at is None else e(at)}]")
+            f"{'null' if at is None else e(at)},{hz}]")
 
 
 def score_leaf(*row: Any) -> str:
@@ -283,6 +287,57 @@ def append_event(con: Any, type: str, payload: dict[str, Any], *,
             _insert_items(con, seq, kind, rows)
     return {"seq": seq, "at": at, "type": type, "payload": payload, "payload_sha256": psha, "prev": head["hash"],
             "hash": h}
+
+
+def log_document_update(con: Any, payload: dict[str, Any], doc_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """Append the ``document_update`` event of corrected documents (inside the transaction
+    that changed them), with the leaves of their rows as they now are.
+
+    Args:
+        payload: e.g. ``{"import_id", "updates": [{doc_id, field, old, new}]}``.
+        doc_ids: the documents changed (default: those named in ``payload["updates"]``).
+    """
+    ids = sorted(set(doc_ids if doc_ids is not None else (u["doc_id"] for u in payload.get("updates") or [])))
+    rows = con.execute("SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
+                       "generation FROM documents WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+    return append_event(con, "document_update", {**payload, "doc_ids": ids},
+                        items={"doc": [(r[0], None, doc_leaf(*r)) for r in rows]})
+
+
+def log_withdrawal(con: Any, payload: dict[str, Any], *, text_shas: Sequence[str] = ()) -> dict[str, Any]:
+    """Append the ``withdrawal`` event of documents removed at their contributors' request
+    (inside the transaction that removed them).
+
+    The removed rows' fingerprints stay in the log (every earlier digest still verifies),
+    but their keys - document ids and text hashes - are detached, so no fingerprint of a
+    withdrawn text stays attached to it; the event records how many were detached, which
+    :func:`verify_workspace` and the bundle verifier hold the log to.
+
+    Args:
+        payload: ``{"withdrawal_id", "doc_id", "documents_removed": [ids], ...}`` (ids and
+            counts only: never a text or its hash).
+        text_shas: SHA-256 of the texts whose score rows were removed.
+    """
+    ids = list(payload.get("documents_removed") or [payload.get("doc_id")])
+    shas = list(text_shas)
+    blanked = {}
+    for kind, col, keys in (("doc", "k1", ids), ("link", "k1", ids), ("score", "k2", shas)):
+        blanked[kind] = int(con.execute(f"SELECT count(*) FROM log_items WHERE kind = ? AND {col} IN "
+                                        "(SELECT unnest(?::VARCHAR[]))", [kind, keys]).fetchall()[0][0])
+        con.execute(f"UPDATE log_items SET k1 = NULL, k2 = NULL WHERE kind = ? AND {col} IN "
+                    "(SELECT unnest(?::VARCHAR[]))", [kind, keys])
+    return append_event(con, "withdrawal", {**payload, "blanked": blanked})
+
+
+def blanked_budget(events: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Per item kind, how many fingerprints logged withdrawals detached from their keys."""
+    out = {k: 0 for k in ITEM_KINDS}
+    for e in events:
+        if e["type"] == "withdrawal":
+            for k, v in ((e["payload"].get("blanked") or {}).items()):
+                if k in out and isinstance(v, int):
+                    out[k] += v
+    return out
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -411,9 +466,10 @@ class LogReport:
 
 
 def latest_items(con: Any, kind: str) -> dict[tuple, tuple[str, int]]:
-    """``{(k1, k2): (leaf, seq)}``: the newest logged fingerprint of every row of ``kind``."""
+    """``{(k1, k2): (leaf, seq)}``: the newest logged fingerprint of every row of ``kind``
+    (fingerprints a withdrawal detached from their keys are left out)."""
     rows = con.execute(
-        "SELECT k1, k2, leaf, seq FROM log_items WHERE kind = ? "
+        "SELECT k1, k2, leaf, seq FROM log_items WHERE kind = ? AND k1 IS NOT NULL "
         "QUALIFY row_number() OVER (PARTITION BY k1, k2 ORDER BY seq DESC) = 1", [kind]).fetchall()
     return {(a, b): (leaf, int(s)) for a, b, leaf, s in rows}
 
@@ -434,8 +490,9 @@ _ROW_CHECKS = (
                          "generation, text FROM documents",
      lambda r: (r[0], None), lambda r: doc_leaf(*r[:11]), lambda r: f"doc {r[0]}", "document row"),
     ("score", "scores", "SELECT spec_hash, text_sha256, status, raw, scale, direction, ai_probability, verdict, "
-                        "vendor_version, scanned_at FROM scores",
-     lambda r: (r[0], r[1]), lambda r: score_leaf(*r), lambda r: f"spec {r[0][:12]}… text {r[1][:12]}…", "score row"),
+                        "vendor_version, scanned_at, CAST(json_extract(detail, '$.hazards') AS VARCHAR) FROM scores",
+     lambda r: (r[0], r[1]), lambda r: score_leaf(*r[:10], _obj(r[10])), lambda r: f"spec {r[0][:12]}… text {r[1][:12]}…",
+     "score row"),
     ("link", "submissions", "SELECT doc_id, spec_hash, submitted_sha256 FROM submissions",
      lambda r: (r[0], r[1]), lambda r: link_leaf(*r), lambda r: f"doc {r[0]}", "link"),
 )
@@ -487,6 +544,12 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
                                             f"({len(leaves)} stored, {n} logged)", e["seq"], "log_items"))
         for (s, k) in groups:
             add(LogFinding("items", f"{k} fingerprints stored for an event that logged none", s, "log_items"))
+        budget = blanked_budget(events)
+        detached = dict(con.execute("SELECT kind, count(*) FROM log_items WHERE k1 IS NULL GROUP BY kind").fetchall())
+        for kind in ITEM_KINDS:
+            if int(detached.get(kind, 0)) != budget[kind]:
+                add(LogFinding("items", f"{detached.get(kind, 0)} {kind} fingerprints are detached from their rows, "
+                                        f"but logged withdrawals account for {budget[kind]}", table="log_items"))
 
         for kind, table, sql, key, leaf, what, label in _ROW_CHECKS:
             latest = latest_items(con, kind)

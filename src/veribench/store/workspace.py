@@ -264,7 +264,7 @@ class Workspace:
         for sha, r in items:
             raw = r.raw if (r.raw is None or math.isfinite(r.raw)) else None
             row = [h, sha, r.status, raw, r.scale, r.direction, r.ai_probability, r.verdict,
-                   r.vendor_version, _json(r.detail), ts]
+                   r.vendor_version, _json(r.detail), ts, (r.detail or {}).get("hazards")]
             if replace:
                 keyed.pop(sha, None)
                 keyed[sha] = row
@@ -280,7 +280,7 @@ class Workspace:
                     [spec.hash, [r[1] for r in rows]]).fetchall()}
                 rows = [r for r in rows if r[1] not in have]
             if rows:
-                _insert_rows(c, verb, "scores", _SCORE_COLUMNS, rows)
+                _insert_rows(c, verb, "scores", _SCORE_COLUMNS, [r[:11] for r in rows])
             link_rows = self._changed_links(c, spec, link_rows)
             if link_rows:
                 _insert_rows(c, "INSERT OR REPLACE", "submissions", _SUBMISSION_COLUMNS, link_rows)
@@ -292,7 +292,7 @@ class Workspace:
         """Append the ``scan_batch`` event of score rows and submission links just written."""
         items: dict[str, list[tuple[Any, Any, str]]] = {}
         if rows:
-            items["score"] = [(r[0], r[1], ev.score_leaf(*r[:9], r[10])) for r in rows]
+            items["score"] = [(r[0], r[1], ev.score_leaf(*r[:9], r[10], r[11])) for r in rows]
         if link_rows:
             items["link"] = [(d, h, ev.link_leaf(d, h, s)) for d, h, s in link_rows]
         ev.append_event(c, "scan_batch", {"spec_hash": spec.hash, "detector": spec.name,
