@@ -15,7 +15,9 @@ type                payload (besides the item digests below)
 ``scan_batch``      detector spec hash, scan date; ``score`` and ``link`` items
 ``run``             run id, tag, protocol id and hash, the chain head it ran at,
                     SHA-256 of its results
-``withdrawal``, ``document_update``  reserved for later users
+``document_update`` corrected documents (:func:`log_document_update`); ``doc`` items
+``withdrawal``      withdrawn documents, ids and counts only (:func:`log_withdrawal`);
+                    their fingerprints are detached from their keys
 ==================  ============================================================
 
 An event is ``{seq, at, type, payload, payload_sha256, prev, hash}``:
@@ -28,8 +30,8 @@ An event is ``{seq, at, type, payload, payload_sha256, prev, hash}``:
 - ``hash = sha256(canonical_json({"at", "payload_sha256", "prev", "seq", "type"}))``.
 
 Items. An event may carry row fingerprints ("leaves"), kept in the ``log_items``
-table: ``doc`` (one per document stored by an import), ``score`` (one per score row
-written) and ``link`` (one per document -> submitted-text link). The payload holds,
+table: ``doc`` (one per document stored by an import or corrected), ``score`` (one per
+score row written) and ``link`` (one per document -> submitted-text link). The payload holds,
 per kind, ``n_<kind>`` and ``<kind>_sha256`` = :func:`items_digest` of the leaves, so
 the chain commits to every row without holding it. A leaf is the SHA-256 of the
 canonical JSON of the row's fields in a fixed order (:func:`doc_leaf`,
