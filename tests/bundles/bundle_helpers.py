@@ -104,3 +104,34 @@ def verify(bundle: Path, **kw):
     from veribench.bundles.verify import verify_bundle
 
     return verify_bundle(bundle, **kw)
+
+
+def store_documents(ws, docs, detector: str, results, *, version: str = "v1", corpus: str = "synth",
+                    source: str = "synthetic.jsonl") -> None:
+    """Import ``docs`` (``Document`` objects) with one detector's ``results`` (one ``ScoreResult``
+    per document), through the importers' one write path (logged)."""
+    from veribench.corpus.importers._store import ScoreBatch, store_import
+    from veribench.corpus.report import ImportReport
+    from veribench.spec import Spec
+
+    b = ScoreBatch(spec=Spec("detector", detector, version))
+    for d, r in zip(docs, results):
+        b.items.append((d.text_sha256, r))
+        b.links.append((d.id, d.text_sha256))
+    store_import(ws, ImportReport(kind="jsonl", source=source, corpus=corpus), docs, [b])
+
+
+def evaluate_publish_verify(ws, proto: Path, tag: str, out: Path, cli_run):
+    """Evaluate under ``proto``, close the workspace, publish run ``tag`` to ``out`` with the CLI
+    and verify it; returns the verifier's report (asserted to pass)."""
+    from veribench.evaluate import evaluate_workspace
+    from veribench.protocol.model import load_protocol
+
+    evaluate_workspace(ws, load_protocol(proto))
+    path = ws.path
+    ws.close()
+    code, text = cli_run("publish", "--workspace", path, "--run", tag, "--out", out)
+    assert code == 0, text
+    rep = verify(out)
+    assert rep.ok, rep.lines()
+    return rep

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .bundle_helpers import corpus_lines, events, read_scores, verify
+from .bundle_helpers import corpus_lines, events, evaluate_publish_verify, read_scores, store_documents, verify
 
 
 def test_published_bundle_verifies_every_check(liang_built, cli_run, tmp_path):
@@ -97,14 +97,11 @@ rule = { field = "ai_probability", op = ">", threshold = 0.5 }
 def _fingerprint_ws(ws_path: Path, proto: Path):
     """Volunteer texts published only as fingerprints (issue 15's case): SHA-256 and metadata, no text."""
     from veribench.corpus.document import Document
-    from veribench.corpus.importers._store import ScoreBatch, store_import
-    from veribench.corpus.report import ImportReport
     from veribench.detectors.base import ScoreResult
     from veribench.evaluate import evaluate_workspace
     from veribench.hashing import text_sha256
     from veribench.protocol.commit import commit
     from veribench.protocol.model import load_protocol
-    from veribench.spec import Spec
     from veribench.store import Workspace
 
     docs = []
@@ -118,15 +115,11 @@ def _fingerprint_ws(ws_path: Path, proto: Path):
                                  provenance={"fingerprint_only": True}))
         else:
             docs.append(Document(id=f"a{i:02d}", text=text, label="ai", arm="C"))
-    b = ScoreBatch(spec=Spec("detector", "DetA", "v1"))
-    for i, d in enumerate(docs):
-        p = (i % 10) / 10
-        b.items.append((d.text_sha256, ScoreResult(raw=p, ai_probability=p)))
-        b.links.append((d.id, d.text_sha256))
     proto.write_text(FP_PROTO)
     with Workspace(ws_path) as ws:
         commit(ws, proto)
-        store_import(ws, ImportReport(kind="jsonl", source="volunteers.jsonl", corpus="volunteers"), docs, [b])
+        store_documents(ws, docs, "DetA", [ScoreResult(raw=(i % 10) / 10, ai_probability=(i % 10) / 10)
+                                           for i in range(30)], corpus="volunteers", source="volunteers.jsonl")
         evaluate_workspace(ws, load_protocol(proto))
 
 
@@ -200,37 +193,23 @@ def test_ids_and_values_that_need_escaping(tmp_path, cli_run):
     """Quotes, backslashes, control characters and non-ASCII in ids and values: the bundle's
     leaves, re-computed from its rows, equal the log's."""
     from veribench.corpus.document import Document
-    from veribench.corpus.importers._store import ScoreBatch, store_import
-    from veribench.corpus.report import ImportReport
     from veribench.detectors.base import ScoreResult
-    from veribench.evaluate import evaluate_workspace
     from veribench.protocol.commit import commit
-    from veribench.protocol.model import load_protocol
-    from veribench.spec import Spec
     from veribench.store import Workspace
 
     ids = ['plain-1', 'quote"d', 'back\\slash', 'tab\there', 'ünïcödé', 'emoji 🙂', 'line\u2028sep', 'del\x7f']
     docs = [Document(id=x, text=f"text of {x!r} " * 3, label="human" if i % 2 else "ai", tags={"w": "é\"x"})
             for i, x in enumerate(ids)]
-    b = ScoreBatch(spec=Spec("detector", "DetÄ", "v\u00e9"))
-    for i, d in enumerate(docs):
-        b.items.append((d.text_sha256, ScoreResult(raw=[0.1, 1e-7, 12345678.0, 2.5e16][i % 4], scale="x\"y",
-                                                   ai_probability=None, verdict='ai "sure"' if i % 3 else "hüman",
-                                                   vendor_version=None if i % 2 else "v\n2",
-                                                   detail={"hazards": {"confusables": i, "invisible": 0,
-                                                                       "degenerate_repetition": False},
-                                                           "raw_response": {"x": i}} if i % 2 else {})))
-        b.links.append((d.id, d.text_sha256))
+    results = [ScoreResult(raw=[0.1, 1e-7, 12345678.0, 2.5e16][i % 4], scale="x\"y", ai_probability=None,
+                           verdict='ai "sure"' if i % 3 else "hüman", vendor_version=None if i % 2 else "v\n2",
+                           detail={"hazards": {"confusables": i, "invisible": 0, "degenerate_repetition": False},
+                                   "raw_response": {"x": i}} if i % 2 else {}) for i in range(len(docs))]
     p = tmp_path / "p.toml"
     p.write_text(ODD_PROTO, encoding="utf-8")
-    with Workspace(tmp_path / "ws") as ws:
-        commit(ws, p)
-        store_import(ws, ImportReport(kind="jsonl", source="odd.jsonl", corpus="odd"), docs, [b])
-        evaluate_workspace(ws, load_protocol(p))
-    code, out = cli_run("publish", "--workspace", tmp_path / "ws", "--run", "ODD-1", "--out", tmp_path / "b")
-    assert code == 0, out
-    rep = verify(tmp_path / "b")
-    assert rep.ok, rep.lines()
+    ws = Workspace(tmp_path / "ws")
+    commit(ws, p)
+    store_documents(ws, docs, "DetÄ", results, version="v\u00e9", corpus="odd", source="odd.jsonl")
+    evaluate_publish_verify(ws, p, "ODD-1", tmp_path / "b", cli_run)
     from .bundle_helpers import edit_scores
 
     assert any(h and '"confusables":' in h for h in read_scores(tmp_path / "b")["hazards"])
@@ -266,23 +245,17 @@ def test_yaml_protocol_aliases_are_refused_before_expansion():
 def _small_ws(path: Path, proto_text: str, n: int = 24):
     """A committed protocol, then n documents with one detector's scores (a pre-registered run)."""
     from veribench.corpus.document import Document
-    from veribench.corpus.importers._store import ScoreBatch, store_import
-    from veribench.corpus.report import ImportReport
     from veribench.detectors.base import ScoreResult
     from veribench.protocol.commit import commit
-    from veribench.spec import Spec
     from veribench.store import Workspace
 
     (path.parent / "p.toml").write_text(proto_text)
     docs = [Document(id=f"d{i:02d}", text=f"essay {i} " + "w" * i, label="human" if i % 2 else "ai",
                      subgroup="A" if i % 3 else "B") for i in range(n)]
-    b = ScoreBatch(spec=Spec("detector", "DetA", "v1"))
-    for i, d in enumerate(docs):
-        b.items.append((d.text_sha256, ScoreResult(raw=(i % 7) / 7, ai_probability=(i % 7) / 7)))
-        b.links.append((d.id, d.text_sha256))
     ws = Workspace(path)
     commit(ws, path.parent / "p.toml")
-    store_import(ws, ImportReport(kind="jsonl", source="s.jsonl", corpus="s"), docs, [b])
+    store_documents(ws, docs, "DetA", [ScoreResult(raw=(i % 7) / 7, ai_probability=(i % 7) / 7) for i in range(n)],
+                    corpus="s")
     return ws, docs
 
 
@@ -291,8 +264,6 @@ SMALL = FP_PROTO.replace('"fingerprints"', '"small"').replace('"FP-1"', '"S-1"')
 
 def test_corrected_document_publishes_and_verifies(tmp_path, cli_run):
     """A correction logged with ``log_document_update`` (the hook of re-imports with --update)."""
-    from veribench.evaluate import evaluate_workspace
-    from veribench.protocol.model import load_protocol
     from veribench.store import events as ev
 
     ws, docs = _small_ws(tmp_path / "ws", SMALL)
@@ -301,12 +272,7 @@ def test_corrected_document_publishes_and_verifies(tmp_path, cli_run):
         ev.log_document_update(con, {"import_id": "fix", "updates": [{"doc_id": "d05", "field": "subgroup",
                                                                       "old": "A", "new": "C"}]})
     assert ev.verify_workspace(ws).ok
-    evaluate_workspace(ws, load_protocol(tmp_path / "p.toml"))
-    ws.close()
-    code, out = cli_run("publish", "--workspace", tmp_path / "ws", "--run", "S-1", "--out", tmp_path / "b")
-    assert code == 0, out
-    rep = verify(tmp_path / "b")
-    assert rep.ok, rep.lines()
+    evaluate_publish_verify(ws, tmp_path / "p.toml", "S-1", tmp_path / "b", cli_run)
     d05 = next(d for d in corpus_lines(tmp_path / "b") if d["doc_id"] == "d05")
     assert d05["subgroup"] == "C" and d05["doc_seq"] > 1
     # presenting the document as it was before the correction is caught
@@ -324,8 +290,6 @@ def test_corrected_document_publishes_and_verifies(tmp_path, cli_run):
 def test_withdrawn_document_leaves_no_trace_of_its_text(tmp_path, cli_run):
     """A withdrawal logged with ``log_withdrawal`` (the hook of arm-B withdrawals): the log still
     verifies, the bundle verifies, and the withdrawn text's hash appears in no published file."""
-    from veribench.evaluate import evaluate_workspace
-    from veribench.protocol.model import load_protocol
     from veribench.store import events as ev
 
     ws, docs = _small_ws(tmp_path / "ws", SMALL)
@@ -338,12 +302,7 @@ def test_withdrawn_document_leaves_no_trace_of_its_text(tmp_path, cli_run):
                                 "scores_removed": 1}, text_shas=[gone.text_sha256])
     assert ev.verify_workspace(ws).ok, ev.verify_workspace(ws).lines()
     assert not ws.query("SELECT count(*) FROM log_items WHERE k2 = ?", [gone.text_sha256])[0][0]
-    evaluate_workspace(ws, load_protocol(tmp_path / "p.toml"))
-    ws.close()
-    code, out = cli_run("publish", "--workspace", tmp_path / "ws", "--run", "S-1", "--out", tmp_path / "b")
-    assert code == 0, out
-    rep = verify(tmp_path / "b")
-    assert rep.ok, rep.lines()
+    evaluate_publish_verify(ws, tmp_path / "p.toml", "S-1", tmp_path / "b", cli_run)
     for f in (tmp_path / "b").rglob("*"):
         if f.is_file():
             assert gone.text_sha256.encode() not in f.read_bytes(), f

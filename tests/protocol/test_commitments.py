@@ -26,19 +26,14 @@ TODAY = datetime.now(timezone.utc).date()
 
 def _fill(ws, n=40):
     from veribench.corpus.document import Document
-    from veribench.corpus.importers._store import ScoreBatch, store_import
-    from veribench.corpus.report import ImportReport
     from veribench.detectors.base import ScoreResult
-    from veribench.spec import Spec
+
+    from ..bundles.bundle_helpers import store_documents
 
     docs = [Document(id=f"d{i:03d}", text=f"text number {i} " + "y" * i, label="human" if i % 2 else "ai")
             for i in range(n)]
-    b = ScoreBatch(spec=Spec("detector", "DetA", "v1"))
-    for i, d in enumerate(docs):
-        p = ((i * 37) % 100) / 100
-        b.items.append((d.text_sha256, ScoreResult(raw=p, ai_probability=p)))
-        b.links.append((d.id, d.text_sha256))
-    store_import(ws, ImportReport(kind="jsonl", source="/private/path/synthetic.jsonl", corpus="synth"), docs, [b])
+    store_documents(ws, docs, "DetA", [ScoreResult(raw=((i * 37) % 100) / 100, ai_probability=((i * 37) % 100) / 100)
+                                       for i in range(n)], source="/private/path/synthetic.jsonl")
 
 
 def amend(text: str, supersedes: str, date=None, summary="threshold raised") -> str:
