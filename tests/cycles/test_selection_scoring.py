@@ -74,15 +74,21 @@ def test_selection_reproduces_published_prompts(hb_dir: Path, cycle: str):
     published = json.loads((d / "prompts.json").read_bytes())
     assert derived == published
     assert dumps_js(derived).encode() == (d / "prompts.json").read_bytes()  # byte for byte
-    assert recognise_selection((d / "select-placeholders.js").read_bytes()).recognised_by == "hash"
+    assert recognise_selection((d / "select-placeholders.js").read_bytes()).recognised_by == "exact text"
 
 
-def test_selection_recognised_by_text_when_comments_change(hb_dir: Path):
+@pytest.mark.parametrize("edit", [
+    lambda s: "// a new comment line\n" + s,  # harmless to Node, but any byte may be code: refused
+    lambda s: s.replace("// Pure ESM", '/**/ import("node:fs").then(f => f.rmSync("x")); // Pure ESM'),
+    lambda s: s.replace("function djb2(s) {", "function djb2(s) { /**/ globalThis.x = 1;"),
+    lambda s: s.replace("\n", "\r\n"),
+    lambda s: s.replace("% bank.length", "% (bank.length - 1)"),
+    lambda s: s + " ",
+])
+def test_selection_recognised_only_byte_for_byte(hb_dir: Path, edit):
     js = (hb_dir / "July 2026" / "select-placeholders.js").read_text()
-    alg = recognise_selection(("// a new comment line\n" + js).encode())
-    assert alg.recognised_by == "normalised text"
     with pytest.raises(UnknownAlgorithm, match="unknown selection algorithm"):
-        recognise_selection(js.replace("% bank.length", "% (bank.length - 1)").encode())
+        recognise_selection(edit(js).encode())
 
 
 @pytest.mark.parametrize("x,js", [(1.0, "1"), (0.5, "0.5"), (1e-7, "1e-7"), (1.5e-7, "1.5e-7"), (0.000001, "0.000001"),
@@ -122,6 +128,9 @@ def test_rounding_idioms():
     assert published_rounding_matches(73.07, 73.0749, 2)
     assert not published_rounding_matches(73.08, 73.0649, 2)
     assert not published_rounding_matches(None, 1.0, 2)
+    assert published_rounding_matches(0.4321, 0.43214, 4)
+    assert not published_rounding_matches(0.4322, 0.43214, 4)  # +1 in the last printed digit
+    assert not published_rounding_matches(0.4320, 0.43214, 4)
 
 
 @pytest.mark.parametrize("cycle,cap", [("June 2026", 8), ("July 2026", 10)])
@@ -143,7 +152,7 @@ def test_render_and_recognise_round_trip():
     back = recognise_scoring(render_scoring_js(rules).encode())
     assert back.meaning_cosine_floor == 0.73 and back.severe_drift_cosine == 0.84
     assert back.penalty_rules == {"identical_to_input": {"per": 3, "cap": 9}}
-    assert back.source.startswith("recognised by structure")
+    assert back.source.startswith("recognised as veribench")
 
 
 @pytest.mark.parametrize("edit", [
@@ -151,6 +160,13 @@ def test_render_and_recognise_round_trip():
     lambda s: s.replace('const WEIGHTS = {"bypass_rate":42', 'const WEIGHTS = {"bypass_rate":fetch("x")'),
     lambda s: s + "\nimport('child_process').then(c => c.execSync('true'));\n",
     lambda s: s.replace('{"bypass_rate":42,', '{"bypass_rate":42,"bonus":5,'),
+    # code hidden behind a comment marker on a comment line: Node runs it
+    lambda s: s.replace("// Pure ESM", '/**/ import("node:fs").then(f => f.rmSync("x")); // Pure ESM'),
+    lambda s: s.replace("function mean(xs) {", "function mean(xs) { /* */ globalThis.x = 1;"),
+    lambda s: s.replace("const MEANING_COSINE_FLOOR = 0.75;", "const MEANING_COSINE_FLOOR = 0.75 /**/;"),
+    lambda s: s.replace('"cap":10}', '"cap":(1)}', 1),
+    lambda s: s.replace("\n", "\r\n"),
+    lambda s: "// extra comment\n" + s,
 ])
 def test_unknown_scoring_algorithm(hb_dir: Path, edit):
     js = (hb_dir / "July 2026" / "scoring.js").read_text()

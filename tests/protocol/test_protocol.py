@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import numpy as np
 import pytest
 
@@ -65,7 +67,8 @@ def test_commit_then_amend(workspace, tmp_path):
         commit(workspace, f)
     with pytest.raises(ProtocolError, match="not committed"):
         require_committed(workspace, load_protocol(f))
-    f.write_text(BASE.replace("0.5", "0.7") + f'\n[[amendments]]\ndate = "2026-11-30"\nsupersedes = "{rec.hash}"\n'
+    today = datetime.now(timezone.utc).date()  # an amendment may not predate the version it supersedes
+    f.write_text(BASE.replace("0.5", "0.7") + f'\n[[amendments]]\ndate = "{today}"\nsupersedes = "{rec.hash}"\n'
                  'summary = "threshold raised to the vendor default"\n')
     rec2 = commit(workspace, f)
     assert rec2.new and rec2.amendments[0]["supersedes"] == rec.hash

@@ -14,40 +14,6 @@ cycle_app = typer.Typer(help="Create, publish, score and re-score humanizer benc
                         no_args_is_help=True)
 
 
-def verify(
-    paths: list[Path] = typer.Argument(..., help="Cycle folders, or folders of cycle folders."),
-    strict: bool = typer.Option(False, "--strict", help="Fail on gaps the bundle's own methodology allows."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write a machine-readable report to FILE."),
-) -> None:
-    """Verify cycle bundles natively: commit, selection, prompts, manifest, replay, provenance, completeness.
-
-    Exit 0 when every cycle passes, 1 when any fails, 2 on a usage error.
-    """
-    from ..cycles.verify import verify_paths
-
-    for p in paths:
-        if not p.exists():
-            typer.secho(f"error: {p}: no such file or folder", fg="red", err=True)
-            raise typer.Exit(2)
-    try:
-        reports = verify_paths(paths, strict=strict)
-    except ValueError as e:
-        typer.secho(f"error: {e}", fg="red", err=True)
-        raise typer.Exit(2)
-    for r in reports:
-        for i, line in enumerate(r.lines()):
-            typer.secho(line, fg=None if i else ("green" if r.ok else "red"))
-    if json_out is not None:
-        from .. import __version__
-
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps({"veribench_version": __version__, "strict": strict,
-                                        "ok": all(r.ok for r in reports),
-                                        "cycles": [r.to_dict() for r in reports]}, indent=2, default=str,
-                                       ensure_ascii=False) + "\n", encoding="utf-8")
-    raise typer.Exit(0 if all(r.ok for r in reports) else 1)
-
-
 @cycle_app.command("new")
 @friendly_errors
 def cycle_new(
@@ -209,6 +175,5 @@ def cycle_rescore(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``verify`` and the ``cycle`` sub-app to the root app."""
-    app.command("verify")(verify)
+    """Add the ``cycle`` sub-app to the root app (``veribench verify`` lives in :mod:`veribench.cli.verify`)."""
     app.add_typer(cycle_app, name="cycle")

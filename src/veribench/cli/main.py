@@ -20,7 +20,8 @@ app = typer.Typer(
 )
 
 #: Command-group modules, in help order.
-GROUPS = ["corpus", "protocol", "score", "evaluate", "demo", "cycles", "rate", "report", "humanize", "plan", "attack", "list", "write"]
+GROUPS = ["corpus", "protocol", "score", "evaluate", "demo", "cycles", "rate", "report", "humanize", "plan", "attack",
+          "list", "write", "verify", "publish", "log"]
 
 
 

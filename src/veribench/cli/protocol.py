@@ -1,8 +1,9 @@
-"""CLI group: ``veribench protocol commit|show``."""
+"""CLI group: ``veribench protocol commit|timestamp|show``."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -10,11 +11,31 @@ from .common import WorkspaceOpt, friendly_errors
 
 protocol_app = typer.Typer(help="Commit scoring rules before any scan; amend them in the open.", no_args_is_help=True)
 
+TsaOpt = typer.Option(None, "--tsa", help="RFC 3161 timestamp authority URL: stamp the commitment record.")
+TsaCertOpt = typer.Option(None, "--tsa-cert", help="The authority's root certificate (PEM): check the token's "
+                                                   "signature now and keep the certificate for verifiers.")
+
+
+def _read_cert(p: Optional[Path]) -> Optional[bytes]:
+    if p is None:
+        return None
+    from ..errors import InputError
+
+    try:
+        return p.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read ({e.strerror})", file=str(p)) from None
+
 
 @protocol_app.command("commit")
 @friendly_errors
-def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .yaml)."), workspace: Path = WorkspaceOpt):
-    """Record the protocol's SHA-256 and today's date in the workspace, before any scan.
+def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .yaml)."), workspace: Path = WorkspaceOpt,
+               tsa: Optional[str] = TsaOpt, tsa_cert: Optional[Path] = TsaCertOpt,
+               new_protocol: bool = typer.Option(False, "--new-protocol", help="Declare an unrelated protocol in a "
+                                                 "workspace that already holds runs (logged and shown)."),
+               record_dir: Optional[Path] = typer.Option(None, "--record-dir", help="Where to write the commitment "
+                                                         "record (default WS/commitments).")):
+    """Commit the protocol's exact bytes to the event log before any scan, and write the record to publish.
 
     Warns when the selected corpus is too small for the comparisons or gaps the protocol
     declares (a Wilson half-width above 5 points at a 5% FPR, or a gap that cannot detect
@@ -23,25 +44,55 @@ def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .y
     from ..store import Workspace
 
     with Workspace(workspace) as ws:
-        rec = commit(ws, file)
+        rec = commit(ws, file, tsa_url=tsa, tsa_roots=_read_cert(tsa_cert), new_protocol=new_protocol,
+                     record_dir=record_dir)
     state = "committed" if rec.new else "already committed"
     typer.echo(f"{state}: {rec.name} sha256={rec.hash} at {rec.committed_at:%Y-%m-%dT%H:%M:%SZ}")
+    typer.echo(f"  protocol id {rec.protocol_id}, version {rec.version}, event {rec.seq} (chain head "
+               f"{rec.event_hash})")
+    if rec.record_path:
+        typer.echo(f"  commitment record to publish now: {rec.record_path}")
+    if rec.timestamp:
+        t = rec.timestamp
+        typer.echo(f"  timestamp: {t['gen_time']} by {t.get('signer') or 'the authority'}"
+                   + ("" if t["signature_checked"] else " (signature not checked: pass --tsa-cert)"))
     for a in rec.amendments:
-        typer.echo(f"  amendment {a.get('date')}: {a.get('summary')} (supersedes {a.get('supersedes')})")
+        typer.echo(f"  amendment v{a.get('version')} {a.get('date')} (logged {a.get('committed_at')}): "
+                   f"{a.get('summary')} (supersedes {a.get('supersedes')})")
     for w in rec.warnings:
         typer.echo(f"warning: {w}")
+
+
+@protocol_app.command("timestamp")
+@friendly_errors
+def timestamp_cmd(file: Path = typer.Argument(..., help="A committed protocol file."), workspace: Path = WorkspaceOpt,
+                  tsa: str = typer.Option(..., "--tsa", help="RFC 3161 timestamp authority URL."),
+                  tsa_cert: Optional[Path] = TsaCertOpt):
+    """Add an RFC 3161 token to an existing commitment (it proves the record existed from the token's time on)."""
+    from ..protocol.commit import add_timestamp
+    from ..protocol.model import load_protocol
+    from ..store import Workspace
+
+    proto = load_protocol(file)
+    with Workspace(workspace) as ws:
+        t = add_timestamp(ws, proto.hash or "", tsa, tsa_roots=_read_cert(tsa_cert))
+    typer.echo(f"timestamped {proto.name} ({proto.hash}): {t['gen_time']}")
 
 
 @protocol_app.command("show")
 @friendly_errors
 def show_cmd(workspace: Path = WorkspaceOpt):
-    """List committed protocols with their hashes, dates and amendments."""
+    """List committed protocol versions from the event log: id, version, hash, log time, amendment."""
+    from ..protocol.commit import versions
     from ..store import Workspace
 
-    with Workspace(workspace) as ws:
-        rows = ws.query("SELECT name, protocol_hash, committed_at, path, amendments FROM protocols ORDER BY committed_at")
-    for name, h, at, path, am in rows:
-        typer.echo(f"{at:%Y-%m-%dT%H:%M:%SZ}  {name}  {h}  {path}  amendments={am}")
+    with Workspace(workspace, read_only=True) as ws:
+        vs = sorted(versions(ws.con).values(), key=lambda e: e["seq"])
+    for e in vs:
+        p = e["payload"]
+        a = p.get("amendment") or {}
+        typer.echo(f"{e['at']}  {p['protocol_id']} v{p.get('version')}  {p['name']}  {p['protocol_sha256']}"
+                   + (f"  amends {p.get('supersedes', '')[:12]}…: {a.get('summary')}" if a else ""))
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ the raw bytes on disk, never over decoded or re-serialised text.
 
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,42 +38,25 @@ class BundleFileError(Exception):
         self.file, self.message = file, message
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in d:
-            raise ValueError(f"duplicate key {k!r}")
-        d[k] = v
-    return d
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_json_bytes(data: bytes, file: str) -> Any:
-    """Parse raw bytes as strict JSON (UTF-8, no BOM, no NaN/Infinity, no duplicate keys).
+    """Parse raw bytes as strict JSON (UTF-8, no BOM, no NaN/Infinity, no duplicate keys,
+    nesting within :data:`veribench.bundles.reader.MAX_JSON_DEPTH`).
 
     Raises:
         BundleFileError: naming the file, and the line and column of a syntax error
             (a truncated file fails here).
     """
+    from ..bundles.reader import ReadError, parse_json
+
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise BundleFileError(file, f"not UTF-8 at byte {e.start}") from None
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-    except json.JSONDecodeError as e:
-        raise BundleFileError(file, f"unparsable JSON: {e.msg} at line {e.lineno} column {e.colno}"
-                              f" ({len(data)} bytes; truncated?)") from None
-    except ValueError as e:
-        raise BundleFileError(file, f"invalid JSON: {e}") from None
+        return parse_json(data, file)
+    except ReadError as e:
+        raise BundleFileError(file, e.message) from None
 
 
 def is_cycle_dir(path: Path) -> bool:
-    """A folder holding at least one known bundle file."""
-    return path.is_dir() and any((path / n).is_file() for n in ALL_KNOWN)
+    """A folder holding at least one known bundle file (or a link or special file by such a name)."""
+    return path.is_dir() and any(os.path.lexists(path / n) for n in ALL_KNOWN)
 
 
 def discover(path: Path) -> list[Path]:
@@ -87,21 +70,38 @@ def discover(path: Path) -> list[Path]:
 
 @dataclass
 class Bundle:
-    """The raw bytes of a cycle folder's known files (read once), parsed on demand."""
+    """The raw bytes of a cycle folder's known files (read once, safely), parsed on demand.
+
+    Read through :mod:`veribench.bundles.reader`: links and special files are refused
+    and never opened (``refused``), each file is read with a size cap (``max_file_bytes``).
+    """
 
     path: Path
     raw: dict[str, bytes] = field(default_factory=dict)
     extra: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
     _parsed: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: Path) -> "Bundle":
+    def load(cls, path: Path, max_file_bytes: int | None = None) -> "Bundle":
+        from ..bundles import reader
+
+        cap = max_file_bytes or reader.MAX_FILE_BYTES
         b = cls(Path(path))
-        for p in sorted(b.path.iterdir()):
-            if p.is_file() and p.name in ALL_KNOWN:
-                b.raw[p.name] = p.read_bytes()
+        listing = reader.scan(b.path, max_depth=0)
+        for n, why in listing.refused.items():
+            if n.endswith("/"):
+                b.extra.append(n.rstrip("/"))  # a sub-folder: not part of a cycle bundle
             else:
-                b.extra.append(p.name)
+                b.refused[n] = why
+        for name in listing.files:
+            if name not in ALL_KNOWN:
+                b.extra.append(name)
+                continue
+            try:
+                b.raw[name] = reader.read_bytes(b.path, name, cap)
+            except reader.ReadError as e:
+                b.refused[name] = e.message
         return b
 
     def sha256(self, name: str) -> str:

@@ -16,9 +16,9 @@ Per humanizer, over its tests with ``status == "complete"``:
   medium at >= ``medium_min_tests``, else low;
 - ranking: composite descending, then slug ascending (UTF-16 code-unit order).
 
-A bundle's ``scoring.js`` is recognised (:func:`recognise_scoring`) by matching its
-comment-free text against the known structure with every constant as a hole; the
-holes give a :class:`ScoringRules`. Anything else raises :class:`UnknownAlgorithm`
+A bundle's ``scoring.js`` is recognised (:func:`recognise_scoring`) only when it equals a
+known text byte for byte outside its constant holes; the holes give a
+:class:`ScoringRules`. Anything else raises :class:`UnknownAlgorithm`
 ("cannot verify: unknown scoring algorithm"); the file is never executed.
 """
 
@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..hashing import sha256_bytes
-from .frozen import KNOWN_SCORING_FILES, SCORING_JS_TEMPLATE
+from .frozen import KNOWN_SCORING_FILES, KNOWN_SCORING_TEMPLATES, SCORING_JS_HOLES, SCORING_JS_TEMPLATE
 from .jscompat import js_number_to_string, js_word_count, utf16_units
-from .selection import UnknownAlgorithm, normalise_js
+from .selection import UnknownAlgorithm
 
 SUB_SCORES = ("bypass_rate", "meaning_preservation", "readability", "consistency_across_categories")
 PENALTY_CODES = ("refusal_in_output", "identical_to_input", "severe_meaning_drift", "length_inflation",
@@ -96,62 +96,40 @@ class ScoringRules:
 
 # -- recognising scoring.js -----------------------------------------------------------
 
-_NUM = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-_OBJ = r"(\{.*?\})"
-_HOLES = {
-    "WEIGHTS": _OBJ, "PENALTY_RULES": _OBJ, "LENGTH_INFLATION": _NUM, "LENGTH_DEFLATION": _NUM,
-    "MEANING_FLOOR": _NUM, "MIN_CATEGORIES": _NUM, "NEUTRAL_CONSISTENCY": _NUM, "SEVERE_DRIFT": _NUM,
-    "HIGH_MIN_TESTS": _NUM, "HIGH_MAX_STDDEV": _NUM, "MEDIUM_MIN_TESTS": _NUM,
-}
 _MARK = re.compile(r"@([A-Z_]+)@")
-_STRUCTURE: tuple[re.Pattern[str], list[str]] | None = None
+_KNOWN: dict[str, Any] | None = None
 
 
-def _structure() -> tuple[re.Pattern[str], list[str]]:
-    global _STRUCTURE
-    if _STRUCTURE is None:
-        norm = normalise_js(SCORING_JS_TEMPLATE)
-        parts, names, pos = [], [], 0
-        for m in _MARK.finditer(norm):
-            parts.append(re.escape(norm[pos:m.start()]))
-            parts.append(_HOLES[m.group(1)])
-            names.append(m.group(1))
-            pos = m.end()
-        parts.append(re.escape(norm[pos:]))
-        _STRUCTURE = (re.compile("".join(parts), re.S), names)
-    return _STRUCTURE
+def _known() -> dict[str, Any]:
+    global _KNOWN
+    if _KNOWN is None:
+        from ..bundles.reader import compile_template
 
-
-def _num(s: str) -> float | int:
-    v = float(s)
-    return int(v) if v.is_integer() and re.fullmatch(r"-?\d+", s) else v
+        _KNOWN = {name: compile_template(t, SCORING_JS_HOLES) for name, t in KNOWN_SCORING_TEMPLATES.items()}
+    return _KNOWN
 
 
 def recognise_scoring(data: bytes) -> ScoringRules:
     """Identify a bundle's ``scoring.js`` (raw bytes) and read its constants.
 
+    The file must equal a known text (:data:`veribench.cycles.frozen.KNOWN_SCORING_TEMPLATES`)
+    byte for byte outside its constant holes; a hole holds only a number or a JSON
+    object of numbers. Any other byte - a comment marker with code behind it, a changed
+    line ending - is refused.
+
     Raises:
-        UnknownAlgorithm: the structure is not the known one, or a constant is not
-            plain JSON data ("cannot verify: unknown scoring algorithm").
+        UnknownAlgorithm: "cannot verify: unknown scoring algorithm", or a constant with
+            the wrong shape.
     """
+    from ..bundles.reader import match_frozen
+
     h = sha256_bytes(data)
     unknown = f"cannot verify: unknown scoring algorithm (scoring.js sha256 {h})"
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UnknownAlgorithm(unknown + "; not UTF-8") from None
-    pat, names = _structure()
-    m = pat.fullmatch(normalise_js(text))
-    if not m:
-        raise UnknownAlgorithm(unknown)
-    vals: dict[str, Any] = {}
-    for name, raw in zip(names, m.groups()):
-        if name in vals:
-            continue
-        try:
-            vals[name] = json.loads(raw) if _HOLES[name] == _OBJ else _num(raw)
-        except ValueError:
-            raise UnknownAlgorithm(unknown + f"; constant {name} is not JSON data") from None
+    m = match_frozen(data, _known())
+    if m is None:
+        raise UnknownAlgorithm(unknown + "; only a known frozen text, byte for byte outside its constants, is "
+                                         "accepted, and it is never executed")
+    vals = {k: (_num(str(v)) if not isinstance(v, dict) else v) for k, v in m.constants.items()}
     w, pr = vals["WEIGHTS"], vals["PENALTY_RULES"]
     if not (isinstance(w, dict) and set(w) == set(SUB_SCORES)
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in w.values())):
@@ -169,8 +147,13 @@ def recognise_scoring(data: bytes) -> ScoringRules:
         min_categories=vals["MIN_CATEGORIES"], neutral_consistency=vals["NEUTRAL_CONSISTENCY"],
         high_min_tests=vals["HIGH_MIN_TESTS"], high_max_stddev=vals["HIGH_MAX_STDDEV"],
         medium_min_tests=vals["MEDIUM_MIN_TESTS"],
-        source=(f"known file: {source}" if source else "recognised by structure") + f"; sha256 {h}",
+        source=(f"known file: {source}" if source else f"recognised as {m.name} with its constants") + f"; sha256 {h}",
     )
+
+
+def _num(s: str) -> float | int:
+    v = float(s)
+    return int(v) if v.is_integer() and re.fullmatch(r"-?\d+", s) else v
 
 
 def render_scoring_js(rules: ScoringRules) -> str:

@@ -13,9 +13,9 @@ bundle (sha256 ``f8bae546...d80f`` for June and July 2026; see
 - substitution replaces every ``[TOKEN]`` that has a non-empty value and leaves the
   others (recorded as missing).
 
-A bundle's selection file is data: :func:`recognise_selection` identifies it by its
-hash or by its comment-free text; anything else is "cannot verify: unknown
-selection algorithm" and is never executed.
+A bundle's selection file is data: :func:`recognise_selection` identifies it only when
+it equals the known frozen text byte for byte; anything else is "cannot verify:
+unknown selection algorithm" and is never executed.
 """
 
 from __future__ import annotations
@@ -115,40 +115,28 @@ class SelectionAlgorithm:
     """An identified selection algorithm: its family name and how it was recognised."""
 
     family: str
-    recognised_by: str  # "hash" or "normalised text"
+    recognised_by: str  # "exact text"
     file_sha256: str
-
-
-def normalise_js(text: str) -> str:
-    """Comment-free, whitespace-collapsed form of a frozen JS file (for recognition).
-
-    Whole-line ``//`` comments and JSDoc lines (``/**``, ``*``, ``*/``) are dropped; every
-    run of whitespace becomes one space. Code is never interpreted.
-    """
-    keep = []
-    for line in text.splitlines():
-        s = line.strip()
-        if not s or s.startswith("//") or s.startswith("/*") or s.startswith("*"):
-            continue
-        keep.append(s)
-    return re.sub(r"\s+", " ", " ".join(keep)).strip()
 
 
 def recognise_selection(data: bytes) -> SelectionAlgorithm:
     """Identify a bundle's ``select-placeholders.js`` (raw bytes).
 
+    Only a file equal, byte for byte, to a known frozen text is recognised: a changed
+    comment, whitespace or line ending is a different file, because any byte may be code
+    to the JavaScript engine (``/**/ import("node:fs")`` on a comment line runs).
+
     Raises:
-        UnknownAlgorithm: neither its hash nor its normalised text is known.
+        UnknownAlgorithm: not a known text ("cannot verify: unknown selection algorithm").
     """
-    from .frozen import KNOWN_SELECTION_FILES, SELECT_PLACEHOLDERS_JS
+    from .frozen import KNOWN_SELECTION_FILES, KNOWN_SELECTION_TEXTS
 
     h = sha256_bytes(data)
-    if h in KNOWN_SELECTION_FILES:
-        return SelectionAlgorithm(KNOWN_SELECTION_FILES[h], "hash", h)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise UnknownAlgorithm(f"select-placeholders.js is not UTF-8 ({e})") from None
-    if normalise_js(text) == normalise_js(SELECT_PLACEHOLDERS_JS):
-        return SelectionAlgorithm("humanizerbench-djb2-v1", "normalised text", h)
-    raise UnknownAlgorithm(f"cannot verify: unknown selection algorithm (select-placeholders.js sha256 {h})")
+    for family, text in KNOWN_SELECTION_TEXTS.items():
+        if data == text.encode("utf-8"):
+            return SelectionAlgorithm(family, "exact text", h)
+    known = KNOWN_SELECTION_FILES.get(h)
+    if known:  # pragma: no cover - every known hash has its text above
+        return SelectionAlgorithm(known, "exact text", h)
+    raise UnknownAlgorithm(f"cannot verify: unknown selection algorithm (select-placeholders.js sha256 {h}; "
+                           "only a known frozen text, byte for byte, is accepted, and it is never executed)")

@@ -12,8 +12,9 @@ Checks, in order (each failure names the check, file, field, expected and got):
 4. ``manifest``: every listed file matches its SHA-256 over raw bytes; unknown names,
    names with path separators or ``..`` fail; required files present and parsable.
 5. ``replay``: the leaderboard re-computed from the raw files with the recognised
-   scoring rules matches the published one after its rounding (2 decimals for
-   composite and score_delta, 4 for the rest; tolerance 1e-4), in both directions:
+   scoring rules matches the published one at its published precision (2 decimals for
+   composite and score_delta, 4 for the rest), exactly - a +1 in the last printed
+   digit fails - in both directions:
    sub-scores, detector and category breakdowns, penalties, counts, confidence,
    ranks. Unavailable humanizers never enter the replay, and their listing must be
    supported by the data (at least half of the attempts are access failures). When
@@ -26,7 +27,10 @@ Checks, in order (each failure names the check, file, field, expected and got):
    under ``strict``; veribench bundles require it.
 
 ``algorithm`` failures ("cannot verify: unknown scoring algorithm") mean a frozen
-file is not recognised; it is never executed.
+file is not recognised (it must equal a known text byte for byte outside its constant
+holes); it is never executed. ``reader`` failures name a file the hardened reader
+(:mod:`veribench.bundles.reader`) refused: a symbolic link or special file, a file over
+the size cap, JSON nested beyond the depth cap.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ from typing import Any, Mapping, Sequence
 from ..hashing import sha256_bytes
 from .bundle import (ALLOWED_MANIFEST_NAMES, MANIFEST_FILES, META_FILES, REQUIRED_FILES, Bundle,
                      BundleFileError)
-from .jscompat import published_rounding_matches
+from ..bundles.reader import ReadError, reference_trim
+from .jscompat import js_math_round, published_rounding_matches
 from .scoring import SUB_SCORES, compute_leaderboard, recognise_scoring
 from .selection import UnknownAlgorithm, recognise_selection, resolve_prompts
 
@@ -54,7 +59,6 @@ ACCESS_FAILURE_CODES = frozenset({
 #: Rounding of each published value (``shared/reference/datasets.md``).
 DECIMALS_COMPOSITE = 2
 DECIMALS_OTHER = 4
-TOLERANCE = 1e-4
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _ABSENT = "<absent>"  # a leaderboard entry without rank_change (veribench's own)
 
@@ -198,7 +202,7 @@ _score = lambda v: _is_num(v) and 0 <= v <= 1  # noqa: E731
 def _check_manifest(c: _Ctx) -> None:
     b = c.b
     for n in REQUIRED_FILES:
-        if not b.has(n):
+        if not b.has(n) and n not in b.refused:
             c.fail("manifest", "required file missing", n)
     cyc = c.json("cycle.json") if b.has("cycle.json") else None
     if cyc is None:
@@ -219,7 +223,8 @@ def _check_manifest(c: _Ctx) -> None:
             c.fail("manifest", "not a lowercase hex SHA-256", "cycle.json", f"files[{name!r}]", got=digest)
             continue
         if not b.has(name):
-            c.fail("manifest", "listed file missing", name)
+            if name not in b.refused:
+                c.fail("manifest", "listed file missing", name)
             continue
         got = b.sha256(name)
         if got != digest:
@@ -235,14 +240,16 @@ def _check_manifest(c: _Ctx) -> None:
 
 
 def _nonce(c: _Ctx) -> tuple[bytes, str] | None:
+    """The revealed nonce as the reference implementation reads it: the file's UTF-8 text
+    trimmed with JavaScript's ``String.prototype.trim`` whitespace set."""
     if not c.b.has("nonce.txt"):
         return None
-    raw = c.b.raw["nonce.txt"].strip(b" \t\r\n")
     try:
-        return raw, raw.decode("utf-8")
+        text = reference_trim(c.b.raw["nonce.txt"].decode("utf-8"))
     except UnicodeDecodeError:
         c.fail("commit", "nonce is not UTF-8", "nonce.txt")
         return None
+    return text.encode("utf-8"), text
 
 
 def _check_commit(c: _Ctx) -> None:
@@ -358,9 +365,10 @@ def _load_data(c: _Ctx) -> tuple[list, list, list] | None:
 
 
 def _cmp(c: _Ctx, published: Any, replayed: float, digits: int, fld: str) -> None:
-    if not published_rounding_matches(published, replayed, digits, TOLERANCE):
+    """Published value against the replay rounded to the published ``digits``, exactly."""
+    if not published_rounding_matches(published, replayed, digits):
         c.fail("replay", "published value differs from the replayed one", "leaderboard.json", fld,
-               expected=round(replayed, digits), got=published)
+               expected=js_math_round(replayed, digits), got=published)
 
 
 def _check_replay(c: _Ctx, data: tuple[list, list, list]) -> None:
@@ -445,7 +453,7 @@ def _check_replay(c: _Ctx, data: tuple[list, list, list]) -> None:
             for k, v in r[bd].items():
                 if k not in pb:
                     c.fail("replay", "replayed key absent from the published breakdown", "leaderboard.json",
-                           f"{f0}.{bd}.{k}", round(v, DECIMALS_OTHER), None)
+                           f"{f0}.{bd}.{k}", js_math_round(v, DECIMALS_OTHER), None)
                 else:
                     _cmp(c, pb[k], v, DECIMALS_OTHER, f"{f0}.{bd}.{k}")
         pp = p.get("penalties_applied") if isinstance(p.get("penalties_applied"), list) else []
@@ -618,10 +626,15 @@ def _check_completeness(c: _Ctx, data: tuple[list, list, list]) -> None:
                                   f"{len(miss)} of {len(sids)} samples", "tests.json", f"humanizer {h}")
 
 
-def verify_cycle(path: str | Path, strict: bool = False) -> CycleReport:
+def verify_cycle(path: str | Path, strict: bool = False, max_file_bytes: int | None = None) -> CycleReport:
     """Run every check on one cycle folder; never executes bundle code."""
     path = Path(path)
-    b = Bundle.load(path)
+    try:
+        b = Bundle.load(path, max_file_bytes=max_file_bytes)
+    except ReadError as e:
+        r = CycleReport(path=str(path), cycle=path.name)
+        r.failures.append(Finding("reader", e.message, e.file))
+        return r
     name = path.name
     try:
         cm = b.json("commit.json")
@@ -631,6 +644,8 @@ def verify_cycle(path: str | Path, strict: bool = False) -> CycleReport:
         pass
     r = CycleReport(path=str(path), cycle=name)
     c = _Ctx(b, r, strict)
+    for n, why in b.refused.items():
+        c.fail("reader", why, n)
     try:
         cm, lb = b.json("commit.json"), b.json("leaderboard.json")
         r.started_at = cm.get("started_at") if isinstance(cm, dict) else None

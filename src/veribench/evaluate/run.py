@@ -330,14 +330,16 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
     meta = {
         "run_id": run_id, "tag": proto.tag, "created_at": now_utc().isoformat(timespec="seconds"),
         "veribench_version": __version__,
-        "protocol": {"name": proto.name, "path": proto.path, "hash": proto.hash,
+        # the file name only: results are published, a local folder is nobody's business
+        "protocol": {"name": proto.name, "path": Path(proto.path).name if proto.path else None, "hash": proto.hash,
                      "committed_at": commit.committed_at.isoformat(timespec="seconds") if commit else None,
                      "amendments": proto.amendments, "declared_split": proto.split_rule != "none"},
     }
-    if commit:
-        late = ws.query("SELECT count(*) FROM scores WHERE scanned_at < ? AND spec_hash IN (SELECT unnest(?::VARCHAR[]))",
-                        [commit.committed_at, [s.hash for s, _ in pairs]])[0][0]
-        meta["protocol"]["scores_before_commit"] = int(late)
+    from ..protocol.commit import log_run, run_integrity
+
+    integ = run_integrity(ws, commit, [s.hash for s, _ in pairs])  # chain head, commitment facts (event log)
+    meta["chain_head"] = integ.pop("chain_head")
+    meta["protocol"].update(integ)
     res = compute_results(docs, dets, proto, run_meta=meta)
     if grid:
         from .grid import grid_results
@@ -352,6 +354,7 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
             c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
                       [run_id, proto.tag, proto.hash, now_utc(), json.dumps(res, allow_nan=False)])
             _store_rows(c, run_id, rows)
+            log_run(c, res)
     return res
 
 

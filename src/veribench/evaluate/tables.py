@@ -251,6 +251,10 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
     from rich.table import Table
 
     con = console or wide_console()
+    from ..bundles import honesty
+
+    for line in honesty.lines(res):  # integrity first, before any rate
+        con.print(line, style="bold red" if honesty.is_alert(line) else "bold", markup=False, highlight=False)
     run = res.get("run", {})
     proto = run.get("protocol") or {}
     head = f"run {run.get('tag')} ({run.get('split', {}).get('rule')} split)"
@@ -397,6 +401,9 @@ def markdown(res: dict[str, Any]) -> str:
            "ai-edited-human and mixed have their own columns; side arms and derived texts have side rows "
            "(docs/labels.md). Rates are over the texts each detector actually scored; excluded texts are listed.",
            ""]
+    from ..bundles import honesty
+
+    out[1:1] = [""] + honesty.markdown(res)[:-1]  # integrity first, before any rate
     for a in proto.get("amendments") or []:
         out.append(f"- Amendment {a.get('date')}: {a.get('summary')} (supersedes `{a.get('supersedes')}`)")
     for g, rows in table1_by_group(res):

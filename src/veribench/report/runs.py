@@ -1,9 +1,17 @@
-"""Detector-run pages: the newest evaluation run of a workspace, as page data.
+"""Detector-run pages: the newest evaluation run of a workspace, published bundles, and runs over time.
 
 The input is a run results dict (see ``veribench evaluate --json``; the contract is
-``notes/run-schema.md``): every rate, interval and curve is already aggregated by
+``docs/results-schema.md``): every rate, interval and curve is already aggregated by
 ``veribench.evaluate``, so the report does no per-document work except writing the raw
 per-document CSV and Parquet downloads with :meth:`Workspace.export_scores`.
+
+Every run page opens with the run's integrity statements (:mod:`veribench.bundles.honesty`):
+scores that predate the commitment, amendments made after results existed, earlier
+runs under the same protocol id with their results' SHA-256. A published bundle
+(``veribench publish``) is verified before its page is built and shows the verdict.
+:func:`run_trends_data` puts several runs with different tags side by side: per
+detector, FPR and catch rate with their intervals per tag, and the amendment changelog
+between runs.
 """
 
 from __future__ import annotations
@@ -23,11 +31,70 @@ LIANG_WRITER_SUBGROUPS = {"non-native": "TOEFL_real_91", "native": "HewlettStude
 
 
 def _runs_table(ws) -> list[dict[str, Any]]:
+    """Every run of the workspace, newest first, with its protocol id and results SHA-256 from the event log."""
+    from ..store.events import read_events
+
     rows = ws.query("SELECT run_id, tag, protocol_hash, created_at FROM runs ORDER BY created_at DESC, run_id")
-    return [
-        {"run_id": r[0], "tag": r[1], "protocol_hash": r[2], "created_at": r[3].isoformat() if r[3] is not None else None}
-        for r in rows
-    ]
+    try:
+        logged = {e["payload"].get("run_id"): e for e in read_events(ws.con, types=("run",))}
+    except Exception:  # a workspace from before the event log
+        logged = {}
+    out = []
+    for r in rows:
+        e = logged.get(r[0])
+        out.append({"run_id": r[0], "tag": r[1], "protocol_hash": r[2],
+                    "created_at": r[3].isoformat() if r[3] is not None else None,
+                    "protocol_id": e["payload"].get("protocol_id") if e else None,
+                    "results_sha256": e["payload"].get("results_sha256") if e else None})
+    return out
+
+
+def all_results(ws) -> list[dict[str, Any]]:
+    """The newest run of each tag in a workspace (for runs over time), oldest first."""
+    rows = ws.query("SELECT tag, results FROM runs QUALIFY row_number() OVER (PARTITION BY tag ORDER BY created_at "
+                    "DESC, run_id DESC) = 1 ORDER BY created_at")
+    return [json.loads(r[1]) for r in rows if r[1]]
+
+
+def is_published_run(path: Path) -> bool:
+    """A folder holding a detector-run bundle (``veribench publish``)."""
+    from ..bundles.verify import is_detector_bundle
+
+    return is_detector_bundle(path)
+
+
+def load_bundle_run(path: Path, verify: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(results, verification) of a published detector-run bundle, read with the hardened reader.
+
+    ``verification`` is ``{"status": "verified" | "FAILED" | "not verified", "detail", "checks"}``.
+    """
+    from ..bundles import layout, reader
+    from ..bundles.verify import verify_bundle
+
+    try:
+        results = reader.read_json(path, layout.RESULTS)
+    except reader.ReadError as e:
+        raise InputError(e.message, file=str(path / e.file)) from None
+    if not verify:
+        return results, {"status": "not verified", "detail": "verification skipped (--no-verify)", "checks": []}
+    rep = verify_bundle(path)
+    checks = [{"name": c, "result": rep.status(c), "detail": rep.to_dict()["checks"][c].get("detail", "")}
+              for c in rep.to_dict()["checks"]]
+    for f in rep.failures[:20]:
+        checks.append({"name": f.check, "result": "FAIL", "detail": f.line()})
+    return results, {"status": "verified" if rep.ok else "FAILED",
+                     "detail": rep.lines()[0], "checks": checks}
+
+
+def integrity_block(results: dict[str, Any]) -> dict[str, Any]:
+    """The integrity statements of a run, for the top of its page."""
+    from ..bundles import honesty
+
+    f = honesty.facts(results)
+    lines = honesty.lines(results)
+    return {"status": f["status"], "lines": [{"text": x, "alert": honesty.is_alert(x)} for x in lines],
+            "scores_before_commit": f["scores_before_commit"], "scores_total": f["scores_total"],
+            "amended_after_results": len(f["amended_after_results"]), "earlier_runs": f["earlier_runs"]}
 
 
 def latest_results(ws) -> dict[str, Any]:
@@ -147,6 +214,8 @@ def run_page_data(results: dict[str, Any], *, source: str, runs: list[dict[str, 
     return {
         "kind": "run",
         "source": Path(source).name,  # folder or file name only: no local absolute path in a published site
+        "integrity": integrity_block(results),
+        "verification": None,
         "run": run,
         "runs_in_workspace": runs or [],
         "detectors": list(dets.values()),
@@ -192,4 +261,65 @@ def run_figures(data: dict[str, Any], img_dir: Path, stem: str) -> list[dict[str
                                 xlabel="false-positive rate (%), 95% Wilson interval")
         figs.append({"id": "subgroups", "file": f"img/{p.name}", "alt": "False-positive rate per subgroup and detector with 95% interval whiskers.",
                      "caption": "False-positive rate per subgroup (human texts only), with 95% interval whiskers."})
+    return figs
+
+
+# -- runs over time -------------------------------------------------------------------------
+
+TREND_METRICS = (("fpr", "fpr_ci95", "human_n", "false_positives", "false-positive rate"),
+                 ("catch_rate", "catch_rate_ci95", "ai_n", "detections", "catch rate"))
+
+
+def run_trends_data(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several runs with different tags side by side (oldest first).
+
+    Returns ``{"kind": "run_trends", "tags", "runs", "rows", "changelog"}``: ``rows`` has one
+    entry per detector with, per tag, FPR and catch rate with counts and Wilson intervals
+    as each run published them (Table 1); ``changelog`` lists each run's protocol and the
+    amendments logged since the previous run (with ``after_results``).
+    """
+    runs = sorted(runs, key=lambda r: ((r.get("run") or {}).get("created_at") or "", (r.get("run") or {}).get("tag")))
+    tags: list[str] = []
+    by_tag: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        t = str((r.get("run") or {}).get("tag"))
+        if t not in by_tag:
+            tags.append(t)
+        by_tag[t] = r  # the newest run of a tag wins
+    dets: dict[str, dict[str, Any]] = {}
+    for t in tags:
+        for row in by_tag[t].get("table1") or []:
+            d = dets.setdefault(row.get("detector"), {"detector": row.get("detector"), "by_tag": {}})
+            d["by_tag"][t] = {k: row.get(k) for m in TREND_METRICS for k in m[:4]} | {
+                "version": row.get("version"), "scan_date": row.get("scan_date")}
+    for d in dets.values():
+        for t in tags:
+            d["by_tag"].setdefault(t, None)
+    changelog, prev_at, seen = [], "", set()
+    for t in tags:
+        run = by_tag[t].get("run") or {}
+        p = run.get("protocol") or {}
+        new = [a for a in p.get("amendments") or [] if a.get("hash") not in seen]
+        seen |= {a.get("hash") for a in p.get("amendments") or []}
+        changelog.append({"tag": t, "run_id": run.get("run_id"), "created_at": run.get("created_at"),
+                          "protocol": p.get("name"), "protocol_id": p.get("id"), "protocol_hash": p.get("hash"),
+                          "scores_before_commit": p.get("scores_before_commit"), "scores_total": p.get("scores_total"),
+                          "amendments": new, "since": prev_at or None})
+        prev_at = run.get("created_at") or prev_at
+    return {"kind": "run_trends", "tags": tags, "rows": list(dets.values()), "changelog": changelog}
+
+
+def run_trends_figures(data: dict[str, Any], img_dir: Path) -> list[dict[str, str]]:
+    """One interval chart per metric: a row per detector, a dot per tag, whiskers = 95% interval."""
+    figs = []
+    for key, ci, _, _, name in TREND_METRICS:
+        rows = [{"group": d["detector"], "series": t, "v": (d["by_tag"][t] or {}).get(key),
+                 "ci": (d["by_tag"][t] or {}).get(ci)} for d in data["rows"] for t in data["tags"]]
+        if not any(_finite(r["v"]) for r in rows):
+            continue
+        p = plots.interval_dots(rows, img_dir / f"run-trends-{key}.svg", group_key="group", series_key="series",
+                                value_key="v", ci_key="ci", xlabel=f"{name} (%), 95% Wilson interval, per run tag")
+        figs.append({"id": key, "file": f"img/{p.name}",
+                     "alt": f"{name.capitalize()} per detector for each run tag, with 95% interval whiskers.",
+                     "caption": f"{name.capitalize()} per detector across runs (one dot per tag, oldest first)."})
     return figs

@@ -213,8 +213,18 @@ AGREE_COLS = [Col("Subgroup", "subgroup"), Col("Slice type", "slice_type"), Col(
 DET_COLS = [Col("Detector", "detector"), Col("Version", "version"), Col("Spec hash", "spec_hash"),
             Col("Texts that differ from the corpus", "n_text_differs", "int", "the detector scored a different text than the document's"),
             Col("Failed calls", "n_failed", "int")]
-AMEND_COLS = [Col("Date", "date"), Col("Summary", "summary"), Col("Hash", "hash")]
-RUNS_COLS = [Col("Run", "run_id"), Col("Tag", "tag"), Col("Created", "created_at"), Col("Protocol hash", "protocol_hash")]
+AMEND_COLS = [Col("Date", "date"), Col("Logged", "committed_at"), Col("Summary", "summary"),
+              Col("After results", "after_results", help="committed after runs under this protocol id existed"),
+              Col("Hash", "hash")]
+RUNS_COLS = [Col("Run", "run_id"), Col("Tag", "tag"), Col("Created", "created_at"), Col("Protocol id", "protocol_id"),
+             Col("Protocol hash", "protocol_hash"), Col("Results sha256", "results_sha256", help="as the event log records it")]
+EARLIER_COLS = [Col("Run", "run_id"), Col("Tag", "tag"), Col("Logged", "logged_at"), Col("Protocol hash", "protocol_sha256"),
+                Col("Results sha256", "results_sha256")]
+CHANGELOG_COLS = [Col("Tag", "tag"), Col("Run", "run_id"), Col("Created", "created_at"), Col("Protocol", "protocol"),
+                  Col("Protocol id", "protocol_id"), Col("Protocol hash", "protocol_hash"),
+                  Col("Scores before commitment", "scores_before_commit", "int"), Col("Scores", "scores_total", "int")]
+AMEND_LOG_COLS = [Col("Version", "version", "int"), Col("Logged", "committed_at"), Col("File date", "date"),
+                  Col("Summary", "summary"), Col("After results", "after_results"), Col("Hash", "hash")]
 SUB_COLS = [
     Col("Composite", ("scores", "composite"), "num2", "0-100 after penalties"),
     Col("Bypass rate", ("scores", "bypass_rate"), "num3", "mean per-test median human-likelihood"),
@@ -314,6 +324,8 @@ def classify(inputs: Sequence[str | Path]) -> tuple[list[Path], list[Path], list
             files.append(p)
         elif p.is_dir() and (p / DB_NAME).is_file():
             ws.append(p)
+        elif p.is_dir() and runmod.is_published_run(p):
+            files.append(p)  # a detector-run bundle: verified, then reported like a run results file
         elif cyc.is_bundle(p):
             bundles.append(p)
         elif p.is_dir() and any(cyc.is_bundle(c) for c in p.iterdir()):
@@ -426,7 +438,8 @@ def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool 
 def _build(ws_paths: list[Path], bundle_paths: list[Path], run_files: list[Path], out: Path, verify: bool,
            say: Callable[[str], None]) -> ReportResult:
     img = out / "img"
-    taken: set[str] = {"index", "trends"}
+    taken: set[str] = {"index", "trends", "run-trends"}
+    trend_runs: list[dict[str, Any]] = []
     pages: list[Page] = []
     notes: list[str] = []
 
@@ -434,14 +447,26 @@ def _build(ws_paths: list[Path], bundle_paths: list[Path], run_files: list[Path]
     run_summaries: list[dict[str, Any]] = []
     ratings_summaries: list[dict[str, Any]] = []
     for p in ws_paths:
-        _workspace_pages(p, out, taken, pages, notes, run_summaries, ratings_summaries, say)
+        _workspace_pages(p, out, taken, pages, notes, run_summaries, ratings_summaries, say, trend_runs)
     for f in run_files:
-        try:
-            results = json.loads(f.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise InputError(f"not valid JSON ({e.msg} at line {e.lineno})", file=str(f)) from None
-        notes.append(f"{f}: run results file, so no raw per-document downloads")
+        verification = None
+        if f.is_dir():
+            results, verification = runmod.load_bundle_run(f, verify=verify)
+            if verification["status"] != "verified":
+                notes.append(f"{f}: bundle {verification['status']} ({verification['detail']})")
+        else:
+            try:
+                results = json.loads(f.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as e:
+                raise InputError(f"not valid JSON ({e.msg} at line {e.lineno})", file=str(f)) from None
+            notes.append(f"{f}: run results file, so no raw per-document downloads")
         _run_page(results, str(f), [], None, out, taken, pages, run_summaries, say)
+        pages[-1].data["verification"] = verification
+        trend_runs.append(results)
+    if len({str((r.get("run") or {}).get("tag")) for r in trend_runs}) >= 2:
+        d = runmod.run_trends_data(trend_runs)
+        pages.append(Page("run-trends", "Detector runs over time", "run_trends.html", d, "Detector runs",
+                          runmod.run_trends_figures(d, img)))
 
     # -- cycles -----------------------------------------------------------------------
     bundles = cyc.sort_bundles([cyc.load_bundle(p, verify=verify) for p in dict.fromkeys(p.resolve() for p in bundle_paths)])
@@ -488,7 +513,8 @@ def _build(ws_paths: list[Path], bundle_paths: list[Path], run_files: list[Path]
 
     # -- index ------------------------------------------------------------------------
     index = {"kind": "index", "runs": run_summaries, "cycles": cycle_summaries, "ratings": ratings_summaries,
-             "has_trends": len(bundles) >= 2, "veribench_version": __version__}
+             "has_trends": len(bundles) >= 2, "veribench_version": __version__,
+             "has_run_trends": any(p.name == "run-trends" for p in pages)}
     pages.insert(0, Page("index", "veribench report", "index.html", index, "Overview"))
 
     _write_site(out, pages)
@@ -497,7 +523,8 @@ def _build(ws_paths: list[Path], bundle_paths: list[Path], run_files: list[Path]
 
 
 def _workspace_pages(path: Path, out: Path, taken: set[str], pages: list[Page], notes: list[str],
-                     run_summaries: list, ratings_summaries: list, say: Callable[[str], None]) -> None:
+                     run_summaries: list, ratings_summaries: list, say: Callable[[str], None],
+                     trend_runs: list | None = None) -> None:
     """Run page (newest run) and ratings page of one workspace; it must hold at least one of them."""
     from ..store import Workspace
 
@@ -513,6 +540,8 @@ def _workspace_pages(path: Path, out: Path, taken: set[str], pages: list[Page], 
         name = None
         if results is not None:
             name = _run_page(results, str(path), runmod._runs_table(ws), ws, out, taken, pages, run_summaries, say)
+            if trend_runs is not None:
+                trend_runs.extend(runmod.all_results(ws))
         label = pages[-1].data["run"].get("tag") if name else path.name
         ratings, why = _ratings(ws, path)
         if ratings:
@@ -576,6 +605,7 @@ def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Pa
                           "n_documents": data["run"].get("n_documents"),
                           "n_detectors": len(data["table1"]),
                           "protocol": (data["run"].get("protocol") or {}).get("name"),
+                          "integrity": data["integrity"]["lines"][0]["text"] if data["integrity"]["lines"] else None,
                           "gap": data["gap"]})
     return name
 

@@ -11,10 +11,13 @@ submissions  which submitted text a detector scored for a document (doc_id, spec
 imports      one row per import, with its report (JSON)
 document_segments  mixed texts only: doc_id -> segments (JSON ``[{start, end, label}]``,
              character offsets; see :class:`veribench.corpus.document.Segment`)
-protocols    committed protocol files: hash, date, content, amendments
+protocols    committed protocol files: hash, date, content, amendments (a cache; the
+             event log is the record)
 runs         evaluation runs: protocol hash, tag, date, results (JSON)
 withdrawals  documents withdrawn by their contributors, logged without their text
              (created on first use by :func:`veribench.rubric.write.armb.withdraw_document`)
+events       the hash-chained event log, and ``log_items`` its row fingerprints
+             (:mod:`veribench.store.events`); every write below appends to it
 
 Every write that belongs together runs in one transaction, so a failed import or a
 killed run leaves what was stored before intact.
@@ -39,6 +42,7 @@ from ..detectors.base import ScoreResult
 from ..errors import VeribenchError
 from ..hashing import canonical_json
 from ..spec import Spec
+from . import events as ev
 
 DEFAULT_WORKSPACE = "veribench-workspace"
 DB_NAME = "veribench.duckdb"
@@ -276,9 +280,12 @@ class Workspace:
         if read_only and not self.db_path.is_file():
             raise VeribenchError(f"no workspace at {self.path} (no {DB_NAME}); create one with an import first")
         self.con = connect(self.db_path, read_only=read_only, wait=wait)
+        self.con.execute("SET TimeZone = 'UTC'")  # times come back in UTC on every machine
+        self.con.execute("SET enable_progress_bar = false")  # no bars in logs and pipes
         self.lock = threading.RLock()
         if not read_only:
             self.con.execute(SCHEMA)
+            ev.ensure_schema(self.con)
 
     # -- plumbing -------------------------------------------------------------------
     def close(self) -> None:
@@ -360,24 +367,64 @@ class Workspace:
         """
         ts = scanned_at or now_utc()
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-        rows = []
+        keyed: dict[str, list[Any]] = {}
+        h = spec.hash
         for sha, r in items:
             raw = r.raw if (r.raw is None or math.isfinite(r.raw)) else None
-            rows.append([spec.hash, sha, r.status, raw, r.scale, r.direction, r.ai_probability, r.verdict,
-                         r.vendor_version, _json(r.detail), ts])
+            row = [h, sha, r.status, raw, r.scale, r.direction, r.ai_probability, r.verdict,
+                   r.vendor_version, _json(r.detail), ts, (r.detail or {}).get("hazards")]
+            if replace:
+                keyed.pop(sha, None)
+                keyed[sha] = row
+            else:
+                keyed.setdefault(sha, row)
+        rows = list(keyed.values())
+        link_rows = list({(d, h): [d, h, s] for d, s in links}.values())
         with self.transaction() as c:
             self.put_spec(spec, c)
+            if rows and not replace:  # a stored call is kept: only new rows are written and logged
+                have = {x[0] for x in c.execute(
+                    "SELECT text_sha256 FROM scores WHERE spec_hash = ? AND text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
+                    [spec.hash, [r[1] for r in rows]]).fetchall()}
+                rows = [r for r in rows if r[1] not in have]
             if rows:
-                _insert_rows(c, verb, "scores", _SCORE_COLUMNS, rows)
-            if links:
-                _insert_rows(c, "INSERT OR REPLACE", "submissions", _SUBMISSION_COLUMNS,
-                             [[d, spec.hash, s] for d, s in links])
+                _insert_rows(c, verb, "scores", _SCORE_COLUMNS, [r[:11] for r in rows])
+            link_rows = self._changed_links(c, spec, link_rows)
+            if link_rows:
+                _insert_rows(c, "INSERT OR REPLACE", "submissions", _SUBMISSION_COLUMNS, link_rows)
+            if rows or link_rows:
+                self._log_scan_batch(c, spec, rows, link_rows, ts)
+
+    def _log_scan_batch(self, c: duckdb.DuckDBPyConnection, spec: Spec, rows: Sequence[Sequence[Any]],
+                        link_rows: Sequence[Sequence[Any]], ts: datetime | None) -> None:
+        """Append the ``scan_batch`` event of score rows and submission links just written."""
+        items: dict[str, list[tuple[Any, Any, str]]] = {}
+        if rows:
+            items["score"] = [(r[0], r[1], ev.score_leaf(*r[:9], r[10], r[11])) for r in rows]
+        if link_rows:
+            items["link"] = [(d, h, ev.link_leaf(d, h, s)) for d, h, s in link_rows]
+        ev.append_event(c, "scan_batch", {"spec_hash": spec.hash, "detector": spec.name,
+                                          "scanned_at": ev.utc_text(ts) if rows else None}, items=items)
 
     def link_submissions(self, spec: Spec, links: Sequence[tuple[str, str]]) -> None:
         """Record that ``spec`` scored ``submitted_sha256`` for each (doc_id, submitted_sha256)."""
+        h = spec.hash
+        link_rows = list({(d, h): [d, h, s] for d, s in links}.values())
         with self.transaction() as c:
             self.put_spec(spec, c)
-            c.executemany("INSERT OR REPLACE INTO submissions VALUES (?, ?, ?)", [[d, spec.hash, s] for d, s in links])
+            link_rows = self._changed_links(c, spec, link_rows)
+            if link_rows:
+                _insert_rows(c, "INSERT OR REPLACE", "submissions", _SUBMISSION_COLUMNS, link_rows)
+                self._log_scan_batch(c, spec, [], link_rows, None)
+
+    @staticmethod
+    def _changed_links(c: duckdb.DuckDBPyConnection, spec: Spec, link_rows: list[list[Any]]) -> list[list[Any]]:
+        """The links that are new or point at another text than the stored one (the rest change nothing)."""
+        if not link_rows:
+            return link_rows
+        have = dict(c.execute("SELECT doc_id, submitted_sha256 FROM submissions WHERE spec_hash = ? AND doc_id IN "
+                              "(SELECT unnest(?::VARCHAR[]))", [link_rows[0][1], [r[0] for r in link_rows]]).fetchall())
+        return [r for r in link_rows if have.get(r[0]) != r[2]]
 
     def detector_specs(self) -> list[Spec]:
         """Specs of every detector that has at least one submission."""

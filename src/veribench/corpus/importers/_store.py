@@ -150,8 +150,8 @@ def record_document_updates(con: Any, import_id: str | None, changes: list[dict[
     """The one place where applied document corrections are recorded, inside the import's transaction.
 
     Each change is also listed in the import report (``document_updates``, stored in the
-    ``imports`` table). When the workspace event log (``veribench.store.events``) is
-    present, this is where ``append_event(con, "document_update", payload)`` is appended.
+    ``imports`` table) and appended to the event log as a ``document_update`` event with
+    the changed rows' fingerprints (:func:`veribench.store.events.log_document_update`).
 
     Returns:
         The event payload ``{"import_id", "updates": [{doc_id, field, old, new}]}``, or
@@ -159,7 +159,11 @@ def record_document_updates(con: Any, import_id: str | None, changes: list[dict[
     """
     if not changes:
         return None
-    return {"import_id": import_id, "updates": changes}
+    from ...store.events import log_document_update
+
+    payload = {"import_id": import_id, "updates": changes}
+    log_document_update(con, payload)
+    return payload
 
 
 def _texts_for_hashes(con: Any, shas: set[str], known: dict[str, str]) -> dict[str, str]:
@@ -243,6 +247,7 @@ def store_import(
         report.already_present = len(present)
         report.documents = len(docs) - len(present)
         _add_hazards(con, batches, docs, submitted_texts or {})
+        _log_import(con, report, import_id)
         for b in batches:
             ws.put_scores(b.spec, b.items, links=b.links, scanned_at=b.scanned_at)
         put_submitted_texts(con, submitted_texts or {})
@@ -252,6 +257,20 @@ def store_import(
              json.dumps(report.to_dict(), ensure_ascii=False, sort_keys=True, allow_nan=False, default=str)],
         )
     return report
+
+
+def _log_import(con: Any, report: ImportReport, import_id: str) -> None:
+    """Append the ``import`` event: one fingerprint per document this import stored."""
+    from pathlib import PurePath
+
+    from ...store import events as ev
+
+    rows = con.execute("SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
+                       "generation FROM documents WHERE import_id = ?", [import_id]).fetchall()
+    src = PurePath(str(report.source)).name if report.source else None  # no local path in the log
+    ev.append_event(con, "import", {"import_id": import_id, "kind": report.kind, "corpus": report.corpus,
+                                    "source": src},
+                    items={"doc": [(r[0], None, ev.doc_leaf(*r)) for r in rows]})
 
 
 def validation_error(e: Any, *, file: str, record: Any) -> InputError:

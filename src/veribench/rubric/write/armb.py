@@ -74,8 +74,9 @@ def withdraw_document(con: Any, doc_id: str, *, invitation_id: str | None = None
     appends one row to ``withdrawals``; the row holds ids and counts, never the text or
     its hash.
 
-    When the event log lands (``veribench.store.events``), this is where
-    ``append_event(con, "withdrawal", payload)`` is called, with the payload returned here.
+    It also appends the ``withdrawal`` event to the workspace's event log
+    (:func:`veribench.store.events.log_withdrawal`), which detaches the removed rows'
+    keys from their logged fingerprints.
 
     Returns:
         The payload ``{"withdrawal_id", "doc_id", "invitation_id", "requested_at",
@@ -119,7 +120,9 @@ def withdraw_document(con: Any, doc_id: str, *, invitation_id: str | None = None
                 [payload["withdrawal_id"], doc_id, invitation_id, requested_at, t, via,
                  json.dumps({k: payload[k] for k in ("documents_removed", "scores_removed",
                                                      "submitted_texts_removed")})])
-    # The event-log hook (i11): append_event(con, "withdrawal", payload)
+    from ...store.events import log_withdrawal
+
+    log_withdrawal(con, payload, text_shas=gone)  # ids and counts; the texts' keys are detached
     return payload
 
 

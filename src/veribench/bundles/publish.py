@@ -1,0 +1,457 @@
+"""``veribench publish``: freeze one detector run into a bundle anyone can verify.
+
+The bundle (layout in :mod:`.layout`) holds the rows the run rests on, as the event log
+recorded them at the run's chain head, with everything needed to re-derive every
+number: the protocol bytes as committed, the commitment records and timestamp tokens,
+the amendments, the corpus manifest, per-document scores, the log up to the run and the
+results and tables.
+
+Before writing, the workspace's log is verified (:func:`veribench.store.events.verify_workspace`)
+and the run is re-derived from the rows it is about to publish
+(:func:`veribench.bundles.snapshot.derive`): a workspace whose rows were edited, or a run
+whose scores changed since it ran, is refused rather than published.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Any
+
+from .. import __version__
+from ..errors import InputError
+from ..hashing import canonical_json, sha256_bytes
+from ..spec import Spec
+from ..store import events as ev
+from . import honesty, layout
+from .snapshot import DetectorPlan, Snapshot, decisions, derive, hazards_text, protocol_from_bytes, split_sides
+
+
+@dataclass
+class PublishResult:
+    """What :func:`publish` wrote."""
+
+    out: Path
+    run_id: str
+    files: int
+    documents: int
+    score_rows: int
+    root_sha256: str
+    notes: list[str] = field(default_factory=list)
+
+
+def _find_run(ws: Any, ref: str) -> tuple[str, dict[str, Any]]:
+    rows = ws.query("SELECT run_id, results FROM runs WHERE run_id = ?", [ref])
+    if not rows:
+        rows = ws.query("SELECT run_id, results FROM runs WHERE tag = ? ORDER BY created_at DESC, run_id DESC LIMIT 1",
+                        [ref])
+    if not rows:
+        tags = [r[0] for r in ws.query("SELECT DISTINCT tag FROM runs ORDER BY 1")]
+        raise InputError(f"no run with id or tag {ref!r}; tags in this workspace: {tags or 'none'}",
+                         file=str(ws.db_path), field="runs")
+    return rows[0][0], json.loads(rows[0][1])
+
+
+def _suffix(name: str) -> str:
+    s = PurePath(name).suffix.lower()
+    return s if s in (".toml", ".yaml", ".yml") else ".toml"
+
+
+def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
+    """Write the bundle of run ``run_ref`` (a run id, or a tag: its newest run) to ``out``.
+
+    Raises:
+        InputError: unknown run; ``out`` exists and is not empty; the workspace's log does
+            not verify; the run has no committed protocol or no listed detectors; its
+            rows changed since it ran; it does not re-derive from its rows.
+    """
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError("output folder exists and is not empty; choose a new folder", file=str(out))
+    rep = ev.verify_workspace(ws)
+    if not rep.ok:
+        raise InputError(f"the workspace's event log does not verify ({rep.findings[0].line()}); run "
+                         f"`veribench log verify --workspace {ws.path}`", file=str(ws.db_path))
+    run_id, results = _find_run(ws, run_ref)
+    con = ws.con
+    events = ev.read_events(con)
+    run_ev = next((e for e in events if e["type"] == "run" and e["payload"].get("run_id") == run_id), None)
+    if run_ev is None:  # verify_workspace already refuses a run without its event
+        raise InputError(f"run {run_id} has no run event", file=str(ws.db_path))
+    run = results["run"]
+    pblock = run.get("protocol") or {}
+    sha = pblock.get("hash")
+    if not sha:
+        raise InputError(f"run {run_id} ran without a committed protocol; commit one and evaluate again to publish",
+                         file=str(ws.db_path), field="runs")
+    head_seq = int((run.get("chain_head") or {}).get("seq") or 0)
+    events = events[: run_ev["seq"]]
+    from ..protocol.commit import stored_commitment, versions_of
+
+    vs = versions_of(events)
+    pid = vs[sha]["payload"]["protocol_id"]
+    mine = sorted((e for e in vs.values() if e["payload"]["protocol_id"] == pid), key=lambda e: e["seq"])
+    stage = out.with_name(f".{out.name}.publishing-{os.getpid()}")
+    shutil.rmtree(stage, ignore_errors=True)
+    for sub in layout.FOLDERS:
+        (stage / sub).mkdir(parents=True)
+    try:
+        notes: list[str] = []
+        protocol_file = None
+        proto = None
+        for e in mine:
+            p = e["payload"]
+            k = int(p.get("version", 1))
+            row = ws.query("SELECT content FROM protocols WHERE protocol_hash = ?", [p["protocol_sha256"]])
+            raw = row[0][0].encode("utf-8") if row and row[0][0] is not None else None
+            if raw is None or sha256_bytes(raw) != p["protocol_sha256"]:
+                raise InputError(f"the stored bytes of protocol version {k} do not hash to its commitment",
+                                 file=str(ws.db_path), field="protocols")
+            name = f"protocol/v{k}{_suffix(p.get('file') or '')}"
+            (stage / name).write_bytes(raw)
+            rec, token, roots = stored_commitment(ws, p["protocol_sha256"])
+            from ..protocol.commit import record_bytes
+
+            (stage / f"commitments/v{k}.json").write_bytes(record_bytes(rec))
+            if token:
+                (stage / f"commitments/v{k}.tsr").write_bytes(token)
+            if roots:
+                (stage / f"commitments/v{k}.roots.pem").write_bytes(roots)
+            if p["protocol_sha256"] == sha:
+                protocol_file = name
+                proto = protocol_from_bytes(raw, p.get("file") or name)
+        assert proto is not None and protocol_file is not None
+        if not proto.detectors:
+            raise InputError("the run's protocol lists no [[detectors]]: its decision rules were not committed; "
+                             "list them in the protocol to publish", file=protocol_file)
+        from ..protocol.commit import changelog_of
+
+        (stage / layout.AMENDMENTS).write_text(
+            json.dumps(changelog_of(events, pid, upto=vs[sha]["seq"]), indent=1, ensure_ascii=False) + "\n",
+            encoding="utf-8")
+
+        # -- the rows, as of the run's chain head --------------------------------------------
+        corpora = proto.selection.get("corpora")
+        corpora = [str(c) for c in (corpora if isinstance(corpora, list) else [corpora])] if corpora else None
+        imports = [e for e in events if e["type"] == "import" and e["seq"] <= head_seq
+                   and (corpora is None or e["payload"].get("corpus") in corpora)]
+        import_seq = {e["payload"]["import_id"]: e["seq"] for e in imports}
+        specs: dict[str, Spec] = {}
+        for d in results["detectors"]:
+            r = ws.query("SELECT spec_json FROM specs WHERE spec_hash = ?", [d["spec_hash"]])
+            specs[d["detector"]] = Spec.from_json(r[0][0])
+        spec_hashes = sorted({s.hash for s in specs.values()})
+        doc_rows = con.execute(
+            "SELECT doc_id, corpus, text, text_sha256, label, arm, kind, subgroup, tags, group_key, provenance, "
+            "generation, import_id FROM documents WHERE import_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY doc_id",
+            [list(import_seq)]).fetchall()
+        doc_ids = [r[0] for r in doc_rows]
+        docs_latest = ev.latest_items(con, "doc")
+        doc_seq = {}
+        for r in doc_rows:
+            got = docs_latest.get((r[0], None))
+            if got is None or got[1] > head_seq:
+                raise InputError(f"document {r[0]} was changed after run {run_id} (evaluate again and publish the "
+                                 "new run)", file=str(ws.db_path))
+            doc_seq[r[0]] = got[1]
+        known = set(doc_ids)
+        doc_events = [e["seq"] for e in imports] + [
+            e["seq"] for e in events if e["type"] == "document_update" and e["seq"] <= head_seq
+            and known & set(e["payload"].get("doc_ids") or [])]
+        links_latest = ev.latest_items(con, "link")
+        scores_latest = ev.latest_items(con, "score")
+        links_now = con.execute(
+            "SELECT doc_id, spec_hash, submitted_sha256 FROM submissions WHERE spec_hash IN "
+            "(SELECT unnest(?::VARCHAR[])) AND doc_id IN (SELECT unnest(?::VARCHAR[]))",
+            [spec_hashes, doc_ids]).fetchall()
+        # verify_workspace has matched every current row with its latest leaf; the run rests on
+        # them only if none was logged after the run's chain head
+        link_rows = []
+        for d, h, s in links_now:
+            got = links_latest.get((d, h))
+            if got is None or got[1] > head_seq:
+                raise InputError(f"document {d}: its link to detector {h[:12]}… changed after run {run_id} "
+                                 "(evaluate again and publish the new run)", file=str(ws.db_path))
+            link_rows.append((d, h, s, got[1]))
+        keys = sorted({(h, s) for _, h, s, _ in link_rows})
+        score_rows = {}
+        keyset = set(keys)
+        if keys:
+            for r in con.execute(
+                    "SELECT spec_hash, text_sha256, status, raw, scale, direction, ai_probability, verdict, "
+                    "vendor_version, scanned_at, detail FROM scores WHERE spec_hash IN (SELECT unnest(?::VARCHAR[]))",
+                    [spec_hashes]).fetchall():
+                if (r[0], r[1]) in keyset:
+                    score_rows[(r[0], r[1])] = r
+        for k in keys:
+            got = scores_latest.get(k)
+            if k not in score_rows:
+                if got is not None:
+                    raise InputError(f"a logged score of detector {k[0][:12]}… is missing", file=str(ws.db_path))
+            elif got is None or got[1] > head_seq:
+                raise InputError(f"a score of detector {k[0][:12]}… (text {k[1][:12]}…) changed after run {run_id} "
+                                 "(evaluate again and publish the new run)", file=str(ws.db_path))
+
+        # -- re-derive the run from exactly these rows ----------------------------------------
+        import pyarrow as pa
+
+        snap = Snapshot()
+        try:
+            fp_ids = _fingerprint_only(ws, doc_rows)
+            fp = [r[0] in fp_ids for r in doc_rows]
+            snap.load("documents", pa.table({
+                "doc_id": pa.array(doc_ids, pa.string()), "corpus": pa.array([r[1] for r in doc_rows], pa.string()),
+                # only texts a bundle may publish: what the verifier will have
+                "text": pa.array([None if f else r[2] for r, f in zip(doc_rows, fp)], pa.string()),
+                "text_sha256": pa.array([r[3] for r in doc_rows], pa.string()),
+                "label": pa.array([r[4] for r in doc_rows], pa.string()),
+                "arm": pa.array([r[5] for r in doc_rows], pa.string()),
+                "kind": pa.array([r[6] for r in doc_rows], pa.string()),
+                "subgroup": pa.array([r[7] for r in doc_rows], pa.string()),
+                "tags": pa.array([r[8] for r in doc_rows], pa.string()),
+                "group_key": pa.array([r[9] for r in doc_rows], pa.string())}))
+            snap.load("submissions", pa.table({"doc_id": pa.array([x[0] for x in link_rows], pa.string()),
+                                               "spec_hash": pa.array([x[1] for x in link_rows], pa.string()),
+                                               "submitted_sha256": pa.array([x[2] for x in link_rows], pa.string())}))
+            sr = [score_rows[k] for k in keys if k in score_rows]
+            snap.load("scores", pa.table({
+                "spec_hash": pa.array([r[0] for r in sr], pa.string()),
+                "text_sha256": pa.array([r[1] for r in sr], pa.string()),
+                "status": pa.array([r[2] for r in sr], pa.string()), "raw": pa.array([r[3] for r in sr], pa.float64()),
+                "scale": pa.array([r[4] for r in sr], pa.string()),
+                "direction": pa.array([r[5] for r in sr], pa.string()),
+                "ai_probability": pa.array([r[6] for r in sr], pa.float64()),
+                "verdict": pa.array([r[7] for r in sr], pa.string()),
+                "vendor_version": pa.array([r[8] for r in sr], pa.string()),
+                "detail": pa.array([_detail_of(r[10]) for r in sr], pa.string()),
+                "scanned_at": pa.array([r[9] for r in sr], pa.timestamp("us", tz="UTC"))}))
+            plans = [DetectorPlan(specs[e.display], e.display, e.rule, tuple(e.corpora)) for e in proto.detectors]
+            again, docs, arrays = derive(snap, proto, plans, dict(run))
+            stored = {k: v for k, v in results.items() if k != "files"}
+            if canonical_json(again) != canonical_json(stored):
+                raise InputError(f"run {run_id} does not re-derive from its rows (the stored results differ from a "
+                                 "fresh computation); evaluate again and publish the new run", file=str(ws.db_path))
+            score_table = _score_rows(snap, proto, plans, docs, arrays, again, link_rows, score_rows, scores_latest)
+        finally:
+            snap.close()
+        in_run = set(docs.doc_id.tolist())
+
+        # -- corpus manifest: {"doc": <the fields its leaf hashes>, ...} in canonical JSON -------
+        with open(stage / layout.CORPUS, "w", encoding="utf-8", newline="\n") as f:
+            dump = json.JSONEncoder(**ev.CANONICAL).encode
+            for r in doc_rows:
+                doc = ev.doc_fields(r[0], r[3], r[4], r[5], r[6], r[7], r[1], r[9], r[8], r[10], r[11])
+                fp_only = r[0] in fp_ids
+                rec = {"doc": doc, "doc_seq": doc_seq[r[0]], "in_run": r[0] in in_run, "fingerprint_only": fp_only}
+                if r[0] in in_run and not fp_only:
+                    rec["text"] = r[2]
+                f.write(dump(rec) + "\n")
+
+        # -- scores and the leaves they do not reproduce -----------------------------------
+        write_scores(stage, score_table)
+        batch_seqs = [e["seq"] for e in events if e["type"] == "scan_batch" and e["seq"] <= head_seq
+                      and e["payload"].get("spec_hash") in spec_hashes]
+        extra: list[tuple] = []
+        # documents: the fingerprints of their imports and corrections the corpus rows do not
+        # reproduce (fields since corrected, documents withdrawn: detached)
+        extra += [("doc", int(q), a, None, leaf) for q, a, leaf in con.execute(
+            "SELECT seq, k1, leaf FROM log_items WHERE kind = 'doc' AND seq IN (SELECT unnest(?::BIGINT[])) "
+            "ORDER BY seq, k1", [doc_events]).fetchall() if a is None or doc_seq.get(a) != int(q)]
+        if batch_seqs:
+            con.register("_vb_rep", _reproduced(score_table))
+            try:
+                extra += [(k, int(q), a, b, leaf) for q, k, a, b, leaf in con.execute(
+                    "SELECT seq, kind, k1, k2, leaf FROM log_items li WHERE seq IN (SELECT unnest(?::BIGINT[])) AND "
+                    "NOT EXISTS (SELECT 1 FROM _vb_rep r WHERE r.kind = li.kind AND r.seq = li.seq AND r.k1 = li.k1 "
+                    "AND r.k2 = li.k2) ORDER BY seq, kind, k1, k2", [batch_seqs]).fetchall()]
+            finally:
+                con.unregister("_vb_rep")
+        with open(stage / layout.EVENTS, "w", encoding="utf-8", newline="\n") as f:
+            for e in events:
+                f.write(ev.event_line(e) + "\n")
+        write_leaves(stage, extra)
+
+        # -- results and tables --------------------------------------------------------------
+        from ..evaluate.tables import write_outputs
+
+        write_outputs(results, stage)
+        (stage / layout.README).write_text(readme(results, protocol_file), encoding="utf-8")
+        manifest = build_manifest(stage, {
+            "format": layout.FORMAT, "veribench_version": __version__, "run_id": run_id, "tag": run.get("tag"),
+            "protocol_id": pid, "protocol_sha256": sha, "protocol_file": protocol_file,
+            "run_event": {"seq": run_ev["seq"], "hash": run_ev["hash"]}})
+        (stage / layout.MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n",
+                                             encoding="utf-8")
+        if out.exists():
+            out.rmdir()
+        stage.rename(out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return PublishResult(out=out, run_id=run_id, files=len(manifest["files"]) + 1, documents=len(doc_rows),
+                         score_rows=score_table.num_rows, root_sha256=manifest["root_sha256"], notes=notes)
+
+
+def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any, arrays: list[Any],
+                again: dict[str, Any], link_rows: list[tuple], score_rows: dict[tuple, tuple],
+                scores_latest: dict[tuple, tuple[str, int]]):
+    """The ``scores.csv`` rows (an Arrow table in :data:`layout.SCORE_COLUMNS` order), joined in SQL:
+    one row per selected document x detector with a link, in (document, protocol order)."""
+    import pyarrow as pa
+
+    ids = docs.doc_id.tolist()
+    sides = split_sides(docs, proto).tolist()
+    dec = decisions(docs, arrays, proto, again)
+    per = {"det_index": [], "doc_id": [], "split": [], "flag": []}
+    for j, (plan, arr) in enumerate(zip(plans, arrays)):
+        fl = dec[plan.label]
+        per["det_index"] += [j] * len(ids)
+        per["doc_id"] += ids
+        per["split"] += sides
+        per["flag"] += [None if x is None else bool(x) for x in fl]
+    dets = pa.table({"det_index": pa.array(range(len(plans)), pa.int64()),
+                     "detector": pa.array([p.label for p in plans], pa.string()),
+                     "detector_name": pa.array([p.spec.name for p in plans], pa.string()),
+                     "detector_version": pa.array([p.spec.version for p in plans], pa.string()),
+                     "detector_settings": pa.array([canonical_json(dict(p.spec.settings)) for p in plans], pa.string()),
+                     "spec_hash": pa.array([p.spec.hash for p in plans], pa.string()),
+                     "corpora": pa.array([list(p.corpora) or None for p in plans], pa.list_(pa.string()))})
+    used = [(k, r) for k, r in score_rows.items()]
+    extra = pa.table({"spec_hash": pa.array([k[0] for k, _ in used], pa.string()),
+                      "text_sha256": pa.array([k[1] for k, _ in used], pa.string()),
+                      "reason": pa.array([_reason(r[10]) for _, r in used], pa.string()),
+                      "hazards": pa.array([hazards_text(r[10]) for _, r in used], pa.string()),
+                      "score_seq": pa.array([scores_latest[k][1] for k, _ in used], pa.int64())})
+    lseq = pa.table({"doc_id": pa.array([x[0] for x in link_rows], pa.string()),
+                     "spec_hash": pa.array([x[1] for x in link_rows], pa.string()),
+                     "link_seq": pa.array([x[3] for x in link_rows], pa.int64())})
+    con = snap.con
+    views = {"_p_per": pa.table({"det_index": pa.array(per["det_index"], pa.int64()),
+                                 "doc_id": pa.array(per["doc_id"], pa.string()),
+                                 "split": pa.array(per["split"], pa.string()),
+                                 "flag": pa.array(per["flag"], pa.bool_())}),
+             "_p_det": dets, "_p_score": extra, "_p_link": lseq}
+    for k, v in views.items():
+        con.register(k, v)
+    try:
+        t = con.sql("""
+            SELECT x.doc_id, d.detector, d.detector_name, d.detector_version, d.detector_settings, d.spec_hash,
+                   u.submitted_sha256, u.submitted_sha256 <> doc.text_sha256 AS text_differs, c.status, e.reason,
+                   c.raw, c.scale, c.direction, c.ai_probability, c.verdict, c.vendor_version,
+                   strftime(c.scanned_at, '%Y-%m-%dT%H:%M:%S.%fZ') AS scanned_at, e.hazards, e.score_seq, l.link_seq,
+                   x.split, x.flag
+            FROM _p_per x JOIN _p_det d USING (det_index)
+            JOIN submissions u ON u.doc_id = x.doc_id AND u.spec_hash = d.spec_hash
+            JOIN documents doc ON doc.doc_id = x.doc_id
+            JOIN _p_link l ON l.doc_id = u.doc_id AND l.spec_hash = u.spec_hash
+            LEFT JOIN scores c ON c.spec_hash = u.spec_hash AND c.text_sha256 = u.submitted_sha256
+            LEFT JOIN _p_score e ON e.spec_hash = c.spec_hash AND e.text_sha256 = c.text_sha256
+            WHERE d.corpora IS NULL OR list_contains(d.corpora, doc.corpus)
+            ORDER BY x.doc_id, x.det_index""").to_arrow_table()
+    finally:
+        for k in views:
+            con.unregister(k)
+    return t.cast(arrow_schema())
+
+
+def _fingerprint_only(ws: Any, doc_rows: list[tuple]) -> set[str]:
+    """The documents whose text is never published: the workspace's one rule
+    (``Workspace.fingerprint_only_ids``, which also covers documents derived from one) where
+    it has it, else stored without text or marked ``provenance.fingerprint_only``."""
+    rule = getattr(ws, "fingerprint_only_ids", None)
+    if rule is not None:
+        return set(rule())
+    return {r[0] for r in doc_rows if r[2] is None or bool((json.loads(r[10]) if r[10] else {}).get("fingerprint_only"))}
+
+
+def _detail_of(detail: Any) -> str | None:
+    """The part of a score's detail a bundle carries (its hazards), as the snapshot's ``detail``."""
+    hz = hazards_text(detail)
+    return None if hz is None else '{"hazards":' + hz + "}"
+
+
+def _reason(detail: Any) -> str | None:
+    if not detail:
+        return None
+    d = json.loads(detail) if isinstance(detail, str) else detail
+    r = d.get("reason") if isinstance(d, dict) else None
+    return None if r is None else str(r)
+
+
+def _reproduced(t: Any):
+    """The (kind, seq, k1, k2) log items a score table's rows reproduce."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    has = pc.is_valid(t.column("status"))
+    s = t.filter(has)
+    return pa.table({
+        "kind": pa.array(["link"] * t.num_rows + ["score"] * s.num_rows, pa.string()),
+        "seq": pa.concat_arrays([t.column("link_seq").combine_chunks(), s.column("score_seq").combine_chunks()]),
+        "k1": pa.concat_arrays([t.column("doc_id").combine_chunks(), s.column("spec_hash").combine_chunks()]),
+        "k2": pa.concat_arrays([t.column("spec_hash").combine_chunks(), s.column("submitted_sha256").combine_chunks()]),
+    })
+
+
+def arrow_schema():
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "float64": pa.float64(), "int64": pa.int64(), "bool": pa.bool_()}
+    return pa.schema([(c, types[t]) for c, t, _ in layout.SCORE_COLUMNS])
+
+
+def write_scores(stage: Path, cols: Any) -> None:
+    """``scores.csv`` (every non-null value quoted, nulls empty: ``""`` and null stay distinct) and
+    ``scores.parquet`` from the same rows (an Arrow table, or ``{column: list}``)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    schema = arrow_schema()
+    tbl = cols if isinstance(cols, pa.Table) else pa.table(
+        {c: pa.array(cols[c], schema.field(c).type) for c in schema.names}, schema=schema)
+    pacsv.write_csv(tbl, stage / layout.SCORES_CSV, pacsv.WriteOptions(quoting_style="all_valid"))
+    pq.write_table(tbl, stage / layout.SCORES_PARQUET, compression="zstd")
+
+
+def write_leaves(stage: Path, extra: list[tuple]) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    names = layout.LEAF_COLUMNS
+    types = [pa.string(), pa.int64(), pa.string(), pa.string(), pa.string()]
+    tbl = pa.table({n: pa.array([x[i] for x in extra], t) for i, (n, t) in enumerate(zip(names, types))})
+    pacsv.write_csv(tbl, stage / layout.LEAVES, pacsv.WriteOptions(quoting_style="all_valid"))
+
+
+def build_manifest(root: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """The manifest over every file under ``root`` except itself, with its root hash."""
+    from .reader import scan, sha256_file
+
+    files = {rel: sha256_file(root, rel) for rel in sorted(scan(root).files) if rel != layout.MANIFEST}
+    m = {**meta, "files": files}
+    m["root_sha256"] = manifest_root(m)
+    return m
+
+
+def manifest_root(manifest: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of the manifest without ``root_sha256``."""
+    return sha256_bytes(canonical_json({k: v for k, v in manifest.items() if k != "root_sha256"}).encode("utf-8"))
+
+
+def readme(results: dict[str, Any], protocol_file: str) -> str:
+    """The bundle's ``README.md``: integrity statements first, then what is inside and how to check it."""
+    run = results.get("run") or {}
+    p = run.get("protocol") or {}
+    lines = [f"# veribench detector-run bundle: {run.get('tag')}", "", f"Run `{run.get('run_id')}`, protocol "
+             f"{p.get('name')!r} (id `{p.get('id')}`, version {p.get('version')}, sha256 `{p.get('hash')}`, file "
+             f"`{protocol_file}`).", ""]
+    lines += honesty.markdown(results)
+    lines += ["Verify everything in this folder (manifest, protocol bytes against the commitment, the event log, "
+              "scan dates against the commitment, the calibration split, every number in `results.json` and the "
+              "tables, timestamp tokens):", "", "    veribench verify THIS_FOLDER", "",
+              "See `docs/bundles.md` in veribench for the layout and every check.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,643 @@
+"""The workspace's tamper-evident event log: a hash chain over everything that matters.
+
+Every write that a published number rests on appends one event, in the same
+transaction as the write itself:
+
+==================  ============================================================
+type                payload (besides the item digests below)
+==================  ============================================================
+``protocol_commit`` protocol id, SHA-256 of the file's bytes, name, tag, the file's
+                    amendments, what already existed in the workspace
+``protocol_amend``  the same, plus the version it supersedes and the amendment
+``timestamp``       an RFC 3161 token over a commitment record (its SHA-256, the
+                    authority's time)
+``import``          import id, kind, corpus, source file name; ``doc`` items
+``scan_batch``      detector spec hash, scan date; ``score`` and ``link`` items
+``run``             run id, tag, protocol id and hash, the chain head it ran at,
+                    SHA-256 of its results
+``document_update`` corrected documents (:func:`log_document_update`); ``doc`` items
+``withdrawal``      withdrawn documents, ids and counts only (:func:`log_withdrawal`);
+                    their fingerprints are detached from their keys
+==================  ============================================================
+
+An event is ``{seq, at, type, payload, payload_sha256, prev, hash}``:
+
+- ``seq`` counts from 1 with no gap; ``prev`` is the previous event's ``hash``
+  (:data:`GENESIS` for the first);
+- ``at`` is the UTC time of the append (``YYYY-MM-DDTHH:MM:SS.ffffffZ``), never earlier
+  than the previous event's (log order is the truth; a clock that goes back is held);
+- ``payload_sha256 = sha256(canonical_json(payload))``;
+- ``hash = sha256(canonical_json({"at", "payload_sha256", "prev", "seq", "type"}))``.
+
+Items. An event may carry row fingerprints ("leaves"), kept in the ``log_items``
+table: ``doc`` (one per document stored by an import or corrected), ``score`` (one per
+score row written) and ``link`` (one per document -> submitted-text link). The payload holds,
+per kind, ``n_<kind>`` and ``<kind>_sha256`` = :func:`items_digest` of the leaves, so
+the chain commits to every row without holding it. A leaf is the SHA-256 of the
+canonical JSON of the row's fields in a fixed order (:func:`doc_leaf`,
+:func:`score_leaf`, :func:`link_leaf`); a bundle re-computes the same leaves from its
+published rows.
+
+:func:`verify_workspace` re-checks the chain and every table against it: a row edited
+with plain SQL (a protocol's ``committed_at``, a label, a score) no longer matches its
+leaf or its event and is reported by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from ..hashing import canonical_json
+
+#: ``prev`` of the first event.
+GENESIS = "0" * 64
+#: The canonical JSON form of the log (sorted keys, compact, UTF-8, no NaN): also the form of
+#: every line of a bundle's ``corpus.jsonl``.
+CANONICAL = dict(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+#: Every event type (later users append ``withdrawal`` and ``document_update``).
+EVENT_TYPES = ("protocol_commit", "protocol_amend", "timestamp", "import", "scan_batch", "run", "withdrawal",
+               "document_update")
+#: Item kinds and the payload keys that commit to them.
+ITEM_KINDS = ("doc", "score", "link")
+
+SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS events (
+    seq BIGINT PRIMARY KEY, logged_at VARCHAR NOT NULL, type VARCHAR NOT NULL, payload VARCHAR NOT NULL,
+    payload_sha256 VARCHAR NOT NULL, prev VARCHAR NOT NULL, hash VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS log_items (
+    seq BIGINT NOT NULL, kind VARCHAR NOT NULL, k1 VARCHAR, k2 VARCHAR, leaf VARCHAR NOT NULL
+);
+"""
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+# -- canonical forms ------------------------------------------------------------------------
+
+def _sha(s: str) -> str:
+    return hashlib.sha256(s.encode("utf-8")).hexdigest()
+
+
+_UTC_FORM = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
+def utc_text(dt: datetime | str | None) -> str | None:
+    """A time as the log writes it: UTC, microseconds, ``Z`` (naive times are taken as UTC)."""
+    if dt is None:
+        return None
+    if type(dt) is str:
+        if len(dt) == 27 and dt[26] == "Z" and _UTC_FORM.fullmatch(dt):
+            return dt  # already in the log's form
+        dt = datetime.fromisoformat(dt.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).strftime(TIME_FORMAT)
+
+
+def parse_utc(s: str) -> datetime:
+    """Inverse of :func:`utc_text` (accepts any ISO 8601 form with an offset or ``Z``)."""
+    d = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    return d if d.tzinfo else d.replace(tzinfo=timezone.utc)
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _obj(x: Any) -> Any:
+    """A JSON column as an object (stored text is parsed; ``None`` and ``{}`` stay distinct)."""
+    if isinstance(x, str):
+        return json.loads(x)
+    return x
+
+
+_enc_str = json.encoder.encode_basestring  # the C encoder json.dumps(ensure_ascii=False) uses for str
+_float_repr = float.__repr__
+_dumps_canonical = json.JSONEncoder(**CANONICAL).encode
+
+
+def event_hash(seq: int, at: str, type_: str, payload_sha256: str, prev: str) -> str:
+    """The chain hash of one event (see the module docstring)."""
+    return _sha(canonical_json({"at": at, "payload_sha256": payload_sha256, "prev": prev, "seq": seq,
+                                "type": type_}))
+
+
+def payload_digest(payload: Mapping[str, Any]) -> str:
+    """``sha256(canonical_json(payload))``."""
+    return _sha(canonical_json(payload))
+
+
+DOC_FIELDS = ("doc_id", "text_sha256", "label", "arm", "kind", "subgroup", "corpus", "group_key", "tags", "provenance",
+              "generation")
+
+
+def doc_fields(doc_id: str, text_sha256: str, label: str, arm: Any, kind: Any, subgroup: Any, corpus: Any,
+               group_key: Any, tags: Any, provenance: Any, generation: Any) -> dict[str, Any]:
+    """The fields of a document a leaf covers (JSON columns as objects; stored JSON text is parsed)."""
+    return {"doc_id": doc_id, "text_sha256": text_sha256, "label": label, "arm": arm, "kind": kind,
+            "subgroup": subgroup, "corpus": corpus, "group_key": group_key, "tags": _obj(tags),
+            "provenance": _obj(provenance), "generation": _obj(generation)}
+
+
+def doc_leaf_text(*row: Any) -> str:
+    """The canonical JSON object a document's leaf hashes (:func:`doc_fields` of ``row``)."""
+    return _dumps_canonical(doc_fields(*row))
+
+
+def doc_leaf(*row: Any) -> str:
+    """Fingerprint of one stored document row (``doc_id, text_sha256, label, arm, kind,
+    subgroup, corpus, group_key, tags, provenance, generation``): SHA-256 of
+    :func:`doc_leaf_text`."""
+    return _sha(doc_leaf_text(*row))
+
+
+def _jnum(x: Any) -> str:
+    if x is None:
+        return "null"
+    x = float(x)
+    return _float_repr(x) if math.isfinite(x) else "null"
+
+
+def score_leaf_text(spec_hash: str, text_sha256: str, status: str, raw: Any, scale: Any, direction: Any,
+                    ai_probability: Any, verdict: Any, vendor_version: Any, scanned_at: Any,
+                    hazards: Any = None) -> str:
+    """The canonical JSON array a score's leaf hashes: ``[spec_hash, text_sha256, status, raw,
+    scale, direction, ai_probability, verdict, vendor_version, scanned_at, hazards]`` (floats
+    as Python prints them, non-finite as null; the scan date in the log's UTC form;
+    ``hazards`` = ``detail["hazards"]``, an object or None - or its canonical JSON text,
+    used as given).
+
+    Written out by hand (it runs once per score row, millions of times in a large bundle);
+    equality with ``canonical_json`` of the same list is a tested property."""
+    e, fr = _enc_str, _float_repr
+    # a finite float prints as repr; ``x - x == 0.0`` is False for NaN and infinities
+    r = "null" if raw is None else (fr(raw) if type(raw) is float and raw - raw == 0.0 else _jnum(raw))
+    p = ("null" if ai_probability is None else
+         (fr(ai_probability) if type(ai_probability) is float and ai_probability - ai_probability == 0.0
+          else _jnum(ai_probability)))
+    at = utc_text(scanned_at)
+    hz = "null" if hazards is None else (hazards if type(hazards) is str else _dumps_canonical(hazards))
+    return (f"[{e(spec_hash)},{e(text_sha256)},{'null' if status is None else e(status)},{r},"
+            f"{'null' if scale is None else e(scale)},{'null' if direction is None else e(direction)},{p},"
+            f"{'null' if verdict is None else e(verdict)},{'null' if vendor_version is None else e(vendor_version)},"
+            f"{'null' if at is None else e(at)},{hz}]")
+
+
+def score_leaf(*row: Any) -> str:
+    """Fingerprint of one score row: SHA-256 of :func:`score_leaf_text`."""
+    return _sha(score_leaf_text(*row))
+
+
+def link_leaf_text(doc_id: str, spec_hash: str, submitted_sha256: str) -> str:
+    """The canonical JSON array a link's leaf hashes: ``[doc_id, spec_hash, submitted_sha256]``."""
+    e = _enc_str
+    return f"[{e(doc_id)},{e(spec_hash)},{e(submitted_sha256)}]"
+
+
+def link_leaf(doc_id: str, spec_hash: str, submitted_sha256: str) -> str:
+    """Fingerprint of one submission link (document -> the text a detector scored)."""
+    return _sha(link_leaf_text(doc_id, spec_hash, submitted_sha256))
+
+
+def items_digest(leaves: Iterable[str | bytes]) -> str:
+    """SHA-256 over the sorted raw 32-byte leaves (hex text or raw bytes): independent of row order.
+
+    Raises:
+        ValueError: a leaf is not 64 hex characters.
+    """
+    return hashlib.sha256(b"".join(sorted(x if isinstance(x, bytes) else bytes.fromhex(x) for x in leaves))
+                          ).hexdigest()
+
+
+# -- appending ------------------------------------------------------------------------------
+
+def ensure_schema(con: Any) -> None:
+    """Create the ``events`` and ``log_items`` tables if missing."""
+    con.execute(SCHEMA_SQL)
+
+
+def chain_head(con: Any) -> dict[str, Any]:
+    """``{"seq", "hash", "at"}`` of the newest event (``seq`` 0 and :data:`GENESIS` when empty)."""
+    rows = con.execute("SELECT seq, hash, logged_at FROM events ORDER BY seq DESC LIMIT 1").fetchall()
+    row = rows[0] if rows else None
+    if row is None:
+        return {"seq": 0, "hash": GENESIS, "at": None}
+    return {"seq": int(row[0]), "hash": row[1], "at": row[2]}
+
+
+def _insert_items(con: Any, seq: int, kind: str, items: Sequence[tuple[Any, Any, str]]) -> None:
+    import pyarrow as pa
+
+    k1, k2, leaf = (list(x) for x in zip(*items)) if items else ([], [], [])
+    tbl = pa.table({"seq": pa.array([seq] * len(items), pa.int64()), "kind": pa.array([kind] * len(items), pa.string()),
+                    "k1": pa.array(k1, pa.string()), "k2": pa.array(k2, pa.string()),
+                    "leaf": pa.array(leaf, pa.string())})
+    view = f"_vb_items_{id(tbl)}"
+    con.register(view, tbl)
+    try:
+        con.execute(f"INSERT INTO log_items SELECT seq, kind, k1, k2, leaf FROM {view}")
+    finally:
+        con.unregister(view)
+
+
+def append_event(con: Any, type: str, payload: dict[str, Any], *,
+                 items: Mapping[str, Sequence[tuple[Any, Any, str]]] | None = None) -> dict[str, Any]:
+    """Append one event to the chain; call inside an open workspace transaction.
+
+    Args:
+        con: the DuckDB connection of :meth:`Workspace.transaction` (the write and its
+            event commit or roll back together).
+        type: one of :data:`EVENT_TYPES`.
+        payload: JSON-serialisable facts of the event (no secrets, no local paths).
+        items: optional ``{kind: [(k1, k2, leaf), ...]}`` row fingerprints, kind in
+            :data:`ITEM_KINDS`; their count and digest are added to the payload.
+
+    Returns:
+        The event dict ``{seq, at, type, payload, payload_sha256, prev, hash}``.
+
+    Raises:
+        ValueError: unknown type or item kind, or a payload that is not canonical JSON.
+    """
+    if type not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {type!r}; use one of {EVENT_TYPES}")
+    payload = dict(payload)
+    for kind, rows in (items or {}).items():
+        if kind not in ITEM_KINDS:
+            raise ValueError(f"unknown item kind {kind!r}; use one of {ITEM_KINDS}")
+        payload[f"n_{kind}"] = len(rows)
+        payload[f"{kind}_sha256"] = items_digest(r[2] for r in rows)
+    head = chain_head(con)
+    now = utc_text(datetime.now(timezone.utc))
+    at = max(now, head["at"]) if head["at"] else now  # fixed-width text: order = time order
+    seq = head["seq"] + 1
+    pj = canonical_json(payload)
+    psha = _sha(pj)
+    h = event_hash(seq, at, type, psha, head["hash"])
+    con.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", [seq, at, type, pj, psha, head["hash"], h])
+    for kind, rows in (items or {}).items():
+        if rows:
+            _insert_items(con, seq, kind, rows)
+    return {"seq": seq, "at": at, "type": type, "payload": payload, "payload_sha256": psha, "prev": head["hash"],
+            "hash": h}
+
+
+def log_document_update(con: Any, payload: dict[str, Any], doc_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """Append the ``document_update`` event of corrected documents (inside the transaction
+    that changed them), with the leaves of their rows as they now are.
+
+    Args:
+        payload: e.g. ``{"import_id", "updates": [{doc_id, field, old, new}]}``.
+        doc_ids: the documents changed (default: those named in ``payload["updates"]``).
+    """
+    ids = sorted(set(doc_ids if doc_ids is not None else (u["doc_id"] for u in payload.get("updates") or [])))
+    rows = con.execute("SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
+                       "generation FROM documents WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()
+    return append_event(con, "document_update", {**payload, "doc_ids": ids},
+                        items={"doc": [(r[0], None, doc_leaf(*r)) for r in rows]})
+
+
+def log_withdrawal(con: Any, payload: dict[str, Any], *, text_shas: Sequence[str] = ()) -> dict[str, Any]:
+    """Append the ``withdrawal`` event of documents removed at their contributors' request
+    (inside the transaction that removed them).
+
+    The removed rows' fingerprints stay in the log (every earlier digest still verifies),
+    but their keys - document ids and text hashes - are detached, so no fingerprint of a
+    withdrawn text stays attached to it; the event records how many were detached, which
+    :func:`verify_workspace` and the bundle verifier hold the log to.
+
+    Args:
+        payload: ``{"withdrawal_id", "doc_id", "documents_removed": [ids], ...}`` (ids and
+            counts only: never a text or its hash).
+        text_shas: SHA-256 of the texts whose score rows were removed.
+    """
+    ids = list(payload.get("documents_removed") or [payload.get("doc_id")])
+    shas = list(text_shas)
+    blanked = {}
+    for kind, col, keys in (("doc", "k1", ids), ("link", "k1", ids), ("score", "k2", shas)):
+        blanked[kind] = int(con.execute(f"SELECT count(*) FROM log_items WHERE kind = ? AND {col} IN "
+                                        "(SELECT unnest(?::VARCHAR[]))", [kind, keys]).fetchall()[0][0])
+        con.execute(f"UPDATE log_items SET k1 = NULL, k2 = NULL WHERE kind = ? AND {col} IN "
+                    "(SELECT unnest(?::VARCHAR[]))", [kind, keys])
+    return append_event(con, "withdrawal", {**payload, "blanked": blanked})
+
+
+def blanked_budget(events: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Per item kind, how many fingerprints logged withdrawals detached from their keys."""
+    out = {k: 0 for k in ITEM_KINDS}
+    for e in events:
+        if e["type"] == "withdrawal":
+            for k, v in ((e["payload"].get("blanked") or {}).items()):
+                if k in out and isinstance(v, int):
+                    out[k] += v
+    return out
+
+
+# -- reading --------------------------------------------------------------------------------
+
+def read_events(con: Any, *, upto: int | None = None, types: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Events in sequence order (payload parsed), optionally up to ``seq`` ``upto`` and of ``types``."""
+    sql = "SELECT seq, logged_at, type, payload, payload_sha256, prev, hash FROM events"
+    where, params = [], []
+    if upto is not None:
+        where.append("seq <= ?")
+        params.append(upto)
+    if types:
+        where.append("type IN (SELECT unnest(?::VARCHAR[]))")
+        params.append(list(types))
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    rows = con.execute(sql + " ORDER BY seq", params).fetchall()
+    return [{"seq": int(s), "at": a, "type": t, "payload": json.loads(p), "payload_sha256": ps, "prev": pv,
+             "hash": h} for s, a, t, p, ps, pv, h in rows]
+
+
+def event_line(e: Mapping[str, Any]) -> str:
+    """One event as a JSON line (the form of a bundle's ``log/events.jsonl``)."""
+    return canonical_json({k: e[k] for k in ("seq", "at", "type", "payload", "payload_sha256", "prev", "hash")})
+
+
+# -- checking -------------------------------------------------------------------------------
+
+@dataclass
+class LogFinding:
+    """One problem found in the log or in a table checked against it."""
+
+    check: str
+    message: str
+    seq: int | None = None
+    table: str | None = None
+    key: str | None = None
+
+    def line(self) -> str:
+        where = ", ".join(x for x in (f"event {self.seq}" if self.seq is not None else None,
+                                      f"table {self.table}" if self.table else None,
+                                      self.key) if x)
+        return f"{self.check}: " + (f"{where}: " if where else "") + self.message
+
+
+def check_chain(events: Iterable[Mapping[str, Any]], *, start_prev: str = GENESIS,
+                start_seq: int = 1) -> tuple[list[LogFinding], dict[str, Any]]:
+    """Check links, hashes, payload digests, sequence and time order of ``events``.
+
+    Returns:
+        (findings, head) with ``head = {"seq", "hash", "at"}`` of the last event read.
+    """
+    out: list[LogFinding] = []
+    prev, want_seq, last_at = start_prev, start_seq, None
+    head = {"seq": start_seq - 1, "hash": start_prev, "at": None}
+    for e in events:
+        seq = e.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            out.append(LogFinding("chain", "sequence number is not an integer", None, key=repr(seq)))
+            break
+        if seq != want_seq:
+            out.append(LogFinding("chain", f"sequence number {seq} where {want_seq} was expected (an event was "
+                                           "removed, added or reordered)", seq))
+        if e.get("type") not in EVENT_TYPES:
+            out.append(LogFinding("chain", f"unknown event type {e.get('type')!r}", seq))
+        payload = e.get("payload")
+        if not isinstance(payload, dict):
+            out.append(LogFinding("chain", "payload is not an object", seq))
+        else:
+            try:
+                pd = payload_digest(payload)
+            except (TypeError, ValueError):
+                pd = None
+            if pd != e.get("payload_sha256"):
+                out.append(LogFinding("chain", "payload differs from its recorded SHA-256 (payload edited)", seq))
+        at = e.get("at")
+        if not isinstance(at, str) or len(at) != 27 or not at.endswith("Z"):
+            out.append(LogFinding("chain", f"time {at!r} is not in the log's UTC form", seq))
+        elif last_at is not None and at < last_at:
+            out.append(LogFinding("chain", f"time {at} is earlier than the previous event's {last_at} (log order "
+                                           "is the truth: an event was backdated or moved)", seq))
+        if e.get("prev") != prev:
+            out.append(LogFinding("chain", "link broken: prev is not the previous event's hash", seq))
+        try:
+            h = event_hash(seq, at, e.get("type"), e.get("payload_sha256"), e.get("prev"))
+        except (TypeError, ValueError):
+            h = None
+        if h != e.get("hash"):
+            out.append(LogFinding("chain", "event hash does not recompute (event edited)", seq))
+        prev = e.get("hash")
+        want_seq = seq + 1
+        if isinstance(at, str):
+            last_at = at if last_at is None or at > last_at else last_at
+        head = {"seq": seq, "hash": e.get("hash"), "at": at}
+    return out, head
+
+
+@dataclass
+class LogReport:
+    """The outcome of :func:`verify_workspace`."""
+
+    workspace: str
+    events: int = 0
+    head: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    findings: list[LogFinding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def lines(self) -> list[str]:
+        if self.ok:
+            covered = ", ".join(f"{v} {k}" for k, v in self.counts.items())
+            return [f"[ok] event log of {self.workspace}: {self.events} events, head {self.head.get('hash', '')[:16]}… "
+                    f"(seq {self.head.get('seq')}); checked {covered}"]
+        out = [f"[FAIL] event log of {self.workspace}: {self.findings[0].line()}"]
+        out += [f"    {f.line()}" for f in self.findings[1:50]]
+        if len(self.findings) > 50:
+            out.append(f"    … {len(self.findings) - 50} more findings")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workspace": self.workspace, "ok": self.ok, "events": self.events, "head": self.head,
+                "counts": self.counts, "findings": [asdict(f) for f in self.findings]}
+
+
+def latest_items(con: Any, kind: str) -> dict[tuple, tuple[str, int]]:
+    """``{(k1, k2): (leaf, seq)}``: the newest logged fingerprint of every row of ``kind``
+    (fingerprints a withdrawal detached from their keys are left out)."""
+    rows = con.execute(
+        "SELECT k1, k2, leaf, seq FROM log_items WHERE kind = ? AND k1 IS NOT NULL "
+        "QUALIFY row_number() OVER (PARTITION BY k1, k2 ORDER BY seq DESC) = 1", [kind]).fetchall()
+    return {(a, b): (leaf, int(s)) for a, b, leaf, s in rows}
+
+
+def _chunks(con: Any, sql: str, size: int = 100_000) -> Iterator[list[tuple]]:
+    cur = con.execute(sql)
+    while True:
+        rows = cur.fetchmany(size)
+        if not rows:
+            return
+        yield rows
+
+
+#: The tables checked row by row against their newest leaf: (item kind, table, query, key of a
+#: row, leaf of a row, how to name a row, what a row is).
+_ROW_CHECKS = (
+    ("doc", "documents", "SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
+                         "generation, text FROM documents",
+     lambda r: (r[0], None), lambda r: doc_leaf(*r[:11]), lambda r: f"doc {r[0]}", "document row"),
+    ("score", "scores", "SELECT spec_hash, text_sha256, status, raw, scale, direction, ai_probability, verdict, "
+                        "vendor_version, scanned_at, CAST(json_extract(detail, '$.hazards') AS VARCHAR) FROM scores",
+     lambda r: (r[0], r[1]), lambda r: score_leaf(*r[:10], _obj(r[10])), lambda r: f"spec {r[0][:12]}… text {r[1][:12]}…",
+     "score row"),
+    ("link", "submissions", "SELECT doc_id, spec_hash, submitted_sha256 FROM submissions",
+     lambda r: (r[0], r[1]), lambda r: link_leaf(*r), lambda r: f"doc {r[0]}", "link"),
+)
+_ORIGIN = {"doc": "its import", "score": "its scan batch", "link": "its scan batch"}
+_EDITED = {"doc": "label, arm, subgroup, tags, provenance or text hash", "score": "value, status or scan date",
+           "link": "submitted text"}
+
+
+def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
+    """Check a workspace's chain and every table against it.
+
+    Checks: the chain (:func:`check_chain`); each event's item digests against the
+    ``log_items`` rows; every document, score and submission row against its latest
+    leaf (a row with no leaf is "not covered by the log"); each committed protocol
+    (its bytes, name and ``committed_at``) against its commit event; each run's results
+    against its run event; each import row against its import event.
+    """
+    con = ws.con
+    rep = LogReport(workspace=str(ws.path))
+
+    def add(f: LogFinding) -> None:
+        if len(rep.findings) < max_findings:
+            rep.findings.append(f)
+
+    with ws.lock:
+        have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if not {"events", "log_items"} <= have:
+            add(LogFinding("chain", "this workspace has no event log (it was created before veribench kept one): "
+                                    "none of its rows can be checked; open it once read-write to start the log"))
+            return rep
+        events = read_events(con)
+        rep.events = len(events)
+        found, rep.head = check_chain(events)
+        for f in found:
+            add(f)
+        # item digests
+        groups: dict[tuple[int, str], list[str]] = {}
+        for rows in _chunks(con, "SELECT seq, kind, leaf FROM log_items"):
+            for s, k, leaf in rows:
+                groups.setdefault((int(s), k), []).append(leaf)
+        for e in events:
+            for kind in ITEM_KINDS:
+                n = e["payload"].get(f"n_{kind}")
+                if n is None:
+                    continue
+                leaves = groups.pop((e["seq"], kind), [])
+                if len(leaves) != n or items_digest(leaves) != e["payload"].get(f"{kind}_sha256"):
+                    add(LogFinding("items", f"{kind} fingerprints differ from the event's digest "
+                                            f"({len(leaves)} stored, {n} logged)", e["seq"], "log_items"))
+        for (s, k) in groups:
+            add(LogFinding("items", f"{k} fingerprints stored for an event that logged none", s, "log_items"))
+        budget = blanked_budget(events)
+        detached = dict(con.execute("SELECT kind, count(*) FROM log_items WHERE k1 IS NULL GROUP BY kind").fetchall())
+        for kind in ITEM_KINDS:
+            if int(detached.get(kind, 0)) != budget[kind]:
+                add(LogFinding("items", f"{detached.get(kind, 0)} {kind} fingerprints are detached from their rows, "
+                                        f"but logged withdrawals account for {budget[kind]}", table="log_items"))
+
+        for kind, table, sql, key, leaf, what, label in _ROW_CHECKS:
+            latest = latest_items(con, kind)
+            n = 0
+            for rows in _chunks(con, sql):
+                for r in rows:
+                    n += 1
+                    got = latest.pop(key(r), None)
+                    if got is None:
+                        add(LogFinding(table, f"{label} is not covered by the log (stored outside a logged write, or "
+                                              "before the log existed)", table=table, key=what(r)))
+                        continue
+                    if leaf(r) != got[0]:
+                        add(LogFinding(table, f"{label} differs from what {_ORIGIN[kind]} logged "
+                                              f"({_EDITED[kind]} edited)", got[1], table, what(r)))
+                    if kind == "doc" and r[11] is not None and \
+                            hashlib.sha256(r[11].encode("utf-8")).hexdigest() != r[1]:
+                        add(LogFinding(table, "stored text does not hash to its text_sha256", got[1], table, what(r)))
+            for k, (_, s_) in latest.items():
+                add(LogFinding(table, f"logged {label} is missing from the table (deleted)", s_, table,
+                               what(k + (None,) * 2)))
+            rep.counts[table] = n
+
+        # protocols
+        commits = {e["payload"].get("protocol_sha256"): e for e in events
+                   if e["type"] in ("protocol_commit", "protocol_amend")}
+        rows = con.execute("SELECT protocol_hash, name, committed_at, content FROM protocols").fetchall()
+        for h, name, at, content in rows:
+            e = commits.pop(h, None)
+            if e is None:
+                add(LogFinding("protocols", "committed protocol has no commit event", table="protocols",
+                               key=f"protocol {h[:16]}…"))
+                continue
+            if utc_text(at) != e["at"]:
+                add(LogFinding("protocols", f"committed_at {utc_text(at)} differs from the commit event's time "
+                                            f"{e['at']}", e["seq"], "protocols", f"protocol {name}"))
+            if name != e["payload"].get("name"):
+                add(LogFinding("protocols", f"name {name!r} differs from the committed name "
+                                            f"{e['payload'].get('name')!r}", e["seq"], "protocols", f"protocol {h[:16]}…"))
+            if content is None or hashlib.sha256(content.encode("utf-8")).hexdigest() != h:
+                add(LogFinding("protocols", "stored protocol bytes do not hash to the committed SHA-256", e["seq"],
+                               "protocols", f"protocol {name}"))
+        for h, e in commits.items():
+            add(LogFinding("protocols", "logged protocol commit is missing from the table", e["seq"], "protocols",
+                           f"protocol {h[:16] if h else h}…"))
+        rep.counts["protocols"] = len(rows)
+
+        # runs
+        run_events = {e["payload"].get("run_id"): e for e in events if e["type"] == "run"}
+        rows = con.execute("SELECT run_id, tag, protocol_hash, results FROM runs").fetchall()
+        for run_id, tag, ph, results in rows:
+            e = run_events.pop(run_id, None)
+            if e is None:
+                add(LogFinding("runs", "run has no run event", table="runs", key=f"run {run_id}"))
+                continue
+            try:
+                rs = results_digest(json.loads(results))
+            except (TypeError, ValueError):
+                rs = None
+            if rs != e["payload"].get("results_sha256"):
+                add(LogFinding("runs", "stored results differ from what the run event logged", e["seq"], "runs",
+                               f"run {run_id}"))
+            if tag != e["payload"].get("tag") or ph != e["payload"].get("protocol_sha256"):
+                add(LogFinding("runs", "tag or protocol hash differs from the run event", e["seq"], "runs",
+                               f"run {run_id}"))
+        for run_id, e in run_events.items():
+            add(LogFinding("runs", "logged run is missing from the table", e["seq"], "runs", f"run {run_id}"))
+        rep.counts["runs"] = len(rows)
+
+        # imports
+        imp_events = {e["payload"].get("import_id"): e for e in events if e["type"] == "import"}
+        rows = con.execute("SELECT import_id, kind FROM imports").fetchall()
+        for iid, kind in rows:
+            e = imp_events.pop(iid, None)
+            if e is None:
+                add(LogFinding("imports", "import has no import event", table="imports", key=f"import {iid}"))
+            elif kind != e["payload"].get("kind"):
+                add(LogFinding("imports", "import kind differs from its event", e["seq"], "imports", f"import {iid}"))
+        for iid, e in imp_events.items():
+            add(LogFinding("imports", "logged import is missing from the table", e["seq"], "imports",
+                           f"import {iid}"))
+        rep.counts["imports"] = len(rows)
+    return rep
+
+
+def results_digest(results: Mapping[str, Any]) -> str:
+    """SHA-256 of a run's results as logged: canonical JSON without the ``files`` listing
+    that :func:`veribench.evaluate.tables.write_outputs` adds."""
+    return payload_digest({k: v for k, v in results.items() if k != "files"})

@@ -1,0 +1,114 @@
+"""Fixtures for the bundle tests: a real detector-run bundle built from the Liang et al. data.
+
+The bundle is built once per session through the CLI, the way a user would: import the
+Liang corpus, commit a protocol with an RFC 3161 timestamp from a local authority,
+evaluate, amend the protocol after results exist (renaming it and moving a threshold),
+evaluate again, publish. Tests copy it before tampering.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from .tsa_server import TSAServer
+
+PROTOCOL_V1 = """# Liang et al. 2023 replication with a calibration split (veribench bundle tests)
+[protocol]
+name = "liang-bundle-test"
+tag = "LIANG-BUNDLE-1"
+
+[selection]
+corpora = ["liang2023"]
+
+[split]
+rule = "hash"
+every = 5
+salt = "bundle-test"
+
+[tables]
+slices = ["subgroup", "tag:writer"]
+
+[[detectors]]
+name = "GPTZero"
+rule = { field = "ai_probability", op = ">", threshold = 0.5, source = "Liang et al. 2023" }
+[[detectors]]
+name = "ZeroGPT"
+rule = { fit = "best_balanced_accuracy" }
+[[detectors]]
+name = "Sapling"
+rule = { field = "ai_probability", op = ">", threshold = 0.5, source = "Liang et al. 2023" }
+"""
+
+
+def amended(v1_hash: str) -> str:
+    today = datetime.now(timezone.utc).date()
+    return (PROTOCOL_V1.replace('name = "liang-bundle-test"', 'name = "liang-bundle-test-renamed"')
+            .replace('tag = "LIANG-BUNDLE-1"', 'tag = "LIANG-BUNDLE-2"')
+            .replace('name = "Sapling"\nrule = { field = "ai_probability", op = ">", threshold = 0.5',
+                     'name = "Sapling"\nrule = { field = "ai_probability", op = ">", threshold = 0.6')
+            + f'\n[[amendments]]\ndate = "{today}"\nsupersedes = "{v1_hash}"\n'
+              'summary = "Sapling threshold raised to 0.6 after the first results"\n')
+
+
+@pytest.fixture(scope="session")
+def cli_run():
+    """Run the veribench CLI in-process; returns (exit code, combined output)."""
+    from typer.testing import CliRunner
+
+    from veribench.cli.main import app
+
+    runner = CliRunner()
+
+    def run(*args):
+        res = runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+        return res.exit_code, res.output
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def tsa_authority():
+    """A real RFC 3161 authority on 127.0.0.1 for the whole session."""
+    with TSAServer() as t:
+        yield t
+
+
+@pytest.fixture(scope="session")
+def liang_built(tmp_path_factory, liang_dir, cli_run, tsa_authority):
+    """(workspace, bundle folder, root CA PEM path) of the published second run."""
+    from veribench.protocol.model import load_protocol
+
+    base = tmp_path_factory.mktemp("liang-bundle")
+    ws = base / "ws"
+    proto = base / "liang-bundle.toml"
+    proto.write_text(PROTOCOL_V1, encoding="utf-8")
+    ca = base / "tsa-root.pem"
+    ca.write_bytes(tsa_authority.authority.ca_pem)
+    code, out = cli_run("import", "liang2023", liang_dir, "--workspace", ws)
+    assert code == 0, out
+    code, out = cli_run("protocol", "commit", proto, "--workspace", ws, "--tsa", tsa_authority.url, "--tsa-cert", ca)
+    assert code == 0, out
+    code, out = cli_run("evaluate", "--workspace", ws, "--protocol", proto, "--quiet")
+    assert code == 0, out
+    v1 = load_protocol(proto).hash
+    proto.write_text(amended(v1), encoding="utf-8")
+    code, out = cli_run("protocol", "commit", proto, "--workspace", ws, "--tsa", tsa_authority.url, "--tsa-cert", ca)
+    assert code == 0, out
+    code, out = cli_run("evaluate", "--workspace", ws, "--protocol", proto, "--quiet")
+    assert code == 0, out
+    bundle = base / "bundle"
+    code, out = cli_run("publish", "--workspace", ws, "--run", "LIANG-BUNDLE-2", "--out", bundle)
+    assert code == 0, out
+    return ws, bundle, ca
+
+
+@pytest.fixture()
+def bundle(liang_built, tmp_path) -> Path:
+    """A writable copy of the published Liang bundle."""
+    dst = tmp_path / "bundle"
+    shutil.copytree(liang_built[1], dst)
+    return dst

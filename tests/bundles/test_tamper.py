@@ -1,0 +1,316 @@
+"""The tamper suite: one class per test on the real Liang detector bundle, each caught and named.
+
+Every tamper below is made the way a careful forger would make it: after the edit the
+manifest is recomputed (every file's SHA-256 and the root hash), so the manifest check
+passes and the named check has to catch it on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from .bundle_helpers import (corpus_lines, edit_json, edit_scores, edit_text, events, rehash, verify,
+                             write_corpus, write_events)
+
+
+def caught(bundle: Path, check: str, *needles: str):
+    rep = verify(bundle)
+    assert not rep.ok, "\n".join(rep.lines())
+    assert rep.status(check) == "FAIL", "\n".join(rep.lines())
+    text = "\n".join(rep.lines())
+    assert f"FAIL     {check}: " in text
+    for n in needles:
+        assert n in text, text
+    return rep
+
+
+# -- the twelve classes of the issue ----------------------------------------------------------------
+
+def test_changed_score(bundle):
+    def edit(c):
+        i = next(i for i, s in enumerate(c["status"]) if s == "ok" and c["detector"][i] == "GPTZero")
+        c["ai_probability"][i] = 0.99 if c["ai_probability"][i] < 0.5 else 0.01
+        c["raw"][i] = c["ai_probability"][i]
+    edit_scores(bundle, edit)
+    caught(bundle, "scores", "scan batch", "changed, added or dropped")
+
+
+def test_dropped_document(bundle):
+    docs = corpus_lines(bundle)
+    gone = next(d for d in docs if d["label"] == "human")["doc_id"]
+    write_corpus(bundle, [d for d in docs if d["doc_id"] != gone], update_manifest=False)
+    edit_scores(bundle, lambda c: [c[k].__setitem__(slice(None), [v for v, d in zip(c[k], list(c["doc_id"]))
+                                                                  if d != gone]) for k in list(c)[::-1]])
+    caught(bundle, "corpus", "differ from what it logged")
+
+
+def test_added_document(bundle):
+    docs = corpus_lines(bundle)
+    new = dict(docs[0], doc_id="liang2023/forged/0", text="A forged essay that nobody wrote.", label="human")
+    from veribench.hashing import text_sha256
+
+    new["text_sha256"] = text_sha256(new["text"])
+    write_corpus(bundle, docs + [new])
+    caught(bundle, "corpus", "added, dropped or edited")
+
+
+def test_changed_label(bundle):
+    docs = corpus_lines(bundle)
+    d = next(d for d in docs if d["label"] == "human")
+    d["label"] = "ai"
+    write_corpus(bundle, docs)
+    caught(bundle, "corpus", "label")
+
+
+def test_changed_protocol_bytes(bundle):
+    edit_text(bundle, "protocol/v2.toml", lambda s: s.replace("threshold = 0.6", "threshold = 0.7"))
+    caught(bundle, "commitment", "protocol bytes do not hash to the committed SHA-256")
+
+
+def test_commitment_after_the_first_scan_presented_as_preregistered(bundle):
+    """The Liang scores predate the commitment; a results.json claiming otherwise is caught."""
+    def edit(r):
+        p = r["run"]["protocol"]
+        p["scores_before_commit"] = p["scores_logged_before_commit"] = p["scores_dated_before_commit"] = 0
+    edit_json(bundle, "results.json", edit)
+    caught(bundle, "timing", "must be declared")
+
+
+def test_backdated_amendment(bundle):
+    edit_json(bundle, "amendments.json", lambda a: a[0].__setitem__("date", "2020-01-01"))
+    caught(bundle, "amendments", "amendments.json differs from the log")
+
+
+def test_backdated_amendment_in_the_log(bundle):
+    """Moving the amendment's logged time before the first run breaks the chain (and the time order)."""
+    evs = events(bundle)
+    amend = next(e for e in evs if e["type"] == "protocol_amend")
+    amend["at"] = "2020-01-01T00:00:00.000000Z"
+    amend["payload"]["amendment"]["date"] = "2020-01-01"
+    write_events(bundle, evs)
+    caught(bundle, "chain", "event hash does not recompute")
+
+
+def test_backdated_amendment_with_the_whole_log_rewritten(bundle):
+    """A forger who backdates the amendment and then rewrites every hash, and every commitment
+    record derived from them, is caught by the RFC 3161 token: it stamps the true record."""
+    from veribench.protocol.commit import commitment_record, record_bytes
+
+    evs = events(bundle)
+    amend = next(e for e in evs if e["type"] == "protocol_amend")
+    amend["payload"]["amendment"]["date"] = "2020-01-01"
+    write_events(bundle, evs, rechain=True, update_manifest=False)
+    for e in evs:
+        if e["type"] in ("protocol_commit", "protocol_amend"):
+            (bundle / f"commitments/v{e['payload']['version']}.json").write_bytes(record_bytes(commitment_record(e)))
+    rehash(bundle)
+    caught(bundle, "timestamp", "commitments/v2.tsr", "token stamps other bytes")
+
+
+def test_renamed_protocol(bundle):
+    edit_json(bundle, "results.json", lambda r: r["run"]["protocol"].__setitem__("name", "a-fresh-protocol"))
+    caught(bundle, "commitment", "run's protocol.name differs from the log")
+
+
+def test_renamed_protocol_file(bundle):
+    edit_text(bundle, "protocol/v2.toml", lambda s: s.replace('"liang-bundle-test-renamed"', '"brand-new-protocol"'))
+    caught(bundle, "commitment", "protocol bytes do not hash")
+
+
+def test_broken_chain_link(bundle):
+    evs = events(bundle)
+    evs[3]["prev"] = "f" * 64
+    write_events(bundle, evs)
+    caught(bundle, "chain", "link broken")
+
+
+def test_moved_split_assignment(bundle):
+    def edit(c):
+        i = c["split"].index("calibration")
+        d = c["doc_id"][i]
+        for j, x in enumerate(c["doc_id"]):
+            if x == d:
+                c["split"][j] = "test"
+    edit_scores(bundle, edit)
+    caught(bundle, "split", "a moved split assignment")
+
+
+def test_changed_published_number(bundle):
+    def edit(r):
+        row = next(x for x in r["table1"] if x["detector"] == "GPTZero")
+        row["fpr"] = row["fpr"] / 2
+    edit_json(bundle, "results.json", edit)
+    rep = caught(bundle, "results", "results.table1[0].fpr")
+    assert rep.status("tables") == "ok"  # tables.md still shows the true number: it is re-derived, not trusted
+
+
+def test_plus_one_in_a_published_last_digit(bundle):
+    """tables.md prints rates to one decimal; a +1 in that digit fails, with the line and column."""
+    import re
+
+    md = (bundle / "tables.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith("| GPTZero |"))
+    m = re.search(r"(\d+)\.(\d)% \[", line)
+    bumped = line[:m.start(2)] + str((int(m.group(2)) + 1) % 10) + line[m.end(2):]
+    edit_text(bundle, "tables.md", lambda s: s.replace(line, bumped))
+    caught(bundle, "tables", "tables.md", "compared at its printed rounding", "column")
+
+
+# -- further classes -----------------------------------------------------------------------------------
+
+def test_file_changed_without_the_manifest(bundle):
+    edit_text(bundle, "table1.csv", lambda s: s.replace("GPTZero", "GPTZer0", 1), update_manifest=False)
+    caught(bundle, "manifest", "table1.csv", "SHA-256 of raw bytes differs from the manifest")
+
+
+def test_unlisted_file(bundle):
+    (bundle / "notes.txt").write_text("added later")
+    caught(bundle, "manifest", "notes.txt", "not covered by the manifest")
+
+
+def test_table_csv_edited(bundle):
+    edit_text(bundle, "table2.csv", lambda s: s.replace(",0.", ",0.0", 1))
+    caught(bundle, "tables", "table2.csv")
+
+
+def test_csv_and_parquet_disagree(bundle):
+    original = (bundle / "scores.parquet").read_bytes()
+
+    def edit(c):
+        c["ai_probability"][c["status"].index("ok")] = 0.123456
+    edit_scores(bundle, edit, update_manifest=False)
+    (bundle / "scores.parquet").write_bytes(original)  # the CSV is forged, the Parquet file is not
+    rehash(bundle)
+    caught(bundle, "scores", "scores.csv and scores.parquet differ")
+
+
+def test_dropped_score_row(bundle):
+    def edit(c):
+        i = next(i for i, d in enumerate(c["detector"]) if d == "ZeroGPT")
+        for k in c:
+            del c[k][i]
+    edit_scores(bundle, edit)
+    caught(bundle, "scores", "scan batch")
+
+
+def test_flipped_flag(bundle):
+    def edit(c):
+        i = next(i for i, f in enumerate(c["flag"]) if f is not None)
+        c["flag"][i] = not c["flag"][i]
+    edit_scores(bundle, edit)
+    caught(bundle, "results", "flag differs from the decision rule")
+
+
+def test_edited_event_payload(bundle):
+    evs = events(bundle)
+    b = next(e for e in evs if e["type"] == "scan_batch")
+    b["payload"]["n_score"] += 1
+    write_events(bundle, evs)
+    caught(bundle, "chain", "payload differs from its recorded SHA-256")
+
+
+def test_commitment_record_edited(bundle):
+    edit_json(bundle, "commitments/v1.json", lambda r: r.__setitem__("committed_at", "2020-01-01T00:00:00.000000Z"))
+    caught(bundle, "commitment", "commitments/v1.json")
+
+
+def test_timestamp_token_for_other_bytes(bundle):
+    """The token of version 1 put in place of version 2's: it stamps other bytes and is refused."""
+    (bundle / "commitments/v2.tsr").write_bytes((bundle / "commitments/v1.tsr").read_bytes())
+    rehash(bundle)
+    caught(bundle, "timestamp", "token stamps other bytes")
+
+
+def test_timestamp_token_forged_signature(bundle):
+    raw = bytearray((bundle / "commitments/v1.tsr").read_bytes())
+    raw[-10] ^= 0xFF  # inside the ECDSA signature
+    (bundle / "commitments/v1.tsr").write_bytes(bytes(raw))
+    rehash(bundle)
+    caught(bundle, "timestamp", "v1.tsr")
+
+
+def test_foreign_authority_certificate_pinned(bundle, tmp_path):
+    from .tsa_server import make_authority
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    from veribench.bundles.tsa import load_certificates
+
+    other = make_authority("another authority")[0].public_bytes(Encoding.PEM)
+    rep = verify(bundle, tsa_roots=load_certificates(other))
+    assert rep.status("timestamp") == "FAIL" and "does not verify against the authority" in "\n".join(rep.lines())
+
+
+def test_fingerprint_only_document_with_text(bundle):
+    docs = corpus_lines(bundle)
+    d = next(d for d in docs if "text" in d)
+    d["fingerprint_only"] = True
+    write_corpus(bundle, docs)
+    caught(bundle, "corpus", "a fingerprint-only document carries its text")
+
+
+def test_corpus_text_swapped(bundle):
+    docs = corpus_lines(bundle)
+    d = next(d for d in docs if "text" in d)
+    d["text"] = d["text"] + " (edited)"
+    write_corpus(bundle, docs)
+    caught(bundle, "corpus", "text does not hash to its text_sha256")
+
+
+@pytest.mark.parametrize("edit", [
+    lambda x: x.replace(',"in_run":true', ',"in_run":true,"in_run":true', 1),  # a duplicate key
+    lambda x: x.replace(',"doc_seq":', ', "doc_seq":', 1),  # other spacing
+    lambda x: x.replace('"label":"human"', '"label":"hu\\u006dan"', 1),  # another escape of the same text
+])
+def test_corpus_line_not_canonical(bundle, edit):
+    lines = (bundle / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    i = next(i for i, x in enumerate(lines) if '"label":"human"' in x)
+    lines[i] = edit(lines[i])
+    (bundle / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rehash(bundle)
+    rep = caught(bundle, "corpus")
+    assert "canonical JSON form" in "\n".join(rep.lines()) or "differ from what it logged" in "\n".join(rep.lines())
+
+
+def test_run_event_replaced(bundle):
+    edit_json(bundle, "manifest.json", lambda m: m["run_event"].__setitem__("hash", "0" * 64), update_manifest=False)
+    rehash(bundle)
+    caught(bundle, "chain", "run event differs from the manifest's")
+
+
+def test_symlink_to_a_file_outside(bundle, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the bundle")
+    (bundle / "README.md").unlink()
+    os.symlink(secret, bundle / "README.md")
+    rep = caught(bundle, "reader", "README.md", "symbolic link")
+    assert "outside the bundle" not in json.dumps(rep.to_dict())
+
+
+def test_deeply_nested_results(bundle):
+    (bundle / "results.json").write_text("[" * 100_000 + "]" * 100_000)
+    rehash(bundle)
+    caught(bundle, "reader", "results.json", "nested 100000 levels deep, beyond the cap of 64")
+
+
+def test_oversized_file_is_not_read(bundle):
+    """A 2 GB (sparse) results.json is refused from its size alone: no read, no memory."""
+    import resource
+
+    with open(bundle / "results.json", "r+b") as f:
+        f.truncate(2 * 1024**3)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rep = verify(bundle)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert rep.status("reader") == "FAIL" and "exceeds the size cap of 256 MiB; not read" in "\n".join(rep.lines())
+    assert (after - before) < 200 * 1024  # kB: nowhere near the file's 2 GB
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_fifo_is_refused_without_blocking(bundle):
+    (bundle / "README.md").unlink()
+    os.mkfifo(bundle / "README.md")
+    caught(bundle, "reader", "README.md", "a FIFO")

@@ -1,0 +1,231 @@
+"""Commitments that can be shown to a third party: protocol ids, amendments that cannot be
+skipped, renamed or backdated, and RFC 3161 timestamps from a real authority on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from veribench.errors import ProtocolError
+from veribench.protocol.commit import commit, commitment_record, record_bytes, require_committed, versions
+from veribench.protocol.model import load_protocol
+
+from ..bundles.tsa_server import TSAServer
+
+BASE = """[protocol]
+name = "commit-test"
+tag = "C-1"
+[[detectors]]
+name = "DetA"
+rule = { field = "ai_probability", op = ">", threshold = 0.5 }
+"""
+TODAY = datetime.now(timezone.utc).date()
+
+
+def _fill(ws, n=40):
+    from veribench.corpus.document import Document
+    from veribench.detectors.base import ScoreResult
+
+    from ..bundles.bundle_helpers import store_documents
+
+    docs = [Document(id=f"d{i:03d}", text=f"text number {i} " + "y" * i, label="human" if i % 2 else "ai")
+            for i in range(n)]
+    store_documents(ws, docs, "DetA", [ScoreResult(raw=((i * 37) % 100) / 100, ai_probability=((i * 37) % 100) / 100)
+                                       for i in range(n)], source="/private/path/synthetic.jsonl")
+
+
+def amend(text: str, supersedes: str, date=None, summary="threshold raised") -> str:
+    return text + f'\n[[amendments]]\ndate = "{date or TODAY}"\nsupersedes = "{supersedes}"\nsummary = "{summary}"\n'
+
+
+def test_protocol_id_is_fixed_at_first_commit_and_survives_renaming(workspace, tmp_path):
+    _fill(workspace)
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    v1 = commit(workspace, f)
+    assert v1.protocol_id == "vbp-" + v1.hash[:16] and v1.version == 1
+    assert v1.record_path and v1.record_path.is_file()
+    rec = json.loads(v1.record_path.read_text())
+    assert rec["protocol_sha256"] == v1.hash and rec["chain_head"] == v1.event_hash and rec["protocol_id"] == v1.protocol_id
+    # the record is derived from the log alone (a verifier re-derives it from a bundle)
+    assert v1.record_path.read_bytes() == record_bytes(commitment_record(versions(workspace.con)[v1.hash]))
+    f.write_text(amend(BASE.replace("commit-test", "renamed-test").replace("0.5", "0.6"), v1.hash))
+    v2 = commit(workspace, f)
+    assert (v2.protocol_id, v2.version, v2.name) == (v1.protocol_id, 2, "renamed-test")
+    assert v2.amendments[0]["renamed_from"] == "commit-test" and v2.amendments[0]["supersedes"] == v1.hash
+
+
+def test_amendment_cannot_be_skipped_by_evaluating_the_old_file(workspace, tmp_path):
+    from veribench.evaluate import evaluate_workspace
+
+    _fill(workspace)
+    f1, f2 = tmp_path / "v1.toml", tmp_path / "v2.toml"
+    f1.write_text(BASE)
+    v1 = commit(workspace, f1)
+    evaluate_workspace(workspace, load_protocol(f1))
+    f2.write_text(amend(BASE.replace("0.5", "0.7"), v1.hash))
+    commit(workspace, f2)
+    with pytest.raises(ProtocolError, match="superseded.*cannot skip an amendment"):
+        require_committed(workspace, load_protocol(f1))
+    res = evaluate_workspace(workspace, load_protocol(f2))
+    p = res["run"]["protocol"]
+    assert p["version"] == 2 and p["amendments"][0]["after_results"] is True  # the run that follows shows it
+    assert [r["protocol_sha256"] for r in p["earlier_runs"]] == [v1.hash]  # earlier runs stay listed
+
+
+def test_renaming_does_not_skip_the_amendment_check(workspace, tmp_path):
+    from veribench.evaluate import evaluate_workspace
+
+    _fill(workspace)
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    commit(workspace, f)
+    evaluate_workspace(workspace, load_protocol(f))
+    g = tmp_path / "q.toml"
+    g.write_text(BASE.replace("commit-test", "a-new-name").replace("0.5", "0.8"))  # raised after seeing results
+    with pytest.raises(ProtocolError, match="already holds runs under protocol id.*--new-protocol"):
+        commit(workspace, g)
+    rec = commit(workspace, g, new_protocol=True)  # declared: logged and shown beside its results
+    res = evaluate_workspace(workspace, load_protocol(g))
+    assert rec.payload["declared_new_protocol"] is True
+    from veribench.bundles import honesty
+
+    assert any(x.startswith("DECLARED NEW PROTOCOL") for x in honesty.lines(res))
+    # the same name with other bytes still needs an amendment
+    h = tmp_path / "r.toml"
+    h.write_text(BASE.replace("0.5", "0.9"))
+    with pytest.raises(ProtocolError, match="amendments"):
+        commit(workspace, h, new_protocol=True)
+
+
+@pytest.mark.parametrize("date,match", [
+    (TODAY - timedelta(days=30), "backdated amendment is refused"),
+    (TODAY + timedelta(days=2), "in the future"),
+    ("soon", "is not a date"),
+])
+def test_amendment_dates_follow_the_log(workspace, tmp_path, date, match):
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    v1 = commit(workspace, f)
+    f.write_text(amend(BASE.replace("0.5", "0.7"), v1.hash, date=date))
+    with pytest.raises(ProtocolError, match=match):
+        commit(workspace, f)
+
+
+def test_amending_an_outdated_version_is_refused(workspace, tmp_path):
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    v1 = commit(workspace, f)
+    f.write_text(amend(BASE.replace("0.5", "0.7"), v1.hash))
+    v2 = commit(workspace, f)
+    f.write_text(amend(BASE.replace("0.5", "0.9"), v1.hash, summary="a branch from version 1"))
+    with pytest.raises(ProtocolError, match=f"has since been amended to {v2.hash}"):
+        commit(workspace, f)
+
+
+def test_scores_before_commit_are_counted_and_shown(workspace, tmp_path):
+    from veribench.evaluate import evaluate_workspace
+    from veribench.evaluate.tables import markdown
+
+    _fill(workspace)  # scores first: the commitment is not a pre-registration
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    commit(workspace, f)
+    res = evaluate_workspace(workspace, load_protocol(f))
+    p = res["run"]["protocol"]
+    assert p["scores_total"] == p["scores_before_commit"] == p["scores_logged_before_commit"] == 40
+    head = markdown(res).split("## Table 1")[0]
+    assert "NOT PRE-REGISTERED: 40 of 40 scores predate the protocol commitment" in head
+
+
+def test_scores_after_commit_are_preregistered(workspace, tmp_path):
+    from veribench.evaluate import evaluate_workspace
+    from veribench.evaluate.tables import markdown
+
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    commit(workspace, f)
+    _fill(workspace)
+    res = evaluate_workspace(workspace, load_protocol(f))
+    assert res["run"]["protocol"]["scores_before_commit"] == 0
+    assert "Pre-registered: all 40 scores were logged and dated after" in markdown(res)
+
+
+# -- RFC 3161 against a real authority on 127.0.0.1 -------------------------------------------------
+
+def test_timestamp_end_to_end(workspace, tmp_path):
+    from veribench.bundles import tsa
+    from veribench.store.events import read_events
+
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    with TSAServer() as t:
+        rec = commit(workspace, f, tsa_url=t.url, tsa_roots=t.authority.ca_pem)
+        assert t.authority.requests == 1
+        roots = tsa.load_certificates(t.authority.ca_pem)
+    assert rec.timestamp["signature_checked"] is True
+    token = rec.record_path.with_suffix(".tsr").read_bytes()
+    record = rec.record_path.read_bytes()
+    info = tsa.check_token(token, record, roots=roots)  # offline, after the authority is gone
+    assert info.signature_checked and info.imprint_sha256 == __import__("hashlib").sha256(record).hexdigest()
+    assert datetime.fromisoformat(info.gen_time.replace("Z", "+00:00")) >= rec.committed_at - timedelta(seconds=5)
+    with pytest.raises(tsa.TimestampError, match="token stamps other bytes"):
+        tsa.check_token(token, record + b" ", roots=roots)
+    (stamp,) = read_events(workspace.con, types=("timestamp",))
+    assert stamp["payload"]["record_sha256"] == __import__("hashlib").sha256(record).hexdigest()
+    assert stamp["payload"]["authority"].startswith("127.0.0.1:")  # the host only, never a full URL with a key
+
+
+def test_authority_stamping_other_bytes_is_refused(workspace, tmp_path):
+    from veribench.bundles.tsa import TimestampError
+    from veribench.store.events import read_events
+
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    with TSAServer(mode="wrong_imprint") as t:
+        with pytest.raises(TimestampError, match="token stamps other bytes"):
+            commit(workspace, f, tsa_url=t.url, tsa_roots=t.authority.ca_pem)
+    assert not read_events(workspace.con, types=("timestamp",))  # nothing stored for a refused token
+    assert load_protocol(f).hash in versions(workspace.con)  # the commit itself stands
+
+
+def test_authority_rejection_and_unreachable_authority(workspace, tmp_path):
+    from veribench.bundles.tsa import TimestampError
+    from veribench.protocol.commit import add_timestamp
+
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    with TSAServer(mode="rejection") as t:
+        with pytest.raises(TimestampError, match="did not grant"):
+            commit(workspace, f, tsa_url=t.url)
+    with TSAServer() as t:
+        url = t.url
+    with pytest.raises(TimestampError, match="no answer"):
+        add_timestamp(workspace, load_protocol(f).hash, url)
+
+
+def test_cli_commit_with_tsa_and_timestamp_later(tmp_path):
+    from typer.testing import CliRunner
+
+    from veribench.cli.main import app
+
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    ws = tmp_path / "ws"
+    with TSAServer() as t:
+        ca = tmp_path / "ca.pem"
+        ca.write_bytes(t.authority.ca_pem)
+        r = CliRunner().invoke(app, ["protocol", "commit", str(f), "--workspace", str(ws)])
+        assert r.exit_code == 0 and "commitment record to publish now" in r.output
+        r = CliRunner().invoke(app, ["protocol", "timestamp", str(f), "--workspace", str(ws), "--tsa", t.url,
+                                     "--tsa-cert", str(ca)])
+        assert r.exit_code == 0 and "timestamped commit-test" in r.output
+        g = tmp_path / "q.toml"
+        g.write_text(BASE.replace("commit-test", "second"))
+        r = CliRunner().invoke(app, ["protocol", "commit", str(g), "--workspace", str(ws), "--tsa", t.url,
+                                     "--tsa-cert", str(ca)])
+        assert r.exit_code == 0 and "timestamp: " in r.output and "signature not checked" not in r.output
+    assert sorted(p.name for p in (ws / "commitments").iterdir())[:2] == [
+        f"vbp-{load_protocol(f).hash[:16]}-v1.json", f"vbp-{load_protocol(f).hash[:16]}-v1.tsr"]
