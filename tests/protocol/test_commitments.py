@@ -103,7 +103,7 @@ def test_renaming_does_not_skip_the_amendment_check(workspace, tmp_path):
 @pytest.mark.parametrize("date,match", [
     (TODAY - timedelta(days=30), "backdated amendment is refused"),
     (TODAY + timedelta(days=2), "in the future"),
-    ("soon", "is not a date"),
+    ("soon", "not an ISO date"),
 ])
 def test_amendment_dates_follow_the_log(workspace, tmp_path, date, match):
     f = tmp_path / "p.toml"

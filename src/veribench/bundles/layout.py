@@ -22,13 +22,16 @@ One place for the layout that :mod:`.publish` writes and :mod:`.verify` reads::
     log/leaves.csv           logged fingerprints the rows above do not reproduce (scores of
                              other texts or replaced values, links of documents outside the corpus)
     results.json             the run's results (as logged, plus the ``files`` listing)
-    tables.md, table1.csv, table2.csv, rates.csv, agreement.csv, index.html   the tables
+    tables.md, table1.csv, table2.csv, side_rows.csv, rates.csv, agreement.csv, robustness.csv,
+    comparisons.csv, gaps.csv, index.html   the tables (evaluate.tables.TABLE_OUTPUTS)
 
 ``manifest.json`` covers every other file; ``root_sha256`` is the SHA-256 of the canonical
 JSON of the manifest without ``root_sha256``.
 """
 
 from __future__ import annotations
+
+from ..evaluate.tables import TABLE_OUTPUTS as _TABLE_OUTPUTS
 
 FORMAT = "veribench-detector-bundle/1"
 MANIFEST = "manifest.json"
@@ -41,7 +44,7 @@ LEAVES = "log/leaves.csv"
 AMENDMENTS = "amendments.json"
 RESULTS = "results.json"
 #: Table files written by :func:`veribench.evaluate.tables.write_outputs` (re-derived byte for byte).
-TABLE_FILES = ("tables.md", "table1.csv", "table2.csv", "rates.csv", "agreement.csv", "index.html")
+TABLE_FILES = tuple(_TABLE_OUTPUTS.values())
 #: Folders a bundle may hold.
 FOLDERS = ("protocol", "commitments", "log")
 

@@ -212,7 +212,8 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
                 "kind": pa.array([r[6] for r in doc_rows], pa.string()),
                 "subgroup": pa.array([r[7] for r in doc_rows], pa.string()),
                 "tags": pa.array([r[8] for r in doc_rows], pa.string()),
-                "group_key": pa.array([r[9] for r in doc_rows], pa.string())}))
+                "group_key": pa.array([r[9] for r in doc_rows], pa.string()),
+                "provenance": pa.array([_json_text(r[10]) for r in doc_rows], pa.string())}))
             snap.load("submissions", pa.table({"doc_id": pa.array([x[0] for x in link_rows], pa.string()),
                                                "spec_hash": pa.array([x[1] for x in link_rows], pa.string()),
                                                "submitted_sha256": pa.array([x[2] for x in link_rows], pa.string())}))
@@ -455,3 +456,12 @@ def readme(results: dict[str, Any], protocol_file: str) -> str:
               "tables, timestamp tokens):", "", "    veribench verify THIS_FOLDER", "",
               "See `docs/bundles.md` in veribench for the layout and every check.", ""]
     return "\n".join(lines)
+
+
+def _json_text(value: Any) -> str | None:
+    """A stored JSON column (text or object) as the canonical text the verifier rebuilds from the
+    corpus manifest (``None`` for an empty object), so both snapshots hold the same bytes."""
+    if value is None:
+        return None
+    obj = json.loads(value) if isinstance(value, str) else value
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True) if obj else None

@@ -20,7 +20,7 @@ import numpy as np
 #: No keys or indexes: the rows come de-duplicated, and an index would only cost time.
 SNAPSHOT_SCHEMA = """
 CREATE TABLE documents (doc_id VARCHAR, corpus VARCHAR, text VARCHAR, text_sha256 VARCHAR, label VARCHAR,
-    arm VARCHAR, kind VARCHAR, subgroup VARCHAR, tags JSON, group_key VARCHAR);
+    arm VARCHAR, kind VARCHAR, subgroup VARCHAR, tags JSON, group_key VARCHAR, provenance JSON);
 CREATE TABLE submissions (doc_id VARCHAR, spec_hash VARCHAR, submitted_sha256 VARCHAR);
 CREATE TABLE scores (spec_hash VARCHAR, text_sha256 VARCHAR, status VARCHAR, raw DOUBLE, scale VARCHAR,
     direction VARCHAR, ai_probability DOUBLE, verdict VARCHAR, vendor_version VARCHAR, detail JSON,
@@ -50,6 +50,16 @@ class Snapshot:
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {view}")
         finally:
             self.con.unregister(view)
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
+        """As :meth:`veribench.store.Workspace.query`: run ``sql``, return all rows."""
+        with self.lock:
+            return self.con.execute(sql, params or []).fetchall()
+
+    def arrow(self, sql: str, params: Sequence[Any] | None = None):
+        """As :meth:`veribench.store.Workspace.arrow`: run ``sql``, return a ``pyarrow.Table``."""
+        with self.lock:
+            return self.con.sql(sql, params=params or None).to_arrow_table()
 
     def close(self) -> None:
         self.con.close()

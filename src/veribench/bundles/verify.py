@@ -403,8 +403,8 @@ def _check_amendments(c: _Ctx, events: list[dict[str, Any]], ve: dict[str, Any],
 
 _LEAF_KEYS = frozenset(ev.DOC_FIELDS)
 _REST_KEYS = frozenset({"doc_seq", "in_run", "fingerprint_only"})
-_DOC_COLS = ("doc_id", "text_sha256", "label", "arm", "kind", "subgroup", "corpus", "group_key", "tags", "in_run",
-             "fingerprint_only", "doc_seq", "text")
+_DOC_COLS = ("doc_id", "text_sha256", "label", "arm", "kind", "subgroup", "corpus", "group_key", "tags", "provenance",
+             "in_run", "fingerprint_only", "doc_seq", "text")
 
 
 @dataclass
@@ -500,6 +500,8 @@ def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: A
             for k in _DOC_COLS[:8]:
                 cols[k].append(doc[k])
             cols["tags"].append(canonical(t_) if t_ else None)  # {} and none evaluate alike
+            p_ = doc["provenance"]
+            cols["provenance"].append(canonical(p_) if p_ else None)  # source_id / attack pair derived texts
             cols["in_run"].append(sel)
             cols["fingerprint_only"].append(fp)
             cols["doc_seq"].append(iseq)
@@ -880,8 +882,8 @@ def _fill_snapshot(snap: Any) -> None:
     """The run's tables in the snapshot, from the bundle's rows (``rows``) and corpus (``docs``)."""
     con = snap.con
     con.execute("INSERT INTO documents (doc_id, corpus, text, text_sha256, label, arm, kind, subgroup, tags, "
-                "group_key) SELECT doc_id, corpus, text, text_sha256, label, arm, kind, subgroup, tags, group_key "
-                "FROM docs")
+                "group_key, provenance) SELECT doc_id, corpus, text, text_sha256, label, arm, kind, subgroup, tags, "
+                "group_key, provenance FROM docs")
     con.execute("INSERT INTO submissions SELECT DISTINCT doc_id, spec_hash, submitted_sha256 FROM rows")
     con.execute("INSERT INTO scores SELECT DISTINCT ON (spec_hash, submitted_sha256) spec_hash, submitted_sha256, "
                 "status, raw, scale, direction, ai_probability, verdict, vendor_version, "

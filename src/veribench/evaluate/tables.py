@@ -504,15 +504,20 @@ Raw per-document scores: <a href="raw_scores.csv">CSV</a>, <a href="raw_scores.p
 </body></html>"""
 
 
+#: The table files :func:`write_outputs` writes from the results alone (output key -> file
+#: name); a bundle re-derives each byte for byte (``veribench.bundles.layout.TABLE_FILES``).
+TABLE_OUTPUTS = {"markdown": "tables.md", "table1_csv": "table1.csv", "table2_csv": "table2.csv",
+                 "side_rows_csv": "side_rows.csv", "rates_csv": "rates.csv", "agreement_csv": "agreement.csv",
+                 "html": "index.html", "robustness_csv": "robustness.csv", "comparisons_csv": "comparisons.csv",
+                 "gaps_csv": "gaps.csv"}
+
+
 def write_outputs(res: dict[str, Any], out_dir: Path, ws: Any = None) -> dict[str, str]:
     """Write ``results.json``, ``tables.md``, ``table1.csv``, ``table2.csv``, ``side_rows.csv``,
     ``rates.csv``, ``agreement.csv``, ``index.html`` and (with a workspace) raw per-document
     scores and the run's per-document rows (``run_rows.csv``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    files = {"json": "results.json", "markdown": "tables.md", "table1_csv": "table1.csv", "table2_csv": "table2.csv",
-             "side_rows_csv": "side_rows.csv", "rates_csv": "rates.csv", "agreement_csv": "agreement.csv",
-             "html": "index.html", "robustness_csv": "robustness.csv", "comparisons_csv": "comparisons.csv",
-             "gaps_csv": "gaps.csv"}
+    files = {"json": "results.json", **TABLE_OUTPUTS}
     if ws is not None:
         ws.export_scores(out_dir / "raw_scores.csv")
         ws.export_scores(out_dir / "raw_scores.parquet")
