@@ -64,6 +64,7 @@ def test_demo_detectors_auroc_matches_independent_computation(smol, pairs):
     from sklearn.metrics import roc_auc_score
 
     from veribench.detectors.local import engine
+    from veribench.detectors.local import zeroshot as zs
     from veribench.detectors.local.zeroshot import demo_detectors
 
     human, ai = pairs
@@ -89,5 +90,5 @@ def test_demo_detectors_auroc_matches_independent_computation(smol, pairs):
     print("SmolLM2-135M AUROC, xsum/gpt-3.5-turbo, %d pairs, %d tokens:" % (N_PAIRS, CAP), auroc)
     # Real signal, as measured in docs (offline models) (loglik 0.975 on 100 pairs)
     assert auroc["loglik"] > 0.85 and auroc["fast-detectgpt"] > 0.75
-    # The recorded direction of entropy is right on data: +entropy alone would rank AI low.
-    assert roc_auc_score(y, [x["entropy"] for x in refs]) < 0.5 < auroc["entropy"]
+    # Directions come from the papers (zeroshot.STATISTICS), not from these AUROCs.
+    assert {r.direction for r in ours["entropy"]} == {zs.STATISTICS["entropy"].direction}
