@@ -116,6 +116,14 @@ def missing_packages(model: str | None = None) -> list[MissingPackage]:
 
 
 def _torch():
+    import sys
+
+    if "torch" not in sys.modules:
+        # Waiting OpenMP threads sleep instead of spinning: on a shared CPU, two torch threads
+        # that spin-wait on each other ran 3-5x slower than one (benchmarks/README.md); idle
+        # machines lose nothing measurable. Set before torch loads its OpenMP runtime; an
+        # explicit OMP_WAIT_POLICY wins.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     missing = [m for m in ("torch", "transformers") if not _has(m)]
     if missing:
         raise ModelLoadError("local model detectors need " + "; ".join(
