@@ -458,9 +458,9 @@ def varlen_attention(module, query, key, value, attention_mask, dropout: float =
 
     cu = kwargs["cu_seq_lens_q"]
     mx = int(kwargs["max_length_q"])
-    q = query[0].transpose(0, 1)  # (L, H, D)
-    k = key[0].transpose(0, 1)
-    v = value[0].transpose(0, 1)
+    q = query[0].transpose(0, 1).contiguous()  # (L, H, D)
+    k = key[0].transpose(0, 1).contiguous()
+    v = value[0].transpose(0, 1).contiguous()
     out = varlen_attn(q, k, v, cu, cu, mx, mx, scale=scaling, window_size=(-1, 0),
                       enable_gqa=q.shape[1] != k.shape[1])
     return out.unsqueeze(0), None

@@ -348,67 +348,78 @@ def convert_gguf(gguf_path: Path, *, log: Callable[[str], None] | None = None) -
 
     Raises:
         ModelLoadError: the ``gguf`` package is missing, the file cannot be read, or the
-            reader left any weight uninitialised. OSError: the cache folder is not writable.
+            reader left any weight uninitialised. OSError: the cache folder is not
+            writable (raised before the slow read).
     """
-    torch = _torch()
+    _torch()
     if not _has("gguf"):
         raise ModelLoadError(f"converting {gguf_path.name} needs the gguf package; "
                              f"install it with: {MODEL_PACKAGES['gguf']['pip']}")
-    import transformers
-    from safetensors.torch import save_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     sha = file_sha256(gguf_path)
     dest = conversion_dir(gguf_path, sha)
-    t0 = time.perf_counter()
-    if log:
-        log(f"converting {gguf_path.name} to an fp32 checkpoint (once; cached in {dest})")
-    try:
-        with quiet_loading():
-            tok = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
-            model, info = AutoModelForCausalLM.from_pretrained(
-                str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32, output_loading_info=True)
-    except Exception as e:
-        raise ModelLoadError(f"could not read the GGUF file {gguf_path}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") from e
-    fresh = sorted(set(info.get("missing_keys") or []) - set(getattr(model, "_tied_weights_keys", None) or []))
-    if fresh:
-        raise ModelLoadError(f"the GGUF file {gguf_path} lacks weights that would be freshly initialised: {fresh[:5]}")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".tmp-{dest.name}-{os.getpid()}-{secrets.token_hex(4)}")
     tmp.mkdir()
     try:
-        cfg = model.config.to_dict()
-        cfg.pop("quantization_config", None)
-        (tmp / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True, default=str))
-        save_model(model.eval(), str(tmp / "model.safetensors"), metadata={"format": "pt"})
-        tok.save_pretrained(str(tmp))
-        files = {p.name: p.stat().st_size for p in tmp.iterdir() if p.is_file()}
-        import gguf as _gguf
-
-        manifest = {
-            "gguf_file": gguf_path.name, "gguf_sha256": sha, "gguf_size": gguf_path.stat().st_size,
-            "converter_version": CONVERTER_VERSION, "dtype": "float32", "files": files,
-            "versions": {"transformers": transformers.__version__, "torch": torch.__version__,
-                         "gguf": getattr(_gguf, "__version__", "unknown")},
-            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-        for p in tmp.iterdir():
-            with open(p, "rb") as f:
-                os.fsync(f.fileno())
-        _atomic_write(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode())
+        t0 = time.perf_counter()
+        if log:
+            log(f"converting {gguf_path.name} to an fp32 checkpoint (once; cached in {dest})")
+        _write_conversion(gguf_path, sha, tmp)
         try:
             os.rename(tmp, dest)
         except OSError:  # another process finished first (or a stale folder is in the way)
             if _cached_conversion(gguf_path) is None:
                 _discard(dest)
                 os.rename(tmp, dest)
+        if log:
+            log(f"converted in {time.perf_counter() - t0:.1f} s")
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    del model
-    if log:
-        log(f"converted in {time.perf_counter() - t0:.1f} s")
     return dest
+
+
+def _write_conversion(gguf_path: Path, sha: str, tmp: Path) -> None:
+    """Read ``gguf_path`` and write the checkpoint files and manifest into ``tmp``."""
+    torch = _torch()
+    import transformers
+    from safetensors.torch import save_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        with quiet_loading():
+            tok = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+            model, info = AutoModelForCausalLM.from_pretrained(
+                str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32, output_loading_info=True)
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ModelLoadError(f"could not read the GGUF file {gguf_path}: {first}") from e
+    fresh = sorted(set(info.get("missing_keys") or []) - set(getattr(model, "_tied_weights_keys", None) or []))
+    if fresh:
+        raise ModelLoadError(f"the GGUF file {gguf_path} lacks weights that would be freshly initialised: {fresh[:5]}")
+    cfg = model.config.to_dict()
+    cfg.pop("quantization_config", None)
+    (tmp / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True, default=str))
+    save_model(model.eval(), str(tmp / "model.safetensors"), metadata={"format": "pt"})
+    tok.save_pretrained(str(tmp))
+    files = {p.name: p.stat().st_size for p in tmp.iterdir() if p.is_file()}
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        gguf_version = version("gguf")
+    except PackageNotFoundError:  # pragma: no cover - gguf imported above
+        gguf_version = "unknown"
+    manifest = {
+        "gguf_file": gguf_path.name, "gguf_sha256": sha, "gguf_size": gguf_path.stat().st_size,
+        "converter_version": CONVERTER_VERSION, "dtype": "float32", "files": files,
+        "versions": {"transformers": transformers.__version__, "torch": torch.__version__,
+                     "gguf": gguf_version},
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    for p in tmp.iterdir():
+        with open(p, "rb") as f:
+            os.fsync(f.fileno())
+    _atomic_write(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True).encode())
 
 
 def _gguf_source(name: str) -> Path | None:
