@@ -154,6 +154,13 @@ def plans(lm, args):
                                                            pack_tokens=args.pack_tokens, compile_backend=backend)))
     except ValueError as e:  # e.g. no varlen kernel here
         out.append(("packed+compiled", str(e)))
+    if cuda and args.cuda_graphs:
+        try:
+            out.append(("packed+compiled+cudagraphs", engine.resolve_plan(
+                lm, packing="packed", attention=comp_att, compile="on", pack_tokens=args.pack_tokens,
+                compile_backend=backend, compile_mode="reduce-overhead")))
+        except ValueError as e:
+            out.append(("packed+compiled+cudagraphs", str(e)))
     return out
 
 
@@ -274,6 +281,7 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=540.0, help="seconds; no new measurement starts after it")
     ap.add_argument("--peak-tflops", type=float, default=PEAK_TFLOPS)
     ap.add_argument("--agree-texts", type=int, default=4)
+    ap.add_argument("--cuda-graphs", action="store_true", help="also packed+compiled with CUDA graphs (reduce-overhead)")
     a = ap.parse_args()
     t_start = time.perf_counter()
 

@@ -340,6 +340,8 @@ class Plan:
         threads: ``"auto"`` (adaptive, CPU) or a fixed torch thread count.
         batch_size, max_batch_tokens: padded batches (texts, padded tokens).
         compile_backend: ``torch.compile`` backend (``inductor``).
+        compile_mode: ``torch.compile`` mode: ``default``, or ``reduce-overhead`` (CUDA
+            graphs, one per bucketed shape).
     """
 
     device: str
@@ -353,20 +355,26 @@ class Plan:
     batch_size: int = 16
     max_batch_tokens: int = 16384
     compile_backend: str = "inductor"
+    compile_mode: str = "default"
 
     def record(self) -> dict[str, Any]:
         """What ran, for ``ScoreResult.detail["engine"]`` and benchmark rows."""
         import torch
         import transformers
 
-        return {"packing": self.packing, "attention": self.attention, "compiled": self.compile,
-                "device": self.device, "dtype": self.dtype, "torch": torch.__version__,
-                "transformers": transformers.__version__}
+        rec = {"packing": self.packing, "attention": self.attention, "compiled": self.compile,
+               "device": self.device, "dtype": self.dtype, "torch": torch.__version__,
+               "transformers": transformers.__version__}
+        if self.compile:
+            rec.update(compile_backend=self.compile_backend, compile_mode=self.compile_mode,
+                       bucket_tokens=self.bucket_tokens)
+        return rec
 
 
 def resolve_plan(lm: LoadedModel, *, packing: str = "auto", attention: str = "auto", compile: str | bool = "auto",
                  pack_tokens: int | None = None, bucket_tokens: int | None = None, threads: str | int = "auto",
-                 batch_size: int = 16, max_batch_tokens: int = 16384, compile_backend: str = "inductor") -> Plan:
+                 batch_size: int = 16, max_batch_tokens: int = 16384, compile_backend: str = "inductor",
+                 compile_mode: str = "default") -> Plan:
     """The execution plan for ``lm``: device defaults (:data:`DEVICE_DEFAULTS`), with any
     choice forced by the arguments.
 
@@ -414,7 +422,7 @@ def resolve_plan(lm: LoadedModel, *, packing: str = "auto", attention: str = "au
     return Plan(device=lm.device, dtype=lm.dtype, packing=pk, attention=att, compile=cp,
                 pack_tokens=int(pack_tokens or d["pack_tokens"]), bucket_tokens=int(bucket_tokens or d["bucket_tokens"]),
                 threads=threads if threads == "auto" else int(threads), batch_size=int(batch_size),
-                max_batch_tokens=int(max_batch_tokens), compile_backend=compile_backend)
+                max_batch_tokens=int(max_batch_tokens), compile_backend=compile_backend, compile_mode=compile_mode)
 
 
 # --------------------------------------------------------------------------- packed attention kernels
@@ -695,11 +703,12 @@ def _compiled(lm: LoadedModel, fn: Any, plan: Plan) -> Any:
     if cache is None:
         cache = {}
         lm._vb_compiled = cache  # type: ignore[attr-defined]
-    key = (id(fn), plan.compile_backend)
+    key = (id(fn), plan.compile_backend, plan.compile_mode)
     if key not in cache:
         import torch
 
-        cache[key] = torch.compile(fn, backend=plan.compile_backend)
+        mode = None if plan.compile_mode == "default" else plan.compile_mode
+        cache[key] = torch.compile(fn, backend=plan.compile_backend, mode=mode)
     return cache[key]
 
 
