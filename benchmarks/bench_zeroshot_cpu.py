@@ -7,10 +7,13 @@ every text, for:
 
 - ``reference``: the upstream-style per-text loop (one text per pass, full logits,
   statistics by direct formulas, ranks by counting greater logits);
-- ``padded/2 threads``: length-sorted right-padded batches with a mask and torch's two
-  threads: the engine as it was before packing (issue 12's "about 370 tokens/s");
-- ``padded``, ``packed/segments``, ``packed/sdpa_mask``: the engine's layouts with
-  adaptive threads (``threads="auto"``);
+- ``padded, 2 threads, whole-chunk statistics``: length-sorted right-padded batches with
+  a mask, torch's two threads, statistics over whole logit chunks: the engine as it was
+  before packing (issue 12's "about 370 tokens/s");
+- the engine's layouts and settings one at a time: padded, packed with per-text SDPA
+  (``segments``, the default) or transformers' block-diagonal mask (``sdpa_mask``),
+  statistics in cache-sized blocks or whole chunks, threads adaptive / 1 / 2, packs of
+  1024 or 4096 tokens;
 - ``packed/segments bf16``: the same in bf16, with the largest relative difference of
   each statistic from fp32 (the engine's CPU default stays fp32 when this exceeds 1e-4).
 
@@ -131,10 +134,15 @@ def main() -> None:
             n_tok, ref = reference(lm, texts, a.cap)
             rows.append({"path": "reference (per-text loop)", "tokens_per_s": round(n_tok / (time.perf_counter() - t0), 1)})
         plans = [
-            ("padded/2 threads (before)", engine.resolve_plan(lm, packing="padded", threads=2)),
+            ("padded, 2 threads, whole-chunk statistics (the engine before)",
+             engine.resolve_plan(lm, packing="padded", threads=2, stats_rows=None)),
             ("padded", engine.resolve_plan(lm, packing="padded")),
-            ("packed/segments", engine.resolve_plan(lm, packing="packed", attention="segments")),
-            ("packed/sdpa_mask", engine.resolve_plan(lm, packing="packed", attention="sdpa_mask")),
+            ("packed/segments, whole-chunk statistics", engine.resolve_plan(lm, stats_rows=None)),
+            ("packed/segments (default)", engine.resolve_plan(lm)),
+            ("packed/segments, 1 thread", engine.resolve_plan(lm, threads=1)),
+            ("packed/segments, 2 threads", engine.resolve_plan(lm, threads=2)),
+            ("packed/segments, packs of 4096", engine.resolve_plan(lm, pack_tokens=4096)),
+            ("packed/sdpa_mask", engine.resolve_plan(lm, attention="sdpa_mask")),
         ]
         fp32 = None
         for label, plan in plans:

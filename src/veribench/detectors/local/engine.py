@@ -296,7 +296,7 @@ COMPILES = ("auto", "on", "off")
 #: (the H200 figures are pending: benchmarks/gpu_zeroshot.py).
 DEVICE_DEFAULTS: dict[str, dict[str, Any]] = {
     "cpu": {"packing": "packed", "attention": "segments", "compile": False, "pack_tokens": 1024,
-            "bucket_tokens": 256},
+            "bucket_tokens": 256, "stats_rows": 8},
     "cuda": {"packing": "packed", "attention": "varlen", "compile": True, "pack_tokens": 32768,
              "bucket_tokens": 2048},
     "mps": {"packing": "packed", "attention": "segments", "compile": False, "pack_tokens": 8192,
@@ -342,6 +342,9 @@ class Plan:
         compile_backend: ``torch.compile`` backend (``inductor``).
         compile_mode: ``torch.compile`` mode: ``default``, or ``reduce-overhead`` (CUDA
             graphs, one per bucketed shape).
+        stats_rows: rows per block of the vocabulary statistics (None: the whole logit
+            chunk). On CPU small blocks keep the ~10 passes over each row's logits in the
+            core's cache.
     """
 
     device: str
@@ -356,6 +359,7 @@ class Plan:
     max_batch_tokens: int = 16384
     compile_backend: str = "inductor"
     compile_mode: str = "default"
+    stats_rows: int | None = None
 
     def record(self) -> dict[str, Any]:
         """What ran, for ``ScoreResult.detail["engine"]`` and benchmark rows."""
@@ -374,7 +378,7 @@ class Plan:
 def resolve_plan(lm: LoadedModel, *, packing: str = "auto", attention: str = "auto", compile: str | bool = "auto",
                  pack_tokens: int | None = None, bucket_tokens: int | None = None, threads: str | int = "auto",
                  batch_size: int = 16, max_batch_tokens: int = 16384, compile_backend: str = "inductor",
-                 compile_mode: str = "default") -> Plan:
+                 compile_mode: str = "default", stats_rows: int | None | str = "auto") -> Plan:
     """The execution plan for ``lm``: device defaults (:data:`DEVICE_DEFAULTS`), with any
     choice forced by the arguments.
 
@@ -422,7 +426,8 @@ def resolve_plan(lm: LoadedModel, *, packing: str = "auto", attention: str = "au
     return Plan(device=lm.device, dtype=lm.dtype, packing=pk, attention=att, compile=cp,
                 pack_tokens=int(pack_tokens or d["pack_tokens"]), bucket_tokens=int(bucket_tokens or d["bucket_tokens"]),
                 threads=threads if threads == "auto" else int(threads), batch_size=int(batch_size),
-                max_batch_tokens=int(max_batch_tokens), compile_backend=compile_backend, compile_mode=compile_mode)
+                max_batch_tokens=int(max_batch_tokens), compile_backend=compile_backend, compile_mode=compile_mode,
+                stats_rows=d.get("stats_rows") if stats_rows == "auto" else (int(stats_rows) if stats_rows else None))
 
 
 # --------------------------------------------------------------------------- packed attention kernels
@@ -1016,16 +1021,20 @@ def _forward_single(lm: LoadedModel, lay: Layout, plan: Plan, chunk_bytes: int):
     import torch
 
     V = lm.vocab_size
-    step = _chunk_rows(V, chunk_bytes)
+    sub = plan.stats_rows
+    step = _chunk_rows(V, chunk_bytes, copies=1 if sub else 4)
     parts: list[list[Any]] = [[], [], [], []]
     with torch.inference_mode():
         rows, labels, counts = _rows(lay, False, lm.device)
         kind, t, head = _hidden_or_logits(lm, lay, plan)
         for a in range(0, rows.shape[0], step):
             z = _rows_logits(kind, t, head, rows[a:a + step])
-            ll, rank, ent, m2, _ = token_stats(z, labels[a:a + step])
-            for k, v in enumerate((ll, rank, ent, m2)):
-                parts[k].append(v.cpu())
+            lab = labels[a:a + step]
+            k_rows = sub or z.shape[0]
+            for b in range(0, z.shape[0], k_rows):  # sub-blocks whose vocabulary passes stay in cache
+                ll, rank, ent, m2, _ = token_stats(z[b:b + k_rows], lab[b:b + k_rows])
+                for k, v in enumerate((ll, rank, ent, m2)):
+                    parts[k].append(v.cpu())
             del z
     cat = [torch.cat(p).numpy() for p in parts]
     out, o = [], 0
@@ -1152,7 +1161,8 @@ def _forward_pair(lm_p: LoadedModel, lm_q: LoadedModel, lay: Layout, plan: Plan,
 
     Vp, Vq = lm_p.vocab_size, lm_q.vocab_size
     V = min(Vp, Vq)
-    step = _chunk_rows(max(Vp, Vq), chunk_bytes, copies=8)
+    sub = plan.stats_rows
+    step = _chunk_rows(max(Vp, Vq), chunk_bytes, copies=2 if sub else 8)
     names = ["p_ll", "p_rank", "p_ent", "p_m2", "q_ll", "q_rank", "q_ent", "q_m2", "x_ll", "x_mu", "x_m2"]
     parts: dict[str, list[Any]] = {k: [] for k in names}
     with torch.inference_mode():
@@ -1162,20 +1172,24 @@ def _forward_pair(lm_p: LoadedModel, lm_q: LoadedModel, lay: Layout, plan: Plan,
         for a in range(0, rows.shape[0], step):
             r = rows[a:a + step]
             lab = labels[a:a + step]
-            zp = _rows_logits(kp, tp, hp, r)
-            zq = _rows_logits(kq, tq, hq, r.to(lm_q.device)).to(zp.device)
-            p_ll, p_rank, p_ent, p_m2, _ = token_stats(zp, lab)
-            q_ll, q_rank, q_ent, q_m2, logq = token_stats(zq, lab)
-            if V != Vq:  # upstream cuts both vocabularies to the smaller one before softmax
-                logq = torch.log_softmax(zq[:, :V], dim=-1).clamp_(min=LOG_FLOOR)
-                x_ll = logq.gather(-1, lab.clamp_min(0).unsqueeze(-1)).squeeze(-1)
-                x_ll = torch.where(lab < 0, torch.zeros_like(x_ll), x_ll)
-            else:
-                x_ll = q_ll
-            x_mu, x_m2 = cross_stats(zp[:, :V], logq)
-            for k, v in zip(names, (p_ll, p_rank, p_ent, p_m2, q_ll, q_rank, q_ent, q_m2, x_ll, x_mu, x_m2)):
-                parts[k].append(v.cpu())
-            del zp, zq, logq
+            zp_all = _rows_logits(kp, tp, hp, r)
+            zq_all = _rows_logits(kq, tq, hq, r.to(lm_q.device)).to(zp_all.device)
+            k_rows = sub or zp_all.shape[0]
+            for b in range(0, zp_all.shape[0], k_rows):
+                zp, zq, lb = zp_all[b:b + k_rows], zq_all[b:b + k_rows], lab[b:b + k_rows]
+                p_ll, p_rank, p_ent, p_m2, _ = token_stats(zp, lb)
+                q_ll, q_rank, q_ent, q_m2, logq = token_stats(zq, lb)
+                if V != Vq:  # upstream cuts both vocabularies to the smaller one before softmax
+                    logq = torch.log_softmax(zq[:, :V], dim=-1).clamp_(min=LOG_FLOOR)
+                    x_ll = logq.gather(-1, lb.clamp_min(0).unsqueeze(-1)).squeeze(-1)
+                    x_ll = torch.where(lb < 0, torch.zeros_like(x_ll), x_ll)
+                else:
+                    x_ll = q_ll
+                x_mu, x_m2 = cross_stats(zp[:, :V], logq)
+                for k, v in zip(names, (p_ll, p_rank, p_ent, p_m2, q_ll, q_rank, q_ent, q_m2, x_ll, x_mu, x_m2)):
+                    parts[k].append(v.cpu())
+                del logq
+            del zp_all, zq_all
     cat = {k: torch.cat(v).numpy() for k, v in parts.items()}
     out, o = [], 0
     f = lambda k, a, b: cat[k][a:b].astype(np.int64 if k.endswith("rank") else np.float64)  # noqa: E731
