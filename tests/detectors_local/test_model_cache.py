@@ -142,3 +142,22 @@ def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("VERIBENCH_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert models.cache_root() == tmp_path / "xdg" / "veribench"
+
+
+def test_conversion_reports_progress_lines(fake_gguf, monkeypatch):
+    """A long conversion prints a line every few seconds (here every 10 ms), terminal or not."""
+    import time
+
+    src, _ = fake_gguf
+    real = models._write_conversion
+
+    def slow(*a):
+        time.sleep(0.1)
+        return real(*a)
+
+    monkeypatch.setattr(models, "_write_conversion", slow)
+    monkeypatch.setattr(models, "HEARTBEAT_S", 0.01)
+    lines: list[str] = []
+    models.convert_gguf(src, log=lines.append)
+    assert lines[0].startswith("converting tiny.Q4_1.gguf") and lines[-1].startswith("converted in")
+    assert any(m.startswith("  converting tiny.Q4_1.gguf: ") for m in lines[1:-1])

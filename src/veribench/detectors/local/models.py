@@ -293,6 +293,8 @@ def file_sha256(path: Path) -> str:
 
 
 MANIFEST = "veribench-conversion.json"
+#: Seconds between progress lines of a conversion.
+HEARTBEAT_S = 5.0
 
 
 def conversion_dir(gguf_path: Path, sha: str | None = None) -> Path:
@@ -360,10 +362,17 @@ def convert_gguf(gguf_path: Path, *, log: Callable[[str], None] | None = None) -
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".tmp-{dest.name}-{os.getpid()}-{secrets.token_hex(4)}")
     tmp.mkdir()
+    stop = threading.Event()
     try:
         t0 = time.perf_counter()
         if log:
             log(f"converting {gguf_path.name} to an fp32 checkpoint (once; cached in {dest})")
+
+            def beat() -> None:  # a line every few seconds, also when output is not a terminal
+                while not stop.wait(HEARTBEAT_S):
+                    log(f"  converting {gguf_path.name}: {time.perf_counter() - t0:.0f} s")
+
+            threading.Thread(target=beat, name="veribench-convert-progress", daemon=True).start()
         _write_conversion(gguf_path, sha, tmp)
         try:
             os.rename(tmp, dest)
@@ -371,9 +380,11 @@ def convert_gguf(gguf_path: Path, *, log: Callable[[str], None] | None = None) -
             if _cached_conversion(gguf_path) is None:
                 _discard(dest)
                 os.rename(tmp, dest)
+        stop.set()
         if log:
             log(f"converted in {time.perf_counter() - t0:.1f} s")
     finally:
+        stop.set()
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return dest
