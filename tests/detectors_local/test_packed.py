@@ -172,6 +172,7 @@ def test_adaptive_threads_keep_the_faster_option(monkeypatch):
     monkeypatch.setattr(engine.os, "cpu_count", lambda: 2)
     plan = engine.Plan("cpu", "float32", "packed", "segments", False, 1024, 256)
     n0 = torch.get_num_threads()
+    torch.set_num_threads(2)
     th = engine._Threads(plan, n_groups=20, every=4)
     used = []
     rates = {2: 100.0, 1: 600.0}  # two threads that wait on each other are slower here
@@ -181,7 +182,11 @@ def test_adaptive_threads_keep_the_faster_option(monkeypatch):
         th.after(int(rates[th.current]), 1.0)
     th.close()
     assert used[:2] == [2, 1] and used.count(1) > used.count(2) and 2 in used[2:]  # re-checked
-    assert torch.get_num_threads() == n0
+    assert torch.get_num_threads() == 2
+    torch.set_num_threads(1)  # e.g. a Ray actor given one CPU: never raised above that
+    one = engine._Threads(plan, n_groups=20)
+    assert one.options == [1]
+    torch.set_num_threads(n0)
     fixed = engine._Threads(engine.Plan("cpu", "float32", "packed", "segments", False, 1024, 256, threads=1), 20)
     fixed.before()
     assert fixed.current == 1

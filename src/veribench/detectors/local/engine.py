@@ -802,7 +802,7 @@ def _rows(lay: Layout, include_last: bool, device: str):
 
 # --------------------------------------------------------------------------- threads and progress
 class _Threads:
-    """Adaptive torch thread count on CPU: all cores or one, whichever measured faster.
+    """Adaptive torch thread count on CPU: all of torch's threads or one, whichever measured faster.
 
     The first two groups run with each option; the faster (tokens/s) is kept and the
     other re-tried every ``every`` groups, so a machine that gets busy (or idle) mid-run
@@ -817,8 +817,8 @@ class _Threads:
         self.active = _device_type(plan.device) == "cpu"
         self.options: list[int] = []
         if self.active:
-            if plan.threads == "auto":
-                n = max(1, os.cpu_count() or 1)
+            if plan.threads == "auto":  # at most the threads torch was given (one per Ray actor, say)
+                n = max(1, min(self.orig, os.cpu_count() or 1))
                 self.options = [n, 1] if n > 1 and n_groups >= 3 else [self.orig]
             else:
                 self.options = [int(plan.threads)]
