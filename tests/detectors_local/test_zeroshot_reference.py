@@ -262,8 +262,8 @@ def test_c10_mapping_fitted_for_another_pair_is_refused(cases_dir, gpt2_path):
 
 def test_directions_are_fixed_from_papers_not_from_data():
     """Every statistic's direction is data with its source; nothing depends on the texts."""
-    for name, st in zs.STATISTICS.items():
-        assert st.direction in ("higher_ai", "higher_human") and st.direction_source, name
+    for name, stat in zs.STATISTICS.items():
+        assert stat.direction in ("higher_ai", "higher_human") and stat.direction_source, name
     assert zs.STATISTICS["entropy"].direction == "higher_human"
     assert "Gehrmann" in zs.STATISTICS["entropy"].direction_source
     assert set(zs.PAIR_DIRECTIONS) == {"fast-detectgpt", "binoculars"}
