@@ -25,10 +25,11 @@ SINGLE = ["loglik", "rank", "logrank", "entropy", "gltr", "lrr"]
 
 
 def _mixed_texts(longest_words: int) -> list[str]:
-    """Very different lengths: a two-word text up to a text of ``longest_words`` words."""
+    """Very different lengths: a two-word text up to a text of ``longest_words`` words,
+    each starting at another word (no two share a first token)."""
     out = []
-    for n in (2, 5, longest_words, 9, 3, longest_words // 2, 14):
-        out.append(" ".join(WORDS[i % len(WORDS)] for i in range(n)).capitalize() + ".")
+    for j, n in enumerate((2, 5, longest_words, 9, 3, longest_words // 2, 14)):
+        out.append(" ".join(WORDS[(3 * j + i) % len(WORDS)] for i in range(n)).capitalize() + ".")
     return out
 
 
@@ -201,3 +202,60 @@ def test_progress_lines_when_output_is_not_a_terminal(llama_path):
     assert len(lines) >= 3
     assert all("texts" in m and "tokens/s" in m for m in lines)
     assert lines[-1].startswith(f"forward {llama_path}: {len(texts)}/{len(texts)} texts")
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_shared_prefixes_are_computed_once_and_equal_reference(arch, gpt2_path, llama_path, monkeypatch):
+    """fast-detect-gpt's layout: AI texts continue the first words of a human text. The
+    shared tokens are fed once (a tree-shaped mask lets each continuation attend to them),
+    a text that is a prefix of another is read off it, and every statistic still equals
+    the per-text reference; a family longer than a pack keeps its members together."""
+    path, cap = (gpt2_path, 64) if arch == "gpt2" else (llama_path, 200)
+    stem = " ".join(WORDS[:12])
+    texts = [stem + " and then the rain started before the model wrote this text.",
+             stem + " while a person wrote that one.",
+             stem + " while a person wrote that one and the model ranked tokens.",
+             stem,  # a prefix of the three above
+             "Detectors rank tokens by probability.", "Before the rain started."]
+    fed: list[int] = []
+    real = engine.layout_packed
+
+    def spy(seqs, device, **kw):
+        lay = real(seqs, device, **kw)
+        fed.append(int(lay.ids.shape[1]))
+        return lay
+
+    monkeypatch.setattr(engine, "layout_packed", spy)
+    _check_single(path, texts, cap, packing="packed")
+    tok = ref_model(path)[1]
+    lens = [min(len(tok(t).input_ids), cap) for t in texts]
+    assert sum(fed) < sum(lens)  # fewer tokens fed than the texts hold
+    lm = engine_lm(path)
+    parent = engine.shared_prefixes([tok(t).input_ids[:cap] for t in texts], 8)
+    assert [p is not None for p in parent[:4]].count(True) == 3 and parent[4] is None and parent[5] is None
+    fed.clear()
+    engine.MEMO.clear()
+    out = engine.single_passes(lm, texts, cap, memo=None, plan=engine.resolve_plan(lm, pack_tokens=16))
+    assert all(o.tokens_used == n for o, n in zip(out, lens))
+    plain = engine.single_passes(lm, texts, cap, memo=None, plan=engine.resolve_plan(lm, share_prefixes=False))
+    for a, b in zip(out, plain):
+        assert (a.rank == b.rank).all() and a.ll == pytest.approx(b.ll, rel=1e-5, abs=1e-6)
+        assert a.ent == pytest.approx(b.ent, rel=1e-5, abs=1e-6) and a.m2 == pytest.approx(b.m2, rel=1e-5, abs=1e-6)
+
+
+def engine_lm(path):
+    from veribench.detectors.local.models import load_causal_lm
+
+    return load_causal_lm(path, device="cpu", dtype="float32")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=12), min_size=1, max_size=30), st.integers(1, 6))
+def test_shared_prefix_links_are_true_prefixes(seqs, min_shared):
+    got = engine.shared_prefixes(seqs, min_shared)
+    for i, p in enumerate(got):
+        if p is None:
+            continue
+        j, k = p
+        assert got[j] is None and j != i  # roots only, depth one
+        assert k >= min_shared and seqs[i][:k] == seqs[j][:k]

@@ -345,6 +345,9 @@ class Plan:
         stats_rows: rows per block of the vocabulary statistics (None: the whole logit
             chunk). On CPU small blocks keep the ~10 passes over each row's logits in the
             core's cache.
+        share_prefixes: compute a prefix that several texts share once
+            (:func:`shared_prefixes`; single-model passes with the ``segments`` kernel).
+        min_shared_prefix: tokens two texts must share for that.
     """
 
     device: str
@@ -360,6 +363,8 @@ class Plan:
     compile_backend: str = "inductor"
     compile_mode: str = "default"
     stats_rows: int | None = None
+    share_prefixes: bool = False
+    min_shared_prefix: int = 8
 
     def record(self) -> dict[str, Any]:
         """What ran, for ``ScoreResult.detail["engine"]`` and benchmark rows."""
@@ -372,13 +377,16 @@ class Plan:
         if self.compile:
             rec.update(compile_backend=self.compile_backend, compile_mode=self.compile_mode,
                        bucket_tokens=self.bucket_tokens)
+        if self.share_prefixes:
+            rec["shared_prefixes"] = True
         return rec
 
 
 def resolve_plan(lm: LoadedModel, *, packing: str = "auto", attention: str = "auto", compile: str | bool = "auto",
                  pack_tokens: int | None = None, bucket_tokens: int | None = None, threads: str | int = "auto",
                  batch_size: int = 16, max_batch_tokens: int = 16384, compile_backend: str = "inductor",
-                 compile_mode: str = "default", stats_rows: int | None | str = "auto") -> Plan:
+                 compile_mode: str = "default", stats_rows: int | None | str = "auto",
+                 share_prefixes: bool | str = "auto") -> Plan:
     """The execution plan for ``lm``: device defaults (:data:`DEVICE_DEFAULTS`), with any
     choice forced by the arguments.
 
@@ -427,7 +435,9 @@ def resolve_plan(lm: LoadedModel, *, packing: str = "auto", attention: str = "au
                 pack_tokens=int(pack_tokens or d["pack_tokens"]), bucket_tokens=int(bucket_tokens or d["bucket_tokens"]),
                 threads=threads if threads == "auto" else int(threads), batch_size=int(batch_size),
                 max_batch_tokens=int(max_batch_tokens), compile_backend=compile_backend, compile_mode=compile_mode,
-                stats_rows=d.get("stats_rows") if stats_rows == "auto" else (int(stats_rows) if stats_rows else None))
+                stats_rows=d.get("stats_rows") if stats_rows == "auto" else (int(stats_rows) if stats_rows else None),
+                share_prefixes=(pk == "packed" and att == "segments" and not cp) if share_prefixes == "auto"
+                else bool(share_prefixes))
 
 
 # --------------------------------------------------------------------------- packed attention kernels
@@ -447,6 +457,11 @@ def segments_attention(module, query, key, value, attention_mask, dropout: float
     ``is_causal=True`` and no mask (GQA, scaling and kernel choice as the model's
     ``sdpa`` path), so a text attends only to its own earlier tokens. Without
     boundaries it is transformers' SDPA. Returns ((1, L, heads, head_dim), None).
+
+    ``kwargs["vb_prefix"]`` (shared prefixes, see :func:`shared_prefixes`): per segment,
+    None or ``(start, k)``: the segment holds the tokens k.. of a text whose first k
+    tokens are those of the segment at ``start``; its queries attend to those k keys and,
+    causally, to its own (a tree-shaped mask instead of a block).
     """
     import torch
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
@@ -454,9 +469,23 @@ def segments_attention(module, query, key, value, attention_mask, dropout: float
     bounds = _segment_bounds(kwargs)
     if bounds is None:
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling)
-    outs = [sdpa_attention_forward(module, query[:, :, a:b], key[:, :, a:b], value[:, :, a:b], None,
-                                   dropout=dropout, scaling=scaling, is_causal=True)[0]
-            for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    prefixes = kwargs.get("vb_prefix") or [None] * (len(bounds) - 1)
+    outs = []
+    for (a, b), pre in zip(zip(bounds[:-1], bounds[1:]), prefixes):
+        if b <= a:
+            continue
+        if pre is None:
+            outs.append(sdpa_attention_forward(module, query[:, :, a:b], key[:, :, a:b], value[:, :, a:b], None,
+                                               dropout=dropout, scaling=scaling, is_causal=True)[0])
+            continue
+        # a text continuing another text's first k tokens: its queries see those k keys
+        # (computed once, in the other text's segment) and its own earlier keys
+        ps, k = pre
+        kk = torch.cat([key[:, :, ps:ps + k], key[:, :, a:b]], dim=2)
+        vv = torch.cat([value[:, :, ps:ps + k], value[:, :, a:b]], dim=2)
+        mask = torch.ones(b - a, k + b - a, dtype=torch.bool, device=query.device).tril(diagonal=k)
+        outs.append(sdpa_attention_forward(module, query[:, :, a:b], kk, vv, mask[None, None],
+                                           dropout=dropout, scaling=scaling)[0])
     return torch.cat(outs, dim=1), None
 
 
@@ -528,7 +557,7 @@ def _model_lock(lm: LoadedModel) -> threading.RLock:
 class Layout:
     """One forward pass: ``ids`` (B, L) on the device, optional ``mask`` (padded) or
     ``position_ids`` (packed), ``starts``/``lengths`` of each real text in the flattened
-    B·L rows, and extra keyword arguments for the attention kernel."""
+    B·L rows, extra keyword arguments for the attention kernel, and shared prefixes."""
 
     ids: Any
     mask: Any
@@ -536,6 +565,9 @@ class Layout:
     starts: list[int]
     lengths: list[int]
     attn_kwargs: dict[str, Any]
+    #: per text: None, or (index of the text in this layout whose first k tokens it shares, k);
+    #: such a text's ``starts`` entry is where its own tokens k.. begin
+    prefix: list[tuple[int, int] | None] | None = None
 
     @property
     def tokens(self) -> int:
@@ -557,7 +589,8 @@ def layout_padded(seqs: Sequence[Sequence[int]], device: str) -> Layout:
 
 
 def layout_packed(seqs: Sequence[Sequence[int]], device: str, *, bucket: int | None = None,
-                  max_segment: int | None = None, max_length: int | None = None) -> Layout:
+                  max_segment: int | None = None, max_length: int | None = None,
+                  prefix: Sequence[tuple[int, int] | None] | None = None) -> Layout:
     """One (1, L) pack: texts concatenated, position ids 0..n-1 per text, the text
     boundaries as ``cu_seq_lens_q``/``cu_seq_lens_k`` (int32) and the longest text as
     ``max_length_q``/``max_length_k``.
@@ -566,16 +599,30 @@ def layout_packed(seqs: Sequence[Sequence[int]], device: str, *, bucket: int | N
     segments (token id 0, at most ``max_segment`` tokens each, so positions stay inside
     the model's range); their outputs are never read. ``max_length`` overrides the
     longest-text bound (compiled runs pass a constant).
+
+    With ``prefix`` (per text: None or ``(j, k)``, text ``j`` earlier in ``seqs`` having
+    the same first k tokens), a text's first k tokens are not repeated: only its tokens
+    k.. enter the pack, at positions k.., attending to text j's first k tokens
+    (``vb_prefix``, for the ``segments`` kernel only).
     """
     import torch
 
     lengths = [len(s) for s in seqs]
-    total = sum(lengths)
-    flat = [t for s in seqs for t in s]
-    pos = [p for n in lengths for p in range(n)]
+    pre = list(prefix) if prefix is not None else [None] * len(seqs)
+    flat: list[int] = []
+    pos: list[int] = []
     bounds = [0]
-    for n in lengths:
-        bounds.append(bounds[-1] + n)
+    starts: list[int] = []
+    seg_prefix: list[tuple[int, int] | None] = []
+    for s, p in zip(seqs, pre):
+        k = 0 if p is None else p[1]
+        starts.append(len(flat))
+        if len(s) > k:
+            flat += list(s[k:])
+            pos += list(range(k, len(s)))
+            bounds.append(len(flat))
+            seg_prefix.append(None if p is None else (starts[p[0]], k))
+    total = len(flat)
     if bucket:
         target = -(-total // bucket) * bucket
         room, seg = target - total, max(1, int(max_segment or target))
@@ -584,13 +631,16 @@ def layout_packed(seqs: Sequence[Sequence[int]], device: str, *, bucket: int | N
             flat += [0] * n
             pos += list(range(n))
             bounds.append(bounds[-1] + n)
+            seg_prefix.append(None)
             room -= n
     ids = torch.tensor([flat], dtype=torch.long, device=device)
     position_ids = torch.tensor([pos], dtype=torch.long, device=device)
     cu = torch.tensor(bounds, dtype=torch.int32, device=device)
     mx = int(max_length or max(b - a for a, b in zip(bounds[:-1], bounds[1:])))
-    kw = {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": mx, "max_length_k": mx}
-    return Layout(ids, None, position_ids, bounds[:len(seqs)], lengths, kw)
+    kw: dict[str, Any] = {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": mx, "max_length_k": mx}
+    if any(p is not None for p in pre):
+        kw["vb_prefix"] = seg_prefix
+    return Layout(ids, None, position_ids, starts, lengths, kw, pre if any(p is not None for p in pre) else None)
 
 
 def packs(lengths: Sequence[int], pack_tokens: int) -> list[list[int]]:
@@ -615,6 +665,35 @@ def packs(lengths: Sequence[int], pack_tokens: int) -> list[list[int]]:
             used += lengths[order[hi]]
             hi -= 1
         out.append(cur)
+    return out
+
+
+def shared_prefixes(seqs: Sequence[Sequence[int]], min_shared: int) -> list[tuple[int, int] | None]:
+    """Texts whose first tokens repeat another text's: per text None, or ``(j, k)``.
+
+    fast-detect-gpt's AI texts continue the first ~30 tokens of their human text, so on
+    its data about 16% of the tokens repeat; a causal LM's outputs over a shared prefix
+    are the same for both texts, so they are computed once. Texts are sorted; a run of
+    neighbours sharing at least ``min_shared`` tokens with the run's first text (the root
+    ``j``, itself never a continuation) gets ``(j, k)`` with k their common prefix with it.
+    """
+    order = sorted(range(len(seqs)), key=lambda i: list(seqs[i]))
+    out: list[tuple[int, int] | None] = [None] * len(seqs)
+    root, run = None, 0
+    for prev, cur in zip([None] + order[:-1], order):
+        if prev is None:
+            root, run = cur, 10**9
+            continue
+        a, b = seqs[prev], seqs[cur]
+        n = 0
+        m = min(len(a), len(b), run)
+        while n < m and a[n] == b[n]:
+            n += 1
+        run = min(run, n)
+        if run >= min_shared:
+            out[cur] = (root, run)
+        else:
+            root, run = cur, 10**9
     return out
 
 
@@ -650,13 +729,14 @@ def _position_limit(lm: LoadedModel) -> int | None:
     return None
 
 
-def _layout(lm: LoadedModel, plan: Plan, seqs: list[list[int]], cap: int) -> Layout:
+def _layout(lm: LoadedModel, plan: Plan, seqs: list[list[int]], cap: int,
+            prefix: list[tuple[int, int] | None] | None = None) -> Layout:
     if plan.packing == "padded":
         return layout_padded(seqs, lm.device)
     if plan.compile:
         return layout_packed(seqs, lm.device, bucket=plan.bucket_tokens,
                              max_segment=min(cap, _position_limit(lm) or cap), max_length=cap)
-    return layout_packed(seqs, lm.device)
+    return layout_packed(seqs, lm.device, prefix=prefix)
 
 
 # --------------------------------------------------------------------------- model plumbing
@@ -789,7 +869,21 @@ def _rows(lay: Layout, include_last: bool, device: str):
 
     flat = lay.ids.reshape(-1)
     rows, labels, counts = [], [], []
-    for s, n in zip(lay.starts, lay.lengths):
+    pre = lay.prefix or [None] * len(lay.starts)
+    for s, n, p in zip(lay.starts, lay.lengths, pre):
+        if p is not None:  # positions 0..k-2 are the shared text's; compute k-1.. here
+            if include_last:
+                raise ValueError("shared prefixes are for single-model passes")
+            j, k = p
+            cnt = n - k
+            if cnt > 0:
+                r = torch.cat([torch.tensor([lay.starts[j] + k - 1], device=flat.device),
+                               torch.arange(s, s + cnt - 1, device=flat.device)])
+                lab = flat[s: s + cnt].clone()
+                rows.append(r)
+                labels.append(lab)
+            counts.append(cnt)
+            continue
         k = n if include_last else n - 1
         r = torch.arange(s, s + k, device=flat.device)
         lab = torch.full((k,), -1, dtype=torch.long, device=flat.device)
@@ -933,19 +1027,23 @@ class _Progress:
 
 
 def _run_groups(desc: str, plan: Plan, items: list, groups: list[list[int]], fn: Callable[[list], None],
-                progress: bool) -> None:
-    """Run ``fn`` on each group of ``items`` with adaptive threads and progress."""
+                progress: bool, sizes: list[tuple[int, int]] | None = None) -> None:
+    """Run ``fn`` on each group of ``items`` with adaptive threads and progress.
+
+    ``sizes``: (texts, tokens) of each item (default: one text of ``len(item[1])`` tokens).
+    """
+    sizes = sizes or [(1, len(it[1])) for it in items]
     th = _Threads(plan, len(groups))
-    pr = _Progress(desc, len(items), sum(len(it[1]) for it in items), progress)
+    pr = _Progress(desc, sum(n for n, _ in sizes), sum(t for _, t in sizes), progress)
     try:
         for g in groups:
             grp = [items[j] for j in g]
             th.before()
             t0 = time.perf_counter()
             fn(grp)
-            ntok = sum(len(it[1]) for it in grp)
+            ntexts, ntok = sum(sizes[j][0] for j in g), sum(sizes[j][1] for j in g)
             th.after(ntok, time.perf_counter() - t0)
-            pr.advance(len(grp), ntok)
+            pr.advance(ntexts, ntok)
     finally:
         th.close()
         pr.close()
@@ -1002,8 +1100,20 @@ def single_passes(
     if not work:
         return out
 
-    def run(items: list) -> None:
-        lay = _layout(lm, plan, [it[1] for it in items], cap)
+    share = plan.share_prefixes and plan.packing == "packed" and plan.attention == "segments" and not plan.compile
+    parent = shared_prefixes([w[1] for w in work], plan.min_shared_prefix) if share else [None] * len(work)
+    fams: dict[int, list[int]] = {}
+    for j, p in enumerate(parent):
+        fams.setdefault(j if p is None else p[0], []).append(j)
+    units = [sorted(f, key=lambda j: parent[j] is not None) for f in fams.values()]  # the root first
+    fed = [sum(len(work[j][1]) - (parent[j][1] if parent[j] else 0) for j in u) for u in units]
+
+    def run(unit_group: list) -> None:
+        idx = [j for u in unit_group for j in u]
+        items = [work[j] for j in idx]
+        local = {j: n for n, j in enumerate(idx)}
+        pre = [None if parent[j] is None else (local[parent[j][0]], parent[j][1]) for j in idx]
+        lay = _layout(lm, plan, [it[1] for it in items], cap, prefix=pre if any(pre) else None)
         res = _forward_single(lm, lay, plan, chunk_bytes)
         for (i, ids, n_total), (ll, rank, ent, m2) in zip(items, res):
             sp = SinglePass(n_total, np.asarray(ids, dtype=np.int64), ll, rank, ent, m2)
@@ -1013,7 +1123,8 @@ def single_passes(
         STATS.add(lm.key, len(items), sum(len(it[1]) for it in items))
         STATS.batches += 1
 
-    _run_groups(f"forward {lm.name}", plan, work, _groups(plan, [len(w[1]) for w in work]), run, progress)
+    sizes = [(len(u), sum(len(work[j][1]) for j in u)) for u in units]
+    _run_groups(f"forward {lm.name}", plan, units, _groups(plan, fed), run, progress, sizes=sizes)
     return out
 
 
@@ -1042,6 +1153,9 @@ def _forward_single(lm: LoadedModel, lay: Layout, plan: Plan, chunk_bytes: int):
         out.append((cat[0][o:o + n].astype(np.float64), cat[1][o:o + n].astype(np.int64),
                     cat[2][o:o + n].astype(np.float64), cat[3][o:o + n].astype(np.float64)))
         o += n
+    if lay.prefix is not None:  # a continuation reuses its shared text's first k-1 positions
+        out = [o_ if p is None else tuple(np.concatenate([out[p[0]][q][: p[1] - 1], o_[q]]) for q in range(4))
+               for o_, p in zip(out, lay.prefix)]
     return out
 
 
