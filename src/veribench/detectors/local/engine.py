@@ -51,6 +51,11 @@ the first ``max_tokens`` tokens, BOS included). Two layouts:
 - **padded**: length-sorted batches padded on the right with an attention mask,
   through the model's own attention implementation (the upstream-style baseline).
 
+With the ``segments`` kernel, a prefix that several texts share (fast-detect-gpt's AI
+texts continue the first ~30 tokens of their human text) is computed once: the
+continuation enters the pack from its first own token, at its true positions, and
+attends to the shared tokens through a tree-shaped mask (:func:`shared_prefixes`).
+
 With ``compile`` (CUDA default with ``varlen``), the transformer body runs through
 ``torch.compile``; packs are padded with dummy segments up to a bucket length (a
 multiple of ``bucket_tokens``), so the compiled shapes stay few and recompilation is
