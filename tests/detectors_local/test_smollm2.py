@@ -42,10 +42,10 @@ def pairs(data_dir):
     return d["original"][:N_PAIRS], d["sampled"][:N_PAIRS]
 
 
-def reference(model, tok, text):
-    ids = tok(text, truncation=True, max_length=CAP, return_tensors="pt").input_ids
+def reference(model, tok, text, cap=CAP):
     """One text per pass; softmax, log-softmax and vocabulary sums in fp32 (as upstream),
-    sums over positions in float64."""
+    sums over positions in float64. Every statistic of the demo, plus rank and GLTR."""
+    ids = tok(text, truncation=True, max_length=cap, return_tensors="pt").input_ids
     with torch.no_grad():
         z = model(ids).logits[0, :-1].float()
     y = ids[0, 1:]
@@ -55,8 +55,9 @@ def reference(model, tok, text):
     r = 1 + (z > z[torch.arange(len(y)), y][:, None]).sum(-1).double()
     mu = (p * logp).sum(-1).double()
     var = (p * logp ** 2).sum(-1).double() - mu ** 2
-    return {"loglik": float(ll.mean()), "logrank": -float(torch.log(r).mean()),
-            "entropy": float(-mu.mean()), "lrr": -float(ll.sum() / torch.log(r).sum()),
+    return {"loglik": float(ll.mean()), "rank": -float(r.mean()), "logrank": -float(torch.log(r).mean()),
+            "entropy": float(-mu.mean()), "gltr": float((r <= 10).double().mean()),
+            "lrr": -float(ll.sum() / torch.log(r).sum()),
             "fast-detectgpt": float((ll.sum() - mu.sum()) / var.sum().sqrt())}
 
 
@@ -94,24 +95,6 @@ def test_demo_detectors_auroc_matches_independent_computation(smol, pairs):
     assert {r.direction for r in ours["entropy"]} == {zs.STATISTICS["entropy"].direction}
 
 
-def _reference_cap(model, tok, text, cap):
-    """As :func:`reference`, with the cap given, plus the mean rank and GLTR top-10 share."""
-    ids = tok(text, truncation=True, max_length=cap, return_tensors="pt").input_ids
-    with torch.no_grad():
-        z = model(ids).logits[0, :-1].float()
-    y = ids[0, 1:]
-    logp = torch.log_softmax(z, -1)
-    p = logp.exp()
-    ll = logp[torch.arange(len(y)), y].double()
-    r = 1 + (z > z[torch.arange(len(y)), y][:, None]).sum(-1).double()
-    mu = (p * logp).sum(-1).double()
-    var = (p * logp ** 2).sum(-1).double() - mu ** 2
-    return {"loglik": float(ll.mean()), "rank": -float(r.mean()), "logrank": -float(torch.log(r).mean()),
-            "entropy": float(-mu.mean()), "gltr": float((r <= 10).double().mean()),
-            "lrr": -float(ll.sum() / torch.log(r).sum()),
-            "fast-detectgpt": float((ll.sum() - mu.sum()) / var.sum().sqrt())}
-
-
 @pytest.mark.parametrize("pack_tokens", [4096, 150])
 def test_packed_equals_per_text_reference_on_smollm2(smol, pairs, pack_tokens, monkeypatch):
     """Issue 17 on the real model: texts of very different lengths (a few tokens to the
@@ -144,7 +127,7 @@ def test_packed_equals_per_text_reference_on_smollm2(smol, pairs, pack_tokens, m
     else:
         assert [cap] in seen and any(len(p) > 1 for p in seen) and all(sum(p) <= 150 for p in seen if len(p) > 1)
     for i, t in enumerate(texts):
-        ref = _reference_cap(smol.model, smol.tokenizer, t, cap)
+        ref = reference(smol.model, smol.tokenizer, t, cap)
         for name, rs in res.items():
             assert rs[i].raw == pytest.approx(ref[name], rel=1e-5, abs=1e-7), (name, t[:40])
             assert rs[i].detail["engine"]["packing"] == "packed"
@@ -161,7 +144,7 @@ def test_cpu_precision_stays_within_1e4_of_fp32(smol, pairs):
     human, ai = pairs
     texts = human[:4] + ai[:4]
     assert resolve_dtype("auto", "cpu") == "float32"
-    refs = [_reference_cap(smol.model, smol.tokenizer, t, CAP) for t in texts]
+    refs = [reference(smol.model, smol.tokenizer, t) for t in texts]
     worst = {}
     for dtype in ("auto", "bfloat16"):
         engine.MEMO.clear()
