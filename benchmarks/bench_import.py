@@ -18,8 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--liang", default=str(REPO / "examples/liang2023"))
-    ap.add_argument("--fdg", default=str(REPO / "examples/fastdetectgpt"))
+    ap.add_argument("--liang", default=str(REPO / "src/veribench/data/demo/liang2023"))
+    ap.add_argument("--fdg", default=str(REPO / "src/veribench/data/demo/fastdetectgpt"))
     a = ap.parse_args()
     t0 = time.perf_counter()
     from veribench.corpus.importers import import_fastdetectgpt, import_liang2023

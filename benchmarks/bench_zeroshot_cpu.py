@@ -1,16 +1,27 @@
-"""CPU benchmark: veribench's zero-shot engine vs the upstream-style per-text loop.
+"""CPU benchmark of the zero-shot engine: layouts, kernels, threads and precision, in one run.
 
-Both compute the same statistics (loglik, rank, logrank, entropy, lrr, Fast-DetectGPT
-same-model) on the same texts with the same small randomly initialised GPT-2, in one
-run, so the ratio is measured under the same load:
+On the demo's own input (the 120 fast-detect-gpt texts of ``veribench/data/demo``, cap 96
+tokens) and SmolLM2-135M (``--model smollm2``, the default; or a small random GPT-2 with
+``--model random``), it measures tokens/s of every single-model statistic computed for
+every text, for:
 
-- reference: one text per forward pass, full logits, each statistic by its own direct
-  formula (as fast-detect-gpt's baselines.py and MGTBench do, but sharing one pass per text);
-- veribench: the six detectors through the engine (length-bucketed batches, one shared
-  pass per text, chunked fp32 vocabulary reductions).
+- ``reference``: the upstream-style per-text loop (one text per pass, full logits,
+  statistics by direct formulas, ranks by counting greater logits);
+- ``padded, 2 threads, whole-chunk statistics``: length-sorted right-padded batches with
+  a mask, torch's two threads, statistics over whole logit chunks: the engine as it was
+  before packing (issue 12's "about 370 tokens/s");
+- the engine's layouts and settings one at a time: padded, packed with per-text SDPA
+  (``segments``, the default) or transformers' block-diagonal mask (``sdpa_mask``),
+  statistics in cache-sized blocks or whole chunks, threads adaptive / 1 / 2, packs of
+  1024 or 4096 tokens;
+- ``packed/segments bf16``: the same in bf16, with the largest relative difference of
+  each statistic from fp32 (the engine's CPU default stays fp32 when this exceeds 1e-4).
 
-Usage: python benchmarks/bench_zeroshot_cpu.py [--texts 96] [--cap 256] [--threads 2]
-Prints one JSON line with tokens/s of each and the ratio.
+Every path's statistics are compared with the reference (max of |a - b| / max(|b|, 1)). The
+machine's load average is printed before and after: on a shared machine, read the
+ratios (measured under the same load), not the absolute figures.
+
+Usage: python benchmarks/bench_zeroshot_cpu.py [--model smollm2|random] [--texts 120] [--cap 96] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -26,12 +37,22 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the engine sets it (models._torch)
 
 HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("VERIBENCH_SHARED", HERE.parent.parent / "shared"))
+sys.path.insert(0, str(HERE.parent / "src"))
+DEMO = HERE.parent / "src" / "veribench" / "data" / "demo" / "fastdetectgpt"
 
 
-def build_model(folder: Path, texts: list[str], vocab: int, layers: int, dim: int):
+def demo_texts(n: int) -> list[str]:
+    out = []
+    for f in sorted(DEMO.glob("*.raw_data.json")):
+        d = json.loads(f.read_text())
+        out += d["original"] + d["sampled"]
+    return out[:n]
+
+
+def build_random(folder: Path, texts: list[str], vocab: int = 8192, layers: int = 4, dim: int = 256) -> str:
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
@@ -48,113 +69,117 @@ def build_model(folder: Path, texts: list[str], vocab: int, layers: int, dim: in
                      bos_token_id=0, eos_token_id=0)
     GPT2LMHeadModel(cfg).save_pretrained(folder)
     fast.save_pretrained(folder)
-    return cfg
+    return str(folder)
 
 
-def reference_loop(model, tok, texts: list[str], cap: int) -> tuple[int, list[dict]]:
-    """Upstream style: one text per pass, fp32 logits, direct formulas."""
+def reference(lm, texts, cap):
+    """Per-text loop: one pass per text, direct formulas."""
     import torch
 
-    out, n_tok = [], 0
+    out, n = [], 0
     for t in texts:
-        ids = tok(t, truncation=True, max_length=cap, return_tensors="pt").input_ids
+        ids = lm.tokenizer(t, truncation=True, max_length=cap, return_tensors="pt").input_ids
+        n += ids.shape[1]
         with torch.no_grad():
-            logits = model(ids).logits[:, :-1].float()
-        labels = ids[:, 1:]
-        n_tok += ids.shape[1]
-        lprobs = torch.log_softmax(logits, dim=-1)
-        ll = lprobs.gather(-1, labels.unsqueeze(-1)).squeeze(-1)
-        matches = (logits.argsort(-1, descending=True) == labels.unsqueeze(-1)).nonzero()
-        ranks = matches[:, -1].float() + 1
-        probs = torch.softmax(logits, dim=-1)
-        ent = -(probs * lprobs).sum(-1)
-        mean = (probs * lprobs).sum(-1)
-        var = (probs * lprobs.square()).sum(-1) - mean.square()
-        out.append({
-            "loglik": ll.mean().item(), "rank": -ranks.mean().item(), "logrank": -ranks.log().mean().item(),
-            "entropy": ent.mean().item(), "lrr": -(ll.sum() / ranks.log().sum()).item(),
-            "fast-detectgpt": ((ll.sum() - mean.sum()) / var.sum().sqrt()).item(),
-        })
-    return n_tok, out
+            z = lm.model(ids).logits[0, :-1].float()
+        y = ids[0, 1:]
+        lp = torch.log_softmax(z, -1)
+        p = lp.exp()
+        ll = lp[torch.arange(len(y)), y].double()
+        r = 1 + (z > z[torch.arange(len(y)), y][:, None]).sum(-1).double()
+        mu = (p * lp).sum(-1).double()
+        var = (p * lp * lp).sum(-1).double() - mu ** 2
+        out.append({"loglik": float(ll.mean()), "logrank": -float(torch.log(r).mean()),
+                    "entropy": float(-mu.mean()), "lrr": -float(ll.sum() / torch.log(r).sum()),
+                    "fast-detectgpt": float((ll.sum() - mu.sum()) / var.sum().sqrt())})
+    return n, out
 
 
-def reference_per_criterion(model, tok, texts: list[str], cap: int) -> int:
-    """Closer still to upstream: fast-detect-gpt's baselines.py runs one pass per criterion
-    (likelihood, rank, logrank, entropy), DetectLLM one for LRR, fast_detect_gpt.py one more."""
-    n = 0
-    for crit in ("loglik", "rank", "logrank", "entropy", "lrr", "fast-detectgpt"):
-        k, _ = reference_loop(model, tok, texts, cap)
-        n += k
-    return n
+def engine_stats(passes):
+    from veribench.detectors.local import zeroshot as zs
+
+    return [{"loglik": zs.STATISTICS["loglik"].fn(sp), "logrank": zs.STATISTICS["logrank"].fn(sp),
+             "entropy": zs.STATISTICS["entropy"].fn(sp), "lrr": zs.STATISTICS["lrr"].fn(sp),
+             "fast-detectgpt": zs.fast_detectgpt_terms(sp.ll, -sp.ent, sp.m2)} for sp in passes]
+
+
+def max_rel(a, b) -> dict[str, float]:
+    """Per statistic, max |a - b| / max(|b|, 1): relative for the usual magnitudes, absolute
+    near zero (Fast-DetectGPT's D crosses zero, where a relative difference means nothing)."""
+    return {k: max(abs(x[k] - y[k]) / max(abs(y[k]), 1.0) for x, y in zip(a, b)) for k in a[0]}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--texts", type=int, default=96)
-    ap.add_argument("--cap", type=int, default=256)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--dim", type=int, default=256)
-    ap.add_argument("--vocab", type=int, default=8192)
-    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--model", default="smollm2", help="smollm2 (real, offline) or random")
+    ap.add_argument("--texts", type=int, default=120)
+    ap.add_argument("--cap", type=int, default=96)
+    ap.add_argument("--repeat", type=int, default=1, help="timed passes per path (best kept)")
+    ap.add_argument("--skip-reference", action="store_true")
     a = ap.parse_args()
 
     import torch
 
-    torch.set_num_threads(a.threads)
-    d = json.loads((SHARED / "data" / "fastdetectgpt" / "xsum_gpt-3.5-turbo.raw_data.json").read_text())
-    texts = (d["original"] + d["sampled"])[: a.texts]
-
-    sys.path.insert(0, str(HERE.parent / "src"))
     from veribench.detectors.local import engine
-    from veribench.detectors.local import zeroshot as zs
     from veribench.detectors.local.models import load_causal_lm
 
+    texts = demo_texts(a.texts)
+    load0 = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "gpt2-small-random"
-        cfg = build_model(folder, d["original"] + d["sampled"], a.vocab, a.layers, a.dim)
-        lm = load_causal_lm(str(folder), device="cpu", dtype="float32")
-        params = sum(p.numel() for p in lm.model.parameters())
-        # warm-up both paths on a few texts
-        reference_loop(lm.model, lm.tokenizer, texts[:4], a.cap)
-        zs.ZeroShotDetector("loglik", model=str(folder), max_tokens=a.cap).score_batch(texts[:4])
-        engine.MEMO.clear()
-
+        name = a.model if a.model != "random" else build_random(Path(tmp) / "gpt2", texts)
         t0 = time.perf_counter()
-        n_tok, ref = reference_loop(lm.model, lm.tokenizer, texts, a.cap)
-        t_ref = time.perf_counter() - t0
-
-        t0 = time.perf_counter()  # on every 4th text (it is slow): tokens/s of text scored
-        n_crit = reference_per_criterion(lm.model, lm.tokenizer, texts[::4], a.cap) // 6
-        crit_tps = n_crit / (time.perf_counter() - t0)
-
-        engine.MEMO.clear()
-        engine.STATS.reset()
+        lm = load_causal_lm(name, device="cpu", dtype="float32")
+        load_s = time.perf_counter() - t0
+        rows = []
+        n_tok, ref = (0, None) if a.skip_reference else (None, None)
+        if not a.skip_reference:
+            t0 = time.perf_counter()
+            n_tok, ref = reference(lm, texts, a.cap)
+            rows.append({"path": "reference (per-text loop)", "tokens_per_s": round(n_tok / (time.perf_counter() - t0), 1)})
+        plans = [
+            ("padded, 2 threads, whole-chunk statistics (the engine before)",
+             engine.resolve_plan(lm, packing="padded", threads=2, stats_rows=None)),
+            ("padded", engine.resolve_plan(lm, packing="padded")),
+            ("packed/segments, whole-chunk statistics", engine.resolve_plan(lm, stats_rows=None)),
+            ("packed/segments (default)", engine.resolve_plan(lm)),
+            ("packed/segments, 1 thread", engine.resolve_plan(lm, threads=1)),
+            ("packed/segments, 2 threads", engine.resolve_plan(lm, threads=2)),
+            ("packed/segments, packs of 4096", engine.resolve_plan(lm, pack_tokens=4096)),
+            ("packed/sdpa_mask", engine.resolve_plan(lm, attention="sdpa_mask")),
+        ]
+        fp32 = None
+        for label, plan in plans:
+            engine.single_passes(lm, texts[:4], a.cap, memo=None, plan=plan)  # warm-up
+            best = 0.0
+            for _ in range(a.repeat):
+                t0 = time.perf_counter()
+                out = engine.single_passes(lm, texts, a.cap, memo=None, plan=plan)
+                el = time.perf_counter() - t0
+                n = sum(o.tokens_used for o in out)
+                best = max(best, n / el)
+            st = engine_stats(out)
+            fp32 = fp32 or st
+            row = {"path": label, "tokens_per_s": round(best, 1)}
+            if ref is not None:
+                row["max_diff_vs_reference"] = max(max_rel(st, ref).values())
+            rows.append(row)
+        lm16 = load_causal_lm(name, device="cpu", dtype="bfloat16")
+        plan = engine.resolve_plan(lm16, packing="packed", attention="segments")
+        engine.single_passes(lm16, texts[:4], a.cap, memo=None, plan=plan)
         t0 = time.perf_counter()
-        kw = {"model": str(folder), "max_tokens": a.cap, "batch_size": a.batch, "device": "cpu", "dtype": "float32"}
-        ours = {s: zs.ZeroShotDetector(s, **kw).score_batch(texts)
-                for s in ("loglik", "rank", "logrank", "entropy", "lrr")}
-        ours["fast-detectgpt"] = zs.FastDetectGPT(**kw).score_batch(texts)
-        t_vb = time.perf_counter() - t0
-
-    worst = 0.0
-    for s, res in ours.items():
-        for r, x in zip(res, ref):
-            if s == "rank":  # argsort breaks ties arbitrarily upstream; compare the rest
-                continue
-            worst = max(worst, abs(r.raw - x[s]) / max(abs(x[s]), 1e-12))
-    row = {
+        out = engine.single_passes(lm16, texts, a.cap, memo=None, plan=plan)
+        el = time.perf_counter() - t0
+        rows.append({"path": "packed/segments bf16 body", "tokens_per_s": round(sum(o.tokens_used for o in out) / el, 1),
+                     "max_diff_vs_fp32": max_rel(engine_stats(out), fp32)})
+    print(json.dumps({
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores, torch threads {a.threads}".strip(),
-        "model": f"random GPT-2, {a.layers} layers, dim {a.dim}, vocab {cfg.vocab_size}, {params / 1e6:.1f}M params",
-        "texts": len(texts), "tokens": n_tok, "cap": a.cap,
-        "reference_tokens_per_s": round(n_tok / t_ref, 1), "veribench_tokens_per_s": round(n_tok / t_vb, 1),
-        "ratio": round(t_ref / t_vb, 2),
-        "one_pass_per_criterion_tokens_per_s": round(crit_tps, 1),
-        "ratio_vs_one_pass_per_criterion": round(n_tok / t_vb / crit_tps, 2), "passes_per_text": sum(engine.STATS.texts_forwarded.values()) / len(texts),
-        "max_rel_diff_vs_reference": worst,
-    }
-    print(json.dumps(row))
+        "machine": f"{platform.machine()} {os.cpu_count()} cores, torch {torch.__version__}",
+        "model": name if a.model != "random" else "random GPT-2 (4 layers, 256 dims)",
+        "texts": len(texts), "cap": a.cap, "model_load_s": round(load_s, 2),
+        "load_average_before": [round(x, 2) for x in load0],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "rows": rows,
+    }, indent=1))
 
 
 if __name__ == "__main__":

@@ -1,21 +1,40 @@
-"""GPU benchmark (one prepared script for the `device` tool; one H200 expected).
+"""GPU benchmark of the zero-shot engine (issue 17): one prepared run on one H200.
 
-Measures tokens/s of the upstream-style per-text loop and of veribench's engine, with
-every single-model statistic computed, on randomly initialised weights of:
+For each model set it measures, side by side and in one run:
 
-- GPT-2-XL (1.5B; 48 layers, 1600 dims, vocab 50,257);
-- a 7B Llama-architecture model with a 65,024 vocabulary (Falcon's; 32 layers, 4096 dims,
-  11,008 MLP);
-- the pair case: two such 7B models, Binoculars + Fast-DetectGPT (two passes per text).
+1. **loop**: the upstream-style per-text loop (one text per forward pass, full logits,
+   each statistic by its direct formula; fast-detect-gpt / MGTBench style);
+2. **padded**: plain batching, right-padded batches of 64 with an attention mask through
+   the model's own SDPA attention (veribench's engine, ``packing="padded"``);
+3. **packed**: texts concatenated without padding, per-text positions, FlashAttention's
+   variable-length kernel (``packing="packed"``, ``attention`` auto = ``varlen`` on CUDA);
+4. **packed+compiled**: the same with ``torch.compile`` on the body and bucketed pack
+   lengths (compile time reported separately; throughput measured after warm-up);
 
-Texts are random token ids of 250-520 tokens (the reference's setting), decoded by no
-tokenizer: both paths get the same ids, so the timing is the model and the statistics.
-Reports the share of the compute floor, 2·params FLOP per token at 790 TFLOP/s (bf16
-dense on H200). Prints one JSON line per measurement and writes them to
-$OUT/gpu_zeroshot.jsonl when OUT is set.
+and reports tokens/s and the share of the compute floor (2·params FLOP per token at
+``--peak-tflops``, 790 by default as in ``shared/reference/detectors.md``; two passes for
+a pair). Model sets, all random-initialised in bf16 (real architectures):
 
-Usage: python benchmarks/gpu_zeroshot.py [--quick] [--only gpt2xl|7b|pair]
-(--quick: fewer texts, for a first check that everything runs within the time limit.)
+- ``gpt2xl``: GPT-2-XL, 1.5B (48 layers, 1600 dims, vocabulary 50,257);
+- ``7b``: a 7B Llama architecture with Falcon's 65,024 vocabulary (32 layers, 4096 dims);
+- ``pair``: two such 7B models, Binoculars + Fast-DetectGPT (observer and performer
+  share the packing; two passes per text).
+
+Agreement: on a few texts, every statistic from the engine's default GPU path (bf16 body,
+fp32 statistics) is compared with a per-text fp32 reference on the CPU (the same weights
+upcast to fp32), as max and median relative difference.
+
+Texts are random token ids of 250-520 tokens (the reference measurement's setting); both
+paths get the same ids. One JSON line per measurement on stdout, and in
+``$OUT/gpu_zeroshot.jsonl`` when ``OUT`` is set.
+
+Usage (the prepared device command; stops starting new measurements near the limit):
+
+    python benchmarks/gpu_zeroshot.py --time-limit 540
+
+``--quick`` uses fewer texts; ``--only gpt2xl|7b|pair`` one set. ``--tiny --device cpu``
+runs the same code on tiny configurations on the CPU (compile with the ``eager``
+backend and the ``sdpa_mask`` kernel), which the test suite runs to keep the script working.
 """
 
 from __future__ import annotations
@@ -23,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 import time
 from pathlib import Path
@@ -30,7 +50,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-PEAK_FLOPS = 790e12  # H200 bf16 dense, as in shared/reference/detectors.md
+PEAK_TFLOPS = 790.0  # H200 bf16 dense, as in shared/reference/detectors.md
 
 
 class _IdTokenizer:
@@ -40,38 +60,52 @@ class _IdTokenizer:
         return {"input_ids": [[int(x) for x in t.split()] for t in texts]}
 
 
-def make_lm(kind: str, device: str):
+def make_lm(kind: str, device: str, dtype: str, tiny: bool, seed: int = 0):
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
     from veribench.detectors.local.models import LoadedModel
 
-    torch.manual_seed(0)
-    torch.set_default_dtype(torch.bfloat16)  # initialise directly in bf16, on the GPU
-    with torch.device(device):
-        if kind == "gpt2xl":
-            cfg = GPT2Config(n_layer=48, n_embd=1600, n_head=25, vocab_size=50257, n_positions=1024)
-            model = GPT2LMHeadModel(cfg)
-        else:
-            cfg = LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
-                              num_attention_heads=32, num_key_value_heads=32, vocab_size=65024,
-                              max_position_embeddings=2048, tie_word_embeddings=False)
-            model = LlamaForCausalLM(cfg)
-    torch.set_default_dtype(torch.float32)
-    model = model.to(torch.bfloat16).eval()
+    torch.manual_seed(seed)
+    tdt = getattr(torch, dtype)
+    torch.set_default_dtype(tdt)  # initialise directly in the target dtype, on the device
+    try:
+        with torch.device(device):
+            if kind == "gpt2xl":
+                cfg = (GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, n_positions=1024, bos_token_id=0,
+                                  eos_token_id=0) if tiny else
+                       GPT2Config(n_layer=48, n_embd=1600, n_head=25, vocab_size=50257, n_positions=1024))
+                model = GPT2LMHeadModel(cfg)
+            else:
+                cfg = (LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=2, vocab_size=1200, max_position_embeddings=2048,
+                                   tie_word_embeddings=False) if tiny else
+                       LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                                   num_attention_heads=32, num_key_value_heads=32, vocab_size=65024,
+                                   max_position_embeddings=2048, tie_word_embeddings=False))
+                model = LlamaForCausalLM(cfg)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    model = model.to(tdt).eval()
+    model.config._attn_implementation = "sdpa"
     params = sum(p.numel() for p in model.parameters())
-    return LoadedModel(name=f"random-{kind}", model=model, tokenizer=_IdTokenizer(), device=device,
-                       dtype="bfloat16"), params
+    name = f"random-{kind}" + ("-tiny" if tiny else "") + (f"-seed{seed}" if seed else "")
+    return LoadedModel(name=name, model=model, tokenizer=_IdTokenizer(), device=device, dtype=dtype), params
 
 
-def make_texts(n: int, vocab: int, seed: int = 0) -> list[str]:
-    import random
-
+def make_texts(n: int, vocab: int, seed: int, lo: int, hi: int) -> list[str]:
     rng = random.Random(seed)
-    return [" ".join(str(rng.randrange(vocab)) for _ in range(rng.randint(250, 520))) for _ in range(n)]
+    return [" ".join(str(rng.randrange(vocab)) for _ in range(rng.randint(lo, hi))) for _ in range(n)]
 
 
-def loop_reference(lm, texts, cap=2048):
+def sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def loop_reference(lm, texts, cap: int = 2048):
     """Upstream style: one text per forward pass, full logits, each statistic directly."""
     import torch
 
@@ -90,94 +124,256 @@ def loop_reference(lm, texts, cap=2048):
         var = (p * lp * lp).sum(-1) - mu * mu
         _ = (ll.mean().item(), r.float().log().mean().item(), (-mu).mean().item(),
              ((ll.sum() - mu.sum()) / var.sum().sqrt()).item())
-    torch.cuda.synchronize()
+    sync(lm.device)
     return n
 
 
-def timed(fn, *a, **kw):
-    import torch
-
-    torch.cuda.synchronize()
+def timed(device: str, fn, *a, **kw):
+    sync(device)
     t0 = time.perf_counter()
     n = fn(*a, **kw)
-    torch.cuda.synchronize()
+    sync(device)
     return n, time.perf_counter() - t0
 
 
-def engine_single(lm, texts, batch, max_batch_tokens):
+def plans(lm, args):
+    """The engine paths to compare: (label, plan)."""
+    from veribench.detectors.local import engine
+
+    cuda = lm.device.startswith("cuda")
+    packed_att = "auto" if cuda else "segments"
+    comp_att = "auto" if cuda else "sdpa_mask"
+    backend = args.compile_backend or ("inductor" if cuda else "eager")
+    out = [("padded", engine.resolve_plan(lm, packing="padded", batch_size=args.batch,
+                                          max_batch_tokens=args.batch * 520)),
+           ("packed", engine.resolve_plan(lm, packing="packed", attention=packed_att, compile="off",
+                                          pack_tokens=args.pack_tokens))]
+    try:
+        out.append(("packed+compiled", engine.resolve_plan(lm, packing="packed", attention=comp_att, compile="on",
+                                                           pack_tokens=args.pack_tokens, compile_backend=backend)))
+    except ValueError as e:  # e.g. no varlen kernel here
+        out.append(("packed+compiled", str(e)))
+    if cuda and args.cuda_graphs:
+        try:
+            out.append(("packed+compiled+cudagraphs", engine.resolve_plan(
+                lm, packing="packed", attention=comp_att, compile="on", pack_tokens=args.pack_tokens,
+                compile_backend=backend, compile_mode="reduce-overhead")))
+        except ValueError as e:
+            out.append(("packed+compiled+cudagraphs", str(e)))
+    return out
+
+
+def run_single(lm, texts, plan):
     from veribench.detectors.local import engine
 
     engine.MEMO.clear()
-    out = engine.single_passes(lm, texts, 2048, batch_size=batch, max_batch_tokens=max_batch_tokens,
-                               chunk_bytes=1 << 30)
+    out = engine.single_passes(lm, texts, 2048, chunk_bytes=1 << 30, memo=None, plan=plan)
     return sum(o.tokens_used for o in out)
 
 
-def engine_pair(lp, lq, texts, batch, max_batch_tokens):
+def run_pair(lp, lq, texts, plan):
     from veribench.detectors.local import engine
 
     engine.MEMO.clear()
-    out = engine.pair_passes(lp, lq, texts, 512, batch_size=batch, max_batch_tokens=max_batch_tokens,
-                             chunk_bytes=1 << 30)
+    out = engine.pair_passes(lp, lq, texts, 512, chunk_bytes=1 << 30, memo=None, plan=plan)
     return sum(o[0].tokens_used for o in out)
 
 
-def emit(row, sink):
-    print(json.dumps(row), flush=True)
-    if sink:
-        sink.write(json.dumps(row) + "\n")
-        sink.flush()
+def cpu_reference(model_cpu, ids):
+    """Per-text fp32 reference on the CPU: loglik, logrank, entropy, Fast-DetectGPT (same model)."""
+    import torch
+
+    with torch.no_grad():
+        z = model_cpu(torch.tensor([ids])).logits[0].double()
+    y = torch.tensor(ids[1:])
+    zz = z[:-1]
+    lp = torch.log_softmax(zz, -1)
+    p = lp.exp()
+    ll = lp[torch.arange(len(y)), y]
+    r = 1 + (zz > zz[torch.arange(len(y)), y][:, None]).sum(-1).double()
+    mu = (p * lp).sum(-1)
+    var = (p * lp * lp).sum(-1) - mu * mu
+    return {"loglik": float(ll.mean()), "logrank": -float(torch.log(r).mean()), "entropy": float(-mu.mean()),
+            "fast-detectgpt": float((ll.sum() - mu.sum()) / var.sum().sqrt()), "_z": z}
+
+
+def agreement(lm, texts, plan, emit, label):
+    """Engine on the device (default plan) vs the per-text fp32 CPU reference."""
+    import copy
+
+    import numpy as np
+    import torch
+
+    from veribench.detectors.local import engine
+    from veribench.detectors.local import zeroshot as zs
+
+    ref_model = copy.deepcopy(lm.model).to("cpu").float().eval()
+    outs = engine.single_passes(lm, texts, 2048, memo=None, plan=plan)
+    rel: dict[str, list[float]] = {}
+    for t, sp in zip(texts, outs):
+        ids = [int(x) for x in t.split()]
+        ref = cpu_reference(ref_model, ids)
+        mine = {"loglik": zs.STATISTICS["loglik"].fn(sp), "logrank": zs.STATISTICS["logrank"].fn(sp),
+                "entropy": zs.STATISTICS["entropy"].fn(sp),
+                "fast-detectgpt": zs.fast_detectgpt_terms(sp.ll, -sp.ent, sp.m2)}
+        for k, v in mine.items():
+            rel.setdefault(k, []).append(abs(v - ref[k]) / max(abs(ref[k]), 1e-12))
+    del ref_model
+    torch.cuda.empty_cache() if torch.cuda.is_available() else None
+    emit({"model": label, "measure": "agreement with CPU fp32 per-text reference", "plan": plan.record(),
+          "texts": len(texts),
+          "max_rel_diff": {k: float(np.max(v)) for k, v in rel.items()},
+          "median_rel_diff": {k: float(np.median(v)) for k, v in rel.items()},
+          "within_1e-3": all(max(v) <= 1e-3 for v in rel.values())})
+
+
+def pair_agreement(lp, lq, texts, plan, emit):
+    """Binoculars and Fast-DetectGPT on the pair vs a per-text fp32 CPU reference."""
+    import copy
+
+    import numpy as np
+    import torch
+
+    from veribench.detectors.local import engine
+    from veribench.detectors.local import zeroshot as zs
+
+    mp = copy.deepcopy(lp.model).to("cpu").float().eval()
+    mq = copy.deepcopy(lq.model).to("cpu").float().eval()
+    outs = engine.pair_passes(lp, lq, texts, 512, memo=None, plan=plan)
+    rel: dict[str, list[float]] = {"binoculars": [], "fast-detectgpt": []}
+    for t, (pr, _sp, sq) in zip(texts, outs):
+        ids = [int(x) for x in t.split()][:512]
+        with torch.no_grad():
+            zo = mp(torch.tensor([ids])).logits[0].double()
+            zq = mq(torch.tensor([ids])).logits[0].double()
+        y = torch.tensor(ids[1:])
+        ppl = float(torch.nn.functional.cross_entropy(zq[:-1], y))
+        x = -(torch.softmax(zo, -1) * torch.log_softmax(zq, -1)).sum(-1)
+        b_ref = ppl / float(x.mean())
+        lq_ = torch.log_softmax(zq[:-1], -1)
+        pr_ = torch.softmax(zo[:-1], -1)
+        ll = lq_.gather(-1, y[:, None])[:, 0]
+        mean = (pr_ * lq_).sum(-1)
+        var = (pr_ * lq_ * lq_).sum(-1) - mean ** 2
+        d_ref = float((ll.sum() - mean.sum()) / var.sum().sqrt())
+        b = zs.binoculars_statistic(pr, sq)[0]
+        m = pr.tokens_used - 1
+        d = zs.fast_detectgpt_terms(pr.ll, pr.mu[:m], pr.m2[:m])
+        rel["binoculars"].append(abs(b - b_ref) / abs(b_ref))
+        rel["fast-detectgpt"].append(abs(d - d_ref) / max(abs(d_ref), 1e-12))
+    del mp, mq
+    emit({"model": "pair", "measure": "agreement with CPU fp32 per-text reference", "plan": plan.record(),
+          "texts": len(texts), "max_rel_diff": {k: float(np.max(v)) for k, v in rel.items()},
+          "median_rel_diff": {k: float(np.median(v)) for k, v in rel.items()},
+          "within_1e-3": all(max(v) <= 1e-3 for v in rel.values())})
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer texts")
     ap.add_argument("--only", choices=["gpt2xl", "7b", "pair"], default=None)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--max-batch-tokens", type=int, default=64 * 520)
+    ap.add_argument("--tiny", action="store_true", help="tiny configurations (runs on CPU in seconds)")
+    ap.add_argument("--device", default=None, help="cuda (default when visible) or cpu")
+    ap.add_argument("--batch", type=int, default=64, help="texts per padded batch")
+    ap.add_argument("--pack-tokens", type=int, default=None, help="tokens per pack (default: the device's)")
+    ap.add_argument("--compile-backend", default=None, help="torch.compile backend (inductor on CUDA, eager on CPU)")
+    ap.add_argument("--time-limit", type=float, default=540.0, help="seconds; no new measurement starts after it")
+    ap.add_argument("--peak-tflops", type=float, default=PEAK_TFLOPS)
+    ap.add_argument("--agree-texts", type=int, default=4)
+    ap.add_argument("--cuda-graphs", action="store_true", help="also packed+compiled with CUDA graphs (reduce-overhead)")
     a = ap.parse_args()
+    t_start = time.perf_counter()
 
     import torch
 
-    if not torch.cuda.is_available():
-        sys.exit("gpu_zeroshot.py needs a CUDA GPU")
-    torch.backends.cuda.matmul.allow_tf32 = True
-    dev = "cuda"
+    from veribench.detectors.local import engine
+
+    dev = a.device or ("cuda" if torch.cuda.is_available() else None)
+    if dev is None:
+        sys.exit("gpu_zeroshot.py needs a CUDA GPU (or --tiny --device cpu to check the script)")
+    if dev.startswith("cuda"):
+        torch.backends.cuda.matmul.allow_tf32 = True
+    dtype = "bfloat16" if dev.startswith("cuda") else "float32"
     out_dir = os.environ.get("OUT")
     sink = open(Path(out_dir) / "gpu_zeroshot.jsonl", "w") if out_dir else None
-    n_loop = 16 if a.quick else 48
-    n_eng = 128 if a.quick else 512
-    emit({"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__}, sink)
+
+    def emit(row):
+        row = {"t": round(time.perf_counter() - t_start, 1), **row}
+        print(json.dumps(row), flush=True)
+        if sink:
+            sink.write(json.dumps(row) + "\n")
+            sink.flush()
+
+    def left() -> float:
+        return a.time_limit - (time.perf_counter() - t_start)
+
+    tiny = a.tiny
+    n_loop = 4 if tiny else (16 if a.quick else 32)
+    n_eng = 24 if tiny else (128 if a.quick else 512)
+    lo, hi = (20, 90) if tiny else (250, 520)
+    peak = a.peak_tflops * 1e12
+    emit({"device": torch.cuda.get_device_name(0) if dev.startswith("cuda") else "cpu", "torch": torch.__version__,
+          "tiny": tiny, "dtype": dtype, "peak_tflops": a.peak_tflops, "time_limit_s": a.time_limit})
 
     for kind in ("gpt2xl", "7b"):
-        if a.only not in (None, kind):
+        if a.only not in (None, kind) or left() < 60:
             continue
-        lm, params = make_lm(kind, dev)
+        lm, params = make_lm(kind, dev, dtype, tiny)
         vocab = lm.vocab_size
-        floor = PEAK_FLOPS / (2 * params)
-        loop_reference(lm, make_texts(2, vocab, 9))  # warm-up
-        engine_single(lm, make_texts(8, vocab, 9), a.batch, a.max_batch_tokens)
-        n, t = timed(loop_reference, lm, make_texts(n_loop, vocab, 1))
-        emit({"model": kind, "params": params, "path": "per-text loop", "tokens_per_s": n / t,
-              "share_of_floor": n / t / floor, "floor_tokens_per_s": floor}, sink)
-        n, t = timed(engine_single, lm, make_texts(n_eng, vocab, 2), a.batch, a.max_batch_tokens)
-        emit({"model": kind, "params": params, "path": "veribench engine (all single-model statistics)",
-              "tokens_per_s": n / t, "share_of_floor": n / t / floor, "floor_tokens_per_s": floor,
-              "peak_mem_gb": torch.cuda.max_memory_allocated() / 2**30}, sink)
+        floor = peak / (2 * params)
+        base = {"model": kind, "params": params, "floor_tokens_per_s": floor}
+        loop_reference(lm, make_texts(2, vocab, 9, lo, hi))  # warm-up
+        n, t = timed(dev, loop_reference, lm, make_texts(n_loop, vocab, 1, lo, hi))
+        emit({**base, "path": "loop", "tokens_per_s": n / t, "share_of_floor": n / t / floor})
+        texts = make_texts(n_eng, vocab, 2, lo, hi)
+        for label, plan in plans(lm, a):
+            if isinstance(plan, str):
+                emit({**base, "path": label, "skipped": plan})
+                continue
+            if left() < 45:
+                emit({**base, "path": label, "skipped": "time limit"})
+                continue
+            engine.COMPILE_LOG.pop(lm.name, None)
+            t0 = time.perf_counter()  # warm-up; compiled: on the measured texts, so every bucket is compiled
+            run_single(lm, texts if plan.compile else make_texts(4, vocab, 9, lo, hi), plan)
+            warm = time.perf_counter() - t0
+            n, t = timed(dev, run_single, lm, texts, plan)
+            comp = engine.COMPILE_LOG.get(lm.name, {})
+            emit({**base, "path": label, "plan": plan.record(), "tokens_per_s": n / t, "share_of_floor": n / t / floor,
+                  "warmup_s": round(warm, 2), "compile_s": round(comp.get("seconds", 0.0), 2),
+                  "compiled_shapes": len(comp.get("shapes", [])),
+                  "peak_mem_gb": torch.cuda.max_memory_allocated() / 2**30 if dev.startswith("cuda") else None})
+        if left() > 60:
+            default = engine.resolve_plan(lm)
+            agreement(lm, make_texts(a.agree_texts, vocab, 5, lo, min(hi, 300)), default, emit, kind)
         del lm
-        torch.cuda.empty_cache()
+        if dev.startswith("cuda"):
+            torch.cuda.empty_cache()
 
-    if a.only in (None, "pair"):
-        lp, params = make_lm("7b", dev)
-        torch.manual_seed(1)
-        lq, _ = make_lm("7b", dev)
-        lq.name = "random-7b-performer"
-        floor = PEAK_FLOPS / (2 * 2 * params)  # two passes per text
-        engine_pair(lp, lq, make_texts(8, lp.vocab_size, 9), a.batch, a.max_batch_tokens)
-        n, t = timed(engine_pair, lp, lq, make_texts(n_eng // 2, lp.vocab_size, 3), a.batch, a.max_batch_tokens)
-        emit({"model": "two 7B (Binoculars + Fast-DetectGPT pair)", "params_each": params,
-              "path": "veribench engine, both passes", "tokens_per_s": n / t, "share_of_floor": n / t / floor,
-              "floor_tokens_per_s": floor, "peak_mem_gb": torch.cuda.max_memory_allocated() / 2**30}, sink)
+    if a.only in (None, "pair") and left() > 90:
+        lp, params = make_lm("7b", dev, dtype, tiny, seed=0)
+        lq, _ = make_lm("7b", dev, dtype, tiny, seed=1)
+        floor = peak / (2 * 2 * params)  # two passes per text
+        base = {"model": "pair", "params_each": params, "floor_tokens_per_s": floor}
+        texts = make_texts(max(8, n_eng // 2), lp.vocab_size, 3, lo, hi)
+        for label, plan in plans(lp, a):
+            if isinstance(plan, str) or left() < 45:
+                emit({**base, "path": label, "skipped": plan if isinstance(plan, str) else "time limit"})
+                continue
+            engine.COMPILE_LOG.pop(lp.name, None)
+            engine.COMPILE_LOG.pop(lq.name, None)
+            t0 = time.perf_counter()
+            run_pair(lp, lq, texts if plan.compile else make_texts(4, lp.vocab_size, 9, lo, hi), plan)
+            warm = time.perf_counter() - t0
+            n, t = timed(dev, run_pair, lp, lq, texts, plan)
+            comp = sum(engine.COMPILE_LOG.get(m.name, {}).get("seconds", 0.0) for m in (lp, lq))
+            emit({**base, "path": label, "plan": plan.record(), "tokens_per_s": n / t,
+                  "share_of_floor": n / t / floor, "warmup_s": round(warm, 2), "compile_s": round(comp, 2),
+                  "peak_mem_gb": torch.cuda.max_memory_allocated() / 2**30 if dev.startswith("cuda") else None})
+        if left() > 60:
+            pair_agreement(lp, lq, make_texts(a.agree_texts, lp.vocab_size, 6, lo, min(hi, 300)),
+                           engine.resolve_plan(lp), emit)
+    emit({"done": True, "elapsed_s": round(time.perf_counter() - t_start, 1)})
     if sink:
         sink.close()
 

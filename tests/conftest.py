@@ -2,7 +2,8 @@
 
 Every test runs from a fresh clone with nothing beside it. The data the tests read lives
 in ``tests/data/`` (cases, HumanizerBench cycles, fast-detect-gpt sets; see
-``tests/data/ATTRIBUTION.md``) and in the bundled demo corpora (``examples/``). A
+``tests/data/ATTRIBUTION.md``) and in the demo corpora shipped as package data
+(``src/veribench/data/demo/``, see its ``ATTRIBUTION.md``). A
 ``shared/`` folder beside the checkout is never needed; ``shared_extra`` yields it only
 when it exists (``VERIBENCH_EXTRA_DATA`` to put it elsewhere), for optional extra checks.
 """
@@ -10,18 +11,22 @@ when it exists (``VERIBENCH_EXTRA_DATA`` to put it elsewhere), for optional extr
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_DATA = REPO / "tests" / "data"
-EXAMPLES = REPO / "examples"
+DEMO_DATA = REPO / "src" / "veribench" / "data" / "demo"
 OPTIONAL_SHARED = Path(os.environ.get("VERIBENCH_EXTRA_DATA", REPO.parent.joinpath("shared")))
 
 # Tests never touch a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Converted model checkpoints (SmolLM2's GGUF de-quantised once) go to a cache folder of
+# the test runs, never the user's own cache; it is kept between runs (safe to delete).
+os.environ.setdefault("VERIBENCH_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"veribench-test-cache-{os.getuid()}"))
 
 
 @pytest.fixture(scope="session")
@@ -39,8 +44,14 @@ def cases_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def liang_dir() -> Path:
-    """The Liang et al. 2023 layout (``Human_Data/``, ``GPT_Data/``), bundled for the demo."""
-    return EXAMPLES / "liang2023"
+    """The Liang et al. 2023 layout (``Human_Data/``, ``GPT_Data/``), shipped as demo package data."""
+    return DEMO_DATA / "liang2023"
+
+
+@pytest.fixture(scope="session")
+def demo_data() -> Path:
+    """The demo data shipped in the package: ``liang2023/``, ``fastdetectgpt/``, ``protocols/``."""
+    return DEMO_DATA
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from veribench.errors import InputError
 from veribench.hashing import text_sha256
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples"
+EXAMPLES = REPO / "src" / "veribench" / "data" / "demo"  # demo data shipped in the package
 
 
 def test_pairs_labels_arms_generation(data_dir, workspace):

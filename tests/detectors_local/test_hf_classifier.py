@@ -107,3 +107,25 @@ def test_fresh_classifier_weights_refuse_to_load(roberta_dirs):
 def test_custom_heads_are_refused_clearly():
     with pytest.raises(ModelLoadError, match="custom model class"):
         hc.HFClassifier(model="desklib/ai-text-detector-v1.01")
+
+
+def test_cap_is_bounded_by_the_models_positions(roberta_dirs, cases_dir):
+    """Issue 10: a classifier with fewer positions than the cap crashed (index out of
+    bounds). The fixture has 40 position rows numbered from padding_idx + 1 = 3, so 37
+    tokens fit; the default cap (512) is bounded by that, for both chunking rules."""
+    good, _, ref, tok = roberta_dirs
+    assert hc.usable_positions(ref) == 40 - tok.pad_token_id - 1 == 37
+    text = (cases_dir / "c11" / "long_text.txt").read_text()
+    det = hc.HFClassifier(model=good, device="cpu")
+    assert det.max_tokens == 512
+    r = det.score_batch([text])[0]
+    assert r.status == "ok" and r.detail["tokens_used"] == 37 and r.detail["truncated"] is True
+    assert r.detail["max_tokens"] == 37
+    ids = tok(text, truncation=True, max_length=37, return_tensors="pt").input_ids
+    with torch.no_grad():
+        want = _softmax(ref(ids).logits[0].tolist(), 0)
+    assert r.ai_probability == pytest.approx(want, rel=1e-5)
+    mean = hc.HFClassifier(model=good, chunk="mean", device="cpu")
+    r = mean.score_batch([text])[0]
+    assert r.status == "ok" and r.detail["chunks"] > 1
+    assert all(len(c) <= 37 for c in mean.encode(text))

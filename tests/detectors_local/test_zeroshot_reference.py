@@ -7,6 +7,8 @@ import math
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from veribench.detectors.local import engine
 from veribench.detectors.local import zeroshot as zs
@@ -221,11 +223,64 @@ def test_fast_detectgpt_published_mapping():
         return math.exp(-0.5 * ((x - m) / s) ** 2) / (s * math.sqrt(2 * math.pi))
 
     want = npdf(d, c["mu1"], c["sigma1"]) / (npdf(d, c["mu0"], c["sigma0"]) + npdf(d, c["mu1"], c["sigma1"]))
-    got = zs.fast_detectgpt_probability(d, "tiiuae/falcon-7b", "/models/falcon-7b-instruct/")
+    got = zs.fast_detectgpt_probability(d, "tiiuae/falcon-7b", "tiiuae/falcon-7b-instruct")
+    assert got == pytest.approx(want, rel=1e-12)
+    # a local copy gets the mapping only when the user names it for exactly that pair
+    assert zs.fast_detectgpt_probability(d, "/models/falcon-7b", "/models/falcon-7b-instruct/") is None
+    got = zs.fast_detectgpt_probability(d, "/models/falcon-7b", "/models/falcon-7b-instruct/",
+                                        calibration="falcon-7b/falcon-7b-instruct")
     assert got == pytest.approx(want, rel=1e-12)
     assert zs.fast_detectgpt_probability(d, "smollm2", "smollm2") is None
     # two-sided boundary (sigma1 = 2 sigma0): very negative D is called AI again
-    assert zs.fast_detectgpt_probability(-8.0, "falcon-7b", "falcon-7b-instruct") > 0.5
+    assert zs.fast_detectgpt_probability(-8.0, "tiiuae/falcon-7b", "tiiuae/falcon-7b-instruct") > 0.5
+
+
+def test_c10_mapping_fitted_for_another_pair_is_refused(cases_dir, gpt2_path):
+    """c10: a probability mapping fitted for another model pair is refused, at construction."""
+    with pytest.raises(ValueError, match="gpt-j-6B/gpt-neo-2.7B was fitted for.*refused"):
+        zs.FastDetectGPT(model="smollm2", calibration="gpt-j-6B/gpt-neo-2.7B", device="cpu")
+    with pytest.raises(ValueError, match="no published mapping"):
+        zs.FastDetectGPT(model=gpt2_path, calibration="gpt2/gpt2", device="cpu")
+    from veribench.registry import create
+
+    with pytest.raises(ValueError, match="refused"):
+        create("detector", "fast-detectgpt", {"sampling_model": "tiiuae/falcon-7b", "scoring_model": gpt2_path,
+                                              "calibration": "falcon-7b/falcon-7b-instruct", "device": "cpu"})
+    # without a mapping for the running pair, P(AI) stays None and D is the native score
+    r = zs.FastDetectGPT(model=gpt2_path, device="cpu").score_batch(["A model predicts the next token."])[0]
+    assert r.ai_probability is None and r.oriented == r.raw
+    assert r.detail["calibration"] == {"pair": None, "reason": "no published mapping for this model pair"}
+    # the c10 criteria: the published two-Gaussian mapping is not monotone in D, which is why
+    # it never ranks (AUROC on the criterion itself is 1.0)
+    import csv
+
+    rows = list(csv.DictReader((cases_dir / "c10" / "crit.csv").open()))
+    p = [zs.fast_detectgpt_probability(float(r["fast_detectgpt_crit"]), "tiiuae/falcon-7b",
+                                       "tiiuae/falcon-7b-instruct") for r in rows]
+    assert p[0] > 0.999 > p[1]  # -6 maps to P(AI) ~0.9997, -1 does not
+
+
+def test_directions_are_fixed_from_papers_not_from_data():
+    """Every statistic's direction is data with its source; nothing depends on the texts."""
+    for name, stat in zs.STATISTICS.items():
+        assert stat.direction in ("higher_ai", "higher_human") and stat.direction_source, name
+    assert zs.STATISTICS["entropy"].direction == "higher_human"
+    assert "Gehrmann" in zs.STATISTICS["entropy"].direction_source
+    assert set(zs.PAIR_DIRECTIONS) == {"fast-detectgpt", "binoculars"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(zs.STATISTICS)), st.integers(2, 40), st.integers(0, 2**31 - 1))
+def test_direction_never_depends_on_the_scored_values(stat, n, seed):
+    """Whatever the per-position values (texts where entropy runs high or low), each
+    result carries the table's direction: nothing is oriented after seeing scores."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    sp = engine.SinglePass(n, np.arange(n), -rng.exponential(3, n - 1), rng.integers(1, 500, n - 1),
+                           rng.exponential(2, n - 1), rng.exponential(8, n - 1))
+    r = zs.ZeroShotDetector(stat, model="smollm2", device="cpu")._result(sp, 64)
+    assert r.status != "ok" or r.direction == zs.STATISTICS[stat].direction
 
 
 def test_model_load_errors_name_the_model(tmp_path):

@@ -30,25 +30,62 @@ plus the single-model statistics of either model cost one pass per model. Becaus
 causal LM's outputs at position t depend only on tokens ≤ t, a pass over the first
 k tokens also serves any shorter truncation cap (its arrays are sliced).
 
-Execution
----------
+Execution (:class:`Plan`, chosen by device, every choice can be forced)
+--------------------------------------------------------------------------
 Texts are tokenised once (special tokens added as the tokenizer does; truncation keeps
-the first ``max_tokens`` tokens, BOS included), sorted by length and cut into
-length-bucketed batches padded on the right with an attention mask. The transformer
-body runs in the model's dtype (bf16/fp16 on GPU); the LM head is applied only to the
-valid positions, flattened, with an fp32 copy of its weight (so logits are never rounded
-to half precision), in chunks of at most ``chunk_bytes`` of fp32 logits, and
-every softmax, log-softmax and vocabulary sum runs in fp32. Memory is therefore
-bounded by the chunk, never several B·L·V fp32 copies.
+the first ``max_tokens`` tokens, BOS included). Two layouts:
+
+- **packed** (default on every device): texts are concatenated without padding into
+  packs of at most ``pack_tokens`` tokens (longest first, the room left filled with the
+  shortest texts; a text is never split across packs, so a text longer than a pack gets
+  a pack of its own), with per-text position ids (0..n-1 for each text) and
+  block-diagonal causal attention, so no position attends across a text boundary and
+  no compute is spent on padding. Attention kernels for a pack:
+  ``segments`` (each text's slice through transformers' SDPA with ``is_causal``: the
+  flash/causal kernel, no mask tensor; CPU default), ``varlen``
+  (``torch.nn.attention.varlen.varlen_attn``, FlashAttention's variable-length kernel;
+  CUDA with bf16/fp16, default there), ``flash_attention_2`` (transformers' packed
+  path, needs the ``flash-attn`` package) or ``sdpa_mask`` (transformers' own packed-
+  sequence detection from the position ids, which builds a block-diagonal mask; costs
+  L² per pack).
+- **padded**: length-sorted batches padded on the right with an attention mask,
+  through the model's own attention implementation (the upstream-style baseline).
+
+With the ``segments`` kernel, a prefix that several texts share (fast-detect-gpt's AI
+texts continue the first ~30 tokens of their human text) is computed once: the
+continuation enters the pack from its first own token, at its true positions, and
+attends to the shared tokens through a tree-shaped mask (:func:`shared_prefixes`).
+
+With ``compile`` (CUDA default with ``varlen``), the transformer body runs through
+``torch.compile``; packs are padded with dummy segments up to a bucket length (a
+multiple of ``bucket_tokens``), so the compiled shapes stay few and recompilation is
+bounded. On CPU, the number of torch threads adapts by measurement (``threads="auto"``):
+the first packs run with all cores and with one, the faster is kept and re-checked
+every few packs, because on a shared machine two threads that wait on each other ran
+six times slower than one.
+
+Precision. The body runs in the model's dtype (bf16/fp16 on GPU); the LM head is applied
+only to the rows that are scored, flattened, with an fp32 copy of its weight (logits
+are never rounded to half precision), in chunks of at most ``chunk_bytes`` of fp32
+logits, and every softmax, log-softmax and vocabulary sum runs in fp32. Per-text
+statistics use only each text's own rows of the packed logits. The packed and padded
+layouts equal the per-text fp32 reference within 1e-5 (``tests/detectors_local/``).
+
+Every result records the plan that ran (:meth:`Plan.record`, stored as
+``detail["engine"]``). The spec's settings (model, cap, dtype) are what changes a
+score; the layout, kernels, compilation and threads change it only within 1e-5.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -253,6 +290,460 @@ def cross_stats(zp, logq):
     return mu, m2
 
 
+# --------------------------------------------------------------------------- execution plan
+PACKINGS = ("auto", "packed", "padded")
+ATTENTIONS = ("auto", "segments", "varlen", "flash_attention_2", "sdpa_mask")
+COMPILES = ("auto", "on", "off")
+
+#: Defaults by device type, chosen by measurement (benchmarks/README.md, "Zero-shot
+#: engine"): on CPU packed + per-text SDPA beat padded batches and the block-diagonal
+#: mask; on CUDA packed + varlen flash attention + torch.compile is the planned default
+#: (the H200 figures are pending: benchmarks/gpu_zeroshot.py).
+DEVICE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "cpu": {"packing": "packed", "attention": "segments", "compile": False, "pack_tokens": 1024,
+            "bucket_tokens": 256, "stats_rows": 8},
+    "cuda": {"packing": "packed", "attention": "varlen", "compile": True, "pack_tokens": 32768,
+             "bucket_tokens": 2048},
+    "mps": {"packing": "packed", "attention": "segments", "compile": False, "pack_tokens": 8192,
+            "bucket_tokens": 1024},
+}
+
+
+def _device_type(device: str) -> str:
+    return str(device).split(":")[0]
+
+
+def varlen_available(device: str, dtype: str) -> bool:
+    """True when torch's variable-length flash attention can run here (CUDA, bf16/fp16)."""
+    if _device_type(device) != "cuda" or dtype not in ("bfloat16", "float16"):
+        return False
+    try:
+        from torch.nn.attention.varlen import varlen_attn  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _flash_attn_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("flash_attn") is not None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the engine runs a model: layout, attention kernel, compilation, threads.
+
+    Attributes:
+        device, dtype: where and in which precision the body runs.
+        packing: ``"packed"`` or ``"padded"``.
+        attention: for packed, one of ``segments``, ``varlen``, ``flash_attention_2``,
+            ``sdpa_mask``; for padded, ``"model"`` (the model's own implementation).
+        compile: run the body through ``torch.compile``.
+        pack_tokens: tokens per pack (packed); a longer text gets a pack of its own.
+        bucket_tokens: compiled packs are padded up to a multiple of this.
+        threads: ``"auto"`` (adaptive, CPU) or a fixed torch thread count.
+        batch_size, max_batch_tokens: padded batches (texts, padded tokens).
+        compile_backend: ``torch.compile`` backend (``inductor``).
+        compile_mode: ``torch.compile`` mode: ``default``, or ``reduce-overhead`` (CUDA
+            graphs, one per bucketed shape).
+        stats_rows: rows per block of the vocabulary statistics (None: the whole logit
+            chunk). On CPU small blocks keep the ~10 passes over each row's logits in the
+            core's cache.
+        share_prefixes: compute a prefix that several texts share once
+            (:func:`shared_prefixes`; single-model passes with the ``segments`` kernel).
+        min_shared_prefix: tokens two texts must share for that.
+    """
+
+    device: str
+    dtype: str
+    packing: str
+    attention: str
+    compile: bool
+    pack_tokens: int
+    bucket_tokens: int
+    threads: str | int = "auto"
+    batch_size: int = 16
+    max_batch_tokens: int = 16384
+    compile_backend: str = "inductor"
+    compile_mode: str = "default"
+    stats_rows: int | None = None
+    share_prefixes: bool = False
+    min_shared_prefix: int = 8
+
+    def record(self) -> dict[str, Any]:
+        """What ran, for ``ScoreResult.detail["engine"]`` and benchmark rows."""
+        import torch
+        import transformers
+
+        rec = {"packing": self.packing, "attention": self.attention, "compiled": self.compile,
+               "device": self.device, "dtype": self.dtype, "torch": torch.__version__,
+               "transformers": transformers.__version__}
+        if self.compile:
+            rec.update(compile_backend=self.compile_backend, compile_mode=self.compile_mode,
+                       bucket_tokens=self.bucket_tokens)
+        if self.share_prefixes:
+            rec["shared_prefixes"] = True
+        return rec
+
+
+def resolve_plan(lm: LoadedModel, *, packing: str = "auto", attention: str = "auto", compile: str | bool = "auto",
+                 pack_tokens: int | None = None, bucket_tokens: int | None = None, threads: str | int = "auto",
+                 batch_size: int = 16, max_batch_tokens: int = 16384, compile_backend: str = "inductor",
+                 compile_mode: str = "default", stats_rows: int | None | str = "auto",
+                 share_prefixes: bool | str = "auto") -> Plan:
+    """The execution plan for ``lm``: device defaults (:data:`DEVICE_DEFAULTS`), with any
+    choice forced by the arguments.
+
+    Raises:
+        ValueError: an unknown choice, or one this device or dtype cannot run (``varlen``
+            off CUDA or in fp32, ``flash_attention_2`` without ``flash-attn``, ``compile``
+            with ``segments``, whose per-text loop would recompile for every pack).
+    """
+    if packing not in PACKINGS:
+        raise ValueError(f"packing must be one of {PACKINGS}, got {packing!r}")
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
+    comp = {True: "on", False: "off"}.get(compile, compile) if isinstance(compile, bool) else str(compile)
+    if comp not in COMPILES:
+        raise ValueError(f"compile must be one of {COMPILES}, got {compile!r}")
+    if threads != "auto" and (not str(threads).isdigit() or int(threads) < 1):
+        raise ValueError(f"threads must be 'auto' or a positive integer, got {threads!r}")
+    dt = _device_type(lm.device)
+    d = DEVICE_DEFAULTS.get(dt, DEVICE_DEFAULTS["cpu"])
+    pk = d["packing"] if packing == "auto" else packing
+    if pk == "padded":
+        if attention not in ("auto",):
+            raise ValueError("attention applies to packed batches only (padded batches use the model's own attention)")
+        att = "model"
+    elif attention == "auto":
+        if dt == "cuda" and varlen_available(lm.device, lm.dtype):
+            att = "varlen"
+        elif dt == "cuda" and lm.dtype != "float32" and _flash_attn_installed():
+            att = "flash_attention_2"
+        else:
+            att = "segments"
+    else:
+        att = attention
+        if att == "varlen" and not varlen_available(lm.device, lm.dtype):
+            raise ValueError(f"attention 'varlen' needs CUDA and bf16/fp16 (here: {lm.device}, {lm.dtype})")
+        if att == "flash_attention_2" and not (_flash_attn_installed() and dt == "cuda" and lm.dtype != "float32"):
+            raise ValueError("attention 'flash_attention_2' needs the flash-attn package, CUDA and bf16/fp16")
+    if comp == "auto":
+        cp = bool(d["compile"]) and att in ("varlen", "flash_attention_2", "sdpa_mask")
+    else:
+        cp = comp == "on"
+        if cp and att == "segments":
+            raise ValueError("compile needs attention 'varlen', 'flash_attention_2' or 'sdpa_mask' (or padded "
+                             "batches): the per-text 'segments' loop would recompile for every pack")
+    return Plan(device=lm.device, dtype=lm.dtype, packing=pk, attention=att, compile=cp,
+                pack_tokens=int(pack_tokens or d["pack_tokens"]), bucket_tokens=int(bucket_tokens or d["bucket_tokens"]),
+                threads=threads if threads == "auto" else int(threads), batch_size=int(batch_size),
+                max_batch_tokens=int(max_batch_tokens), compile_backend=compile_backend, compile_mode=compile_mode,
+                stats_rows=d.get("stats_rows") if stats_rows == "auto" else (int(stats_rows) if stats_rows else None),
+                share_prefixes=(pk == "packed" and att == "segments" and not cp) if share_prefixes == "auto"
+                else bool(share_prefixes))
+
+
+# --------------------------------------------------------------------------- packed attention kernels
+def _segment_bounds(kwargs: dict[str, Any]) -> list[int] | None:
+    cu = kwargs.get("cu_seq_lens_q")
+    if cu is None:
+        return None
+    return [int(x) for x in (cu.tolist() if hasattr(cu, "tolist") else cu)]
+
+
+def segments_attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, **kwargs):
+    """Block-diagonal causal attention over a pack, one text at a time.
+
+    ``query``/``key``/``value``: (1, heads, L, head_dim) for the whole pack;
+    ``kwargs["cu_seq_lens_q"]``: the text boundaries (0 = b_0 < b_1 < ... = L). Each
+    slice [b_i, b_{i+1}) goes through transformers' own SDPA function with
+    ``is_causal=True`` and no mask (GQA, scaling and kernel choice as the model's
+    ``sdpa`` path), so a text attends only to its own earlier tokens. Without
+    boundaries it is transformers' SDPA. Returns ((1, L, heads, head_dim), None).
+
+    ``kwargs["vb_prefix"]`` (shared prefixes, see :func:`shared_prefixes`): per segment,
+    None or ``(start, k)``: the segment holds the tokens k.. of a text whose first k
+    tokens are those of the segment at ``start``; its queries attend to those k keys and,
+    causally, to its own (a tree-shaped mask instead of a block).
+    """
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    bounds = _segment_bounds(kwargs)
+    if bounds is None:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling)
+    prefixes = kwargs.get("vb_prefix") or [None] * (len(bounds) - 1)
+    outs = []
+    for (a, b), pre in zip(zip(bounds[:-1], bounds[1:]), prefixes):
+        if b <= a:
+            continue
+        if pre is None:
+            outs.append(sdpa_attention_forward(module, query[:, :, a:b], key[:, :, a:b], value[:, :, a:b], None,
+                                               dropout=dropout, scaling=scaling, is_causal=True)[0])
+            continue
+        # a text continuing another text's first k tokens: its queries see those k keys
+        # (computed once, in the other text's segment) and its own earlier keys
+        ps, k = pre
+        kk = torch.cat([key[:, :, ps:ps + k], key[:, :, a:b]], dim=2)
+        vv = torch.cat([value[:, :, ps:ps + k], value[:, :, a:b]], dim=2)
+        mask = torch.ones(b - a, k + b - a, dtype=torch.bool, device=query.device).tril(diagonal=k)
+        outs.append(sdpa_attention_forward(module, query[:, :, a:b], kk, vv, mask[None, None],
+                                           dropout=dropout, scaling=scaling)[0])
+    return torch.cat(outs, dim=1), None
+
+
+def varlen_attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, **kwargs):
+    """Block-diagonal causal attention over a pack with FlashAttention's variable-length
+    kernel (``torch.nn.attention.varlen.varlen_attn``; CUDA, bf16/fp16).
+
+    Same contract as :func:`segments_attention`; ``kwargs["max_length_q"]`` bounds the
+    longest text (an upper bound is allowed, which keeps compiled shapes fixed).
+    """
+    from torch.nn.attention.varlen import varlen_attn
+
+    cu = kwargs["cu_seq_lens_q"]
+    mx = int(kwargs["max_length_q"])
+    q = query[0].transpose(0, 1).contiguous()  # (L, H, D)
+    k = key[0].transpose(0, 1).contiguous()
+    v = value[0].transpose(0, 1).contiguous()
+    out = varlen_attn(q, k, v, cu, cu, mx, mx, scale=scaling, window_size=(-1, 0),
+                      enable_gqa=q.shape[1] != k.shape[1])
+    return out.unsqueeze(0), None
+
+
+_ATTN_NAMES = {"segments": "veribench_segments", "varlen": "veribench_varlen",
+               "flash_attention_2": "flash_attention_2", "sdpa_mask": "sdpa"}
+_REGISTERED = False
+
+
+def _register_attention() -> None:
+    global _REGISTERED
+    if _REGISTERED:
+        return
+    from transformers import AttentionInterface
+
+    AttentionInterface.register("veribench_segments", segments_attention)
+    AttentionInterface.register("veribench_varlen", varlen_attention)
+    _REGISTERED = True
+
+
+@contextlib.contextmanager
+def _attention_impl(lm: LoadedModel, plan: Plan) -> Iterator[None]:
+    """Run the model with the plan's attention implementation, restoring the model's own
+    afterwards (under the model's lock: one forward at a time per model)."""
+    lock = _model_lock(lm)
+    with lock:
+        if plan.attention == "model":
+            yield
+            return
+        _register_attention()
+        cfg = lm.model.config
+        old = cfg._attn_implementation
+        cfg._attn_implementation = _ATTN_NAMES[plan.attention]
+        try:
+            yield
+        finally:
+            cfg._attn_implementation = old
+
+
+_MODEL_LOCKS: dict[int, threading.RLock] = {}
+_MODEL_LOCKS_GUARD = threading.Lock()
+
+
+def _model_lock(lm: LoadedModel) -> threading.RLock:
+    with _MODEL_LOCKS_GUARD:
+        return _MODEL_LOCKS.setdefault(id(lm.model), threading.RLock())
+
+
+# --------------------------------------------------------------------------- layouts
+@dataclass
+class Layout:
+    """One forward pass: ``ids`` (B, L) on the device, optional ``mask`` (padded) or
+    ``position_ids`` (packed), ``starts``/``lengths`` of each real text in the flattened
+    B·L rows, extra keyword arguments for the attention kernel, and shared prefixes."""
+
+    ids: Any
+    mask: Any
+    position_ids: Any
+    starts: list[int]
+    lengths: list[int]
+    attn_kwargs: dict[str, Any]
+    #: per text: None, or (index of the text in this layout whose first k tokens it shares, k);
+    #: such a text's ``starts`` entry is where its own tokens k.. begin
+    prefix: list[tuple[int, int] | None] | None = None
+
+    @property
+    def tokens(self) -> int:
+        return int(self.ids.shape[0] * self.ids.shape[1])
+
+
+def layout_padded(seqs: Sequence[Sequence[int]], device: str) -> Layout:
+    """Right-padded (B, L) batch with an attention mask."""
+    import torch
+
+    L = max(len(s) for s in seqs)
+    ids = torch.zeros((len(seqs), L), dtype=torch.long)
+    mask = torch.zeros((len(seqs), L), dtype=torch.long)
+    for b, s in enumerate(seqs):
+        ids[b, : len(s)] = torch.tensor(s, dtype=torch.long)
+        mask[b, : len(s)] = 1
+    return Layout(ids.to(device), mask.to(device), None, [b * L for b in range(len(seqs))],
+                  [len(s) for s in seqs], {})
+
+
+def layout_packed(seqs: Sequence[Sequence[int]], device: str, *, bucket: int | None = None,
+                  max_segment: int | None = None, max_length: int | None = None,
+                  prefix: Sequence[tuple[int, int] | None] | None = None) -> Layout:
+    """One (1, L) pack: texts concatenated, position ids 0..n-1 per text, the text
+    boundaries as ``cu_seq_lens_q``/``cu_seq_lens_k`` (int32) and the longest text as
+    ``max_length_q``/``max_length_k``.
+
+    With ``bucket``, the pack is filled up to the next multiple of ``bucket`` with dummy
+    segments (token id 0, at most ``max_segment`` tokens each, so positions stay inside
+    the model's range); their outputs are never read. ``max_length`` overrides the
+    longest-text bound (compiled runs pass a constant).
+
+    With ``prefix`` (per text: None or ``(j, k)``, text ``j`` earlier in ``seqs`` having
+    the same first k tokens), a text's first k tokens are not repeated: only its tokens
+    k.. enter the pack, at positions k.., attending to text j's first k tokens
+    (``vb_prefix``, for the ``segments`` kernel only).
+    """
+    import torch
+
+    lengths = [len(s) for s in seqs]
+    pre = list(prefix) if prefix is not None else [None] * len(seqs)
+    flat: list[int] = []
+    pos: list[int] = []
+    bounds = [0]
+    starts: list[int] = []
+    seg_prefix: list[tuple[int, int] | None] = []
+    for s, p in zip(seqs, pre):
+        k = 0 if p is None else p[1]
+        starts.append(len(flat))
+        if len(s) > k:
+            flat += list(s[k:])
+            pos += list(range(k, len(s)))
+            bounds.append(len(flat))
+            seg_prefix.append(None if p is None else (starts[p[0]], k))
+    total = len(flat)
+    if bucket:
+        target = -(-total // bucket) * bucket
+        room, seg = target - total, max(1, int(max_segment or target))
+        while room > 0:
+            n = min(room, seg)
+            flat += [0] * n
+            pos += list(range(n))
+            bounds.append(bounds[-1] + n)
+            seg_prefix.append(None)
+            room -= n
+    ids = torch.tensor([flat], dtype=torch.long, device=device)
+    position_ids = torch.tensor([pos], dtype=torch.long, device=device)
+    cu = torch.tensor(bounds, dtype=torch.int32, device=device)
+    mx = int(max_length or max(b - a for a, b in zip(bounds[:-1], bounds[1:])))
+    kw: dict[str, Any] = {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": mx, "max_length_k": mx}
+    if any(p is not None for p in pre):
+        kw["vb_prefix"] = seg_prefix
+    return Layout(ids, None, position_ids, starts, lengths, kw, pre if any(p is not None for p in pre) else None)
+
+
+def packs(lengths: Sequence[int], pack_tokens: int) -> list[list[int]]:
+    """Indices grouped into packs of at most ``pack_tokens`` tokens (a longer text alone).
+
+    Longest first; each pack is opened by the longest text left and its room filled with
+    the shortest texts left while they fit (two pointers over the sorted lengths, O(n)).
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    out: list[list[int]] = []
+    lo, hi = 0, len(order) - 1
+    while lo <= hi:
+        cur = [order[lo]]
+        used = lengths[order[lo]]
+        lo += 1
+        while lo <= hi and used + lengths[order[lo]] <= pack_tokens:  # next longest that fits
+            cur.append(order[lo])
+            used += lengths[order[lo]]
+            lo += 1
+        while lo <= hi and used + lengths[order[hi]] <= pack_tokens:  # then the shortest
+            cur.append(order[hi])
+            used += lengths[order[hi]]
+            hi -= 1
+        out.append(cur)
+    return out
+
+
+def shared_prefixes(seqs: Sequence[Sequence[int]], min_shared: int) -> list[tuple[int, int] | None]:
+    """Texts whose first tokens repeat another text's: per text None, or ``(j, k)``.
+
+    fast-detect-gpt's AI texts continue the first ~30 tokens of their human text, so on
+    its data about 16% of the tokens repeat; a causal LM's outputs over a shared prefix
+    are the same for both texts, so they are computed once. Texts are sorted; a run of
+    neighbours sharing at least ``min_shared`` tokens with the run's first text (the root
+    ``j``, itself never a continuation) gets ``(j, k)`` with k their common prefix with it.
+    """
+    order = sorted(range(len(seqs)), key=lambda i: list(seqs[i]))
+    out: list[tuple[int, int] | None] = [None] * len(seqs)
+    root, run = None, 0
+    for prev, cur in zip([None] + order[:-1], order):
+        if prev is None:
+            root, run = cur, 10**9
+            continue
+        a, b = seqs[prev], seqs[cur]
+        n = 0
+        m = min(len(a), len(b), run)
+        while n < m and a[n] == b[n]:
+            n += 1
+        run = min(run, n)
+        if run >= min_shared:
+            out[cur] = (root, run)
+        else:
+            root, run = cur, 10**9
+    return out
+
+
+def _buckets(lengths: Sequence[int], batch_size: int, max_batch_tokens: int) -> list[list[int]]:
+    """Indices grouped into length-sorted batches of ≤ batch_size texts and ≤ max_batch_tokens
+    padded tokens (longest first)."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        width = lengths[cur[0]] if cur else lengths[i]
+        if cur and (len(cur) >= batch_size or (len(cur) + 1) * width > max_batch_tokens):
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _groups(plan: Plan, lengths: Sequence[int]) -> list[list[int]]:
+    if plan.packing == "packed":
+        return packs(lengths, plan.pack_tokens)
+    return _buckets(lengths, plan.batch_size, plan.max_batch_tokens)
+
+
+def _position_limit(lm: LoadedModel) -> int | None:
+    cfg = lm.model.config
+    for attr in ("max_position_embeddings", "n_positions"):
+        v = getattr(cfg, attr, None)
+        if isinstance(v, int) and v > 0:
+            return v
+    return None
+
+
+def _layout(lm: LoadedModel, plan: Plan, seqs: list[list[int]], cap: int,
+            prefix: list[tuple[int, int] | None] | None = None) -> Layout:
+    if plan.packing == "padded":
+        return layout_padded(seqs, lm.device)
+    if plan.compile:
+        return layout_packed(seqs, lm.device, bucket=plan.bucket_tokens,
+                             max_segment=min(cap, _position_limit(lm) or cap), max_length=cap)
+    return layout_packed(seqs, lm.device, prefix=prefix)
+
+
 # --------------------------------------------------------------------------- model plumbing
 def _head_split(lm: LoadedModel):
     """(body, head) if ``head(body(x).last_hidden_state)`` reproduces the model's logits,
@@ -283,13 +774,7 @@ def _head_split(lm: LoadedModel):
 
 def model_cap(lm: LoadedModel, max_tokens: int) -> int:
     """The effective truncation cap: ``max_tokens``, bounded by the model's positions."""
-    cfg = lm.model.config
-    limit = None
-    for attr in ("max_position_embeddings", "n_positions"):
-        v = getattr(cfg, attr, None)
-        if isinstance(v, int) and v > 0:
-            limit = v
-            break
+    limit = _position_limit(lm)
     return int(min(max_tokens, limit)) if limit else int(max_tokens)
 
 
@@ -299,30 +784,60 @@ def tokenize(lm: LoadedModel, texts: Sequence[str]) -> list[list[int]]:
     return [list(x) for x in enc["input_ids"]]
 
 
-def _buckets(lengths: Sequence[int], batch_size: int, max_batch_tokens: int) -> list[list[int]]:
-    """Indices grouped into length-sorted batches of ≤ batch_size texts and ≤ max_batch_tokens
-    padded tokens (longest first)."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    out: list[list[int]] = []
-    cur: list[int] = []
-    for i in order:
-        width = lengths[cur[0]] if cur else lengths[i]
-        if cur and (len(cur) >= batch_size or (len(cur) + 1) * width > max_batch_tokens):
-            out.append(cur)
-            cur = []
-        cur.append(i)
-    if cur:
-        out.append(cur)
-    return out
+#: Compile bookkeeping per model: {"seconds": first-call time per shape, "shapes": set}.
+COMPILE_LOG: dict[str, dict[str, Any]] = {}
 
 
-def _hidden_or_logits(lm: LoadedModel, ids, mask):
+def _compiled(lm: LoadedModel, fn: Any, plan: Plan) -> Any:
+    cache = getattr(lm, "_vb_compiled", None)
+    if cache is None:
+        cache = {}
+        lm._vb_compiled = cache  # type: ignore[attr-defined]
+    key = (id(fn), plan.compile_backend, plan.compile_mode)
+    if key not in cache:
+        import torch
+
+        mode = None if plan.compile_mode == "default" else plan.compile_mode
+        cache[key] = torch.compile(fn, backend=plan.compile_backend, mode=mode)
+    return cache[key]
+
+
+def _hidden_or_logits(lm: LoadedModel, lay: Layout, plan: Plan):
     """Run the body (returns ('h', hidden, head)) or the full model (('z', logits, None))."""
+    kw: dict[str, Any] = {"input_ids": lay.ids, "use_cache": False}
+    if lay.mask is not None:
+        kw["attention_mask"] = lay.mask
+    if lay.position_ids is not None:
+        kw["position_ids"] = lay.position_ids
+    if plan.attention in ("segments", "varlen", "flash_attention_2"):
+        kw.update(lay.attn_kwargs)
     split = _head_split(lm)
+    body, head = split if split is not None else (lm.model, None)
+    run = _compiled(lm, body, plan) if plan.compile else body
+    with _attention_impl(lm, plan):
+        if plan.compile:
+            shape = tuple(lay.ids.shape)
+            rec = COMPILE_LOG.setdefault(lm.name, {"seconds": 0.0, "shapes": []})
+            if shape not in rec["shapes"]:
+                t0 = time.perf_counter()
+                out = run(**kw)
+                _sync(lm)
+                rec["seconds"] += time.perf_counter() - t0
+                rec["shapes"].append(shape)
+            else:
+                out = run(**kw)
+        else:
+            out = run(**kw)
     if split is not None:
-        body, head = split
-        return "h", body(input_ids=ids, attention_mask=mask).last_hidden_state, head
-    return "z", lm.model(input_ids=ids, attention_mask=mask).logits, None
+        return "h", out.last_hidden_state, head
+    return "z", out.logits, None
+
+
+def _sync(lm: LoadedModel) -> None:
+    if _device_type(lm.device) == "cuda":
+        import torch
+
+        torch.cuda.synchronize()
 
 
 def _rows_logits(kind: str, t, head, rows):
@@ -352,14 +867,191 @@ def _chunk_rows(vocab: int, chunk_bytes: int, copies: int = 4) -> int:
     return max(1, int(chunk_bytes // (vocab * 4 * copies)))
 
 
-def _progress(total: int, desc: str, enabled: bool):
-    if not enabled or total <= 1:
-        return None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+def _rows(lay: Layout, include_last: bool, device: str):
+    """Flattened row indices of each text's scored positions, their labels (-1 for a
+    last position) and per-text counts, from the layout's own token ids."""
+    import torch
 
-    prog = Progress(TextColumn(desc), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    prog.start()
-    return prog, prog.add_task(desc, total=total)
+    flat = lay.ids.reshape(-1)
+    rows, labels, counts = [], [], []
+    pre = lay.prefix or [None] * len(lay.starts)
+    for s, n, p in zip(lay.starts, lay.lengths, pre):
+        if p is not None:  # positions 0..k-2 are the shared text's; compute k-1.. here
+            if include_last:
+                raise ValueError("shared prefixes are for single-model passes")
+            j, k = p
+            cnt = n - k
+            if cnt > 0:
+                r = torch.cat([torch.tensor([lay.starts[j] + k - 1], device=flat.device),
+                               torch.arange(s, s + cnt - 1, device=flat.device)])
+                lab = flat[s: s + cnt].clone()
+                rows.append(r)
+                labels.append(lab)
+            counts.append(cnt)
+            continue
+        k = n if include_last else n - 1
+        r = torch.arange(s, s + k, device=flat.device)
+        lab = torch.full((k,), -1, dtype=torch.long, device=flat.device)
+        lab[: n - 1] = flat[s + 1: s + n]
+        rows.append(r)
+        labels.append(lab)
+        counts.append(k)
+    return torch.cat(rows).to(device), torch.cat(labels).to(device), counts
+
+
+# --------------------------------------------------------------------------- threads and progress
+class _Threads:
+    """Adaptive torch thread count on CPU: all of torch's threads or one, whichever measured faster.
+
+    The first two groups run with each option; the faster (tokens/s) is kept and the
+    other re-tried every ``every`` groups, so a machine that gets busy (or idle) mid-run
+    is followed. A fixed setting or a non-CPU device leaves torch's threads alone.
+    """
+
+    def __init__(self, plan: Plan, n_groups: int, every: int = 6):
+        import torch
+
+        self.torch = torch
+        self.orig = torch.get_num_threads()
+        self.active = _device_type(plan.device) == "cpu"
+        self.options: list[int] = []
+        if self.active:
+            if plan.threads == "auto":  # at most the threads torch was given (one per Ray actor, say)
+                n = max(1, min(self.orig, os.cpu_count() or 1))
+                self.options = [n, 1] if n > 1 and n_groups >= 3 else [self.orig]
+            else:
+                self.options = [int(plan.threads)]
+        self.rate: dict[int, float] = {}
+        self.i = 0
+        self.every = every
+        self.current: int | None = None
+
+    def before(self) -> None:
+        if not self.active or not self.options:
+            return
+        if len(self.options) == 1:
+            choice = self.options[0]
+        elif self.i < len(self.options):
+            choice = self.options[self.i]
+        else:
+            best = max(self.rate, key=self.rate.get)
+            other = [o for o in self.options if o != best]
+            choice = other[0] if other and self.i % self.every == 0 else best
+        if choice != self.torch.get_num_threads():
+            self.torch.set_num_threads(choice)
+        self.current = choice
+        self.i += 1
+
+    def after(self, tokens: int, seconds: float) -> None:
+        if self.current is None or seconds <= 0:
+            return
+        r = tokens / seconds
+        old = self.rate.get(self.current)
+        self.rate[self.current] = r if old is None else 0.5 * old + 0.5 * r
+
+    def close(self) -> None:
+        if self.active and self.torch.get_num_threads() != self.orig:
+            self.torch.set_num_threads(self.orig)
+
+
+#: Progress sinks for long passes (see :func:`report_progress`).
+_SINKS: list[tuple[Callable[[str], None], float, Any]] = []
+
+
+@contextlib.contextmanager
+def report_progress(sink: Callable[[str], None] | None = None, *, interval: float = 3.0,
+                    console: Any = None) -> Iterator[None]:
+    """Report the engine's forward passes while inside the block.
+
+    On a terminal ``console`` (a rich Console), a progress bar with the text count and
+    tokens/s; otherwise a line through ``sink`` (default: print to stderr) at most every
+    ``interval`` seconds and when a pass ends: ``forward smollm2: 48/120 texts, 4,096
+    tokens, 812 tokens/s, 5 s``.
+    """
+    import sys
+
+    s = sink or (lambda m: print(m, file=sys.stderr, flush=True))
+    entry = (s, float(interval), console)
+    _SINKS.append(entry)
+    try:
+        yield
+    finally:
+        _SINKS.remove(entry)
+
+
+class _Progress:
+    def __init__(self, desc: str, total_texts: int, total_tokens: int, enabled: bool):
+        self.desc, self.total, self.total_tokens = desc, total_texts, total_tokens
+        self.done = self.tokens = 0
+        self.t0 = self.last = time.perf_counter()
+        self.bar = None
+        self.sink: tuple[Callable[[str], None], float, Any] | None = _SINKS[-1] if _SINKS else None
+        if self.sink is None and enabled:
+            import sys
+
+            self.sink = ((lambda m: print(m, file=sys.stderr, flush=True)), 3.0, None)
+        if self.sink is not None and total_texts > 0:
+            con = self.sink[2]
+            if con is None and enabled:
+                from rich.console import Console
+
+                con = Console(stderr=True)
+            if con is not None and getattr(con, "is_terminal", False):
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+                self.bar = Progress(TextColumn(desc), BarColumn(), MofNCompleteColumn(),
+                                    TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=con,
+                                    transient=True)
+                self.bar.start()
+                self.task = self.bar.add_task(desc, total=total_texts, rate="")
+
+    def line(self) -> str:
+        el = time.perf_counter() - self.t0
+        rate = self.tokens / el if el > 0 else 0.0
+        return (f"{self.desc}: {self.done}/{self.total} texts, {self.tokens:,} tokens, "
+                f"{rate:,.0f} tokens/s, {el:.0f} s")
+
+    def advance(self, texts: int, tokens: int) -> None:
+        self.done += texts
+        self.tokens += tokens
+        if self.sink is None:
+            return
+        now = time.perf_counter()
+        if self.bar is not None:
+            el = now - self.t0
+            self.bar.update(self.task, advance=texts, rate=f"{self.tokens / el:,.0f} tokens/s" if el > 0 else "")
+        elif now - self.last >= self.sink[1] and self.done < self.total:
+            self.last = now
+            self.sink[0](self.line())
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+        if self.sink is not None and self.total > 0 and self.done:
+            self.sink[0](self.line())
+
+
+def _run_groups(desc: str, plan: Plan, items: list, groups: list[list[int]], fn: Callable[[list], None],
+                progress: bool, sizes: list[tuple[int, int]] | None = None) -> None:
+    """Run ``fn`` on each group of ``items`` with adaptive threads and progress.
+
+    ``sizes``: (texts, tokens) of each item (default: one text of ``len(item[1])`` tokens).
+    """
+    sizes = sizes or [(1, len(it[1])) for it in items]
+    th = _Threads(plan, len(groups))
+    pr = _Progress(desc, sum(n for n, _ in sizes), sum(t for _, t in sizes), progress)
+    try:
+        for g in groups:
+            grp = [items[j] for j in g]
+            th.before()
+            t0 = time.perf_counter()
+            fn(grp)
+            ntexts, ntok = sum(sizes[j][0] for j in g), sum(sizes[j][1] for j in g)
+            th.after(ntok, time.perf_counter() - t0)
+            pr.advance(ntexts, ntok)
+    finally:
+        th.close()
+        pr.close()
 
 
 # --------------------------------------------------------------------------- single-model passes
@@ -373,6 +1065,7 @@ def single_passes(
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     memo: PassMemo | None = MEMO,
     progress: bool = False,
+    plan: Plan | None = None,
 ) -> list[SinglePass | TooShort]:
     """One pass of ``lm`` over each text not already in the memo; returns per-text outputs.
 
@@ -381,10 +1074,13 @@ def single_passes(
         texts: non-empty texts.
         max_tokens: truncation cap in tokens (special tokens included); bounded further
             by the model's position limit.
-        batch_size: texts per forward pass; max_batch_tokens: padded tokens per pass.
+        batch_size, max_batch_tokens: padded batches (texts, padded tokens per pass),
+            used when ``plan`` is None or padded.
         chunk_bytes: fp32 logit bytes per vocabulary chunk.
+        progress: report progress (see :func:`report_progress`).
+        plan: execution plan (default: :func:`resolve_plan` for the device).
     """
-
+    plan = plan or resolve_plan(lm, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
     cap = model_cap(lm, max_tokens)
     out: list[Any] = [None] * len(texts)
     shas = [text_sha256(t) for t in texts]
@@ -408,70 +1104,53 @@ def single_passes(
             work.append((i, ids[:cap], len(ids)))
     if not work:
         return out
-    groups = _buckets([len(w[1]) for w in work], batch_size, max_batch_tokens)
-    bar = _progress(len(groups), f"forward {lm.name}", progress)
-    try:
-        for g in groups:
-            items = [work[j] for j in g]
-            res = _forward_single(lm, [it[1] for it in items], chunk_bytes)
-            for (i, ids, n_total), (ll, rank, ent, m2) in zip(items, res):
-                sp = SinglePass(n_total, np.asarray(ids, dtype=np.int64), ll, rank, ent, m2)
-                out[i] = sp
-                if memo is not None:
-                    memo.put(("single", lm.key, shas[i]), sp)
-            STATS.add(lm.key, len(items), sum(len(it[1]) for it in items))
-            STATS.batches += 1
-            if bar:
-                bar[0].advance(bar[1])
-    finally:
-        if bar:
-            bar[0].stop()
+
+    share = plan.share_prefixes and plan.packing == "packed" and plan.attention == "segments" and not plan.compile
+    parent = shared_prefixes([w[1] for w in work], plan.min_shared_prefix) if share else [None] * len(work)
+    fams: dict[int, list[int]] = {}
+    for j, p in enumerate(parent):
+        fams.setdefault(j if p is None else p[0], []).append(j)
+    units = [sorted(f, key=lambda j: parent[j] is not None) for f in fams.values()]  # the root first
+    fed = [sum(len(work[j][1]) - (parent[j][1] if parent[j] else 0) for j in u) for u in units]
+
+    def run(unit_group: list) -> None:
+        idx = [j for u in unit_group for j in u]
+        items = [work[j] for j in idx]
+        local = {j: n for n, j in enumerate(idx)}
+        pre = [None if parent[j] is None else (local[parent[j][0]], parent[j][1]) for j in idx]
+        lay = _layout(lm, plan, [it[1] for it in items], cap, prefix=pre if any(pre) else None)
+        res = _forward_single(lm, lay, plan, chunk_bytes)
+        for (i, ids, n_total), (ll, rank, ent, m2) in zip(items, res):
+            sp = SinglePass(n_total, np.asarray(ids, dtype=np.int64), ll, rank, ent, m2)
+            out[i] = sp
+            if memo is not None:
+                memo.put(("single", lm.key, shas[i]), sp)
+        STATS.add(lm.key, len(items), sum(len(it[1]) for it in items))
+        STATS.batches += 1
+
+    sizes = [(len(u), sum(len(work[j][1]) for j in u)) for u in units]
+    _run_groups(f"forward {lm.name}", plan, units, _groups(plan, fed), run, progress, sizes=sizes)
     return out
 
 
-def _pad(lm: LoadedModel, seqs: list[list[int]]):
+def _forward_single(lm: LoadedModel, lay: Layout, plan: Plan, chunk_bytes: int):
     import torch
 
-    L = max(len(s) for s in seqs)
-    ids = torch.zeros((len(seqs), L), dtype=torch.long)
-    mask = torch.zeros((len(seqs), L), dtype=torch.long)
-    for b, s in enumerate(seqs):
-        ids[b, : len(s)] = torch.tensor(s, dtype=torch.long)
-        mask[b, : len(s)] = 1
-    return ids.to(lm.device), mask.to(lm.device), L
-
-
-def _positions(seqs: list[list[int]], L: int, include_last: bool, device: str):
-    """Flattened row indices into B·L, labels (-1 for a last position), and per-text counts."""
-    import torch
-
-    rows, labels, counts = [], [], []
-    for b, s in enumerate(seqs):
-        n = len(s) if include_last else len(s) - 1
-        rows.append(torch.arange(n) + b * L)
-        lab = torch.full((n,), -1, dtype=torch.long)
-        m = len(s) - 1
-        lab[:m] = torch.tensor(s[1:], dtype=torch.long)
-        labels.append(lab)
-        counts.append(n)
-    return torch.cat(rows).to(device), torch.cat(labels).to(device), counts
-
-
-def _forward_single(lm: LoadedModel, seqs: list[list[int]], chunk_bytes: int):
-    import torch
-
-    ids, mask, L = _pad(lm, seqs)
-    rows, labels, counts = _positions(seqs, L, False, lm.device)
     V = lm.vocab_size
-    step = _chunk_rows(V, chunk_bytes)
+    sub = plan.stats_rows
+    step = _chunk_rows(V, chunk_bytes, copies=1 if sub else 4)
     parts: list[list[Any]] = [[], [], [], []]
     with torch.inference_mode():
-        kind, t, head = _hidden_or_logits(lm, ids, mask)
+        rows, labels, counts = _rows(lay, False, lm.device)
+        kind, t, head = _hidden_or_logits(lm, lay, plan)
         for a in range(0, rows.shape[0], step):
             z = _rows_logits(kind, t, head, rows[a:a + step])
-            ll, rank, ent, m2, _ = token_stats(z, labels[a:a + step])
-            for k, v in enumerate((ll, rank, ent, m2)):
-                parts[k].append(v.cpu())
+            lab = labels[a:a + step]
+            k_rows = sub or z.shape[0]
+            for b in range(0, z.shape[0], k_rows):  # sub-blocks whose vocabulary passes stay in cache
+                ll, rank, ent, m2, _ = token_stats(z[b:b + k_rows], lab[b:b + k_rows])
+                for k, v in enumerate((ll, rank, ent, m2)):
+                    parts[k].append(v.cpu())
             del z
     cat = [torch.cat(p).numpy() for p in parts]
     out, o = [], 0
@@ -479,6 +1158,9 @@ def _forward_single(lm: LoadedModel, seqs: list[list[int]], chunk_bytes: int):
         out.append((cat[0][o:o + n].astype(np.float64), cat[1][o:o + n].astype(np.int64),
                     cat[2][o:o + n].astype(np.float64), cat[3][o:o + n].astype(np.float64)))
         o += n
+    if lay.prefix is not None:  # a continuation reuses its shared text's first k-1 positions
+        out = [o_ if p is None else tuple(np.concatenate([out[p[0]][q][: p[1] - 1], o_[q]]) for q in range(4))
+               for o_, p in zip(out, lay.prefix)]
     return out
 
 
@@ -494,13 +1176,16 @@ def pair_passes(
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     memo: PassMemo | None = MEMO,
     progress: bool = False,
+    plan: Plan | None = None,
 ) -> list[tuple[PairPass, SinglePass, SinglePass] | TooShort | Mismatch]:
     """One pass of each model per text (p = sampling/observer, q = scoring/performer).
 
     Returns per text ``(pair, single_p, single_q)``; each model's single-model outputs
     are memoised too, so its single-model statistics need no further pass. When p and
-    q are the same model, one pass serves both roles.
+    q are the same model, one pass serves both roles. Both models run on the same
+    layout (the same packs), one after the other; ``plan`` is resolved for ``lm_p``.
     """
+    plan = plan or resolve_plan(lm_p, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
     cap = min(model_cap(lm_p, max_tokens), model_cap(lm_q, max_tokens))
     same = lm_p.key == lm_q.key
     pkey = ("pair", lm_p.key, lm_q.key)
@@ -526,9 +1211,8 @@ def pair_passes(
     if not todo:
         return out
     if same:
-        sps = single_passes(lm_p, [texts[i] for i in todo], max_tokens, batch_size=batch_size,
-                            max_batch_tokens=max_batch_tokens, chunk_bytes=chunk_bytes, memo=memo,
-                            progress=progress)
+        sps = single_passes(lm_p, [texts[i] for i in todo], max_tokens, chunk_bytes=chunk_bytes, memo=memo,
+                            progress=progress, plan=plan)
         for i, sp in zip(todo, sps):
             out[i] = sp if isinstance(sp, TooShort) else (_pair_from_single(sp), sp, sp)
         return out
@@ -545,31 +1229,32 @@ def pair_passes(
             continue
         if memo is not None:
             memo.put(pkey + (shas[i],), out[i])
-    groups = _buckets([len(w[1]) for w in work], batch_size, max_batch_tokens)
-    bar = _progress(len(groups), f"forward {lm_p.name} + {lm_q.name}", progress)
-    try:
-        for g in groups:
-            items = [work[j] for j in g]
-            res = _forward_pair(lm_p, lm_q, [it[1] for it in items], chunk_bytes)
-            for (i, ids, n_total), (sp_arr, sq_arr, pr_arr, vcut) in zip(items, res):
-                arr = np.asarray(ids, dtype=np.int64)
-                sp = SinglePass(n_total, arr, *sp_arr)
-                sq = SinglePass(n_total, arr, *sq_arr)
-                pr = PairPass(n_total, arr, *pr_arr, vocab_cut=vcut)
-                out[i] = (pr, sp, sq)
-                if memo is not None:
-                    memo.put(("single", lm_p.key, shas[i]), sp)
-                    memo.put(("single", lm_q.key, shas[i]), sq)
-                    memo.put(pkey + (shas[i],), pr)
-            ntok = sum(len(it[1]) for it in items)
-            STATS.add(lm_p.key, len(items), ntok)
-            STATS.add(lm_q.key, len(items), ntok)
-            STATS.batches += 1
-            if bar:
-                bar[0].advance(bar[1])
-    finally:
-        if bar:
-            bar[0].stop()
+    if not work:
+        return out
+    plan_q = plan if (lm_q.device, lm_q.dtype) == (lm_p.device, lm_p.dtype) else resolve_plan(
+        lm_q, packing=plan.packing, compile="off")
+
+    def run(items: list) -> None:
+        seqs = [it[1] for it in items]
+        lay = _layout(lm_p, plan, seqs, cap)
+        res = _forward_pair(lm_p, lm_q, lay, plan, plan_q, chunk_bytes)
+        for (i, ids, n_total), (sp_arr, sq_arr, pr_arr, vcut) in zip(items, res):
+            arr = np.asarray(ids, dtype=np.int64)
+            sp = SinglePass(n_total, arr, *sp_arr)
+            sq = SinglePass(n_total, arr, *sq_arr)
+            pr = PairPass(n_total, arr, *pr_arr, vocab_cut=vcut)
+            out[i] = (pr, sp, sq)
+            if memo is not None:
+                memo.put(("single", lm_p.key, shas[i]), sp)
+                memo.put(("single", lm_q.key, shas[i]), sq)
+                memo.put(pkey + (shas[i],), pr)
+        ntok = sum(len(s) for s in seqs)
+        STATS.add(lm_p.key, len(items), ntok)
+        STATS.add(lm_q.key, len(items), ntok)
+        STATS.batches += 1
+
+    _run_groups(f"forward {lm_p.name} + {lm_q.name}", plan, work, _groups(plan, [len(w[1]) for w in work]), run,
+                progress)
     return out
 
 
@@ -582,36 +1267,48 @@ def _pair_from_single(sp: SinglePass) -> PairPass:
     return PairPass(sp.n_total, sp.ids, sp.ll, -sp.ent, sp.m2, vocab_cut=-1)
 
 
-def _forward_pair(lm_p: LoadedModel, lm_q: LoadedModel, seqs: list[list[int]], chunk_bytes: int):
+def _to_device(lay: Layout, device: str) -> Layout:
+    if str(lay.ids.device) == str(device) or (device == "cpu" and lay.ids.device.type == "cpu"):
+        return lay
+    mv = lambda x: x.to(device) if x is not None and hasattr(x, "to") else x  # noqa: E731
+    return Layout(mv(lay.ids), mv(lay.mask), mv(lay.position_ids), lay.starts, lay.lengths,
+                  {k: mv(v) for k, v in lay.attn_kwargs.items()})
+
+
+def _forward_pair(lm_p: LoadedModel, lm_q: LoadedModel, lay: Layout, plan: Plan, plan_q: Plan, chunk_bytes: int):
     import torch
 
-    ids, mask, L = _pad(lm_p, seqs)
-    rows, labels, counts = _positions(seqs, L, True, lm_p.device)
     Vp, Vq = lm_p.vocab_size, lm_q.vocab_size
     V = min(Vp, Vq)
-    step = _chunk_rows(max(Vp, Vq), chunk_bytes, copies=8)
+    sub = plan.stats_rows
+    step = _chunk_rows(max(Vp, Vq), chunk_bytes, copies=2 if sub else 8)
     names = ["p_ll", "p_rank", "p_ent", "p_m2", "q_ll", "q_rank", "q_ent", "q_m2", "x_ll", "x_mu", "x_m2"]
     parts: dict[str, list[Any]] = {k: [] for k in names}
     with torch.inference_mode():
-        kp, tp, hp = _hidden_or_logits(lm_p, ids, mask)
-        kq, tq, hq = _hidden_or_logits(lm_q, ids.to(lm_q.device), mask.to(lm_q.device))
+        rows, labels, counts = _rows(lay, True, lm_p.device)
+        kp, tp, hp = _hidden_or_logits(lm_p, lay, plan)
+        kq, tq, hq = _hidden_or_logits(lm_q, _to_device(lay, lm_q.device), plan_q)
         for a in range(0, rows.shape[0], step):
             r = rows[a:a + step]
             lab = labels[a:a + step]
-            zp = _rows_logits(kp, tp, hp, r)
-            zq = _rows_logits(kq, tq, hq, r.to(lm_q.device)).to(zp.device)
-            p_ll, p_rank, p_ent, p_m2, _ = token_stats(zp, lab)
-            q_ll, q_rank, q_ent, q_m2, logq = token_stats(zq, lab)
-            if V != Vq:  # upstream cuts both vocabularies to the smaller one before softmax
-                logq = torch.log_softmax(zq[:, :V], dim=-1).clamp_(min=LOG_FLOOR)
-                x_ll = logq.gather(-1, lab.clamp_min(0).unsqueeze(-1)).squeeze(-1)
-                x_ll = torch.where(lab < 0, torch.zeros_like(x_ll), x_ll)
-            else:
-                x_ll = q_ll
-            x_mu, x_m2 = cross_stats(zp[:, :V], logq)
-            for k, v in zip(names, (p_ll, p_rank, p_ent, p_m2, q_ll, q_rank, q_ent, q_m2, x_ll, x_mu, x_m2)):
-                parts[k].append(v.cpu())
-            del zp, zq, logq
+            zp_all = _rows_logits(kp, tp, hp, r)
+            zq_all = _rows_logits(kq, tq, hq, r.to(lm_q.device)).to(zp_all.device)
+            k_rows = sub or zp_all.shape[0]
+            for b in range(0, zp_all.shape[0], k_rows):
+                zp, zq, lb = zp_all[b:b + k_rows], zq_all[b:b + k_rows], lab[b:b + k_rows]
+                p_ll, p_rank, p_ent, p_m2, _ = token_stats(zp, lb)
+                q_ll, q_rank, q_ent, q_m2, logq = token_stats(zq, lb)
+                if V != Vq:  # upstream cuts both vocabularies to the smaller one before softmax
+                    logq = torch.log_softmax(zq[:, :V], dim=-1).clamp_(min=LOG_FLOOR)
+                    x_ll = logq.gather(-1, lb.clamp_min(0).unsqueeze(-1)).squeeze(-1)
+                    x_ll = torch.where(lb < 0, torch.zeros_like(x_ll), x_ll)
+                else:
+                    x_ll = q_ll
+                x_mu, x_m2 = cross_stats(zp[:, :V], logq)
+                for k, v in zip(names, (p_ll, p_rank, p_ent, p_m2, q_ll, q_rank, q_ent, q_m2, x_ll, x_mu, x_m2)):
+                    parts[k].append(v.cpu())
+                del logq
+            del zp_all, zq_all
     cat = {k: torch.cat(v).numpy() for k, v in parts.items()}
     out, o = [], 0
     f = lambda k, a, b: cat[k][a:b].astype(np.int64 if k.endswith("rank") else np.float64)  # noqa: E731

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from ...spec import Spec
 from ..base import ScoreResult
-from .models import ModelLoadError, _explain, _torch, _where, resolve_device, resolve_dtype
+from .models import ModelLoadError, _explain, _torch, _where, quiet_loading, resolve_device, resolve_dtype
 
 VERSION = "1"
 
@@ -96,13 +96,34 @@ def head_probability(logits: Sequence[float], ai_index: int | None) -> float:
     return e[ai_index] / sum(e)
 
 
+def usable_positions(model: Any) -> int | None:
+    """How many tokens ``model`` can embed, or None when it has no absolute position table.
+
+    The learned position table (``*.position_embeddings`` or ``wpe``) has
+    ``num_embeddings`` rows; models of the RoBERTa family number positions from
+    ``padding_idx + 1`` (transformers' ``create_position_ids_from_input_ids``), so their
+    last usable length is ``num_embeddings - padding_idx - 1`` (514 → 512 for
+    roberta-base). A cap above this crashes in the embedding lookup (``index out of
+    bounds``), so every cap is bounded by it.
+    """
+    import torch
+
+    for name, mod in model.named_modules():
+        if isinstance(mod, torch.nn.Embedding) and (name.endswith("position_embeddings") or name.endswith("wpe")):
+            off = mod.padding_idx + 1 if mod.padding_idx is not None else 0
+            return int(mod.num_embeddings - off)
+    return None
+
+
 class HFClassifier:
     """A sequence classifier as a detector.
 
     Settings: ``model`` (hub id or local folder), ``ai_label`` (label name meaning AI;
     default from :data:`KNOWN_CLASSIFIERS` or :data:`AI_LABEL_NAMES`), ``threshold``,
     ``max_tokens``, ``chunk`` (``first`` or ``mean``), ``batch_size``, ``device``, ``dtype``.
-    Each input carries exactly one start and one end token (per chunk).
+    Each input carries exactly one start and one end token (per chunk). The cap actually
+    used (``detail["max_tokens"]``) is ``max_tokens`` bounded by the model's positions
+    (:func:`usable_positions`).
     """
 
     def __init__(self, model: str, ai_label: str | None = None, threshold: float | None = None,
@@ -124,6 +145,7 @@ class HFClassifier:
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self._loaded: tuple[Any, Any, int | None] | None = None
+        self.cap = self.max_tokens
         self.spec = Spec("detector", "hf-classifier", VERSION, {
             "model": self.model_name, "ai_label": ai_label, "threshold": self.threshold,
             "max_tokens": self.max_tokens, "chunk": self.chunk, "dtype": self.dtype})
@@ -138,12 +160,14 @@ class HFClassifier:
 
         where, extra = _where(self.model_name)
         try:
-            tok = AutoTokenizer.from_pretrained(where, **extra)
+            with quiet_loading():
+                tok = AutoTokenizer.from_pretrained(where, **extra)
         except Exception as e:
             raise _explain(self.model_name, "tokenizer", e) from e
         try:
-            model, info = AutoModelForSequenceClassification.from_pretrained(
-                where, dtype=getattr(torch, self.dtype), output_loading_info=True, **extra)
+            with quiet_loading():
+                model, info = AutoModelForSequenceClassification.from_pretrained(
+                    where, dtype=getattr(torch, self.dtype), output_loading_info=True, **extra)
         except Exception as e:
             raise _explain(self.model_name, "weights", e) from e
         missing = list(info.get("missing_keys") or [])
@@ -153,6 +177,8 @@ class HFClassifier:
                 f"classifier {self.model_name!r}: these weights are not in the checkpoint and would be "
                 f"freshly initialised: {sorted(set(missing + mismatched))}; it is not a trained classifier")
         model.to(self.device).eval()
+        limit = usable_positions(model)
+        self.cap = min(self.max_tokens, limit) if limit else self.max_tokens
         n_out = int(model.config.num_labels)
         idx = None if n_out == 1 else ai_label_index(model.config.id2label, self.ai_labels, self.model_name)
         self._loaded = (model, tok, idx)
@@ -161,7 +187,7 @@ class HFClassifier:
     def encode(self, text: str) -> list[list[int]]:
         """Token ids of each chunk, each with exactly one start and one end token."""
         _, tok, _ = self.load()
-        enc = tok(text, truncation=True, max_length=self.max_tokens,
+        enc = tok(text, truncation=True, max_length=self.cap,
                   return_overflowing_tokens=(self.chunk == "mean"), stride=0)
         ids = enc["input_ids"]
         chunks = ids if ids and isinstance(ids[0], list) else [ids]
@@ -202,6 +228,6 @@ class HFClassifier:
             out[i] = ScoreResult(status="ok", raw=p, scale="p_ai", direction="higher_ai", ai_probability=p,
                                  verdict="AI" if p >= self.threshold else "Human", vendor_version=self.model_name,
                                  detail={"n_tokens": n_tok[i], "tokens_used": used, "chunks": len(ps),
-                                         "truncated": self.chunk == "first" and n_tok[i] > self.max_tokens,
-                                         "threshold": self.threshold})
+                                         "truncated": self.chunk == "first" and n_tok[i] > self.cap,
+                                         "max_tokens": self.cap, "threshold": self.threshold})
         return out  # type: ignore[return-value]

@@ -42,10 +42,13 @@ class Statistic:
 
     Attributes:
         scale: name stored as ``ScoreResult.scale``.
-        direction: ``higher_ai`` or ``higher_human`` (upstream sign convention).
+        direction: ``higher_ai`` or ``higher_human``: which way the raw value points,
+            fixed in advance from the statistic's paper (``direction_source``), never
+            from the texts being evaluated.
         max_tokens: upstream truncation cap.
         source: paper and upstream file the formula follows.
         fn: ``SinglePass -> float`` (the raw statistic).
+        direction_source: where the direction comes from.
     """
 
     scale: str
@@ -53,6 +56,7 @@ class Statistic:
     max_tokens: int
     source: str
     fn: Callable[[eng.SinglePass], float]
+    direction_source: str = ""
 
 
 def _loglik(sp: eng.SinglePass) -> float:
@@ -114,37 +118,64 @@ def _fdg_same(sp: eng.SinglePass) -> float:
 STATISTICS: dict[str, Statistic] = {
     "loglik": Statistic("loglik", "higher_ai", 1024,
                         "mean token log-likelihood (Solaiman et al. 2019; fast-detect-gpt scripts/baselines.py get_likelihood)",
-                        _loglik),
+                        _loglik,
+                        "Solaiman et al. 2019 (arXiv:1908.09203) §4 and Gehrmann et al. 2019 (GLTR) §3: generated text "
+                        "is sampled from the head of the model's distribution, so its tokens are more likely"),
     "rank": Statistic("rank", "higher_ai", 1024,
                       "minus mean token rank (Gehrmann et al. 2019; fast-detect-gpt scripts/baselines.py get_rank)",
-                      _rank),
+                      _rank,
+                      "Gehrmann et al. 2019 (GLTR) §3, test 2: generated tokens rank higher (smaller rank); the "
+                      "statistic is minus the mean rank"),
     "logrank": Statistic("logrank", "higher_ai", 1024,
                          "minus mean log rank (Mitchell et al. 2023; fast-detect-gpt scripts/baselines.py get_rank(log=True))",
-                         _logrank),
-    # Upstream (fast-detect-gpt baselines.py get_entropy) uses +entropy as the score. On
-    # real data AI text has LOWER entropy: SmolLM2-135M on fast-detect-gpt XSum/ChatGPT
-    # gives AUROC < 0.5 for +entropy (tests/detectors_local/test_smollm2.py checks this),
-    # so the direction recorded is higher_human and ROC analysis orients it accordingly.
+                         _logrank,
+                         "Mitchell et al. 2023 (DetectGPT, arXiv:2301.11305) §5.1 baselines: minus mean log-rank, "
+                         "higher for model text"),
+    # GLTR's third test reads LOW predictive entropy (the model is sure of the next token
+    # in a context it knows) as the mark of generated text, so the raw mean entropy points
+    # to human text. Upstream code (DetectGPT run.py get_entropy, fast-detect-gpt
+    # baselines.py get_entropy) feeds +entropy to a higher-is-AI ROC; its AUROC is then
+    # 1 - ours. Fixed here from the paper, before any evaluation.
     "entropy": Statistic("entropy", "higher_human", 1024,
                          "mean predictive entropy in nats (Gehrmann et al. 2019; fast-detect-gpt scripts/baselines.py get_entropy)",
-                         _entropy),
+                         _entropy,
+                         "Gehrmann et al. 2019 (GLTR, ACL demo, arXiv:1906.04043) §3, test 3: low entropy of the "
+                         "predicted distribution (an over-sure model) marks generated text; higher entropy points to human"),
     "gltr": Statistic("gltr_top10_fraction", "higher_ai", 1024,
                       "GLTR (Gehrmann et al. 2019) rank buckets as in MGTBench; raw = fraction of tokens ranked 1-10, "
                       "detail.buckets = all four fractions",
-                      _gltr),
+                      _gltr,
+                      "Gehrmann et al. 2019 (GLTR) §3-4: generated text has more top-10 tokens (green bucket)"),
     "lrr": Statistic("lrr", "higher_ai", 1024,
                      "log-likelihood log-rank ratio, DetectLLM (Su et al. 2023): -(Σ ℓ_t)/(Σ log r_t)",
-                     _lrr),
+                     _lrr,
+                     "Su et al. 2023 (DetectLLM, arXiv:2306.05540) §3.1: LRR is higher for machine-generated text"),
+}
+
+#: Directions of the two-model statistics, with their sources (same rule: from the paper).
+PAIR_DIRECTIONS: dict[str, tuple[str, str]] = {
+    "fast-detectgpt": ("higher_ai", "Bao et al. 2024 (Fast-DetectGPT, ICLR, arXiv:2310.05130) §2: a larger sampling "
+                                    "discrepancy D means machine-generated"),
+    "binoculars": ("higher_human", "Hans et al. 2024 (Binoculars, ICML, arXiv:2401.12070) §3: a text is machine-"
+                                   "generated when B is below the threshold"),
 }
 
 # --------------------------------------------------------------------------- published calibrations (data)
 #: Fast-DetectGPT's probability mapping at upstream HEAD (baoguangsheng/fast-detect-gpt,
 #: scripts/local_infer.py): p(AI|D) = N(D; μ1, σ1) / (N(D; μ0, σ0) + N(D; μ1, σ1)).
-#: Keyed by (sampling model, scoring model) short names, as upstream keys them.
+#: Keyed by (sampling model, scoring model) short names, as upstream keys them. Each
+#: mapping was fitted for its pair alone: :data:`CALIBRATION_MODELS` names the hub ids it
+#: belongs to, and any other pair is refused (:func:`fast_detectgpt_calibration`).
 FAST_DETECTGPT_CALIBRATION: dict[tuple[str, str], dict[str, float]] = {
     ("gpt-j-6B", "gpt-neo-2.7B"): {"mu0": 0.2713, "sigma0": 0.9366, "mu1": 2.2334, "sigma1": 1.8731},
     ("gpt-neo-2.7B", "gpt-neo-2.7B"): {"mu0": -0.2489, "sigma0": 0.9968, "mu1": 1.8983, "sigma1": 1.9935},
     ("falcon-7b", "falcon-7b-instruct"): {"mu0": -0.0707, "sigma0": 0.9520, "mu1": 2.9306, "sigma1": 1.9039},
+}
+
+#: Hub ids of the short names above (local_infer.py's model_fullnames).
+CALIBRATION_MODELS: dict[str, str] = {
+    "gpt-j-6B": "EleutherAI/gpt-j-6B", "gpt-neo-2.7B": "EleutherAI/gpt-neo-2.7B",
+    "falcon-7b": "tiiuae/falcon-7b", "falcon-7b-instruct": "tiiuae/falcon-7b-instruct",
 }
 
 #: Binoculars thresholds (ahans30/Binoculars, binoculars/detector.py): AI if B < threshold.
@@ -161,11 +192,61 @@ def _short(name: str) -> str:
     return PurePosixPath(str(name).rstrip("/")).name
 
 
-def fast_detectgpt_probability(d: float, sampling_model: str, scoring_model: str) -> float | None:
-    """P(AI) for criterion ``d`` under the published mapping of this pair, else ``None``."""
-    c = FAST_DETECTGPT_CALIBRATION.get((_short(sampling_model), _short(scoring_model)))
-    if c is None or not math.isfinite(d):
+def _pair_key(key: str) -> tuple[str, str]:
+    parts = [p for p in str(key).split("/") if p]
+    if len(parts) != 2:
+        raise ValueError(f"calibration must be 'auto', 'none' or 'SAMPLING/SCORING' short names, got {key!r}")
+    return parts[0], parts[1]
+
+
+def fast_detectgpt_calibration(sampling_model: str, scoring_model: str, calibration: str = "auto"
+                               ) -> tuple[tuple[str, str] | None, str]:
+    """Which published mapping (if any) applies to this model pair, and why.
+
+    Args:
+        calibration: ``"auto"``: the mapping of the pair only when both models are its
+            hub ids exactly (``EleutherAI/gpt-j-6B`` ...); ``"none"``: no mapping;
+            ``"SAMPLING/SCORING"`` (short names, e.g. ``"gpt-j-6B/gpt-neo-2.7B"``): that
+            mapping, for local copies of exactly those models.
+
+    Returns:
+        (pair key or None, reason text).
+
+    Raises:
+        ValueError: a named mapping that is unknown, or that was fitted for another model
+            pair than the one this detector runs (its P(AI) would be meaningless).
+    """
+    if calibration == "none":
+        return None, "calibration disabled"
+    if calibration == "auto":
+        for (a, b) in FAST_DETECTGPT_CALIBRATION:
+            if (sampling_model, scoring_model) == (CALIBRATION_MODELS[a], CALIBRATION_MODELS[b]):
+                return (a, b), f"published mapping for {a}/{b} (fast-detect-gpt scripts/local_infer.py)"
+        return None, "no published mapping for this model pair"
+    key = _pair_key(calibration)
+    if key not in FAST_DETECTGPT_CALIBRATION:
+        raise ValueError(f"fast-detectgpt: no published mapping {calibration!r}; known: "
+                         f"{['/'.join(k) for k in FAST_DETECTGPT_CALIBRATION]}")
+    mine = (_short(sampling_model), _short(scoring_model))
+    if mine != key:
+        raise ValueError(f"fast-detectgpt: the probability mapping {'/'.join(key)} was fitted for sampling "
+                         f"{CALIBRATION_MODELS[key[0]]} and scoring {CALIBRATION_MODELS[key[1]]}; this detector runs "
+                         f"{sampling_model}/{scoring_model}, so it is refused (P(AI) would be meaningless)")
+    return key, f"published mapping for {'/'.join(key)}, named by the user for local copies"
+
+
+def fast_detectgpt_probability(d: float, sampling_model: str, scoring_model: str,
+                               calibration: str = "auto") -> float | None:
+    """P(AI) for criterion ``d`` under the published mapping of this pair, else ``None``.
+
+    The mapping is two-sided (σ1 = 2σ0): it is not monotone in ``d`` and is for display
+    and rules that name it, never for ranking (case c10). See
+    :func:`fast_detectgpt_calibration` for which pair gets which mapping.
+    """
+    key, _ = fast_detectgpt_calibration(sampling_model, scoring_model, calibration)
+    if key is None or not math.isfinite(d):
         return None
+    c = FAST_DETECTGPT_CALIBRATION[key]
     from scipy.stats import norm
 
     p0 = norm.pdf(d, loc=c["mu0"], scale=c["sigma0"])
@@ -200,12 +281,22 @@ def _not_ok(res: Any, cap: int) -> ScoreResult:
 
 
 class _LocalLM:
-    """Shared settings and lazy model loading of the zero-shot detectors."""
+    """Shared settings and lazy model loading of the zero-shot detectors.
 
-    batch_size = 256  # texts per pipeline call; the engine cuts them into length buckets
+    Execution settings (none is part of the spec: they change a score only within 1e-5,
+    see :mod:`veribench.detectors.local.engine`; each result records them in
+    ``detail["engine"]``): ``packing`` (auto/packed/padded), ``attention``
+    (auto/segments/varlen/flash_attention_2/sdpa_mask), ``compile`` (auto/on/off),
+    ``pack_tokens``, ``bucket_tokens``, ``threads`` (auto or a number), ``batch_size`` and
+    ``max_batch_tokens`` (padded batches), ``chunk_mb`` (fp32 logits per vocabulary chunk).
+    """
+
+    batch_size = 256  # texts per pipeline call; the engine cuts them into packs or batches
 
     def __init__(self, *, max_tokens: int, batch_size: int = 16, max_batch_tokens: int = 16384,
-                 device: str = "auto", dtype: str = "auto", chunk_mb: int = 64, progress: bool = False):
+                 device: str = "auto", dtype: str = "auto", chunk_mb: int = 64, progress: bool = False,
+                 packing: str = "auto", attention: str = "auto", compile: str = "auto",
+                 pack_tokens: int | None = None, bucket_tokens: int | None = None, threads: str | int = "auto"):
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.max_tokens = int(max_tokens)
@@ -215,13 +306,25 @@ class _LocalLM:
         self.max_batch_tokens = int(max_batch_tokens)
         self.chunk_bytes = int(chunk_mb) * 2**20
         self.progress = progress
+        self.exec_settings = {"packing": packing, "attention": attention, "compile": compile,
+                              "pack_tokens": pack_tokens, "bucket_tokens": bucket_tokens, "threads": threads}
+        for k, allowed in (("packing", eng.PACKINGS), ("attention", eng.ATTENTIONS), ("compile", eng.COMPILES)):
+            if str(self.exec_settings[k]) not in allowed:
+                raise ValueError(f"{k} must be one of {allowed}, got {self.exec_settings[k]!r}")
+        self._plans: dict[tuple, eng.Plan] = {}
 
     def _lm(self, name: str):
         return load_causal_lm(name, device=self.device, dtype=self.dtype)
 
-    def _kw(self) -> dict[str, Any]:
-        return {"batch_size": self.forward_batch, "max_batch_tokens": self.max_batch_tokens,
-                "chunk_bytes": self.chunk_bytes, "progress": self.progress}
+    def plan(self, lm) -> "eng.Plan":
+        """The engine plan for ``lm`` under this detector's execution settings."""
+        if lm.key not in self._plans:
+            self._plans[lm.key] = eng.resolve_plan(lm, batch_size=self.forward_batch,
+                                                   max_batch_tokens=self.max_batch_tokens, **self.exec_settings)
+        return self._plans[lm.key]
+
+    def _kw(self, lm) -> dict[str, Any]:
+        return {"chunk_bytes": self.chunk_bytes, "progress": self.progress, "plan": self.plan(lm)}
 
 
 class ZeroShotDetector(_LocalLM):
@@ -251,9 +354,11 @@ class ZeroShotDetector(_LocalLM):
         if idx:
             lm = self._lm(self.model)
             cap = eng.model_cap(lm, self.max_tokens)
-            passes = eng.single_passes(lm, [texts[i] for i in idx], self.max_tokens, **self._kw())
+            passes = eng.single_passes(lm, [texts[i] for i in idx], self.max_tokens, **self._kw(lm))
+            rec = self.plan(lm).record()
             for i, sp in zip(idx, passes):
                 out[i] = self._result(sp, cap)
+                out[i].detail["engine"] = rec
         return out  # type: ignore[return-value]
 
     def _result(self, sp: Any, cap: int) -> ScoreResult:
@@ -275,23 +380,35 @@ class FastDetectGPT(_LocalLM):
     """Fast-DetectGPT's sampling discrepancy D (Bao et al. 2024), analytic version.
 
     Settings: ``model`` (one model in both roles), or ``sampling_model`` and
-    ``scoring_model``; the rest as :class:`ZeroShotDetector`. P(AI) is set for the pairs
-    in :data:`FAST_DETECTGPT_CALIBRATION`, else ``None``. Higher D → more likely AI.
+    ``scoring_model``; ``calibration`` (``auto``, ``none`` or a pair of
+    :data:`FAST_DETECTGPT_CALIBRATION` such as ``gpt-j-6B/gpt-neo-2.7B``; a mapping fitted
+    for another pair is refused, see :func:`fast_detectgpt_calibration`); the rest as
+    :class:`ZeroShotDetector`. P(AI) is set only under a mapping of this exact pair, else
+    ``None``. Higher D → more likely AI (:data:`PAIR_DIRECTIONS`).
+
+    Raises:
+        ValueError: conflicting model settings, or a refused calibration.
     """
 
     def __init__(self, model: str | None = None, scoring_model: str | None = None,
-                 sampling_model: str | None = None, max_tokens: int = FAST_DETECTGPT_MAX_TOKENS, **kw: Any):
+                 sampling_model: str | None = None, max_tokens: int = FAST_DETECTGPT_MAX_TOKENS,
+                 calibration: str = "auto", **kw: Any):
         super().__init__(max_tokens=max_tokens, **kw)
         if model is not None and (scoring_model or sampling_model):
             raise ValueError("fast-detectgpt: give either model, or scoring_model and sampling_model")
         scoring = scoring_model or sampling_model or model or DEFAULT_MODEL
         sampling = sampling_model or scoring
         self.scoring_model, self.sampling_model = str(scoring), str(sampling)
+        self.calibration = str(calibration)
+        self.calibration_pair, self.calibration_reason = fast_detectgpt_calibration(
+            self.sampling_model, self.scoring_model, self.calibration)
         settings: dict[str, Any] = {"max_tokens": self.max_tokens, "dtype": self.dtype}
         if self.scoring_model == self.sampling_model:
             settings["model"] = self.scoring_model
         else:
             settings.update(scoring_model=self.scoring_model, sampling_model=self.sampling_model)
+        if self.calibration != "auto":  # the default keeps earlier specs (and their cache) unchanged
+            settings["calibration"] = self.calibration
         self.spec = Spec("detector", "fast-detectgpt", VERSION, settings)
 
     def score_batch(self, texts: Sequence[str]) -> list[ScoreResult]:
@@ -302,7 +419,8 @@ class FastDetectGPT(_LocalLM):
         if idx:
             lp, lq = self._lm(self.sampling_model), self._lm(self.scoring_model)
             cap = min(eng.model_cap(lp, self.max_tokens), eng.model_cap(lq, self.max_tokens))
-            res = eng.pair_passes(lp, lq, [texts[i] for i in idx], self.max_tokens, **self._kw())
+            res = eng.pair_passes(lp, lq, [texts[i] for i in idx], self.max_tokens, **self._kw(lp))
+            rec = self.plan(lp).record()
             for i, r in zip(idx, res):
                 if not isinstance(r, tuple):
                     out[i] = _not_ok(r, cap)
@@ -311,11 +429,16 @@ class FastDetectGPT(_LocalLM):
                 m = pr.tokens_used - 1  # Fast-DetectGPT scores the positions that have a label
                 d = fast_detectgpt_terms(pr.ll, pr.mu[:m], pr.m2[:m])
                 det = _detail(pr, cap)
+                det["engine"] = rec
                 if not math.isfinite(d):
                     out[i] = ScoreResult.failed("unscorable", "zero predictive variance: D undefined", **det)
                     continue
-                out[i] = ScoreResult(status="ok", raw=d, scale="fast_detectgpt_d", direction="higher_ai",
-                                     ai_probability=fast_detectgpt_probability(d, self.sampling_model, self.scoring_model),
+                det["calibration"] = {"pair": "/".join(self.calibration_pair) if self.calibration_pair else None,
+                                      "reason": self.calibration_reason}
+                out[i] = ScoreResult(status="ok", raw=d, scale="fast_detectgpt_d",
+                                     direction=PAIR_DIRECTIONS["fast-detectgpt"][0],
+                                     ai_probability=fast_detectgpt_probability(d, self.sampling_model, self.scoring_model,
+                                                                               self.calibration),
                                      vendor_version=f"{self.sampling_model}/{self.scoring_model}", detail=det)
         return out  # type: ignore[return-value]
 
@@ -350,7 +473,8 @@ class Binoculars(_LocalLM):
         if idx:
             lp, lq = self._lm(self.observer), self._lm(self.performer)
             cap = min(eng.model_cap(lp, self.max_tokens), eng.model_cap(lq, self.max_tokens))
-            res = eng.pair_passes(lp, lq, [texts[i] for i in idx], self.max_tokens, **self._kw())
+            res = eng.pair_passes(lp, lq, [texts[i] for i in idx], self.max_tokens, **self._kw(lp))
+            rec = self.plan(lp).record()
             for i, r in zip(idx, res):
                 if not isinstance(r, tuple):
                     out[i] = _not_ok(r, cap)
@@ -358,12 +482,14 @@ class Binoculars(_LocalLM):
                 pr, _, sq = r
                 b, lppl, lx = binoculars_statistic(pr, sq)
                 det = _detail(pr, cap)
+                det["engine"] = rec
                 if not math.isfinite(b):
                     out[i] = ScoreResult.failed("unscorable", "zero cross-perplexity: B undefined", **det)
                     continue
                 det.update(log_ppl=lppl, log_x_ppl=lx, thresholds=dict(BINOCULARS_THRESHOLDS),
                            verdicts={k: ("AI" if b < t else "Human") for k, t in BINOCULARS_THRESHOLDS.items()})
-                out[i] = ScoreResult(status="ok", raw=b, scale="binoculars_score", direction="higher_human",
+                out[i] = ScoreResult(status="ok", raw=b, scale="binoculars_score",
+                                     direction=PAIR_DIRECTIONS["binoculars"][0],
                                      ai_probability=None,
                                      verdict="AI" if b < BINOCULARS_THRESHOLDS[self.mode] else "Human",
                                      vendor_version=f"{self.observer}/{self.performer}", detail=det)
