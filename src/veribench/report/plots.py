@@ -37,8 +37,16 @@ SERIES_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "8
 #: Hatches for bar and area series, 20 distinct patterns.
 SERIES_HATCHES = ("", "//", "\\\\", "xx", "..", "oo", "++", "--", "||", "**",
                   "/", "\\", "x", ".", "o", "+", "-", "|", "O", "*")
-#: Dark outline drawn around markers and bars so that light colours stay visible.
+#: Dark outline drawn around filled markers and bars so that light colours stay visible.
 EDGE = "#333333"
+
+
+def _edge(marker: str) -> dict[str, Any]:
+    """Marker edge settings: a thin dark outline for filled markers; line markers (x, +, tri)
+    are drawn in the series colour itself."""
+    from matplotlib.lines import Line2D
+
+    return {"mec": EDGE, "mew": 0.5} if marker in Line2D.filled_markers else {"mew": 1.3}
 
 
 @dataclass(frozen=True)
@@ -108,9 +116,12 @@ def thin(xs: Sequence[float], ys: Sequence[float], max_points: int = MAX_CURVE_P
 
 def _save(fig, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
+    import warnings
     for i, ax in enumerate(a for a in fig.axes if a.get_visible() and a.get_label() != "<colorbar>"):
         ax.patch.set_gid(f"vb-axes-{i}")
-    fig.savefig(path, format="svg", bbox_inches="tight", metadata={"Date": None})
+    with warnings.catch_warnings():  # a label in a script the bundled font lacks is drawn as boxes, not an error
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        fig.savefig(path, format="svg", bbox_inches="tight", metadata={"Date": None})
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -146,8 +157,12 @@ def _legend(owner, handles: Sequence[Any], labels: Sequence[str], where: str = "
     is_fig = hasattr(owner, "add_subplot")
     if where == "below" and not is_fig:
         # just under everything the axes draws (tick labels, rotated or not, and the axis label)
+        import warnings
+
         fig = owner.figure
-        bb = owner.get_tightbbox(fig.canvas.get_renderer())
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            bb = owner.get_tightbbox(fig.canvas.get_renderer())
         inv = fig.transFigure.inverted()
         (x0, y0), (x1, _) = inv.transform((bb.x0, bb.y0)), inv.transform((bb.x1, bb.y1))
         kw.update(loc="upper center", ncol=ncol or min(2, len(handles)), bbox_to_anchor=((x0 + x1) / 2, y0 - 0.01),
@@ -195,9 +210,9 @@ def roc_curves(curves: dict[str, dict[str, list[float]]], path: Path, auroc: dic
         a = (auroc or {}).get(det)
         lab = f"{det} (AUROC {a:.3f})" if _finite(a) else det
         ln = ax.plot(c["fpr"], c["tpr"], color=st.color, lw=1.5, marker=st.marker, ms=4.5, markevery=0.12,
-                     mec=EDGE, mew=0.5)
+                     **_edge(st.marker))
         gid(idx[det], ln)
-        handles.append(Line2D([], [], color=st.color, lw=1.5, marker=st.marker, ms=4.5, mec=EDGE, mew=0.5))
+        handles.append(Line2D([], [], color=st.color, lw=1.5, marker=st.marker, ms=4.5, **_edge(st.marker)))
         labels.append(lab)
     handles.append(Line2D([], [], ls="--", color="#999", lw=0.8))
     labels.append("chance")
@@ -302,7 +317,7 @@ def interval_dots(
         if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(c) for c in ci):
             gid(idx[s], ax.errorbar(v, y, xerr=[[max(0.0, v - ci[0] * 100)], [max(0.0, ci[1] * 100 - v)]], fmt="none",
                                     ecolor=st.color, lw=1.2, capsize=2).lines[2])
-        gid(idx[s], ax.plot(v, y, st.marker, color=st.color, ms=5, mec=EDGE, mew=0.5))
+        gid(idx[s], ax.plot(v, y, st.marker, color=st.color, ms=5, **_edge(st.marker)))
     ax.set_yticks(range(len(groups)))
     ax.set_yticklabels([str(g) for g in groups], fontsize=8)
     ax.set_ylim(len(groups) - 0.5, -0.5)
@@ -310,7 +325,7 @@ def interval_dots(
     ax.set_xlabel(xlabel)
     if title:
         ax.set_title(title, fontsize=9)
-    handles = [Line2D([], [], ls="none", marker=style(idx[s]).marker, color=style(idx[s]).color, ms=5, mec=EDGE, mew=0.5)
+    handles = [Line2D([], [], ls="none", marker=style(idx[s]).marker, color=style(idx[s]).color, ms=5, **_edge(style(idx[s]).marker))
                for s in series]
     _legend(ax, handles, [str(s) for s in series], legend)
     return _save(fig, path)
@@ -345,14 +360,14 @@ def difference_intervals(rows: Sequence[dict[str, Any]], path: Path, *, xlabel: 
         used.setdefault(key, None)
         if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(c) for c in ci):
             gid(si, ax.plot([ci[0] * k, ci[1] * k], [y, y], color=st.color, lw=1.4))
-        gid(si, ax.plot(est * k, y, st.marker, color=st.color, ms=5.5, mec=EDGE, mew=0.5))
+        gid(si, ax.plot(est * k, y, st.marker, color=st.color, ms=5.5, **_edge(st.marker)))
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([str(r["label"]) for r in rows], fontsize=8)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel(xlabel)
     if title:
         ax.set_title(title, fontsize=9)
-    handles = [Line2D([], [], color=style(cats[c][1]).color, marker=style(cats[c][1]).marker, ms=5.5, mec=EDGE, mew=0.5)
+    handles = [Line2D([], [], color=style(cats[c][1]).color, marker=style(cats[c][1]).marker, ms=5.5, **_edge(style(cats[c][1]).marker))
                for c in used]
     _legend(ax, handles, [cats[c][0] for c in used], legend)
     return _save(fig, path)
@@ -392,7 +407,7 @@ def robustness_chart(rows: Sequence[dict[str, Any]], path: Path, *, xlabel: str,
                     gid(idx[det], ax.errorbar(v * 100, y, xerr=[[max(0.0, v * 100 - ci[0] * 100)],
                                                                 [max(0.0, ci[1] * 100 - v * 100)]],
                                               fmt="none", ecolor=st.color, lw=1.2, capsize=2).lines[2])
-                gid(idx[det], ax.plot(v * 100, y, st.marker, color=st.color, ms=5.5, mec=EDGE, mew=0.5))
+                gid(idx[det], ax.plot(v * 100, y, st.marker, color=st.color, ms=5.5, **_edge(st.marker)))
     ax.set_yticks(range(len(attacks)))
     ax.set_yticklabels(attacks, fontsize=8)
     ax.set_ylim(len(attacks) - 0.5, -0.5)
@@ -400,7 +415,7 @@ def robustness_chart(rows: Sequence[dict[str, Any]], path: Path, *, xlabel: str,
     ax.set_xlabel(xlabel)
     if title:
         ax.set_title(title, fontsize=9)
-    handles = [Line2D([], [], ls="none", marker=style(idx[d]).marker, color=style(idx[d]).color, ms=5.5, mec=EDGE, mew=0.5)
+    handles = [Line2D([], [], ls="none", marker=style(idx[d]).marker, color=style(idx[d]).color, ms=5.5, **_edge(style(idx[d]).marker))
                for d in dets]
     labels = list(dets)
     handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="#555555", ms=5))
@@ -438,7 +453,7 @@ def significance_grid(detectors: Sequence[str], cells: Sequence[Sequence[str | N
         used.setdefault(key, None)
         st = style(si)
         gid(si, ax.plot(xs, ys, ls="none", marker=marks[key], color=st.color, ms=9 if key != "=" else 7,
-                        mec=EDGE, mew=0.5))
+                        **_edge(marks[key])))
     ax.set_xticks(range(n))
     ax.set_xticklabels(detectors, rotation=40, ha="right", fontsize=7.5)
     ax.set_yticks(range(n))
@@ -450,7 +465,7 @@ def significance_grid(detectors: Sequence[str], cells: Sequence[Sequence[str | N
     if title:
         ax.set_title(title, fontsize=9)
     handles = [Line2D([], [], ls="none", marker=marks[k], color=style(SIGNIFICANCE_CELLS[k][1]).color, ms=7,
-                      mec=EDGE, mew=0.5) for k in used]
+                      **_edge(marks[k])) for k in used]
     _legend(ax, handles, [SIGNIFICANCE_CELLS[k][0] for k in used], legend)
     return _save(fig, path)
 
@@ -541,7 +556,10 @@ def heatmap(matrix: Sequence[Sequence[float | None]], rows: Sequence[str], cols:
 
     m = np.array([[np.nan if not _finite(v) else float(v) for v in r] for r in matrix], dtype=float)
     fig, ax = plt.subplots(figsize=(0.9 * len(cols) + 2.2, 0.32 * len(rows) + 1.4))
-    im = ax.imshow(m, vmin=0, vmax=1, cmap="cividis", aspect="auto")
+    # pcolormesh, not imshow: quads stay vectors in the SVG (and in the PDF), where imshow embeds a PNG
+    im = ax.pcolormesh(np.arange(len(cols) + 1) - 0.5, np.arange(len(rows) + 1) - 0.5, np.ma.masked_invalid(m),
+                       vmin=0, vmax=1, cmap="cividis", shading="flat")
+    ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xticks(range(len(cols)))
     ax.set_xticklabels(cols, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)))
@@ -553,6 +571,7 @@ def heatmap(matrix: Sequence[Sequence[float | None]], rows: Sequence[str], cols:
                 ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6.5,
                         color="white" if m[i, j] < 0.55 else "black")
     cb = fig.colorbar(im, ax=ax, label=label, shrink=0.8)
+    cb.solids.set_rasterized(False)  # vectors, like the rest of the chart
     cb.ax.set_label("<colorbar>")
     return _save(fig, path)
 
@@ -571,8 +590,8 @@ def trend_lines(series: dict[str, list[tuple[str, float | None]]], path: Path, *
         py = [y for _, y in pts if _finite(y)]
         st = style(i)
         if py:
-            gid(i, ax.plot(px, py, "-", marker=st.marker, color=st.color, ms=5, lw=1.4, mec=EDGE, mew=0.5))
-            handles.append(Line2D([], [], marker=st.marker, color=st.color, ms=5, lw=1.4, mec=EDGE, mew=0.5))
+            gid(i, ax.plot(px, py, "-", marker=st.marker, color=st.color, ms=5, lw=1.4, **_edge(st.marker)))
+            handles.append(Line2D([], [], marker=st.marker, color=st.color, ms=5, lw=1.4, **_edge(st.marker)))
             labels.append(name)
     ax.set_xticks(range(len(xs)))
     ax.set_xticklabels(xs)

@@ -2,12 +2,14 @@
 
 Layout of ``DIR``::
 
-    index.html                  overview (native/non-native gap first when a run has it)
-    run-<tag>.html              one per workspace: Table 1, Table 2, ROC, distributions, subgroups
+    index.html                  overview: per run, human texts flagged, AI texts caught, which differences are real
+    run-<tag>.html              one per run: declared gaps, Table 1 per corpus, significance, robustness, ROC, Table 2
+    compare-<tag>.html          every paired comparison of a run: matrices, tiers, intervals (when the run has them)
     cycle-<name>.html           one per HumanizerBench cycle bundle: leaderboard and breakdowns
     humanizer-<slug>.html       one per humanizer across all cycles given
     trends.html                 when two or more cycles are given
     ratings-<tag>.html          editors' rubric results, when the workspace has ratings
+    report.pdf                  with --pdf: every page above as one printable PDF
     data/<page>.json            the JSON each page was built from (every number traces here)
     img/*.svg                   charts (static SVG, matplotlib)
     files/<tag>-raw_scores.{csv,parquet}   per-document raw scores of each run
@@ -44,6 +46,7 @@ from .fmt import NULL, cell, format_value, get_path, pointer
 
 HERE = Path(__file__).parent
 MARKER = ".veribench-report"
+PDF_NAME = "report.pdf"
 
 
 @dataclass
@@ -143,7 +146,7 @@ def render_table(rows: Sequence[dict[str, Any]], base: str, columns: Sequence[Co
     ``row_id``: a row key holding an ``id`` for the row (a link target).
     """
     if not rows:
-        return Markup(f'<p class="empty">{escape(caption)}: {escape(empty)}</p>')
+        return Markup(f'<p class="empty" data-prose>{escape(caption)}: {escape(empty)}</p>')
     tid = f' id="{escape(table_id)}"' if table_id else ""
     out = [f'<div class="tablewrap"><table class="data {escape(cls)}"{tid}><caption>{escape(caption)}</caption><thead><tr>']
     for c in columns:
@@ -399,6 +402,7 @@ class ReportResult:
     figures: int
     seconds: float
     notes: list[str] = field(default_factory=list)
+    pdf: Path | None = None
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -474,7 +478,7 @@ def _swap_in(staging: Path, out: Path) -> None:
 
 
 def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool = True,
-                 progress: Callable[[str], None] | None = None) -> ReportResult:
+                 progress: Callable[[str], None] | None = None, pdf: bool = False) -> ReportResult:
     """Write the static report site for workspaces, cycle bundles and run-results files.
 
     Args:
@@ -483,10 +487,13 @@ def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool 
         out: site folder; created, or rebuilt if an earlier report lives there.
         verify: run ``veribench.cycles.verify`` on each bundle (when installed).
         progress: called with a short message per step.
+        pdf: also write ``report.pdf`` in the site folder: the same pages, one section
+            each, charts as vectors (:mod:`veribench.report.pdf`, WeasyPrint).
 
     Raises:
         InputError: an input is none of the above, a workspace has no run, a bundle's
             leaderboard is malformed, or ``out`` holds unrelated files.
+        PdfError: ``pdf`` was asked for and WeasyPrint or Pango is missing.
     """
     t0 = time.perf_counter()
     say = progress or (lambda m: None)
@@ -496,6 +503,12 @@ def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool 
     final, out = out, _staging(out)
     try:
         res = _build(ws_paths, bundle_paths, run_files, out, verify, say)
+        if pdf:
+            from .pdf import write_pdf
+
+            say("PDF")
+            write_pdf(out, res.pages, out / PDF_NAME)
+            res.pdf = final / PDF_NAME
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)  # a failed build leaves the earlier report as it was
         raise
