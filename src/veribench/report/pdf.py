@@ -48,7 +48,7 @@ def _rewrite(html: str, page: str, pages: set[str]) -> str:
         if target.startswith("#"):
             return f'href="#{page}--{target[1:]}"'
         name, _, frag = target.partition("#")
-        stem = name[: -len(".html")] if name.endswith(".html") else None
+        stem = name.removesuffix(".html") if name.endswith(".html") else None
         if stem in pages:
             return f'href="#{stem}--{frag}"' if frag else f'href="#p-{stem}"'
         return m[0]
@@ -59,9 +59,9 @@ def _rewrite(html: str, page: str, pages: set[str]) -> str:
 def page_sections(site: Path, names: Sequence[str]) -> list[tuple[str, str, str]]:
     """``(name, title, main HTML)`` of each written page, in order."""
     out = []
-    stems = {n[: -len(".html")] if n.endswith(".html") else n for n in names}
+    stems = {n.removesuffix(".html") for n in names}
     for n in names:
-        stem = n[: -len(".html")] if n.endswith(".html") else n
+        stem = n.removesuffix(".html")
         text = (site / f"{stem}.html").read_text(encoding="utf-8")
         m, t = MAIN.search(text), TITLE.search(text)
         if m is None:

@@ -182,6 +182,33 @@ def _legend(owner, handles: Sequence[Any], labels: Sequence[str], where: str = "
     return leg
 
 
+def _dot(ax, gid: "_Gids", k: int, st: SeriesStyle, v: float, y: float, ci: Any, ms: float = 5.0) -> None:
+    """Series ``k``'s dot at ``v`` (a proportion, drawn in percent) on row ``y``, with its
+    interval ``ci`` ([lo, hi] proportions) as a whisker when defined."""
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(c) for c in ci):
+        gid(k, ax.errorbar(v * 100, y, xerr=[[max(0.0, (v - ci[0]) * 100)], [max(0.0, (ci[1] - v) * 100)]], fmt="none",
+                           ecolor=st.color, lw=1.2, capsize=2).lines[2])
+    gid(k, ax.plot(v * 100, y, st.marker, color=st.color, ms=ms, **_edge(st.marker)))
+
+
+def _row_axes(ax, labels: Sequence[Any], xlabel: str, title: str | None, percent: bool = True) -> None:
+    """One labelled row per entry, top to bottom; a 0-100 axis when ``percent``."""
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels([str(x) for x in labels], fontsize=8)
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+    if percent:
+        ax.set_xlim(-2, 102)
+    ax.set_xlabel(xlabel)
+    if title:
+        ax.set_title(title, fontsize=9)
+
+
+def _marker_handle(st: SeriesStyle, ms: float = 5.0, line: bool = False):
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], ls="-" if line else "none", marker=st.marker, color=st.color, ms=ms, **_edge(st.marker))
+
+
 def _series_index(order: Sequence[str] | None, names: Sequence[str]) -> dict[str, int]:
     """Style index per series name: its position in ``order`` (names not in it follow)."""
     out: dict[str, int] = {}
@@ -292,7 +319,6 @@ def interval_dots(
     group the series it holds are spread around the group's row. ``compact``: tighter rows.
     """
     plt = _plt()
-    from matplotlib.lines import Line2D
 
     groups = list(dict.fromkeys(r[group_key] for r in rows))
     series = list(dict.fromkeys(r[series_key] for r in rows))
@@ -312,21 +338,9 @@ def interval_dots(
         st = style(idx[s])
         m = members[g]
         y = groups.index(g) + (m.index(s) - (len(m) - 1) / 2) * step
-        v = r[value_key] * 100
-        ci = r.get(ci_key)
-        if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(c) for c in ci):
-            gid(idx[s], ax.errorbar(v, y, xerr=[[max(0.0, v - ci[0] * 100)], [max(0.0, ci[1] * 100 - v)]], fmt="none",
-                                    ecolor=st.color, lw=1.2, capsize=2).lines[2])
-        gid(idx[s], ax.plot(v, y, st.marker, color=st.color, ms=5, **_edge(st.marker)))
-    ax.set_yticks(range(len(groups)))
-    ax.set_yticklabels([str(g) for g in groups], fontsize=8)
-    ax.set_ylim(len(groups) - 0.5, -0.5)
-    ax.set_xlim(-2, 102)
-    ax.set_xlabel(xlabel)
-    if title:
-        ax.set_title(title, fontsize=9)
-    handles = [Line2D([], [], ls="none", marker=style(idx[s]).marker, color=style(idx[s]).color, ms=5, **_edge(style(idx[s]).marker))
-               for s in series]
+        _dot(ax, gid, idx[s], st, r[value_key], y, r.get(ci_key))
+    _row_axes(ax, groups, xlabel, title)
+    handles = [_marker_handle(style(idx[s])) for s in series]
     _legend(ax, handles, [str(s) for s in series], legend)
     return _save(fig, path)
 
@@ -341,8 +355,6 @@ def difference_intervals(rows: Sequence[dict[str, Any]], path: Path, *, xlabel: 
     Rows without an estimate are listed with no dot.
     """
     plt = _plt()
-    from matplotlib.lines import Line2D
-
     k = 100.0 if percent else 1.0
     cats = {True: ("survives the correction", 0), False: ("does not survive the correction", 19),
             None: ("test undefined", 7)}
@@ -361,14 +373,8 @@ def difference_intervals(rows: Sequence[dict[str, Any]], path: Path, *, xlabel: 
         if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(c) for c in ci):
             gid(si, ax.plot([ci[0] * k, ci[1] * k], [y, y], color=st.color, lw=1.4))
         gid(si, ax.plot(est * k, y, st.marker, color=st.color, ms=5.5, **_edge(st.marker)))
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([str(r["label"]) for r in rows], fontsize=8)
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_xlabel(xlabel)
-    if title:
-        ax.set_title(title, fontsize=9)
-    handles = [Line2D([], [], color=style(cats[c][1]).color, marker=style(cats[c][1]).marker, ms=5.5, **_edge(style(cats[c][1]).marker))
-               for c in used]
+    _row_axes(ax, [r["label"] for r in rows], xlabel, title, percent=False)
+    handles = [_marker_handle(style(cats[c][1]), 5.5, line=True) for c in used]
     _legend(ax, handles, [cats[c][0] for c in used], legend)
     return _save(fig, path)
 
@@ -403,20 +409,9 @@ def robustness_chart(rows: Sequence[dict[str, Any]], path: Path, *, xlabel: str,
                     gid(idx[det], ax.plot([src * 100, v * 100], [y, y], color=st.color, lw=0.7, alpha=0.7))
                 gid(idx[det], ax.plot(src * 100, y, st.marker, mfc="white", mec=st.color, mew=1.0, ms=5, color=st.color))
             if _finite(v):
-                if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(c) for c in ci):
-                    gid(idx[det], ax.errorbar(v * 100, y, xerr=[[max(0.0, v * 100 - ci[0] * 100)],
-                                                                [max(0.0, ci[1] * 100 - v * 100)]],
-                                              fmt="none", ecolor=st.color, lw=1.2, capsize=2).lines[2])
-                gid(idx[det], ax.plot(v * 100, y, st.marker, color=st.color, ms=5.5, **_edge(st.marker)))
-    ax.set_yticks(range(len(attacks)))
-    ax.set_yticklabels(attacks, fontsize=8)
-    ax.set_ylim(len(attacks) - 0.5, -0.5)
-    ax.set_xlim(-2, 102)
-    ax.set_xlabel(xlabel)
-    if title:
-        ax.set_title(title, fontsize=9)
-    handles = [Line2D([], [], ls="none", marker=style(idx[d]).marker, color=style(idx[d]).color, ms=5.5, **_edge(style(idx[d]).marker))
-               for d in dets]
+                _dot(ax, gid, idx[det], st, v, y, ci, ms=5.5)
+    _row_axes(ax, attacks, xlabel, title)
+    handles = [_marker_handle(style(idx[d]), 5.5) for d in dets]
     labels = list(dets)
     handles.append(Line2D([], [], ls="none", marker="o", mfc="white", mec="#555555", ms=5))
     labels.append("hollow: its unattacked sources")

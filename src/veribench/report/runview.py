@@ -179,12 +179,15 @@ def _mark(row: dict[str, Any], survives: bool | None) -> dict[str, Any]:
 
 def _group_interval(table2: Sequence[dict[str, Any]], stype: str, group: str, det: str, metric: str,
                     k: Any, n: Any, confidence: float) -> list[float] | None:
-    """The group's own interval: Table 2's, else a Wilson interval of k/n (same method as Table 2)."""
-    ci_key = "fpr_ci95" if metric == "fpr" else "catch_rate_ci95"
+    """The interval of one group's rate k/n: Table 2's when its row counts the same k of n
+    texts, else the Wilson interval of k/n (:func:`veribench.metrics.rates.wilson`, Table 2's
+    method), so the interval shown always belongs to the counts shown beside it."""
+    ci_key, k_key, n_key = (("fpr_ci95", "false_positives", "human_n") if metric == "fpr" else
+                            ("catch_rate_ci95", "detections", "ai_n"))
     for r in table2:
-        if r.get("slice_type") == stype and str(r.get("slice")) == str(group) and r.get("detector") == det:
-            if r.get(ci_key):
-                return r[ci_key]
+        if (r.get("slice_type"), str(r.get("slice")), r.get("detector")) == (stype, str(group), det) and \
+                (r.get(k_key), r.get(n_key)) == (k, n) and r.get(ci_key):
+            return r[ci_key]
     if isinstance(k, int) and isinstance(n, int) and n > 0:
         from ..metrics.rates import wilson
 
