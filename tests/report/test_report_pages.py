@@ -464,7 +464,7 @@ def test_demo_agreement_row_counts_the_papers_seven_detectors(demo_site):
     _, plain = _run_pages(demo_site)
     d = _data(demo_site, plain)
     row = next(a for a in d["agreement"] if a["subgroup"] == "TOEFL_real_91" and a["label"] == "human")
-    if row["n_detectors"] != 7 and "table1_groups" not in json.dumps(d["run"]) and not d["table1_groups"][0]["source"] == "run":
+    if row["n_detectors"] != 7 and d["table1_groups"][0]["source"] != "run":  # a run from before table1_groups
         pytest.xfail("evaluate does not yet restrict each agreement row to the detectors the protocol names for the "
                      f"slice (counts {row['n_detectors']} detectors); the report shows the row as the run records it")
     assert (row["flagged_by_any"], row["flagged_by_all"], row["n_detectors"]) == (89, 18, 7)
