@@ -4,6 +4,7 @@ HumanizerBench cycles, and the site built from them (once per session)."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -69,4 +70,61 @@ def site(tmp_path_factory, liang_ws, cycles_dir) -> Path:
         if not built:
             r = CliRunner().invoke(app, ["report", str(liang_ws), str(cycles_dir), "--out", str(out)])
             assert r.exit_code == 0, r.output
+    return out
+
+
+def _cli(args: list[str]) -> str:
+    r = CliRunner().invoke(app, [str(a) for a in args])
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+#: The cheap attacks the demo adds (issue 13), on the fast-detect-gpt AI texts.
+DEMO_ATTACKS = ("homoglyph", "zero_width_space", "article_deletion")
+
+
+@pytest.fixture(scope="session")
+def demo_ws(tmp_path_factory) -> Path:
+    """The demo, as a user runs it: ``veribench demo --no-models`` (the Liang essays with seven
+    commercial detectors' recorded outputs, the fast-detect-gpt pairs, ZipPy run locally, under
+    the bundled committed protocol), then three cheap attacks on the fast-detect-gpt AI texts
+    and ``veribench evaluate`` again under the same protocol, which scores them."""
+    with _shared(tmp_path_factory, "report-demo") as (root, built):
+        ws = root / "ws"
+        if not built:
+            _cli(["demo", "--workspace", ws, "--out", root / "demo-out", "--no-models"])
+            for a in DEMO_ATTACKS:
+                _cli(["attack", a, "--workspace", ws, "--corpus", "fastdetectgpt", "--label", "ai", "--seed", "1"])
+            proto = json.loads((root / "demo-out" / "results.json").read_text())["run"]["protocol"]["path"]
+            _cli(["evaluate", "--workspace", ws, "--protocol", proto, "--quiet"])
+    return ws
+
+
+@pytest.fixture(scope="session")
+def demo_results(tmp_path_factory, demo_ws) -> Path:
+    """The demo run's results with the issue-14/18 keys computed from its stored rows
+    (``phase2.augment``; the Liang TOEFL against US-essay gap declared as in docs/statistics.md)."""
+    from veribench.evaluate import latest_run
+    from veribench.store import Workspace
+
+    from .phase2 import LIANG_GAP, augment
+
+    with _shared(tmp_path_factory, "report-demo-stats") as (root, built):
+        f = root / "demo-stats.json"
+        if not built:
+            root.mkdir(parents=True, exist_ok=True)
+            with Workspace(demo_ws, read_only=True) as ws:
+                res = latest_run(ws)
+                f.write_text(json.dumps(augment(ws, res, gaps=[LIANG_GAP])), encoding="utf-8")
+    return f
+
+
+@pytest.fixture(scope="session")
+def demo_site(tmp_path_factory, demo_ws, demo_results, cycles_dir) -> Path:
+    """The report of the demo workspace, of its results with the statistics keys, and of both
+    shared cycles, built through the CLI."""
+    with _shared(tmp_path_factory, "report-demo-site") as (root, built):
+        out = root / "report"
+        if not built:
+            _cli(["report", demo_results, demo_ws, cycles_dir, "--out", out])
     return out

@@ -43,9 +43,11 @@ class _Page(HTMLParser):
             if a.get(k):
                 self.links.append(a[k])
         if tag == "table":
-            self.tables.append({"caption": False, "th_col": 0})
+            self.tables.append({"caption": False, "th_col": 0, "caption_text": "", "row_headers": []})
         if tag == "caption" and self.tables:
             self.tables[-1]["caption"] = True
+        if tag == "th" and a.get("scope") == "row" and self.tables:
+            self.tables[-1]["row_headers"].append("")
         if tag == "th" and a.get("scope") in ("col", "colgroup") and self.tables:
             self.tables[-1]["th_col"] += 1
         if tag in VOID:
@@ -67,6 +69,11 @@ class _Page(HTMLParser):
                 break
 
     def handle_data(self, data):
+        if self.tables and self.stack:
+            if any(t == "caption" for t, _ in self.stack):
+                self.tables[-1]["caption_text"] += data
+            elif any(t == "th" and a.get("scope") == "row" for t, a in self.stack):
+                self.tables[-1]["row_headers"][-1] += data
         if self.open_cells:
             for c in self.open_cells:
                 c["text"] += data
@@ -130,6 +137,11 @@ def check_page(html_path: Path, json_path: Path) -> dict[str, int]:
         if c["fmt"] == "text":
             assert text == ("\u2014" if value is None else str(value)), where + f", JSON {value!r}"
             continue
+        if c["fmt"] == "p" and text.startswith("<"):  # a p-value below the display floor: "< 0.0001"
+            (tok,) = NUM.findall(text)
+            assert value is not None and 0 <= value < _val(tok), where + f", JSON {value!r}"
+            n_num += 1
+            continue
         want = expected_numbers(value, c["fmt"])
         tokens = NUM.findall(text)
         if want is None:
@@ -140,5 +152,9 @@ def check_page(html_path: Path, json_path: Path) -> dict[str, int]:
             assert abs(_val(tok) - w) <= _tol(tok) * (1 + 1e-9), where + f", JSON {value!r}"
             if c["fmt"] == "int":
                 assert "." not in tok and _val(tok) == w, where
+            if c["fmt"] == "exact":  # the exact value: every digit, nothing rounded
+                assert _val(tok) == w, where
+            if c["fmt"] == "sig4":  # meaningful precision: at most 4 significant digits after the leading zeros
+                assert len(tok.lstrip("+\u2212-").replace(".", "").lstrip("0")) <= max(4, len(tok.split(".")[0].lstrip("+\u2212-"))), where
         n_num += len(tokens)
     return {"cells": len(page.cells), "numbers": n_num, "tables": len(page.tables), "imgs": len(page.imgs)}

@@ -11,7 +11,6 @@ from pathlib import Path
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-from statsmodels.stats.proportion import proportion_confint
 from typer.testing import CliRunner
 
 from .report_pagecheck import check_page, parse
@@ -55,7 +54,7 @@ def test_tables_are_real_and_pictures_are_static_svg(site):
             src = site / img["src"]
             assert src.suffix == ".svg" and src.is_file(), img["src"]
     run = parse(site / "run-adhoc.html")
-    assert len(run.tables) >= 5 and len(run.imgs) >= 4  # gap, ROC, distributions, subgroups
+    assert len(run.tables) >= 5 and len(run.imgs) >= 3  # subgroups, ROC, distributions
     assert len(parse(site / "cycle-july-2026.html").imgs) >= 3
 
 
@@ -76,27 +75,18 @@ def test_nothing_refers_outside_the_folder(site):
         assert not refs, (svg.name, refs[:3])
 
 
-def test_liang_gap_matches_the_raw_files(site, liang_dir):
-    """Native (US 8th-grade) vs non-native (TOEFL) FPR per detector, recounted from the raw JSON."""
-    gap = _data(site, "run-adhoc")["gap"]
-    assert (gap["native"], gap["non_native"]) == ("HewlettStudentEssay_real_88", "TOEFL_real_91")
-    rows = {r["detector"]: r for r in gap["rows"]}
-    assert sorted(rows) == sorted(LIANG_DETECTORS)
-    root = liang_dir / "Human_Data"
-    for det, r in rows.items():
-        for side, folder in (("native", "HewlettStudentEssay_real_88"), ("non_native", "TOEFL_real_91")):
-            recs = json.loads(re.sub(r"\bNaN\b", "null", (root / folder / f"{det}.json").read_text()))
-            k = sum(1 for x in recs if x["score"] > 0.5)  # the paper's rule: score > 0.5
-            assert (r[f"{side}_n"], r[f"{side}_fp"]) == (len(recs), k), (det, side)
-            lo, hi = proportion_confint(k, len(recs), alpha=0.05, method="wilson")
-            assert r[f"{side}_ci95"] == pytest.approx([lo, hi], abs=1e-9)
-        assert r["gap"] == pytest.approx(r["non_native_fpr"] - r["native_fpr"])
-    # Liang et al. (2023): 61.22% average FPR on the 91 TOEFL essays across the seven detectors
-    assert round(100 * sum(r["non_native_fpr"] for r in rows.values()) / 7, 2) == 61.22
-    # ... and the gap is what the first screen shows: the gap section comes before Table 1
+def test_no_gap_without_a_declaration(site):
+    """A run whose protocol declares no [[gaps]] shows none (it never guesses writer groups from
+    tag values), says why, and still shows the false-positive rate of every subgroup."""
+    d = _data(site, "run-adhoc")
+    assert d["gaps"] is None and d["gap_sets"] is None and "[[gaps]]" in d["not_computed"]["gaps"]
     html = (site / "run-adhoc.html").read_text()
-    assert html.index('id="gap"') < html.index('id="table1"')
-    assert 'id="fig-gap"' in html
+    assert "Not computed." in html and 'id="fig-subgroups"' in html
+    assert html.index('id="flagged"') < html.index('id="table1"')
+    toefl = [r for r in d["subgroup_fpr"] if r["slice"] == "subgroup: TOEFL_real_91"]
+    assert sorted(r["detector"] for r in toefl) == sorted(LIANG_DETECTORS)
+    # Liang et al. (2023): 61.22% average FPR on the 91 TOEFL essays across the seven detectors
+    assert round(100 * sum(r["fpr"] for r in toefl) / 7, 2) == 61.22
 
 
 def test_run_page_json_is_the_stored_run(site, liang_ws):
@@ -164,34 +154,25 @@ def test_trends_and_humanizer_pages(site, cycles_dir):
     assert [c["cycle"] for c in w["cycles"]] == ["June 2026", "July 2026"] and w["cycles"][1]["rank"] == 1
 
 
-def test_writer_tags_mixed_labels_and_ratings(tmp_path, monkeypatch):
-    """A workspace with writer tags, edited and mixed texts, and rubric ratings."""
+def test_writer_tags_and_side_labels(tmp_path):
+    """A workspace with writer tags and edited and mixed texts: the side labels get their own
+    columns (never blended into the catch rate), and the tags are slices like any other."""
     from .report_fixtures import fill_synthetic
     from veribench.evaluate import evaluate_workspace
     from veribench.protocol.model import Protocol
-    from veribench.rubric import results as rubric_results
     from veribench.store import Workspace
 
     with Workspace(tmp_path / "ws") as ws:
         info = fill_synthetic(ws)
         evaluate_workspace(ws, dataclasses.replace(Protocol.default(), slices=("subgroup", "arm", "tag:writer")))
-        ws.con.execute("CREATE TABLE rubric_ratings (blind_id VARCHAR)")
-    rows = [{"tool": "humbot", "outputs": 4, "third_reads": 1, "meaning_score_mean": 3.25,
-             "writing_errors": {"grammar": 2, "style": 0}, "alpha_note": None}]
-    monkeypatch.setattr(rubric_results, "tool_results", lambda ws: rows)
-    res = build_report([tmp_path / "ws"], tmp_path / "out")
+    build_report([tmp_path / "ws"], tmp_path / "out")
     d = json.loads((tmp_path / "out" / "data" / "run-adhoc.json").read_text())
-    assert d["gap"]["source"] == "writer tag"
     human = info["labels"] == "human"
-    for r in d["gap"]["rows"]:
-        assert r["native_n"] == int((human & (info["writer"] == "native")).sum())
-        assert r["non_native_n"] == int((human & (info["writer"] == "non-native")).sum())
+    writer = {r["slice"]: r for r in d["subgroup_fpr"] if r["slice"].startswith("tag:writer") and r["detector"] == "DetA"}
+    assert writer["tag:writer: native"]["human_n"] == int((human & (info["writer"] == "native")).sum())
+    assert d["gaps"] is None  # tag values are never taken for a declared comparison
     html = (tmp_path / "out" / "run-adhoc.html").read_text()
-    assert "Edited rate" in html and "Mixed rate" in html  # side columns, never blended into catch rate
-    ratings = [p for p in res.pages if p.startswith("ratings-")]
-    assert ratings
-    rd = json.loads((tmp_path / "out" / "data" / ratings[0].replace(".html", ".json")).read_text())
-    assert rd["rows"][0]["writing_errors.grammar"] == 2 and rd["rows"][0]["third_reads"] == 1
+    assert "Edited rate (95% CI)" in html and "Mixed rate (95% CI)" in html
     for p in (tmp_path / "out").glob("*.html"):
         check_page(p, tmp_path / "out" / "data" / f"{p.stem}.json")
 
@@ -294,5 +275,6 @@ def test_ratings_from_the_real_rubric_store(tmp_path, cycles_dir):
         want[t["humanizer_slug"]] = want.get(t["humanizer_slug"], 0) + 1
     assert {r["tool"]: r["outputs"] for r in rd["rows"]} == want
     assert all(r["third_reads"] == 0 and r["meaning_score_mean"] is None for r in rd["rows"])
+    assert all(r["meaning_score_mean_reason"].startswith("no complete output") for r in rd["rows"])
     for p in (tmp_path / "out").glob("*.html"):
         check_page(p, tmp_path / "out" / "data" / f"{p.stem}.json")

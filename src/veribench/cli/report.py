@@ -17,6 +17,8 @@ def report(
     out: Path = typer.Option(Path("veribench-report"), "--out", "-o", help="Site folder to write (created, or rebuilt "
                                                                          "if an earlier report lives there)."),
     no_verify: bool = typer.Option(False, "--no-verify", help="Do not re-verify cycle bundles (shown as 'not verified')."),
+    pdf: bool = typer.Option(False, "--pdf", help="Also write OUT/report.pdf: the same pages as one printable PDF "
+                                                  "(WeasyPrint; charts stay vectors)."),
 ) -> None:
     """Write a self-contained static HTML report: open OUT/index.html from disk, or host the folder anywhere.
 
@@ -26,11 +28,11 @@ def report(
     """
     from ..report import build_report
 
-    res = build_report(inputs, out, verify=not no_verify, progress=lambda m: typer.echo(m, err=True))
+    res = build_report(inputs, out, verify=not no_verify, progress=lambda m: typer.echo(m, err=True), pdf=pdf)
     for n in res.notes:
         typer.secho(f"note: {n}", fg="yellow", err=True)
     typer.echo(f"wrote {len(res.pages)} pages and {res.figures} charts to {res.out} in {res.seconds:.1f} s; "
-               f"open {res.out / 'index.html'}")
+               f"open {res.out / 'index.html'}" + (f"; PDF {res.pdf}" if res.pdf else ""))
 
 
 def register(app: typer.Typer) -> None:

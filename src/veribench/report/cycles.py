@@ -177,6 +177,35 @@ def _lb_row(h: dict[str, Any], href: str) -> dict[str, Any]:
     }
 
 
+def bundle_statements(b: dict[str, Any]) -> dict[str, Any]:
+    """What the cycle page says about the bundle, each statement read from the bundle itself,
+    with the file and field it comes from (``source``), never assumed.
+
+    Keys: ``intervals`` (how the published intervals were computed: ``documented`` and the
+    method as ``leaderboard.json``'s ``score_intervals_method`` records it), ``weights``
+    (whether the composite weights were read from the bundle's ``scoring.js``) and
+    ``readability`` (``readability_measured`` / ``readability_note`` when present).
+    """
+    lb = b["leaderboard"]
+    m = lb.get("score_intervals_method")
+    if isinstance(m, dict) and m.get("method"):
+        intervals = {"documented": True, "method": str(m.get("method")), "confidence_level": m.get("confidence_level"),
+                     "n_resamples": m.get("n_resamples"), "seed": m.get("seed"), "rng": m.get("rng"),
+                     "source": "leaderboard.json: score_intervals_method"}
+    elif isinstance(m, str) and m.strip():
+        intervals = {"documented": True, "method": m, "confidence_level": None, "n_resamples": None, "seed": None,
+                     "rng": None, "source": "leaderboard.json: score_intervals_method"}
+    else:
+        intervals = {"documented": False, "method": None, "source": "leaderboard.json has no score_intervals_method"}
+    weights = {"from_bundle": bool(b.get("weights")),
+               "source": "scoring.js: const WEIGHTS" if b.get("weights") else "no readable WEIGHTS in the bundle's scoring.js"}
+    readability = None
+    if "readability_measured" in lb or lb.get("readability_note"):
+        readability = {"measured": lb.get("readability_measured"), "note": lb.get("readability_note"),
+                       "source": "leaderboard.json: readability_measured, readability_note"}
+    return {"intervals": intervals, "weights": weights, "readability": readability}
+
+
 def cycle_page_data(b: dict[str, Any], humanizer_href) -> dict[str, Any]:
     """The JSON a cycle page is built from (leaderboard as published, plus penalty totals)."""
     lb = b["leaderboard"]
@@ -195,6 +224,7 @@ def cycle_page_data(b: dict[str, Any], humanizer_href) -> dict[str, Any]:
     }
     return {
         "kind": "cycle",
+        "statements": bundle_statements(b),
         "cycle": b["name"],
         "source": b["path"].name,  # folder name only: no local absolute path in a published site
         "meta": meta,

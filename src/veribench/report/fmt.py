@@ -17,6 +17,9 @@ num2      any number                            ``84.47``
 num3      any number                            ``0.712``
 num3ci    [lo, hi]                              ``[0.661, 0.749]``
 signed    any number                            ``−8``, ``+1``
+sig4      a threshold or score                  ``0.9103``, ``−12.35``, ``0.5`` (4 significant digits)
+exact     a threshold or score                  ``0.9103422246601374`` (shortest exact decimal)
+p         a p-value in [0, 1]                   ``0.0123``, ``< 0.0001``
 int       integer count                         ``91``
 text      string (may contain digits)           as is
 ========  ====================================  ====================
@@ -34,7 +37,10 @@ from markupsafe import Markup, escape
 MINUS = "\u2212"
 NULL = "\u2014"
 
-FORMATS = ("pct", "pctci", "pp", "num2", "num3", "num3ci", "signed", "int", "text")
+FORMATS = ("pct", "pctci", "pp", "num2", "num3", "num3ci", "signed", "sig4", "exact", "p", "int", "text")
+
+#: p-values below this are shown as ``< 0.0001``.
+P_FLOOR = 1e-4
 
 
 def _num(x: float, digits: int) -> str:
@@ -43,6 +49,25 @@ def _num(x: float, digits: int) -> str:
         # -0.0 after rounding is shown as 0
         s = s[1:] if float(s) == 0 else MINUS + s[1:]
     return s
+
+
+def _num_text(s: str) -> str:
+    """A plain decimal string with the typographic minus sign."""
+    return MINUS + s[1:] if s.startswith("-") else s
+
+
+def significant(x: float, digits: int = 4) -> str:
+    """``x`` with ``digits`` significant digits, as a plain decimal (never an exponent),
+    trailing zeros dropped: ``0.9103422 -> "0.9103"``, ``0.5 -> "0.5"``, ``-1234.5 -> "−1235"``."""
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    dec = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    s = f"{x:.{dec}f}"
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    if s in ("-0", "0") and x != 0:  # cannot happen with dec chosen from log10, kept for safety
+        s = f"{x:.{dec + 1}f}"
+    return _num_text(s)
 
 
 def _finite(x: Any) -> bool:
@@ -77,6 +102,14 @@ def format_value(value: Any, fmt: str) -> str:
         return _num(value, 2)
     if fmt == "num3":
         return _num(value, 3)
+    if fmt == "sig4":
+        return significant(value, 4)
+    if fmt == "exact":
+        import numpy as np
+
+        return _num_text(np.format_float_positional(float(value), unique=True, trim="-"))
+    if fmt == "p":
+        return f"< {P_FLOOR:.4f}" if value < P_FLOOR else _num(value, 4)
     if fmt == "signed":
         s = _num(value, 0) if float(value).is_integer() else _num(value, 2)
         return "+" + s if value > 0 else s

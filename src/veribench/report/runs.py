@@ -24,12 +24,6 @@ from typing import Any
 from ..errors import InputError
 from . import plots
 
-#: Liang et al. (2023), "GPT detectors are biased against non-native English writers",
-#: Patterns 4(7), Fig. 1: 91 TOEFL essays by non-native writers versus 88 US 8th-grade
-#: essays (Hewlett Foundation ASAP). Used only when a run has no ``tag:writer`` slices.
-LIANG_WRITER_SUBGROUPS = {"non-native": "TOEFL_real_91", "native": "HewlettStudentEssay_real_88"}
-
-
 def _runs_table(ws) -> list[dict[str, Any]]:
     """Every run of the workspace, newest first, with its protocol id and results SHA-256 from the event log."""
     from ..store.events import read_events
@@ -140,46 +134,11 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _gap(table2: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Native versus non-native false-positive rates per detector, or None when the corpus lacks them."""
-    by = {}
-    for r in table2:
-        by.setdefault((r.get("slice_type"), r.get("slice")), {})[r.get("detector")] = r
-    choices = [
-        ("tag:writer", "native", "non-native", "writer tag"),
-        ("subgroup", LIANG_WRITER_SUBGROUPS["native"], LIANG_WRITER_SUBGROUPS["non-native"],
-         "Liang et al. (2023) subgroups"),
-    ]
-    for stype, nat, nonnat, how in choices:
-        a, b = by.get((stype, nat)), by.get((stype, nonnat))
-        if not a or not b:
-            continue
-        rows = []
-        for det in [d for d in b if d in a]:
-            ra, rb = a[det], b[det]
-            if not (ra.get("human_n") and rb.get("human_n")):
-                continue
-            fa, fb = ra.get("fpr"), rb.get("fpr")
-            rows.append(
-                {
-                    "detector": det,
-                    "native_n": ra.get("human_n"), "native_fp": ra.get("false_positives"),
-                    "native_fpr": fa, "native_ci95": ra.get("fpr_ci95"),
-                    "non_native_n": rb.get("human_n"), "non_native_fp": rb.get("false_positives"),
-                    "non_native_fpr": fb, "non_native_ci95": rb.get("fpr_ci95"),
-                    "gap": (fb - fa) if _finite(fa) and _finite(fb) else None,
-                }
-            )
-        if rows:
-            return {"slice_type": stype, "native": nat, "non_native": nonnat, "source": how, "rows": rows}
-    return None
-
-
 def run_page_data(results: dict[str, Any], *, source: str, runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The JSON a run page is built from: the run's tables, plus the report's derived fields.
 
     Derived fields (documented in the page): ``table1[i].rule`` (decision rule text),
-    ``gap`` (non-native minus native FPR), ``subgroup_fpr`` (table 2 rows with human texts),
+    ``subgroup_fpr`` (table 2 rows with human texts),
     ``curves`` (ROC thinned to at most :data:`plots.MAX_CURVE_POINTS` points).
     """
     if not isinstance(results, dict) or "run" not in results:
@@ -219,7 +178,6 @@ def run_page_data(results: dict[str, Any], *, source: str, runs: list[dict[str, 
         "run": run,
         "runs_in_workspace": runs or [],
         "detectors": list(dets.values()),
-        "gap": _gap(table2),
         "table1": table1,
         "table2": table2,
         "subgroup_fpr": subgroup_fpr,
@@ -228,40 +186,6 @@ def run_page_data(results: dict[str, Any], *, source: str, runs: list[dict[str, 
         "curves": curves,
         "downloads": {},
     }
-
-
-def run_figures(data: dict[str, Any], img_dir: Path, stem: str) -> list[dict[str, str]]:
-    """Write the run page's SVG charts; returns ``[{id, file, alt, caption}]`` (file relative to the site)."""
-    figs: list[dict[str, str]] = []
-    if data.get("gap"):
-        g = data["gap"]
-        rows = []
-        for r in g["rows"]:
-            rows.append({"group": r["detector"], "series": f"native ({g['native']})", "v": r["native_fpr"], "ci": r["native_ci95"]})
-            rows.append({"group": r["detector"], "series": f"non-native ({g['non_native']})", "v": r["non_native_fpr"], "ci": r["non_native_ci95"]})
-        p = plots.interval_dots(rows, img_dir / f"{stem}-gap.svg", group_key="group", series_key="series",
-                                value_key="v", ci_key="ci", xlabel="false-positive rate on human texts (%), 95% interval")
-        figs.append({"id": "gap", "file": f"img/{p.name}",
-                     "alt": "False-positive rate for native and non-native writers per detector, with 95% interval whiskers.",
-                     "caption": "Native versus non-native writers: share of human texts flagged as AI, per detector."})
-    t1 = {r["detector"]: r.get("auroc") for r in data.get("table1", [])}
-    roc = {d: c["roc"] for d, c in data.get("curves", {}).items() if c.get("roc", {}).get("fpr")}
-    if roc:
-        p = plots.roc_curves(roc, img_dir / f"{stem}-roc.svg", auroc=t1)
-        figs.append({"id": "roc", "file": f"img/{p.name}", "alt": "ROC curves, one line per detector.",
-                     "caption": "ROC curves on the evaluated texts (the test split when the protocol declares one): catch rate against false-positive rate at every threshold."})
-    hists = {d: c["hist"] for d, c in data.get("curves", {}).items() if c.get("hist")}
-    if hists:
-        p = plots.score_histograms(hists, img_dir / f"{stem}-hist.svg")
-        figs.append({"id": "hist", "file": f"img/{p.name}", "alt": "Histograms of AI probability for human and AI texts, one panel per detector.",
-                     "caption": "Score distributions per label (share of each label's texts in each bin)."})
-    if data.get("subgroup_fpr"):
-        p = plots.interval_dots(data["subgroup_fpr"], img_dir / f"{stem}-subgroups.svg", group_key="slice",
-                                series_key="detector", value_key="fpr", ci_key="fpr_ci95",
-                                xlabel="false-positive rate (%), 95% Wilson interval")
-        figs.append({"id": "subgroups", "file": f"img/{p.name}", "alt": "False-positive rate per subgroup and detector with 95% interval whiskers.",
-                     "caption": "False-positive rate per subgroup (human texts only), with 95% interval whiskers."})
-    return figs
 
 
 # -- runs over time -------------------------------------------------------------------------

@@ -2,12 +2,14 @@
 
 Layout of ``DIR``::
 
-    index.html                  overview (native/non-native gap first when a run has it)
-    run-<tag>.html              one per workspace: Table 1, Table 2, ROC, distributions, subgroups
+    index.html                  overview: per run, human texts flagged, AI texts caught, which differences are real
+    run-<tag>.html              one per run: declared gaps, Table 1 per corpus, significance, robustness, ROC, Table 2
+    compare-<tag>.html          every paired comparison of a run: matrices, tiers, intervals (when the run has them)
     cycle-<name>.html           one per HumanizerBench cycle bundle: leaderboard and breakdowns
     humanizer-<slug>.html       one per humanizer across all cycles given
     trends.html                 when two or more cycles are given
     ratings-<tag>.html          editors' rubric results, when the workspace has ratings
+    report.pdf                  with --pdf: every page above as one printable PDF
     data/<page>.json            the JSON each page was built from (every number traces here)
     img/*.svg                   charts (static SVG, matplotlib)
     files/<tag>-raw_scores.{csv,parquet}   per-document raw scores of each run
@@ -38,26 +40,41 @@ from markupsafe import Markup, escape
 from .. import __version__
 from ..errors import InputError
 from . import cycles as cyc
+from . import ratingsview, runview
 from . import runs as runmod
 from .fmt import NULL, cell, format_value, get_path, pointer
 
 HERE = Path(__file__).parent
 MARKER = ".veribench-report"
+PDF_NAME = "report.pdf"
 
 
 @dataclass
 class Col:
-    """One table column: header text, key path inside each row, display format (see :mod:`.fmt`)."""
+    """One table column: header text, key path inside each row, display format (see :mod:`.fmt`).
+
+    ``of``: a second key shown as ``value / of`` (a count out of its denominator);
+    ``sub``: a key shown on a second line of the cell in ``sub_fmt`` (an interval under its
+    rate), after ``sub_label`` when given; ``link``: a row key holding an href for the cell.
+    """
 
     header: str
     key: str | tuple[str, ...]
     fmt: str = "text"
     help: str | None = None
-    link: str | None = None  # row key holding an href for this cell
+    link: str | None = None
+    of: str | tuple[str, ...] | None = None
+    sub: str | tuple[str, ...] | None = None
+    sub_fmt: str = "text"
+    sub_label: str | None = None
 
     @property
     def path(self) -> tuple[str, ...]:
-        return (self.key,) if isinstance(self.key, str) else tuple(self.key)
+        return _as_path(self.key)
+
+
+def _as_path(key: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (key,) if isinstance(key, str) else tuple(key)
 
 
 _MISSING = object()
@@ -104,68 +121,110 @@ def reason_path(row: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
     return None
 
 
+def _value_cell(r: Any, path: tuple[str, ...], fmt: str, ptr_base: str) -> Markup:
+    """One value with its null reason (a dash, then the reason in parentheses, when the row holds one)."""
+    v = _lookup(r, path)
+    inner = Markup(escape(NULL)) if v is _MISSING else cell(pointer(*path, base=ptr_base), v, fmt)
+    if v is None or v is _MISSING:
+        rp = reason_path(r, path)
+        if rp is not None:
+            inner += Markup(' <span class="reason">(') + cell(pointer(*rp, base=ptr_base), _lookup(r, rp),
+                                                              "text") + Markup(")</span>")
+    return inner
+
+
 def render_table(rows: Sequence[dict[str, Any]], base: str, columns: Sequence[Col], caption: str,
-                 empty: str = "No rows.", cls: str = "") -> Markup:
+                 empty: str = "No rows.", cls: str = "", index: Sequence[int] | None = None,
+                 table_id: str | None = None, row_id: str | None = None) -> Markup:
     """A real ``<table>``: caption, ``<th scope=col>`` headers, first column as ``<th scope=row>``.
 
-    ``base`` is the JSON pointer of ``rows`` in the page JSON; every cell points into it. A
-    null value is a dash followed by its reason in parentheses, when the row holds one
-    (:func:`reason_path`): never a blank and never 0.
+    ``base`` is the JSON pointer of ``rows`` in the page JSON; every cell points into it
+    (``index[i]``: the position of ``rows[i]`` there, when ``rows`` is a selection). A null
+    value is a dash followed by its reason in parentheses, when the row holds one
+    (:func:`reason_path`): never a blank and never 0. Each data cell carries its column
+    header as ``data-label``, which the stylesheet shows beside the value on narrow screens.
+    ``row_id``: a row key holding an ``id`` for the row (a link target).
     """
     if not rows:
-        return Markup(f'<p class="empty">{escape(caption)}: {escape(empty)}</p>')
-    out = [f'<div class="tablewrap"><table class="data {escape(cls)}"><caption>{escape(caption)}</caption><thead><tr>']
+        return Markup(f'<p class="empty" data-prose>{escape(caption)}: {escape(empty)}</p>')
+    tid = f' id="{escape(table_id)}"' if table_id else ""
+    out = [f'<div class="tablewrap"><table class="data {escape(cls)}"{tid}><caption>{escape(caption)}</caption><thead><tr>']
     for c in columns:
         t = f' title="{escape(c.help)}"' if c.help else ""
         out.append(f'<th scope="col"{t}>{escape(c.header)}</th>')
     out.append("</tr></thead><tbody>")
     for i, r in enumerate(rows):
-        out.append("<tr>")
+        rb = pointer(index[i] if index is not None else i, base=base)
+        rid = r.get(row_id) if row_id and isinstance(r, dict) else None
+        out.append(f'<tr id="{escape(rid)}">' if rid else "<tr>")
         for j, c in enumerate(columns):
-            v = _lookup(r, c.path)
-            inner = Markup(escape(NULL)) if v is _MISSING else cell(pointer(i, *c.path, base=base), v, c.fmt)
-            if v is None or v is _MISSING:
-                rp = reason_path(r, c.path)
-                if rp is not None:
-                    inner += Markup(' <span class="reason">(') + cell(pointer(i, *rp, base=base), _lookup(r, rp),
-                                                                      "text") + Markup(")</span>")
-            if c.link and r.get(c.link):
+            inner = _value_cell(r, c.path, c.fmt, rb)
+            if c.of is not None:
+                inner += Markup('<span class="of"> / </span>') + _value_cell(r, _as_path(c.of), "int", rb)
+            if c.link and isinstance(r, dict) and r.get(c.link):
                 inner = Markup(f'<a href="{escape(r[c.link])}">{inner}</a>')
+            main = _lookup(r, c.path)
+            if c.sub is not None and _lookup(r, _as_path(c.sub)) is not _MISSING and \
+                    (main is not None and main is not _MISSING or c.sub_fmt == "text"):
+                lab = Markup(f"{escape(c.sub_label)} ") if c.sub_label else Markup("")
+                inner += Markup('<span class="sub">') + lab + _value_cell(r, _as_path(c.sub), c.sub_fmt, rb) + \
+                    Markup("</span>")
             tag = "th" if j == 0 else "td"
             scope = ' scope="row"' if j == 0 else ""
             num = ' class="num"' if c.fmt != "text" and j else ""
-            out.append(f"<{tag}{scope}{num}>{inner}</{tag}>")
+            label = f' data-label="{escape(c.header)}"' if j else ""
+            out.append(f"<{tag}{scope}{num}{label}>{inner}</{tag}>")
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return Markup("".join(out))
 
 
 # --- column sets ---------------------------------------------------------------------
+def _tpr_col(key: str, target: float | None) -> Col:
+    pct = f"{target * 100:g}%" if isinstance(target, (int, float)) else key.rsplit("_", 1)[-1] + "%"
+    return Col(f"Catch rate at FPR \u2264 {pct}", (key, "tpr"), "pct",
+               f"catch rate at the threshold that keeps FPR at or below {pct}; its interval (when the run has one) "
+               "refits the threshold in every bootstrap resample", sub=(key, "ci95"), sub_fmt="pctci")
+
+
+def tpr_cols(rows: Sequence[dict[str, Any]]) -> list[Col]:
+    """One column per TPR-at-FPR block the rows hold (``tpr_at_fpr_<k>``), by target."""
+    keys: dict[str, float | None] = {}
+    for r in rows:
+        for k, v in r.items():
+            if k.startswith("tpr_at_fpr_") and isinstance(v, dict):
+                keys.setdefault(k, v.get("target_fpr"))
+    return [_tpr_col(k, t) for k, t in sorted(keys.items(), key=lambda kv: (kv[1] is None, kv[1] or 0, kv[0]))]
+
+
+#: The rate columns of Tables 1 and 2 and the side rows: each count out of its
+#: denominator, each rate with its interval on the line below (so a table fits 1280 px).
 RATE_COLS = [
-    Col("Human n", "human_n", "int", "human texts scored"),
-    Col("False positives", "false_positives", "int", "human texts flagged as AI"),
-    Col("FPR", "fpr", "pct", "false-positive rate: share of human texts flagged"),
-    Col("FPR 95% CI (%)", "fpr_ci95", "pctci", "Wilson score interval"),
-    Col("AI n", "ai_n", "int", "AI texts scored"),
-    Col("Detections", "detections", "int", "AI texts flagged"),
-    Col("Catch rate", "catch_rate", "pct", "TPR: share of AI texts flagged"),
-    Col("Catch 95% CI (%)", "catch_rate_ci95", "pctci", "Wilson score interval"),
-    Col("Balanced accuracy", "balanced_accuracy", "pct", "mean of catch rate and 1 − FPR"),
-    Col("AUROC", "auroc", "num3", "area under the ROC curve; 0.5 = chance"),
-    Col("AUROC 95% CI", "auroc_ci95", "num3ci"),
-    Col("TPR at FPR ≤ 1%", ("tpr_at_fpr_1", "tpr"), "pct", "catch rate at the threshold that keeps FPR at or below 1%"),
-    Col("TPR at FPR ≤ 5%", ("tpr_at_fpr_5", "tpr"), "pct", "catch rate at the threshold that keeps FPR at or below 5%"),
-    Col("TPR threshold from", ("tpr_at_fpr_5", "threshold_source"), "text",
-        "calibration split, or an in-sample oracle operating point (threshold set on the texts it reports)"),
-    Col("Excluded texts", "excluded_n", "int", "texts this detector did not score, or whose score its rule cannot "
-        "read; not in any denominator (reasons in the page JSON)"),
+    Col("Human texts flagged", "false_positives", "int", "human texts flagged as AI, out of the human texts scored",
+        of="human_n"),
+    Col("FPR (95% CI)", "fpr", "pct", "false-positive rate: share of human texts flagged; Wilson score interval",
+        sub="fpr_ci95", sub_fmt="pctci"),
+    Col("AI texts caught", "detections", "int", "AI texts flagged, out of the AI texts scored", of="ai_n"),
+    Col("Catch rate (95% CI)", "catch_rate", "pct", "TPR: share of AI texts flagged; Wilson score interval",
+        sub="catch_rate_ci95", sub_fmt="pctci"),
+    Col("Balanced accuracy", "balanced_accuracy", "pct", "mean of catch rate and 1 \u2212 FPR"),
+    Col("AUROC (95% CI)", "auroc", "num3", "area under the ROC curve (0.5 = chance), DeLong interval",
+        sub="auroc_ci95", sub_fmt="num3ci"),
 ]
+EXCLUDED_COL = Col("Excluded texts", "excluded_n", "int", "texts this detector did not score, or whose score its rule "
+                   "cannot read; not in any denominator (reasons in the page JSON)")
 TABLE1_COLS = [
     Col("Detector", "detector"),
-    Col("Version", "version"),
-    Col("Scan date", "scan_date"),
-    Col("Decision rule", "rule", help="field, operator, threshold and where the threshold came from"),
+    Col("Decision rule", "rule_short", help="short form; the exact threshold and its source are in the decision rules "
+        "table below", link="rule_href"),
     *RATE_COLS,
+]
+#: Table 1's second part: versions, dates, operating points and input hazards.
+TABLE1_DETAIL_COLS = [
+    Col("Detector", "detector"), Col("Version", "version"), Col("Scan date", "scan_date"),
+    Col("Catch-rate-at-FPR threshold from", ("tpr_at_fpr_5", "threshold_source"), "text",
+        "calibration split, or an in-sample oracle operating point (threshold set on the texts it reports)"),
+    EXCLUDED_COL,
     Col("Confusable inputs", ("hazards", "confusables"), "int", "scored texts holding characters that look like "
         "Latin letters (Unicode confusables)"),
     Col("Invisible-character inputs", ("hazards", "invisible"), "int", "scored texts holding invisible (Cf) characters"),
@@ -173,43 +232,88 @@ TABLE1_COLS = [
 ]
 #: Side columns of Table 1 for labels never blended into the headline catch rate.
 SIDE_COLS = {
-    "edited": [Col("Edited n", "edited_n", "int", "AI-edited human texts scored"),
-               Col("Edited flagged", "edited_flagged", "int"),
-               Col("Edited rate", "edited_rate", "pct", "share of AI-edited human texts flagged; not in the catch rate"),
-               Col("Edited 95% CI (%)", "edited_rate_ci95", "pctci")],
-    "mixed": [Col("Mixed n", "mixed_n", "int", "mixed human/AI texts scored"),
-              Col("Mixed flagged", "mixed_flagged", "int"),
-              Col("Mixed rate", "mixed_rate", "pct", "share of mixed texts flagged; not in the catch rate"),
-              Col("Mixed 95% CI (%)", "mixed_rate_ci95", "pctci")],
+    "edited": [Col("Edited texts flagged", "edited_flagged", "int", "AI-edited human texts flagged, out of those scored",
+                   of="edited_n"),
+               Col("Edited rate (95% CI)", "edited_rate", "pct", "share of AI-edited human texts flagged; not in the "
+                   "catch rate", sub="edited_rate_ci95", sub_fmt="pctci")],
+    "mixed": [Col("Mixed texts flagged", "mixed_flagged", "int", "mixed human/AI texts flagged, out of those scored",
+                  of="mixed_n"),
+              Col("Mixed rate (95% CI)", "mixed_rate", "pct", "share of mixed texts flagged; not in the catch rate",
+                  sub="mixed_rate_ci95", sub_fmt="pctci")],
 }
 
 
 def table1_cols(rows: Sequence[dict[str, Any]]) -> list[Col]:
-    """Table 1 columns, plus the edited/mixed side columns when any detector has such texts."""
-    cols = list(TABLE1_COLS)
+    """Table 1's headline columns (with one column per TPR-at-FPR target the rows hold)."""
+    return [*TABLE1_COLS, *tpr_cols(rows)]
+
+
+def table1_detail_cols(rows: Sequence[dict[str, Any]]) -> list[Col]:
+    """Table 1's second part, plus the edited/mixed side columns when any detector has such texts."""
+    cols = list(TABLE1_DETAIL_COLS)
     for side, extra in SIDE_COLS.items():
         if any(r.get(f"{side}_n") for r in rows):
             cols.extend(extra)
     return cols
 
 
-TABLE2_COLS = [Col("Slice", "slice"), Col("Slice type", "slice_type"), Col("Detector", "detector"), *RATE_COLS]
-GAP_COLS = [
-    Col("Detector", "detector"),
-    Col("Native n", "native_n", "int"), Col("Native FP", "native_fp", "int"),
-    Col("Native FPR", "native_fpr", "pct"), Col("Native 95% CI (%)", "native_ci95", "pctci"),
-    Col("Non-native n", "non_native_n", "int"), Col("Non-native FP", "non_native_fp", "int"),
-    Col("Non-native FPR", "non_native_fpr", "pct"), Col("Non-native 95% CI (%)", "non_native_ci95", "pctci"),
-    Col("Gap", "gap", "pp", "non-native FPR minus native FPR, percentage points"),
-]
-SUBGROUP_COLS = [Col("Slice", "slice"), Col("Detector", "detector"), Col("Human n", "human_n", "int"),
-                 Col("False positives", "false_positives", "int"), Col("FPR", "fpr", "pct"),
-                 Col("95% CI (%)", "fpr_ci95", "pctci")]
-AGREE_COLS = [Col("Subgroup", "subgroup"), Col("Slice type", "slice_type"), Col("Label", "label"),
+def table2_cols(rows: Sequence[dict[str, Any]]) -> list[Col]:
+    return [Col("Slice", "slice", sub="slice_type"), Col("Detector", "detector"), *RATE_COLS, *tpr_cols(rows)]
+
+
+def side_row_cols(rows: Sequence[dict[str, Any]]) -> list[Col]:
+    return [Col("Side group", "group"), Col("Detector", "detector"), *RATE_COLS, *tpr_cols(rows),
+            Col("AUROC against", "auroc_negatives", help="the human texts this group's AI texts are ranked against")]
+
+
+RULE_COLS = [Col("Detector", "detector"), Col("Rule (short form)", "short"),
+             Col("Exact threshold", "threshold", "exact", "the threshold as applied, at full precision"),
+             Col("Rule as the run records it", "describe"), Col("Threshold source", "source"),
+             Col("Operating point of catch rate at FPR", "operating_point"),
+             Col("Score scale", "scale", sub="ranking_note")]
+SUBGROUP_COLS = [Col("Slice", "slice"), Col("Detector", "detector"),
+                 Col("Human texts flagged", "false_positives", "int", of="human_n"),
+                 Col("FPR (95% CI)", "fpr", "pct", sub="fpr_ci95", sub_fmt="pctci")]
+AGREE_COLS = [Col("Slice", "subgroup", sub="slice_type"), Col("Label", "label"),
               Col("Texts scored by all", "n", "int"), Col("Left out", "n_partial", "int", "texts some but not all of "
                                                           "the row's detectors scored"),
-              Col("Detectors", "n_detectors", "int"), Col("Flagged by any detector", "flagged_by_any", "int"),
+              Col("Detectors", "n_detectors", "int", "how many detectors the row counts (named in the page JSON)"),
+              Col("Flagged by any detector", "flagged_by_any", "int"),
               Col("Flagged by all detectors", "flagged_by_all", "int")]
+
+
+def gap_cols(gs: dict[str, Any]) -> list[Col]:
+    """Columns of one declared gap's table (labels from the protocol's ``[[gaps]]``)."""
+    what = "flagged" if gs.get("metric") == "fpr" else "caught"
+    return [Col("Detector", "detector"),
+            Col(f"{gs['label_a']}: texts {what}", "k_a", "int", of="n_a"),
+            Col(f"{gs['label_a']}: rate (95% CI)", "rate_a", "pct", sub="ci95_a", sub_fmt="pctci"),
+            Col(f"{gs['label_b']}: texts {what}", "k_b", "int", of="n_b"),
+            Col(f"{gs['label_b']}: rate (95% CI)", "rate_b", "pct", sub="ci95_b", sub_fmt="pctci"),
+            Col("Gap, points (95% CI)", "estimate", "pp", f"{gs['label_a']} minus {gs['label_b']}; {gs.get('interval')}",
+                sub="ci95", sub_fmt="pctci"),
+            Col("p", "p_value", "p", gs.get("test")),
+            Col("Adjusted p", "p_adjusted", "p", "after the run's multiple-comparison correction (family: all gaps)"),
+            Col("Survives the correction", "survives_text", "text")]
+
+
+COMPARISON_COLS = [Col("Detector a", "a"), Col("Detector b", "b"), Col("Texts both scored", "n", "int"),
+                   Col("a", "value_a", "num3"), Col("b", "value_b", "num3"),
+                   Col("Difference a \u2212 b (95% CI)", "estimate", "num3", sub="ci95", sub_fmt="num3ci"),
+                   Col("p", "p_value", "p", sub="test"), Col("Adjusted p", "p_adjusted", "p"),
+                   Col("Survives the correction", "survives_text", "text")]
+RATE_COMPARISON_COLS = [*COMPARISON_COLS[:3], Col("a", "value_a", "pct"), Col("b", "value_b", "pct"),
+                        Col("Difference a \u2212 b (95% CI)", "estimate", "pp", sub="ci95", sub_fmt="pctci"),
+                        *COMPARISON_COLS[6:]]
+ROBUST_COLS = [Col("Detector", "detector"), Col("Attack", "attack", sub="derivation"),
+               Col("Pairs", "n_pairs", "int", "attacked texts whose unattacked source the detector also scored validly"),
+               Col("Attacked: flagged", ("attacked", "k"), "int", of=("attacked", "n")),
+               Col("Attacked: rate (95% CI)", ("attacked", "rate"), "pct", sub=("attacked", "ci95"), sub_fmt="pctci"),
+               Col("Sources: flagged", ("source", "k"), "int", of=("source", "n")),
+               Col("Sources: rate (95% CI)", ("source", "rate"), "pct", sub=("source", "ci95"), sub_fmt="pctci"),
+               Col("Change, points (95% CI)", ("difference", "estimate"), "pp", "attacked minus source, paired over the "
+                   "same texts", sub=("difference", "ci95"), sub_fmt="pctci"),
+               Col("p", ("difference", "p_value"), "p", sub=("difference", "test"))]
 DET_COLS = [Col("Detector", "detector"), Col("Version", "version"), Col("Spec hash", "spec_hash"),
             Col("Texts that differ from the corpus", "n_text_differs", "int", "the detector scored a different text than the document's"),
             Col("Failed calls", "n_failed", "int")]
@@ -227,51 +331,65 @@ AMEND_LOG_COLS = [Col("Version", "version", "int"), Col("Logged", "committed_at"
                   Col("Summary", "summary"), Col("After results", "after_results"), Col("Hash", "hash")]
 SUB_COLS = [
     Col("Composite", ("scores", "composite"), "num2", "0-100 after penalties"),
-    Col("Bypass rate", ("scores", "bypass_rate"), "num3", "mean per-test median human-likelihood"),
-    Col("Bypass 95% CI", ("score_intervals", "bypass_rate_ci_95"), "num3ci", "as published (method not documented)"),
-    Col("Meaning", ("scores", "meaning_preservation"), "num3"),
-    Col("Meaning 95% CI", ("score_intervals", "meaning_preservation_ci_95"), "num3ci", "as published (method not documented)"),
+    Col("Bypass rate (95% CI)", ("scores", "bypass_rate"), "num3", "mean per-test median human-likelihood; interval "
+        "as the bundle publishes it (method: see above)", sub=("score_intervals", "bypass_rate_ci_95"), sub_fmt="num3ci"),
+    Col("Meaning (95% CI)", ("scores", "meaning_preservation"), "num3", "interval as the bundle publishes it",
+        sub=("score_intervals", "meaning_preservation_ci_95"), sub_fmt="num3ci"),
     Col("Readability", ("scores", "readability"), "num3"),
     Col("Consistency", ("scores", "consistency_across_categories"), "num3"),
-    Col("Penalties", "penalty_total", "signed", "sum of penalty deltas, points"),
-    Col("Penalty codes", "penalty_codes"),
-    Col("Tests ok", "successful_test_count", "int"),
-    Col("Flagged tests", "flagged_test_count", "int"),
+    Col("Penalties", "penalty_total", "signed", "sum of penalty deltas, points; codes below", sub="penalty_codes"),
+    Col("Tests ok", "successful_test_count", "int", "successful tests; flagged tests below", sub="flagged_test_count",
+        sub_fmt="int", sub_label="flagged"),
     Col("Plan", "plan_tier_used"),
 ]
-LB_COLS = [Col("Rank", "rank", "int"), Col("Humanizer", "slug", link="href"),
-           Col("Rank change", "rank_change", "signed", "places gained since the previous cycle"), *SUB_COLS]
+LB_COLS = [Col("Rank", "rank", "int", sub="rank_change", sub_fmt="signed", sub_label="change"),
+           Col("Humanizer", "slug", link="href"), *SUB_COLS]
 UNAVAIL_COLS = [Col("Humanizer", "slug", link="href"), Col("Reason", "reason"), Col("Attempted", "attempted_test_count", "int"),
                 Col("Successful", "successful_test_count", "int"), Col("Unavailable", "unavailable_test_count", "int")]
-H_CYCLE_COLS = [Col("Cycle", "cycle", link="cycle_href"), Col("Rank", "rank", "int"), Col("Of", "n_ranked", "int"),
-                Col("Rank change", "rank_change", "signed"), *SUB_COLS, Col("Settings", "settings_used")]
+H_CYCLE_COLS = [Col("Cycle", "cycle", link="cycle_href"),
+                Col("Rank", "rank", "int", "rank out of the humanizers ranked that cycle; change below", of="n_ranked",
+                    sub="rank_change", sub_fmt="signed", sub_label="change"),
+                *SUB_COLS, Col("Settings", "settings_used")]
 PEN_COLS = [Col("Cycle", "cycle"), Col("Code", "code"), Col("Occurrences", "count", "int"), Col("Points", "score_delta", "signed")]
 H_UNAVAIL_COLS = [Col("Cycle", "cycle", link="cycle_href"), Col("Reason", "reason"), Col("Attempted", "attempted_test_count", "int"),
                   Col("Successful", "successful_test_count", "int"), Col("Unavailable", "unavailable_test_count", "int")]
+RATING_MEANING_COLS = [
+    Col("Tool", "tool"),
+    Col("Meaning score, mean (1-5)", "meaning_score_mean", "num2", "mean over complete outputs of each output's "
+        "median read (two reads: their average); higher keeps more meaning"),
+    Col("First reader, mean", "first_read_mean", "num2", "mean of the first read of each complete output"),
+    Col("Second reader, mean", "second_read_mean", "num2", "mean of the second read of each complete output"),
+    Col("Outputs complete", "outputs_complete", "int", of="outputs"),
+    Col("Dropped claims", "dropped_claims_total", "num2", "total over complete outputs; mean per output below",
+        sub="dropped_claims_mean", sub_fmt="num2", sub_label="per output"),
+    Col("Invented facts", "invented_facts_total", "num2", sub="invented_facts_mean", sub_fmt="num2",
+        sub_label="per output"),
+    Col("Changed numbers, names, dates", "changed_facts_total", "num2", sub="changed_facts_mean", sub_fmt="num2",
+        sub_label="per output"),
+]
+RATING_AGREE_COLS = [
+    Col("Tool", "tool"),
+    Col("Third reads due", "third_reads", "int", "outputs whose first two scores differed by 2 or more"),
+    Col("Third reads done", "third_reads_done", "int"),
+    Col("Krippendorff's alpha (ordinal)", "krippendorff_alpha_ordinal", "num3", "agreement of the two first readers "
+        "over this tool's outputs; 1 = perfect agreement, 0 = chance", sub="alpha_note"),
+    Col("Outputs with both first reads", "alpha_outputs", "int", "the units alpha is computed over"),
+]
+
+
+def rating_error_cols(d: dict[str, Any]) -> list[Col]:
+    """Tool, one column per writing class (rubric 001's six), and the total, per 100 words."""
+    return [Col("Tool", "tool"),
+            *[Col(d["class_names"].get(c, c), ("errors_per_100_words", c), "num2") for c in d["writing_classes"]],
+            Col("All writing classes", "errors_per_100_words_total", "num2", "lower is better"),
+            Col("Words read", "output_words", "int", "words in the complete outputs")]
+
+
 CHECK_COLS = [Col("Check", "name"), Col("Result", "result"), Col("Detail", "detail")]
 
 
 def breakdown_cols(first: Col, key: str, names: Sequence[str], extra: Sequence[Col] = ()) -> list[Col]:
     return [first, *extra, *[Col(n, (key, n), "num3") for n in names]]
-
-
-def generic_cols(rows: Sequence[dict[str, Any]]) -> list[Col]:
-    """Columns for rows of unknown shape (e.g. rubric results): ints, other numbers, text."""
-    keys: dict[str, None] = {}
-    for r in rows:
-        for k in r:
-            keys.setdefault(k, None)
-    cols = []
-    for k in keys:
-        vals = [r.get(k) for r in rows if r.get(k) is not None]
-        if vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
-            fmt = "int"
-        elif vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
-            fmt = "num3"
-        else:
-            fmt = "text"
-        cols.append(Col(k.replace("_", " "), k, fmt))
-    return cols
 
 
 # --- pages ---------------------------------------------------------------------------
@@ -294,6 +412,7 @@ class ReportResult:
     figures: int
     seconds: float
     notes: list[str] = field(default_factory=list)
+    pdf: Path | None = None
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -370,41 +489,8 @@ def _swap_in(staging: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _flatten(row: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in row.items():
-        if isinstance(v, dict):
-            for k2, v2 in v.items():
-                out[f"{k}.{k2}"] = v2
-        else:
-            out[k] = v
-    return out
-
-
-def _ratings(ws, path: Path) -> tuple[list[dict[str, Any]] | None, str | None]:
-    """Rubric results per tool via ``veribench.rubric.results.tool_results`` (guarded), flattened.
-
-    Returns (rows or None, note). The rubric keeps its own store beside the workspace
-    (``rubric.sqlite``, read here without writing; older workspaces kept its tables in
-    the DuckDB file, which is read as is).
-    """
-    try:
-        from ..rubric.db import store_exists
-        from ..rubric.results import tool_results  # type: ignore[import-not-found]
-    except ImportError:
-        return None, "veribench.rubric.results is not installed"
-    if not store_exists(path, ws.con):
-        return None, "no rubric ratings in the workspace"
-    try:
-        rows = tool_results(ws)
-    except Exception as e:
-        return None, f"could not read rubric ratings ({type(e).__name__}: {e})"
-    rows = [_flatten(dict(r)) for r in rows or []]
-    return (rows or None), (None if rows else "rubric tables hold no ratings")
-
-
 def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool = True,
-                 progress: Callable[[str], None] | None = None) -> ReportResult:
+                 progress: Callable[[str], None] | None = None, pdf: bool = False) -> ReportResult:
     """Write the static report site for workspaces, cycle bundles and run-results files.
 
     Args:
@@ -413,10 +499,13 @@ def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool 
         out: site folder; created, or rebuilt if an earlier report lives there.
         verify: run ``veribench.cycles.verify`` on each bundle (when installed).
         progress: called with a short message per step.
+        pdf: also write ``report.pdf`` in the site folder: the same pages, one section
+            each, charts as vectors (:mod:`veribench.report.pdf`, WeasyPrint).
 
     Raises:
         InputError: an input is none of the above, a workspace has no run, a bundle's
             leaderboard is malformed, or ``out`` holds unrelated files.
+        PdfError: ``pdf`` was asked for and WeasyPrint or Pango is missing.
     """
     t0 = time.perf_counter()
     say = progress or (lambda m: None)
@@ -426,6 +515,12 @@ def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool 
     final, out = out, _staging(out)
     try:
         res = _build(ws_paths, bundle_paths, run_files, out, verify, say)
+        if pdf:
+            from .pdf import write_pdf
+
+            say("PDF")
+            write_pdf(out, res.pages, out / PDF_NAME)
+            res.pdf = final / PDF_NAME
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)  # a failed build leaves the earlier report as it was
         raise
@@ -515,7 +610,8 @@ def _build(ws_paths: list[Path], bundle_paths: list[Path], run_files: list[Path]
     index = {"kind": "index", "runs": run_summaries, "cycles": cycle_summaries, "ratings": ratings_summaries,
              "has_trends": len(bundles) >= 2, "veribench_version": __version__,
              "has_run_trends": any(p.name == "run-trends" for p in pages)}
-    pages.insert(0, Page("index", "veribench report", "index.html", index, "Overview"))
+    index_figs = [f for r in run_summaries for f in r.pop("figures", [])]
+    pages.insert(0, Page("index", "veribench report", "index.html", index, "Overview", index_figs))
 
     _write_site(out, pages)
     n_fig = sum(len(p.figures) for p in pages)
@@ -543,12 +639,13 @@ def _workspace_pages(path: Path, out: Path, taken: set[str], pages: list[Page], 
             if trend_runs is not None:
                 trend_runs.extend(runmod.all_results(ws))
         label = pages[-1].data["run"].get("tag") if name else path.name
-        ratings, why = _ratings(ws, path)
-        if ratings:
+        rdata, why = ratingsview.ratings_data(ws, path)
+        if rdata:
             rname = _unique(f"ratings-{cyc.slugify(label or path.name)}", taken)
-            pages.append(Page(rname, f"Ratings · {label}", "ratings.html",
-                              {"kind": "ratings", "source": path.name, "run_tag": label, "rows": ratings}, "Ratings"))
-            ratings_summaries.append({"href": f"{rname}.html", "label": label, "tools": len(ratings)})
+            rdata["run_tag"] = label
+            pages.append(Page(rname, f"Ratings · {label}", "ratings.html", rdata, "Ratings",
+                              ratingsview.ratings_figures(rdata, out / "img", rname)))
+            ratings_summaries.append({"href": f"{rname}.html", "label": label, "tools": len(rdata["rows"])})
         else:
             notes.append(f"{path}: no ratings page ({why})")
             if results is None:
@@ -557,12 +654,8 @@ def _workspace_pages(path: Path, out: Path, taken: set[str], pages: list[Page], 
         ws.close()
 
 
-SIDE_ROW_COLS = [Col("Side group", "group"), Col("Detector", "detector"), *RATE_COLS[:-2],
-                 Col("AUROC negatives", "auroc_negatives")]
-
-
 def _add_reasons(data: dict[str, Any], results: dict[str, Any]) -> None:
-    """Carry the reasons of null rates into the report's derived rows (subgroup FPR, gap),
+    """Carry the reasons of null rates into the report's derived rows (subgroup FPR),
     and add the side rows, so the page shows why a value is missing."""
     by = {(r.get("slice_type"), r.get("slice"), r.get("detector")): r for r in data.get("table2") or []}
     for r in data.get("subgroup_fpr") or []:
@@ -570,15 +663,6 @@ def _add_reasons(data: dict[str, Any], results: dict[str, Any]) -> None:
         src = by.get((stype, sl, r.get("detector"))) or {}
         if r.get("fpr") is None and src.get("fpr_reason"):
             r["fpr_reason"] = src["fpr_reason"]
-    gap = data.get("gap")
-    if gap:
-        for r in gap.get("rows") or []:
-            for side, sl in (("native", gap.get("native")), ("non_native", gap.get("non_native"))):
-                src = by.get((gap.get("slice_type"), sl, r.get("detector"))) or {}
-                if r.get(f"{side}_fpr") is None and src.get("fpr_reason"):
-                    r[f"{side}_fpr_reason"] = src["fpr_reason"]
-            if r.get("gap") is None:
-                r["gap_reason"] = r.get("native_fpr_reason") or r.get("non_native_fpr_reason")
     data["side_rows"] = [dict(r) for r in results.get("side_rows") or []]
 
 
@@ -586,6 +670,7 @@ def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Pa
               pages: list[Page], run_summaries: list, say: Callable[[str], None]) -> str:
     data = runmod.run_page_data(results, source=source, runs=runs_list)
     _add_reasons(data, results)
+    full_view = runview.enrich(data, results)
     tag = data["run"].get("tag") or data["run"].get("run_id") or Path(source).stem
     name = _unique(f"run-{cyc.slugify(tag)}", taken)
     if ws is not None:
@@ -597,16 +682,27 @@ def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Pa
             "parquet": f"files/{pq.name}", "parquet_bytes": pq.stat().st_size,
             "rows": _row_count(ws),
         }
+    compare = None
+    if full_view and full_view["entries"]:
+        compare = _unique(f"compare-{cyc.slugify(tag)}", taken)
+        data["compare_href"] = f"{compare}.html"
     say(f"run {tag}: charts")
-    figs = runmod.run_figures(data, out / "img", name)
+    figs = runview.run_figures(data, out / "img", name)
     pages.append(Page(name, f"Detector run {tag}", "run.html", data, "Detector runs", figs))
+    if compare:
+        pages.append(Page(compare, f"Which differences are real · {tag}", "comparisons.html",
+                          {"kind": "comparisons", "run_tag": tag, "run_href": f"{name}.html", "source": data["source"],
+                           "view": full_view, "gaps": data["gaps"], "gap_sets": data["gap_sets"],
+                           "corrections": data["corrections"]}, "Detector runs"))
+    land = runview.landing(data)
     run_summaries.append({"name": name, "href": f"{name}.html", "tag": tag,
                           "created_at": data["run"].get("created_at"),
                           "n_documents": data["run"].get("n_documents"),
                           "n_detectors": len(data["table1"]),
                           "protocol": (data["run"].get("protocol") or {}).get("name"),
                           "integrity": data["integrity"]["lines"][0]["text"] if data["integrity"]["lines"] else None,
-                          "gap": data["gap"]})
+                          "compare_href": data.get("compare_href"), "landing": land,
+                          "figures": runview.landing_figures(data, out / "img", name, prefix=name)})
     return name
 
 
@@ -620,8 +716,10 @@ def _env():
     env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=select_autoescape(["html"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.globals.update(cell=cell, pointer=pointer, table=render_table, get_path=get_path, fmt=format_value,
-                       C=globals(), breakdown_cols=breakdown_cols, generic_cols=generic_cols, Col=Col,
-                       table1_cols=table1_cols)
+                       C=globals(), breakdown_cols=breakdown_cols, Col=Col,
+                       table1_cols=table1_cols, table1_detail_cols=table1_detail_cols, table2_cols=table2_cols,
+                       side_row_cols=side_row_cols, gap_cols=gap_cols, tpr_cols=tpr_cols,
+                       rating_error_cols=rating_error_cols, pick=lambda seq, idx: [seq[i] for i in idx])
     return env
 
 
