@@ -88,7 +88,8 @@ def demo_style(tmp_path_factory, liang_dir):
     out = {}
     for name, scoped in (("scoped", True), ("unscoped", False)):
         p = liang_protocol(root / f"{name}.toml", name, scoped)
-        out[f"{name}_commit"] = cli("protocol", "commit", str(p), "--workspace", ws)
+        extra = [] if scoped else ["--new-protocol"]  # a second, unrelated protocol after the first run
+        out[f"{name}_commit"] = cli("protocol", "commit", str(p), "--workspace", ws, *extra)
         term = cli("evaluate", "--workspace", ws, "-p", str(p), "--json", str(root / f"{name}.json"),
                    "--out", str(root / name))
         out[name] = json.loads((root / f"{name}.json").read_text())
