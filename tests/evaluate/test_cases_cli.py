@@ -160,7 +160,8 @@ def test_c10_ranking_on_the_native_criterion(cases_dir, tmp_path):
     cli("import", "scores", str(f), "--detector", "crit-only", "--value-field", "crit", "--scale", "score_higher_ai",
         "--workspace", str(ws), "--quiet")
     # (2) the criterion with the derived P(AI) stored beside it, as the detector writes it
-    p = [fast_detectgpt_probability(float(r["fast_detectgpt_crit"]), "gpt-neo-2.7B", "gpt-neo-2.7B") for r in rows]
+    neo = "EleutherAI/gpt-neo-2.7B"  # the mapping applies to exactly the pair it was fitted on
+    p = [fast_detectgpt_probability(float(r["fast_detectgpt_crit"]), neo, neo) for r in rows]
     assert p[0] > 0.999  # the mapping gives the most human-like text (criterion -6) P(AI) 0.9997
     y = [1 if r["label"] == "ai" else 0 for r in rows]
     assert roc_auc_score(y, p) < 1.0  # ranking on P(AI) would be wrong

@@ -367,3 +367,21 @@ def test_any_input_gives_json_rows_with_a_reason_for_every_null(run):
             assert -1.0 <= r["ci95"][0] <= r["estimate"] <= r["ci95"][1] <= 1.0
         if r["p_value"] is not None:
             assert 0.0 <= r["p_value"] <= r["p_adjusted"] <= 1.0
+
+
+def test_a_detector_that_judged_neither_group_gets_no_gap_row():
+    """A detector of another corpus (no valid decision on any text of either group) has no
+    row for the gap; one that judged only group b keeps its row, null with the reason."""
+    y, group, dets = _synthetic()
+    n = len(y)
+    other = DetectorInput("other corpus", np.full(n, np.nan), np.zeros(n, bool), score_valid=np.zeros(n, bool),
+                          flag_valid=np.zeros(n, bool))
+    only_b = DetectorInput("only b", dets[0].score, dets[0].flag, flag_valid=group == "g2")
+    gaps = [{"slice": "subgroup", "group_a": "g1", "group_b": "g2", "metric": "fpr"}]
+    res = compute_comparisons(y, [*dets, other, only_b], slice_masks({"subgroup": group}), gaps=gaps,
+                              columns={"subgroup": group})
+    names = [r["detector"] for r in res["gaps"]]
+    assert names == ["good", "mid", "weak", "only b"]
+    row = res["gaps"][-1]
+    assert row["estimate"] is None and row["n_a"] == 0 and row["reason"] == "no texts in group a"
+    assert all(r["estimate"] is not None for r in res["gaps"][:3])

@@ -135,7 +135,7 @@ def check_page(html_path: Path, json_path: Path) -> dict[str, int]:
         value = resolve(doc, c["ptr"])  # KeyError: the page shows something its JSON does not hold
         text = c["text"].strip()
         if c["fmt"] == "text":
-            assert text == ("\u2014" if value is None else str(value)), where + f", JSON {value!r}"
+            assert text == ("\u2014" if value is None else str(value).strip()), where + f", JSON {value!r}"
             continue
         if c["fmt"] == "p" and text.startswith("<"):  # a p-value below the display floor: "< 0.0001"
             (tok,) = NUM.findall(text)

@@ -35,9 +35,12 @@ def _run_pages(site: Path) -> tuple[str, str]:
     """(page with the statistics keys, page of the workspace run) of the demo site."""
     idx = _data(site, "index")
     names = [r["name"] for r in idx["runs"]]
-    with_stats = [n for n in names if _data(site, n).get("comparisons_view")]
+    # both carry the statistics keys now that evaluate writes them: the results file's page
+    # (``demo_results``) and the workspace's own run page
+    with_stats = [n for n in names if str(_data(site, n).get("source", "")).endswith(".json")]
     without = [n for n in names if n not in with_stats]
     assert with_stats and without, names
+    assert all(_data(site, n).get("comparisons_view") for n in names), names
     return with_stats[0], without[0]
 
 
@@ -89,11 +92,19 @@ def test_table1_one_table_per_corpus(demo_site, demo_results):
         (t,) = [t for t in page.tables if t["caption_text"].strip() == f"Table 1. {g['title']}: rates per detector"]
         assert [h.strip() for h in t["row_headers"]] == g["detectors"]
     liang = next(g for g in d["table1_groups"] if g["corpora"] == ["liang2023"])
-    assert sorted(liang["detectors"]) == sorted(LIANG_DETECTORS) and liang["same_texts"] is True
-    # a run without table1_groups: one table, and its note says the corpora are not recorded
-    (g,) = _data(demo_site, plain)["table1_groups"]
+    # ZipPy runs on every corpus, so it has a row in the Liang table; the agreement panel is
+    # the seven detectors the protocol names for the corpus (docs/labels.md section 8)
+    assert sorted(liang["detectors"]) == sorted(LIANG_DETECTORS + ["ZipPy (brotli)"]) and liang["same_texts"] is True
+    assert sorted(next(g for g in res["table1_groups"] if g["id"] == liang["id"])["agreement_detectors"]) == \
+        sorted(LIANG_DETECTORS)
+    assert [g["id"] for g in _data(demo_site, plain)["table1_groups"]] == [g["id"] for g in d["table1_groups"]]
+    # a run recorded without table1_groups: one table, and its note says the corpora are not recorded
+    from veribench.report.runview import table1_groups
+
+    old = {k: v for k, v in res.items() if k != "table1_groups"}
+    old["table2"] = [r for r in res["table2"] if r.get("slice_type") != "corpus"]
+    (g,) = table1_groups(old, [{k: v for k, v in r.items() if k != "group"} for r in res["table1"]])
     assert g["source"] == "report" and "does not record which corpus" in g["note"]
-    assert "does not record which corpus" in (demo_site / f"{plain}.html").read_text()
 
 
 def test_table1_groups_from_corpus_slices():
@@ -156,7 +167,8 @@ def test_axis_labels_name_each_detector_scale(demo_site):
             assert lab == "P(AI) as the detector reports it (0 to 1)"
     from veribench.report.runview import slug
 
-    svg = (demo_site / "img" / f"{stats}-hist-liang2023.svg").read_text()
+    liang = next(g for g in d["table1_groups"] if g["corpora"] == ["liang2023"])
+    svg = (demo_site / "img" / f"{stats}-hist-{slug(liang['id'])}.svg").read_text()
     g = next(g for g in d["table1_groups"] if any(x.startswith("ZipPy") for x in g["detectors"]))
     zsvg = (demo_site / "img" / f"{stats}-hist-{slug(g['id'])}.svg").read_text()
     assert "<!-- ZipPy compression delta (own scale; higher = more AI) -->" in zsvg
@@ -271,6 +283,8 @@ def test_robustness_chart_and_rows(demo_site, demo_results):
     res = json.loads(demo_results.read_text())
     assert d["robustness"] == res["robustness"]
     assert {r["attack"] for r in d["robustness"]} == set(DEMO_ATTACKS)
+    # the demo's own attacks (seed 0, a test-split subset) and the fixture's (seed 1, every AI text)
+    assert {r["variant"]["seed"] for r in d["robustness"]} == {0, 1}
     assert all(r["detector"].startswith("ZipPy") and r["metric"] == "catch_rate" for r in d["robustness"])
     ch = check_chart(demo_site / "img" / f"{stats}-robust-catch_rate.svg")
     (series,) = ch.series.values()
@@ -278,7 +292,7 @@ def test_robustness_chart_and_rows(demo_site, demo_results):
     page = parse(demo_site / f"{stats}.html")
     (t,) = [t for t in page.tables if t["caption_text"].startswith("Rates under each attack")]
     assert len(t["row_headers"]) == len(d["robustness"])
-    assert "robustness" in _data(demo_site, plain)["not_computed"]
+    assert _data(demo_site, plain)["robustness"] == d["robustness"]  # the same run, from the workspace
 
 
 def test_landing_page_answers_three_questions(demo_site):

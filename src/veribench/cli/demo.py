@@ -18,6 +18,15 @@ from .common import WorkspaceOpt, friendly_errors
 
 #: The offline model the demo's zero-shot detectors run on.
 DEMO_MODEL = "smollm2"
+#: RAID's cheap rule-based attacks the demo applies to the fast-detect-gpt AI texts (RAID's
+#: default parameters, one seed): their robustness rows pair each attacked text with its source.
+DEMO_ATTACKS = ("homoglyph", "zero_width_space", "article_deletion")
+DEMO_ATTACK_SEED = 0
+DEMO_ATTACK_CORPUS = "fastdetectgpt"
+#: Sources attacked per attack, within the demo's time goal: AI texts of the test split (the
+#: only ones a robustness row pairs), two from each fast-detect-gpt set, the same for every
+#: attack. ``veribench attack NAME --corpus fastdetectgpt --label ai`` derives them all.
+DEMO_ATTACK_PER_SET = 2
 
 
 def demo_data_dir() -> Path:
@@ -62,9 +71,11 @@ def demo_cmd(
     """Benchmark detectors on two bundled real corpora, offline, and print Table 1 and Table 2.
 
     Imports the Liang et al. 2023 essays with seven commercial detectors' recorded
-    outputs and a slice of the fast-detect-gpt human/AI pairs, runs ZipPy (and, with
-    the `models` extra, five zero-shot detectors on SmolLM2-135M) locally, evaluates
-    under the bundled, committed protocol and writes a report folder.
+    outputs and a slice of the fast-detect-gpt human/AI pairs, derives three RAID attacks
+    (homoglyph, zero-width space, article deletion) of the fast-detect-gpt AI texts, runs
+    ZipPy (and, with the `models` extra, five zero-shot detectors on SmolLM2-135M)
+    locally, evaluates under the bundled, committed protocol (pairwise comparisons, the
+    TOEFL vs US-essay false-positive gap, robustness rows) and writes a report folder.
     """
     ex = demo_data_dir()
     if show_data:
@@ -105,6 +116,7 @@ def demo_cmd(
                 rep.print(con, max_rows=3)
             else:
                 con.print("fastdetectgpt already imported")
+            _attack(ws, con, proto_path)
             con.print(f"[dim]{time.perf_counter() - t0:.1f} s[/]")
             con.rule("[bold]2. Commit the protocol before any scan")
             rec = commit(ws, proto_path)
@@ -125,6 +137,48 @@ def demo_cmd(
         models.LOAD_LOG.remove(note)
     con.print(f"\nReport written to [bold]{out}/[/] ({', '.join(sorted(files.values()))}); "
               f"workspace {workspace}/; {time.perf_counter() - t0:.1f} s.")
+
+
+def attack_sources(ws, proto_path: Path) -> list[str]:
+    """The demo's attacked sources: per fast-detect-gpt set, the first
+    :data:`DEMO_ATTACK_PER_SET` AI texts of the test split in SHA-256 order of their ids.
+    The split is the evaluation's own (``evaluate.core.split_documents`` under the demo
+    protocol), so every attacked text pairs with its source in the robustness rows."""
+    import hashlib
+
+    from ..evaluate.core import split_documents
+    from ..evaluate.run import load_documents
+    from ..protocol.model import load_protocol
+
+    proto = load_protocol(proto_path)
+    docs = load_documents(ws, proto)
+    _, calib, _ = split_documents(docs, proto)
+    by_set: dict[str, list[str]] = {}
+    for i, did in enumerate(docs.doc_id):
+        derived = docs.source_id is not None and docs.source_id[i] is not None
+        if docs.corpus[i] == DEMO_ATTACK_CORPUS and docs.label[i] == "ai" and not calib[i] and not derived:
+            by_set.setdefault(str(did).split("/")[1], []).append(str(did))
+    pick = []
+    for ids in by_set.values():
+        pick += sorted(ids, key=lambda x: hashlib.sha256(x.encode("utf-8")).hexdigest())[:DEMO_ATTACK_PER_SET]
+    return sorted(pick)
+
+
+def _attack(ws, con, proto_path: Path) -> None:
+    """Derive the demo's attacked texts (:data:`DEMO_ATTACKS` of :func:`attack_sources`);
+    each already derived is kept (a second run derives nothing). An attack whose optional
+    package is missing is skipped with the package named."""
+    from ..corpus.attacks import attack_documents
+    from ..corpus.attacks.base import AttackError
+
+    ids = attack_sources(ws, proto_path)
+    for name in DEMO_ATTACKS:
+        try:
+            rep = attack_documents(ws, name, seed=DEMO_ATTACK_SEED, doc_ids=ids)
+        except AttackError as e:
+            con.print(f"[yellow]attack {name} skipped: {e}[/]")
+            continue
+        con.print(rep.line())
 
 
 def register(app: typer.Typer) -> None:

@@ -341,7 +341,9 @@ def subgroup_gaps(y: Any, detectors: Sequence[DetectorInput], columns: Mapping[s
 
     Returns:
         Rows in the order gap, detector. A gap whose slice kind is not among ``columns`` gets
-        rows with ``None`` values and the reason.
+        rows with ``None`` values and the reason. A detector that judged no text of either
+        group (another corpus's detector) gets no row for that gap; one that judged texts of
+        only one group, or of neither at this label, gets its row with ``None`` and the reason.
     """
     cfg = parse_comparisons(config)
     specs = parse_gaps(list(gaps))
@@ -367,6 +369,8 @@ def subgroup_gaps(y: Any, detectors: Sequence[DetectorInput], columns: Mapping[s
                 continue
             base = d.flag_valid & (yy == RATE_LABEL[g.metric])
             ma, mb = base & in_a, base & in_b
+            if not ma.any() and not mb.any() and not (d.flag_valid & (in_a | in_b)).any():
+                continue  # the detector judged no text of either group: outside this gap's scope, no row
             res = mprop.proportion_difference(int(d.flag[ma].sum()), int(ma.sum()), int(d.flag[mb].sum()), int(mb.sum()),
                                               alpha_ci)
             row.update(estimate=_f(res.estimate), ci95=_ci(res.lo, res.hi), p_value=_f(res.p_value), p_adjusted=None,

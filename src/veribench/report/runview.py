@@ -201,7 +201,7 @@ def gap_sets(results: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, list
     when the run has no ``gaps`` key. Display fields added to each row: ``ci95_a``, ``ci95_b``
     (each group's interval), ``survives`` (adjusted p <= the run's alpha), ``p_display``."""
     rows = results.get("gaps")
-    if not isinstance(rows, list):
+    if not isinstance(rows, list) or not rows:  # none declared (or a run from before gaps)
         return None, None
     conf = float((results.get("run") or {}).get("confidence") or 0.95)
     alpha = _alpha(results)
@@ -261,7 +261,7 @@ def headline_entry(view: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     for metric in ("auroc", "catch_rate", "fpr"):
         for e in view["entries"]:
-            if e["slice"] == "all" and e["metric"] == metric:
+            if is_all_slice(e["slice"]) and e["metric"] == metric:
                 return e
     return view["entries"][0]
 
@@ -274,11 +274,18 @@ def robustness_rows(results: dict[str, Any]) -> list[dict[str, Any]] | None:
 
 
 # --------------------------------------------------------------------------- page data
+def is_all_slice(name: Any) -> bool:
+    """A slice of all of a table's texts: ``all`` (one table), or ``<table> · all`` (one per
+    corpus, as ``evaluate`` names the slices of each Table 1 group)."""
+    return name == "all" or str(name).endswith(" · all")
+
+
 def restrict(view: dict[str, Any] | None, slice_name: str) -> dict[str, Any] | None:
-    """``view`` with only the entries of one slice (their ``rows`` re-indexed)."""
+    """``view`` with only the entries of one slice (their ``rows`` re-indexed); ``"all"``
+    keeps every table's all-texts slice (:func:`is_all_slice`)."""
     if view is None:
         return None
-    keep = [e for e in view["entries"] if e["slice"] == slice_name]
+    keep = [e for e in view["entries"] if (is_all_slice(e["slice"]) if slice_name == "all" else e["slice"] == slice_name)]
     idx = sorted({i for e in keep for i in e["rows"]})
     where = {i: k for k, i in enumerate(idx)}
     return {**view, "entries": [{**e, "rows": [where[i] for i in e["rows"]]} for e in keep],
@@ -311,12 +318,20 @@ def enrich(data: dict[str, Any], results: dict[str, Any]) -> dict[str, Any] | No
             c["hist"]["axis_label"] = axis_label(by.get(det, {}), c["hist"])
     not_computed: dict[str, str] = {}
     data["gaps"], data["gap_sets"] = gap_sets(results)
-    if data["gaps"] is None:
+    if isinstance(results.get("gaps"), list) and not results["gaps"]:
+        not_computed["gaps"] = ("the protocol declares no subgroup gap: declare the pairs to compare with [[gaps]] "
+                                "(and [comparisons]) in the protocol")
+    elif data["gaps"] is None:
         not_computed["gaps"] = NOT_IN_RUN.format(key="gaps") + "; declare the pairs to compare with [[gaps]] in the protocol"
     full = comparison_view(results)
     data["comparisons_view"] = restrict(full, "all")
     if full is None:
         not_computed["comparisons"] = NOT_IN_RUN.format(key="comparisons")
+    elif not (data["comparisons_view"] or {}).get("entries"):
+        not_computed["comparisons"] = (
+            "no pairwise comparison on all texts: the protocol plans none ([comparisons]), or fewer than two "
+            "detectors were compared on the same texts" if (results.get("corrections") or {}).get("enabled", True)
+            is not False else "the protocol plans no pairwise comparisons (add a [comparisons] table)")
     data["robustness"] = robustness_rows(results)
     if data["robustness"] is None:
         not_computed["robustness"] = NOT_IN_RUN.format(key="robustness")
@@ -395,10 +410,10 @@ def run_figures(data: dict[str, Any], img_dir: Path, stem: str) -> list[dict[str
              "False-positive rate per subgroup (human texts only), with 95% interval whiskers.")
     view = data.get("comparisons_view")
     for e in (view or {}).get("entries") or []:
-        if e["slice"] != "all":
+        if not is_all_slice(e["slice"]):
             continue
-        p = plots.significance_grid(e["detectors"], e["cells"], img_dir / f"{stem}-sig-{slug(e['metric'])}.svg")
-        _fig(figs, f"sig-{e['metric']}", p, f"Significance matrix of {e['metric_name']} on all texts: a marker per pair "
+        p = plots.significance_grid(e["detectors"], e["cells"], img_dir / f"{stem}-sig-{slug(e['anchor'])}.svg")
+        _fig(figs, f"sig-{e['anchor']}", p, f"Significance matrix of {e['metric_name']} on all texts: a marker per pair "
              "of detectors saying whether the row is significantly better, worse, or not separated.",
              f"Which {e['metric_name']} differences survive the correction (all texts).")
     rob = data.get("robustness") or []

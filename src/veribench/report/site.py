@@ -638,7 +638,7 @@ def _workspace_pages(path: Path, out: Path, taken: set[str], pages: list[Page], 
             name = _run_page(results, str(path), runmod._runs_table(ws), ws, out, taken, pages, run_summaries, say)
             if trend_runs is not None:
                 trend_runs.extend(runmod.all_results(ws))
-        label = pages[-1].data["run"].get("tag") if name else path.name
+        label = next(p.data["run"].get("tag") for p in pages if p.name == name) if name else path.name
         rdata, why = ratingsview.ratings_data(ws, path)
         if rdata:
             rname = _unique(f"ratings-{cyc.slugify(label or path.name)}", taken)

@@ -1,0 +1,85 @@
+"""``veribench demo`` end to end, with the SmolLM2 detectors: what issues 13, 14 and 18 add
+to it (attacks with robustness rows, pairwise comparisons, the TOEFL against US-essay gap,
+the paper's agreement row), and a second run that scores and derives nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from veribench.cli.demo import DEMO_ATTACK_PER_SET, DEMO_ATTACKS
+from veribench.cli.main import app
+from veribench.detectors.local import models
+
+LIANG = ["GPTZero", "OriginalityAI", "ZeroGPT", "Crossplag", "HFOpenAI", "Quil", "Sapling"]
+SMOL = ["Log-likelihood (SmolLM2-135M)", "Log-rank (SmolLM2-135M)", "Entropy (SmolLM2-135M)", "LRR (SmolLM2-135M)",
+        "Fast-DetectGPT (SmolLM2-135M)"]
+ZIPPY = "ZipPy (brotli)"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    if models.missing_packages("smollm2"):
+        pytest.skip("the SmolLM2 detectors' packages are not installed")
+    root = tmp_path_factory.mktemp("demo")
+    runner = CliRunner()
+    args = ["demo", "--workspace", str(root / "ws"), "--out", str(root / "out")]
+    first = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert first.exit_code == 0, first.output[-3000:]
+    res = json.loads((root / "out" / "results.json").read_text())
+    second = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert second.exit_code == 0, second.output[-3000:]
+    res2 = json.loads((root / "out" / "results.json").read_text())
+    return {"first": first.output, "second": second.output, "res": res, "res2": res2}
+
+
+@pytest.mark.slow
+def test_demo_attacks_the_ai_texts_and_prints_robustness_rows(demo):
+    out, res = demo["first"], demo["res"]
+    n = 5 * DEMO_ATTACK_PER_SET  # five fast-detect-gpt sets
+    for a in DEMO_ATTACKS:
+        assert f"{a}: derived {n} document(s) from {n} source(s)" in out
+    rows = res["robustness"]
+    assert {(r["detector"], r["attack"]) for r in rows} == {(d, a) for d in [ZIPPY, *SMOL] for a in DEMO_ATTACKS}
+    # every attacked source is in the test split, so every derived text pairs
+    assert all(r["metric"] == "catch_rate" and r["n_pairs"] == n and r["n_derived"] == n for r in rows)
+    assert "Robustness" in out and all(d.split(" (")[0] in out for d in SMOL)
+    # derived texts never enter the headline rates: Table 1 counts the corpus's own texts
+    fdg = next(g for g in res["table1_groups"] if g["corpora"] == ["fastdetectgpt"])
+    t1 = [r for r in res["table1"] if r.get("group") == fdg["id"]]
+    assert {r["human_n"] + r["ai_n"] for r in t1} == {94}  # the 120 pairs' test split, duplicates removed
+
+
+@pytest.mark.slow
+def test_demo_compares_detectors_pairwise_on_the_fast_detect_gpt_slice(demo):
+    res = demo["res"]
+    auroc = [r for r in res["comparisons"] if r["slice"] == "corpus:fastdetectgpt · all" and r["metric"] == "auroc"]
+    assert len(auroc) == 15  # 6 detectors: every pair once
+    assert all(r["test"] and (r["p_value"] is None or 0 <= r["p_value"] <= 1) for r in auroc)
+    assert {r["a"] for r in auroc} | {r["b"] for r in auroc} == {ZIPPY, *SMOL}
+
+
+@pytest.mark.slow
+def test_demo_gap_and_agreement_are_the_papers(demo):
+    res = demo["res"]
+    gaps = {r["detector"]: r for r in res["gaps"]}
+    assert set(gaps) == {*LIANG, ZIPPY}  # detectors of other corpora get no row
+    # Liang et al. (2023): every detector flags TOEFL essays far more often than US essays
+    assert all(gaps[d]["ci95"][0] > 0 for d in LIANG)
+    row = next(a for a in res["agreement"] if a["subgroup"] == "TOEFL_real_91" and a["label"] == "human")
+    assert (row["flagged_by_any"], row["flagged_by_all"], row["n_detectors"]) == (89, 18, 7)
+
+
+@pytest.mark.slow
+def test_second_demo_run_scores_and_derives_nothing(demo):
+    out = demo["second"]
+    assert "already imported" in out and "already committed" in out
+    assert not re.search(r"scoring \d+ documents", out)
+    for a in DEMO_ATTACKS:
+        assert re.search(rf"{a}: derived 0 document", out), out[:2000]
+    strip = lambda r: {k: v for k, v in r.items() if k not in ("run", "files")}  # noqa: E731
+    assert strip(demo["res2"]) == strip(demo["res"])
