@@ -158,3 +158,33 @@ def test_a_verdict_signed_scale_asks_for_the_verdict_field(tmp_path, workspace):
     import_scores(workspace, f, detector="Z", scale="zippy_confidence", value_field="confidence",
                   verdict_field="verdict")
     assert sorted(workspace.query("SELECT raw FROM scores")) == [(-0.05,), (0.02,)]
+
+
+def test_a_future_scan_date_is_refused_naming_file_record_and_field(tmp_path):
+    """A scan cannot be dated after the import that logs it: the file is refused with one line
+    naming the record and the field, and nothing is stored (the bundle would fail later)."""
+    ws = tmp_path / "ws"
+    cli("import", "jsonl", str(_corpus(tmp_path, {"t1": "human", "t2": "ai"})), "-w", str(ws), "-q")
+    f = tmp_path / "s.csv"
+    f.write_text("doc_id,detector,raw,scanned_at\nt1,detY,0.1,2026-01-01\nt2,detY,0.5,2099-01-01\n", encoding="utf-8")
+    r = CliRunner().invoke(app, ["import", "scores", str(f), "-w", str(ws)])
+    assert r.exit_code != 0 and r.exception is None or isinstance(r.exception, SystemExit), r.output
+    line = r.output.strip()
+    assert "\n" not in line and "s.csv" in line and "scanned_at" in line and "in the future" in line, line
+    with Workspace(ws, read_only=True) as w:
+        assert w.query("SELECT count(*) FROM scores")[0][0] == 0
+
+
+def test_a_conflicting_re_import_counts_no_score_as_stored(tmp_path):
+    """Stored scores are never overwritten: re-importing other values stores nothing, and the
+    summary says so (0 scores, the conflicts named), also with -q."""
+    ws = tmp_path / "ws"
+    cli("import", "jsonl", str(_corpus(tmp_path, {"t1": "human", "t2": "ai"})), "-w", str(ws), "-q")
+    f = tmp_path / "s.csv"
+    f.write_text("doc_id,detector,raw\nt1,detA,0.3\nt2,detA,0.6\n", encoding="utf-8")
+    assert "2 scores" in cli("import", "scores", str(f), "-w", str(ws), "-q")
+    f.write_text("doc_id,detector,raw\nt1,detA,0.77\nt2,detA,0.6\n", encoding="utf-8")
+    out = cli("import", "scores", str(f), "-w", str(ws), "-q")
+    assert "0 scores" in out and "1 score conflicts (stored scores kept)" in out, out
+    with Workspace(ws, read_only=True) as w:
+        assert sorted(r[0] for r in w.query("SELECT raw FROM scores")) == [0.3, 0.6]

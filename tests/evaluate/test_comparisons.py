@@ -22,7 +22,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from veribench.errors import ProtocolError
-from veribench.evaluate.comparisons import (NO_COMMON, TIER_RULE, ComparisonConfig, DetectorInput, compute_comparisons,
+from veribench.evaluate.comparisons import (NO_COMMON, NO_TEXTS, TIER_RULE, ComparisonConfig, DetectorInput, compute_comparisons,
                                             format_significance, format_tiers, pairwise_comparisons, parse_comparisons,
                                             parse_gaps, slice_masks, tiers_for)
 from veribench.metrics.paired import NO_DISCORDANT, delong_paired, paired_rate_difference
@@ -124,13 +124,15 @@ def test_undefined_cases_are_null_with_reason_never_nan():
     r = rows[("humans", "auroc", "a", "b")]
     assert r["estimate"] is None and r["ci95"] is None and "one class" in r["reason"]
     r = rows[("humans", "catch_rate", "a", "b")]
-    assert r["estimate"] is None and r["reason"] == NO_COMMON
+    assert r["estimate"] is None and r["reason"] == NO_TEXTS["catch_rate"]  # the slice holds no AI text at all
     r = rows[("all", "fpr", "a", "b")]
     assert r["estimate"] == 0.0 and r["p_value"] is None and r["p_adjusted"] is None and r["reason"] == NO_DISCORDANT
     r = rows[("all", "auroc", "a", "b")]
     assert r["estimate"] == 0.0 and r["p_value"] is None and "variance" in r["reason"]
     for key in [k for k in rows if k[3] == "c"]:
-        assert rows[key]["estimate"] is None and rows[key]["reason"] == NO_COMMON
+        want = NO_TEXTS[key[1]] if key[:2] == ("humans", "catch_rate") else \
+            NO_TEXTS["auroc_class"] if key[:2] == ("humans", "auroc") else NO_COMMON
+        assert rows[key]["estimate"] is None and rows[key]["reason"] == want, key
     tier = next(t for t in res["tiers"] if (t["slice"], t["metric"]) == ("all", "auroc"))
     assert [x["detector"] for x in tier["not_ranked"]] == ["c"]
     assert tier["tiers"] == [{"tier": 1, "detectors": ["a", "b"]}]
@@ -385,3 +387,25 @@ def test_a_detector_that_judged_neither_group_gets_no_gap_row():
     row = res["gaps"][-1]
     assert row["estimate"] is None and row["n_a"] == 0 and row["reason"] == "no texts in group a"
     assert all(r["estimate"] is not None for r in res["gaps"][:3])
+
+
+def test_a_detector_without_a_decision_rule_gets_its_reason_not_no_texts():
+    """A threshold that could not be fitted: the detector's rate comparisons and gap rows are
+    null with that reason (never "no texts" or n = 0 as if nothing had been scored), and its
+    AUROC comparisons, which need no rule, are computed."""
+    y, group, dets = _synthetic()
+    n = len(y)
+    why = "threshold not fitted: the calibration split holds no AI text"
+    unfit = DetectorInput("unfitted", dets[0].score, np.zeros(n, bool), flag_valid=np.zeros(n, bool), rule_reason=why)
+    gaps = [{"slice": "subgroup", "group_a": "g1", "group_b": "g2", "metric": "fpr"}]
+    res = compute_comparisons(y, [dets[1], unfit], slice_masks({"subgroup": group}), gaps=gaps,
+                              columns={"subgroup": group})
+    rows = {(r["slice"], r["metric"]): r for r in res["comparisons"] if r["slice"] == "all"}
+    for m in ("fpr", "catch_rate"):
+        assert rows[("all", m)]["estimate"] is None and rows[("all", m)]["reason"] == f"unfitted: {why}"
+    assert rows[("all", "auroc")]["estimate"] is not None
+    g = next(r for r in res["gaps"] if r["detector"] == "unfitted")
+    assert g["estimate"] is None and g["n_a"] is None and g["reason"] == f"no decision rule: {why}"
+    tier = next(t for t in res["tiers"] if (t["slice"], t["metric"]) == ("all", "fpr"))
+    assert {"detector": "unfitted", "reason": why} in tier["not_ranked"] or \
+        any(x["detector"] == "unfitted" and x["reason"] == why for x in tier["not_ranked"])

@@ -431,3 +431,24 @@ def test_hazards_come_from_the_one_reader_when_installed(workspace, monkeypatch)
     res = evaluate_workspace(workspace)
     assert seen == ["P"]
     assert res["table1"][0]["hazards"] == {"checked": 10, "confusables": 3, "invisible": 1, "degenerate_repetition": 1}
+
+
+def test_csv_columns_do_not_depend_on_which_rows_are_null(tmp_path):
+    """An interval is always two columns (<key>_lo, <key>_hi), at any depth, whether the first
+    row's is null or not; no cell holds a Python list; the column order is the same."""
+    import csv as _csv
+
+    from veribench.evaluate.tables import write_csv
+
+    a = {"d": "x", "ci95": None, "tpr_at_fpr_5": {"tpr": None, "ci95": None, "reason": "no AI texts"}}
+    b = {"d": "y", "ci95": [0.1, 0.2], "tpr_at_fpr_5": {"tpr": 0.5, "ci95": [0.3, 0.6], "reason": None}}
+    heads = []
+    for rows in ([a, b], [b, a]):
+        f = tmp_path / "t.csv"
+        write_csv(rows, f)
+        got = list(_csv.reader(f.open(encoding="utf-8")))
+        heads.append(got[0])
+        assert "ci95" not in got[0] and "tpr_at_fpr_5_ci95" not in got[0]
+        assert not any(c.startswith("[") for r in got[1:] for c in r)
+    assert heads[0] == heads[1] == ["d", "ci95_lo", "ci95_hi", "tpr_at_fpr_5_tpr", "tpr_at_fpr_5_ci95_lo",
+                                    "tpr_at_fpr_5_ci95_hi", "tpr_at_fpr_5_reason"]

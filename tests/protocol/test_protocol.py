@@ -89,3 +89,25 @@ def test_calibration_split_rule():
         assert m[i] == m[i - 1]
     # A different salt gives a different draw.
     assert not np.array_equal(m, calibration_mask(ids, is_human, groups, every=5, salt="t"))
+
+
+def test_yaml_alias_bomb_and_deep_nesting_are_refused_in_one_line(tmp_path):
+    """An alias bomb (nine levels of nine aliases each) is refused before anything is expanded,
+    and deep nesting gives a one-line error, not a hang or a traceback."""
+    import time
+
+    from veribench.errors import ProtocolError
+    from veribench.protocol.model import load_protocol
+
+    lines = ['a0: &a0 ["lol"]'] + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines) + "\nprotocol:\n  name: x\n  description: *a9\n", encoding="utf-8")
+    t0 = time.perf_counter()
+    with pytest.raises(ProtocolError, match="YAML aliases"):
+        load_protocol(bomb)
+    assert time.perf_counter() - t0 < 5
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("protocol: " + "[" * 10_000 + "]" * 10_000 + "\n", encoding="utf-8")
+    with pytest.raises(ProtocolError) as e:
+        load_protocol(deep)
+    assert "\n" not in str(e.value)

@@ -57,8 +57,8 @@ def ws(liang_ws, tmp_path):
 def test_every_write_is_logged_and_verifies(ws):
     rep = verify_workspace(ws)
     assert rep.ok, rep.lines()
-    assert rep.counts == {"documents": 490, "scores": 3423, "submissions": 3430, "protocols": 1, "runs": 1,
-                          "imports": 1}
+    assert rep.counts == {"documents": 490, "scores": 3423, "submissions": 3430, "protocols": 1, "commitments": 1,
+                          "specs": 7, "runs": 1, "imports": 1}
     types = [e["type"] for e in ev.read_events(ws.con)]
     assert types[0] == "import" and types.count("scan_batch") == 7 and types[-2:] == ["protocol_commit", "run"]
     run = json.loads(ws.query("SELECT results FROM runs")[0][0])["run"]
@@ -87,6 +87,11 @@ def test_every_write_is_logged_and_verifies(ws):
     ("UPDATE events SET logged_at = '2020-01-01T00:00:00.000000Z' WHERE type = 'protocol_commit'", "chain:"),
     ("DELETE FROM events WHERE seq = 3", "sequence number 4 where 3 was expected"),
     ("UPDATE log_items SET leaf = '" + "2" * 64 + "' WHERE rowid = 5", "items:"),
+    # two detectors' names swapped: every score of one would be printed as the other's
+    ("UPDATE specs SET name = CASE name WHEN 'GPTZero' THEN 'ZeroGPT' WHEN 'ZeroGPT' THEN 'GPTZero' ELSE name END",
+     "detector spec row does not match its hash"),
+    ("UPDATE specs SET settings = '{\"threshold\": 0.9}' WHERE name = 'GPTZero'", "specs:"),
+    ("UPDATE commitments SET record = replace(record, '2026', '2020')", "stored commitment record differs"),
 ])
 def test_edits_with_plain_sql_are_found(ws, sql, check):
     ws.con.execute(sql)

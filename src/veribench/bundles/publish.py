@@ -137,7 +137,7 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         corpora = proto.selection.get("corpora")
         corpora = [str(c) for c in (corpora if isinstance(corpora, list) else [corpora])] if corpora else None
         imports = [e for e in events if e["type"] == "import" and e["seq"] <= head_seq
-                   and (corpora is None or e["payload"].get("corpus") in corpora)]
+                   and ev.import_reaches(e["payload"], corpora)]
         import_seq = {e["payload"]["import_id"]: e["seq"] for e in imports}
         specs: dict[str, Spec] = {}
         for d in results["detectors"]:

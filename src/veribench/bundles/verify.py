@@ -544,7 +544,7 @@ def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: A
         c.fail("corpus", f"{detached} document fingerprints without their document, but the log's withdrawals "
                          f"account for {budget['doc']}", layout.LEAVES)
     named = set(doc_seq) | {x[2] for x in extra if x[0] == "doc" and x[2] is not None}
-    check = {s_: e for s_, e in imports.items() if corpora is None or e["payload"].get("corpus") in corpora}
+    check = {s_: e for s_, e in imports.items() if ev.import_reaches(e["payload"], corpora)}
     check.update({s_: e for s_, e in updates.items() if named & set(e["payload"].get("doc_ids") or [])})
     for seq, e in sorted(check.items()):
         got = leaves.get(seq, [])

@@ -19,6 +19,7 @@ def _show(report, quiet: bool) -> None:
     if quiet:
         extra = "".join(f", {len(getattr(report, k))} {what}" for k, what in (
             ("document_conflicts", "conflicts not applied (--update applies them)"),
+            ("score_conflicts", "score conflicts (stored scores kept)"),
             ("document_updates", "fields updated"), ("unused_fields", "unused fields")) if getattr(report, k))
         typer.echo(f"{report.kind}: {report.documents} documents, {sum(report.scores.values())} scores{extra} "
                    f"(import {report.import_id})")

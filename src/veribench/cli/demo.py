@@ -84,7 +84,7 @@ def demo_cmd(
     from ..corpus.importers import import_fastdetectgpt, import_liang2023
     from ..detectors.local import engine, models
     from ..evaluate import evaluate_workspace
-    from ..evaluate.tables import print_tables, wide_console, write_outputs
+    from ..evaluate.tables import print_tables, print_warnings, wide_console, write_outputs
     from ..protocol.commit import commit
     from ..protocol.model import load_protocol
     from ..store import Workspace
@@ -132,6 +132,7 @@ def demo_cmd(
             con.print(f"[dim]{time.perf_counter() - t0:.1f} s[/]")
             con.rule("[bold]4. Tables")
             print_tables(res, con)
+            print_warnings(res, con)
             files = write_outputs(res, out, ws)
     finally:
         models.LOAD_LOG.remove(note)

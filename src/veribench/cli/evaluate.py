@@ -39,7 +39,7 @@ def evaluate_cmd(
     --allow-paid --max-spend N; score vendor detectors with `veribench score`.
     """
     from ..evaluate import evaluate_workspace
-    from ..evaluate.tables import print_tables, wide_console, write_outputs
+    from ..evaluate.tables import print_tables, print_warnings, wide_console, write_outputs
     from ..protocol.model import load_protocol
     from ..store import Workspace
 
@@ -72,16 +72,7 @@ def evaluate_cmd(
         json_out.write_text(json.dumps(res, indent=1, allow_nan=False), encoding="utf-8")
     if not quiet:
         print_tables(res, con)
-        # Slice-level "AUROC undefined (one class)" notes are summarised; the rest are shown first.
-        slice_notes = [w for w in res["warnings"] if "AUROC undefined" in w]
-        others = [w for w in res["warnings"] if "AUROC undefined" not in w]
-        for w in others[:20]:
-            con.print(f"warning: {w}", style="yellow", markup=False)
-        if len(others) > 20:
-            con.print(f"… {len(others) - 20} more warnings in the results JSON", style="yellow")
-        if slice_notes:
-            con.print(f"note: AUROC is undefined (null, with the reason) in {len(slice_notes)} slices that hold one "
-                      "class only; listed in the results JSON", style="yellow")
+        print_warnings(res, con)
 
 
 def _write_raid_json(g: dict, folder: Path) -> None:

@@ -584,15 +584,9 @@ def store_derived(ws: Any, report: Any, items: Sequence[tuple[Any, str | None]])
     """
     from .importers._store import store_import
 
-    with ws.transaction() as con:
-        store_import(ws, report, [d for d, _ in items])
-        by_corpus: dict[str | None, list[str]] = {}
-        for d, c in items:
-            by_corpus.setdefault(c, []).append(d.id)
-        for c, ids in by_corpus.items():
-            con.execute("UPDATE documents SET corpus = ? WHERE import_id = ? AND doc_id IN "
-                        "(SELECT unnest(?::VARCHAR[]))", [c, report.import_id, ids])
-    return report
+    # each row is written with its corpus, so the import's logged fingerprints cover exactly
+    # the stored rows (an UPDATE after the log would break `veribench log verify`)
+    return store_import(ws, report, [d for d, _ in items], corpora={d.id: c for d, c in items})
 
 
 def load_documents(ws: Any, ids: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -70,6 +70,10 @@ TIER_RULE = (
 )
 
 NO_COMMON = "no texts scored validly by both detectors in this slice"
+#: Reasons when the slice itself lacks the texts a metric needs (before any detector).
+NO_TEXTS = {"catch_rate": "no AI texts in this slice", "fpr": "no human texts in this slice",
+            "auroc": "no human or AI texts in this slice",
+            "auroc_class": "AUROC needs human and AI texts: this slice holds only one of them"}
 
 
 class ComparisonConfig(BaseModel):
@@ -172,6 +176,8 @@ class DetectorInput:
             ``isfinite(score)``.
         flag_valid: bool, the rule gives a flag for this document (a verdict rule may flag
             without a score); default ``score_valid``.
+        rule_reason: why the detector has no decision rule (e.g. a threshold that could not
+            be fitted), or ``None``; rate rows of such a detector give this reason.
     """
 
     name: str
@@ -179,6 +185,7 @@ class DetectorInput:
     flag: np.ndarray
     score_valid: np.ndarray | None = None
     flag_valid: np.ndarray | None = None
+    rule_reason: str | None = None
 
     def __post_init__(self) -> None:
         self.score = np.asarray(self.score, dtype=np.float64)
@@ -274,8 +281,18 @@ def _comparison_row(slice_name: str, metric: str, a: DetectorInput, b: DetectorI
         res = mpaired.paired_rate_difference(a.flag[both], b.flag[both], alpha) if both.any() else None
     row: dict[str, Any] = {"slice": slice_name, "metric": metric, "a": a.name, "b": b.name}
     if res is None:
+        need = (y == 0) | (y == 1) if metric == "auroc" else y == RATE_LABEL[metric]
+        no_rule = [d for d in (a, b) if metric != "auroc" and d.rule_reason]
+        if no_rule:
+            why = "; ".join(f"{d.name}: {d.rule_reason}" for d in no_rule)
+        elif not (mask & need).any():
+            why = NO_TEXTS[metric]
+        elif metric == "auroc" and not ((mask & (y == 0)).any() and (mask & (y == 1)).any()):
+            why = NO_TEXTS["auroc_class"]
+        else:
+            why = NO_COMMON
         row.update(estimate=None, ci95=None, p_value=None, p_adjusted=None, test=test, interval=interval, n=0,
-                   value_a=None, value_b=None, reason=NO_COMMON, detail={})
+                   value_a=None, value_b=None, reason=why, detail={})
         return row
     row.update(estimate=_f(res.estimate), ci95=_ci(res.lo, res.hi), p_value=_f(res.p_value), p_adjusted=None,
                test=res.test, interval=res.interval, n=int(res.n), value_a=_f(res.value_a), value_b=_f(res.value_b),
@@ -341,9 +358,10 @@ def subgroup_gaps(y: Any, detectors: Sequence[DetectorInput], columns: Mapping[s
 
     Returns:
         Rows in the order gap, detector. A gap whose slice kind is not among ``columns`` gets
-        rows with ``None`` values and the reason. A detector that judged no text of either
-        group (another corpus's detector) gets no row for that gap; one that judged texts of
-        only one group, or of neither at this label, gets its row with ``None`` and the reason.
+        rows with ``None`` values and the reason. A detector that scored no text of either
+        group (another corpus's detector) gets no row for that gap; one without a decision
+        rule (``rule_reason``), or that judged texts of only one group, gets its row with
+        ``None`` and the reason.
     """
     cfg = parse_comparisons(config)
     specs = parse_gaps(list(gaps))
@@ -369,8 +387,14 @@ def subgroup_gaps(y: Any, detectors: Sequence[DetectorInput], columns: Mapping[s
                 continue
             base = d.flag_valid & (yy == RATE_LABEL[g.metric])
             ma, mb = base & in_a, base & in_b
-            if not ma.any() and not mb.any() and not (d.flag_valid & (in_a | in_b)).any():
-                continue  # the detector judged no text of either group: outside this gap's scope, no row
+            if not ((d.score_valid | d.flag_valid) & (in_a | in_b)).any():
+                continue  # the detector scored no text of either group: outside this gap's scope, no row
+            if d.rule_reason:
+                row.update(estimate=None, ci95=None, p_value=None, p_adjusted=None, test=mprop.GAP_TEST,
+                           interval=mprop.GAP_INTERVAL, k_a=None, n_a=None, rate_a=None, k_b=None, n_b=None,
+                           rate_b=None, reason=f"no decision rule: {d.rule_reason}")
+                rows.append(row)
+                continue
             res = mprop.proportion_difference(int(d.flag[ma].sum()), int(ma.sum()), int(d.flag[mb].sum()), int(mb.sum()),
                                               alpha_ci)
             row.update(estimate=_f(res.estimate), ci95=_ci(res.lo, res.hi), p_value=_f(res.p_value), p_adjusted=None,
@@ -404,6 +428,7 @@ def detector_values(y: Any, detectors: Sequence[DetectorInput], slices: Mapping[
                     m = mask & d.flag_valid & (yy == RATE_LABEL[metric])
                     k = int(m.sum())
                     out[(sname, metric, d.name)] = ((float(d.flag[m].sum()) / k, None) if k
+                                                    else (None, d.rule_reason) if d.rule_reason
                                                     else (None, "no human texts" if metric == "fpr" else "no AI texts"))
     return out
 

@@ -865,7 +865,8 @@ def _comparisons(docs: DocArrays, dets: list[DetArrays], decisions: list[Decisio
                 "corrections": {"enabled": False, "reason": why}}
     y = np.where(test, rl.y, -1).astype(np.int64)
     inputs = [DetectorInput(d.label, np.where(c.rank, d.oriented, np.nan), dec.flagged & dec.counted,
-                            score_valid=c.rank, flag_valid=dec.counted if dec.defined else np.zeros(len(docs), bool))
+                            score_valid=c.rank, flag_valid=dec.counted if dec.defined else np.zeros(len(docs), bool),
+                            rule_reason=None if dec.defined else dec.reason)
               for d, dec, c in zip(dets, decisions, ctxs)]
     names = [d.label for d in dets]
     slices: dict[str, np.ndarray] = {}

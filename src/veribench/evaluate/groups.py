@@ -148,7 +148,8 @@ def table1_groups(corpus: np.ndarray, member: np.ndarray, headline: np.ndarray, 
                         f"{max(counts)} of its {n_dec} {what}; {int(common.sum())} scored by all): read each row "
                         "with its n and Excluded columns.")
         if len(parts) > 1:
-            note += f" {_plural(len(parts) - 1, 'other table')} hold the detectors scored on other texts."
+            k = len(parts) - 1
+            note += f" {_plural(k, 'other table')} {'holds' if k == 1 else 'hold'} the detectors scored on other texts."
         g = Group(f"corpus:{'+'.join(cs)}", title, list(cs), list(js), mask, int((member & mask).sum()), same, note)
         _panel(g, named, has_rule)
         groups.append(g)

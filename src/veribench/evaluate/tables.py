@@ -442,20 +442,39 @@ def markdown(res: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _flat(row: dict[str, Any]) -> dict[str, Any]:
-    out = {}
+def _flat(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """One CSV row: a pair of numbers (an interval) as ``<key>_lo``/``<key>_hi``, other lists
+    joined with ``"; "``, nested blocks as ``<key>_<field>`` at any depth."""
+    out: dict[str, Any] = {}
     for k, v in row.items():
+        k = f"{prefix}{k}"
         if isinstance(v, list):
-            if v and not isinstance(v[0], (int, float)) or len(v) != 2:
-                out[k] = "; ".join(map(str, v))
+            if not v:
+                out[k] = None
+            elif len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+                out[f"{k}_lo"], out[f"{k}_hi"] = v[0], v[1]
             else:
-                out[f"{k}_lo"], out[f"{k}_hi"] = (v[0], v[1]) if v else (None, None)
+                out[k] = "; ".join(map(str, v))
         elif isinstance(v, dict):
-            for kk, vv in v.items():
-                out[f"{k}_{kk}"] = vv
+            out.update(_flat(v, f"{k}_"))
         else:
             out[k] = v
     return out
+
+
+def print_warnings(res: dict[str, Any], con: Any, limit: int = 20) -> None:
+    """The run's warnings on the terminal: the first ``limit`` in full; slice-level "AUROC
+    undefined (one class)" notes summarised in one line (all are in the results JSON)."""
+    warns = res.get("warnings") or []
+    slice_notes = [w for w in warns if "AUROC undefined" in w]
+    others = [w for w in warns if "AUROC undefined" not in w]
+    for w in others[:limit]:
+        con.print(f"warning: {w}", style="yellow", markup=False)
+    if len(others) > limit:
+        con.print(f"… {len(others) - limit} more warnings in the results JSON", style="yellow")
+    if slice_notes:
+        con.print(f"note: AUROC is undefined (null, with the reason) in {len(slice_notes)} slices that hold one "
+                  "class only; listed in the results JSON", style="yellow")
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
@@ -465,6 +484,13 @@ def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
     keys: list[str] = []
     for r in flat:
         keys += [k for k in r if k not in keys]
+    # an interval that is null in some rows is still two columns, not a third empty one
+    for k in [k for k in keys if f"{k}_lo" in keys and all(r.get(k) is None for r in flat)]:
+        i = min(keys.index(k), keys.index(f"{k}_lo"))  # where the interval first appears
+        keys = [x for x in keys if x not in (k, f"{k}_lo", f"{k}_hi")]
+        keys[i:i] = [f"{k}_lo", f"{k}_hi"]
+        for r in flat:
+            r.pop(k, None)
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()

@@ -617,9 +617,16 @@ def load_protocol(path: str | Path) -> Protocol:
         if p.suffix.lower() in (".yaml", ".yml"):
             import yaml
 
+            # events only: an alias is seen before anything is expanded ("billion laughs")
+            if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text)):
+                raise _err(str(p), "YAML aliases (*name) are not accepted in a protocol: write each value out")
             data = yaml.safe_load(text)
         else:
             data = tomllib.loads(text)
+    except ProtocolError:
+        raise
+    except RecursionError:
+        raise _err(str(p), "syntax error: nested too deeply") from None
     except Exception as e:  # tomllib.TOMLDecodeError / yaml.YAMLError
         raise _err(str(p), f"syntax error: {e}") from e
     return parse_protocol(data, path=str(p), digest=sha256_bytes(raw))

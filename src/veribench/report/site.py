@@ -698,7 +698,7 @@ def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Pa
     run_summaries.append({"name": name, "href": f"{name}.html", "tag": tag,
                           "created_at": data["run"].get("created_at"),
                           "n_documents": data["run"].get("n_documents"),
-                          "n_detectors": len(data["table1"]),
+                          "n_detectors": len({r.get("detector") for r in data["table1"]}),
                           "protocol": (data["run"].get("protocol") or {}).get("name"),
                           "integrity": data["integrity"]["lines"][0]["text"] if data["integrity"]["lines"] else None,
                           "compare_href": data.get("compare_href"), "landing": land,

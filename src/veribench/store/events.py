@@ -137,6 +137,18 @@ def payload_digest(payload: Mapping[str, Any]) -> str:
     return _sha(canonical_json(payload))
 
 
+def import_reaches(payload: Mapping[str, Any], corpora: Sequence[str] | None) -> bool:
+    """Whether an ``import`` event's documents can be in a selection of ``corpora`` (``None``:
+    every corpus): its ``corpora`` (the corpora of the documents it stored), or, in a log
+    written before that field, its ``corpus``."""
+    if corpora is None:
+        return True
+    have = payload.get("corpora")
+    if not isinstance(have, list):
+        have = [payload.get("corpus")]
+    return any(c in corpora for c in have)
+
+
 DOC_FIELDS = ("doc_id", "text_sha256", "label", "arm", "kind", "subgroup", "corpus", "group_key", "tags", "provenance",
               "generation")
 
@@ -598,6 +610,41 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
             add(LogFinding("protocols", "logged protocol commit is missing from the table", e["seq"], "protocols",
                            f"protocol {h[:16] if h else h}…"))
         rep.counts["protocols"] = len(rows)
+
+        # commitment records: each must be the record its commit event re-derives
+        from ..protocol.commit import commitment_record, record_bytes
+
+        has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'commitments'").fetchone()
+        crow = con.execute("SELECT protocol_sha256, record FROM commitments").fetchall() if has[0] else []
+        by_hash = {e["payload"].get("protocol_sha256"): e for e in events
+                   if e["type"] in ("protocol_commit", "protocol_amend")}
+        for h, record in crow:
+            e = by_hash.get(h)
+            if e is None:
+                add(LogFinding("commitments", "commitment record has no commit event", table="commitments",
+                               key=f"protocol {str(h)[:16]}…"))
+            elif record is not None and record.encode("utf-8") != record_bytes(commitment_record(e)):
+                add(LogFinding("commitments", "stored commitment record differs from the one its commit event "
+                                              "re-derives (edited)", e["seq"], "commitments", f"protocol {h[:16]}…"))
+        rep.counts["commitments"] = len(crow)
+
+        # detector specs: a spec's hash is the SHA-256 of its canonical JSON, and its columns
+        # are that JSON's fields (a swapped name or setting would relabel every score of it)
+        from ..spec import Spec
+
+        srows = con.execute("SELECT spec_hash, kind, name, version, settings, spec_json FROM specs").fetchall()
+        for h, kind, name, version, settings, sj in srows:
+            try:
+                sp = Spec.from_json(sj)
+                ok = sp.hash == h and (sp.kind, sp.name, sp.version) == (kind, name, version) and \
+                    canonical_json(dict(sp.settings)) == canonical_json(json.loads(settings) if isinstance(
+                        settings, str) else (settings or {}))
+            except (TypeError, ValueError, KeyError):
+                ok = False
+            if not ok:
+                add(LogFinding("specs", "detector spec row does not match its hash (name, version, settings or "
+                                        "spec JSON edited)", table="specs", key=f"spec {str(h)[:16]}…"))
+        rep.counts["specs"] = len(srows)
 
         # runs
         run_events = {e["payload"].get("run_id"): e for e in events if e["type"] == "run"}

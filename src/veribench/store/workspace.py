@@ -366,6 +366,11 @@ class Workspace:
         overwritten by a repeat.
         """
         ts = scanned_at or now_utc()
+        if ts.tzinfo is not None and ts > now_utc():
+            from ..errors import InputError
+
+            raise InputError(f"scores of detector {spec.name}: scan date {ts.isoformat()} is in the future; a scan "
+                             "cannot be dated after the write that logs it")
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         keyed: dict[str, list[Any]] = {}
         h = spec.hash

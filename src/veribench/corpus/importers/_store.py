@@ -15,7 +15,7 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ...detectors.base import ScoreResult
 from ...errors import InputError
@@ -49,7 +49,10 @@ def _json(obj: Any) -> str | None:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, allow_nan=False)
 
 
-def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str):
+def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str,
+              corpora: Mapping[str, str | None] | None = None):
+    """Arrow rows of ``docs``; each document's corpus is ``corpora[doc_id]`` where given,
+    else ``corpus``."""
     import pyarrow as pa
 
     cols: dict[str, list[Any]] = {k: [] for k in ("doc_id", "corpus", "text", "text_sha256", "label", "arm", "kind",
@@ -57,7 +60,7 @@ def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str):
                                                   "import_id")}
     for d in docs:
         cols["doc_id"].append(d.id)
-        cols["corpus"].append(corpus)
+        cols["corpus"].append(corpora.get(d.id, corpus) if corpora else corpus)
         cols["text"].append(d.text)
         cols["text_sha256"].append(d.text_sha256)
         cols["label"].append(d.label)
@@ -211,8 +214,13 @@ def store_import(
     submitted_texts: dict[str, str] | None = None,
     *,
     update: bool = False,
+    corpora: Mapping[str, str | None] | None = None,
 ) -> ImportReport:
     """Write documents, scores, submitted texts and the report in one transaction.
+
+    ``corpora`` (doc_id -> corpus) gives documents their own corpus (derived documents keep
+    their source's); others get ``report.corpus``. Every stored row is final before the
+    import's event logs its fingerprint: nothing may change a row after it is logged.
 
     A document whose id is already stored with the same text hash is not stored again
     (counted in ``report.already_present``); each other field that differs (see
@@ -234,7 +242,7 @@ def store_import(
         con.execute(SUBMITTED_TEXTS_SQL)
         present: set[str] = set()
         if docs:
-            tbl = _doc_rows(docs, report.corpus, import_id)
+            tbl = _doc_rows(docs, report.corpus, import_id, corpora)
             view = "_vb_import_docs"
             con.register(view, tbl)
             try:
@@ -268,8 +276,11 @@ def _log_import(con: Any, report: ImportReport, import_id: str) -> None:
     rows = con.execute("SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
                        "generation FROM documents WHERE import_id = ?", [import_id]).fetchall()
     src = PurePath(str(report.source)).name if report.source else None  # no local path in the log
+    # the corpora its documents belong to (derived documents keep their sources' corpora,
+    # so one import may span several): which runs' selections this import reaches
+    corpora = sorted({str(r[6]) for r in rows if r[6] is not None})
     ev.append_event(con, "import", {"import_id": import_id, "kind": report.kind, "corpus": report.corpus,
-                                    "source": src},
+                                    "corpora": corpora, "source": src},
                     items={"doc": [(r[0], None, ev.doc_leaf(*r)) for r in rows]})
 
 

@@ -98,7 +98,12 @@ def _date(v: Any, *, file: str, record: Any, field: str) -> datetime:
         d = datetime.fromisoformat(str(v).strip().replace("Z", "+00:00"))
     except ValueError:
         raise InputError(f"not an ISO date or date-time: {v!r}", file=file, record=record, field=field) from None
-    return d if d.tzinfo else d.replace(tzinfo=timezone.utc)
+    d = d if d.tzinfo else d.replace(tzinfo=timezone.utc)
+    now = datetime.now(timezone.utc)
+    if d > now:  # a scan cannot be dated after the import that records it (the log would contradict it)
+        raise InputError(f"scan date {v!r} is in the future (now {now.isoformat(timespec='seconds')})", file=file,
+                         record=record, field=field)
+    return d
 
 
 def read_scores(
@@ -251,6 +256,9 @@ def read_scores(
             if old is not None and (old.raw != r.raw or old.status != r.status):
                 report.score_conflicts.append({"detector": b.spec.name, "text_sha256": sha, "score": r.raw,
                                                "stored_score": old.raw, "stored_from": "workspace (kept)"})
+        kept = sum(1 for sha, _ in b.items if sha in stored)  # a stored score is never overwritten
+        if kept:  # so it is not counted as stored by this import
+            report.count_score(p.name, b.spec.name, -kept)
     return report, list(batches.values()), submitted
 
 
