@@ -26,8 +26,8 @@ def plain_refit_bootstrap(y, s, target, n_boot, seed, alpha=0.05):
     threshold of each replicate as the (f+1)-th largest resampled human score with
     f = floor(target * n_h), and count the resampled AI scores strictly above it."""
     rng = np.random.default_rng(seed)
-    hum = s[y == 0]
-    ai = s[y == 1]
+    hum = np.sort(s[y == 0])  # each class in ascending order: the interval ignores the texts' order
+    ai = np.sort(s[y == 1])
     f = min(int(np.floor(target * hum.size + 1e-9)), hum.size - 1)
     per = max(1, (1 << 20) // max(hum.size, ai.size))
     reps = []
@@ -99,3 +99,20 @@ def test_undefined_and_bad_input():
         tpr_at_fpr_interval([0, 1], [0.1, 0.5], 1.5)
     with pytest.raises(ValueError, match="non-finite"):
         tpr_at_fpr_interval([0, 1], [0.1, float("nan")], 0.05)
+
+
+def test_the_interval_does_not_depend_on_the_order_of_the_texts():
+    """Found by the evaluation's property test: with tied scores, a resample stream drawn in
+    document order gave [0, 0.525] in one order and [0, 0] in another."""
+    hum, ai = np.array([0.1, 0.1, 0.0]), np.array([0.1])
+    from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_scores
+
+    ref = tpr_at_fpr_interval_scores(hum, ai, 0.05, n_boot=200, seed=3)
+    for perm in ([2, 0, 1], [0, 2, 1], [1, 2, 0]):
+        got = tpr_at_fpr_interval_scores(hum[perm], ai, 0.05, n_boot=200, seed=3)
+        assert (got.tpr, got.lo, got.hi) == (ref.tpr, ref.lo, ref.hi)
+    y, s = _data()
+    rng = np.random.default_rng(0)
+    p = rng.permutation(y.size)
+    a, b = tpr_at_fpr_interval(y, s, 0.05, n_boot=300, seed=1), tpr_at_fpr_interval(y[p], s[p], 0.05, n_boot=300, seed=1)
+    assert (a.lo, a.hi) == (b.lo, b.hi)

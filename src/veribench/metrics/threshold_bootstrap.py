@@ -163,7 +163,8 @@ def tpr_at_fpr_interval(
         return TprAtFprInterval(None, None, None, None, None, n_false_positives_allowed=None, n_valid=0,
                                 reason=point.reason, **common)
 
-    reps = replicate_tprs(s[y == 0], s[y == 1], target, int(n_boot), np.random.default_rng(int(seed)))
+    # sorted, so the interval depends on the scores alone, never on the order of the texts
+    reps = replicate_tprs(np.sort(s[y == 0]), np.sort(s[y == 1]), target, int(n_boot), np.random.default_rng(int(seed)))
     q_lo, q_hi = (float(v) for v in np.quantile(reps, [alpha / 2.0, 1.0 - alpha / 2.0]))
     return TprAtFprInterval(point.tpr, min(q_lo, point.tpr), max(q_hi, point.tpr), point.threshold,
                             point.achieved_fpr, n_false_positives_allowed=allowed_false_positives(n_human, target),
