@@ -314,3 +314,21 @@ def test_fifo_is_refused_without_blocking(bundle):
     (bundle / "README.md").unlink()
     os.mkfifo(bundle / "README.md")
     caught(bundle, "reader", "README.md", "a FIFO")
+
+
+@pytest.mark.parametrize("content,why", [
+    (b'{"format": "veribench-detector-bundle/1", "tag": 1, "tag": 2}', "duplicate"),
+    (b"", "unparsable"),
+    (b"[]", "expected an object"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested"),
+    (b"\xff\xfe garbage", ""),
+])
+def test_a_damaged_manifest_is_a_failed_bundle_not_a_usage_error(bundle, cli_run, content, why):
+    """`veribench verify` on a folder whose manifest.json is damaged: exit 1 with the manifest
+    check failed and its reason, never "not a bundle" (exit 2) or a traceback."""
+    (bundle / "manifest.json").write_bytes(content)
+    code, out = cli_run("verify", bundle)
+    assert code == 1, out
+    first = out.splitlines()[0]
+    assert first.startswith("[FAIL]") and ("manifest" in first or "reader" in first), out
+    assert why.lower() in out.lower(), out

@@ -229,3 +229,20 @@ def test_cli_commit_with_tsa_and_timestamp_later(tmp_path):
         assert r.exit_code == 0 and "timestamp: " in r.output and "signature not checked" not in r.output
     assert sorted(p.name for p in (ws / "commitments").iterdir())[:2] == [
         f"vbp-{load_protocol(f).hash[:16]}-v1.json", f"vbp-{load_protocol(f).hash[:16]}-v1.tsr"]
+
+
+def test_a_committed_amendment_cannot_be_reworded_by_a_later_version(workspace, tmp_path):
+    """Version 3 keeps version 2's amendment but rewords its summary: refused, naming the
+    amendment as it was committed; keeping it verbatim (or leaving it out) is accepted."""
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    v1 = commit(workspace, f)
+    v2_text = amend(BASE.replace("0.5", "0.6"), v1.hash)
+    f.write_text(v2_text)
+    v2 = commit(workspace, f)
+    f.write_text(amend(v2_text.replace("threshold raised", "harmless typo fix").replace("0.6", "0.7"), v2.hash))
+    with pytest.raises(ProtocolError, match="cannot be reworded or redated"):
+        commit(workspace, f)
+    f.write_text(amend(v2_text.replace("0.6", "0.7"), v2.hash, summary="threshold raised again"))
+    v3 = commit(workspace, f)
+    assert [a["summary"] for a in v3.amendments] == ["threshold raised", "threshold raised again"]

@@ -50,6 +50,12 @@ def verify(
         found_runs = sorted(c for c in p.iterdir() if c.is_dir() and not c.is_symlink() and is_detector_bundle(c)) \
             if p.is_dir() else []
         found_cycles = discover(p)
+        if not found_runs and not found_cycles and p.is_dir() and (p / "manifest.json").is_file() \
+                and not (p / "manifest.json").is_symlink():
+            # a manifest that does not read as a detector bundle's: a failed bundle, said by its
+            # manifest check (damaged, duplicate keys, nested too deep), not "not a bundle"
+            runs.append(verify_bundle(p, tsa_roots=roots, max_file_bytes=cap))
+            continue
         if not found_runs and not found_cycles:
             typer.secho(f"error: {p}: not a bundle: holds no cycle or detector-run bundle folders", fg="red",
                         err=True)

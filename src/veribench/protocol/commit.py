@@ -257,6 +257,16 @@ def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_r
             if day > today:
                 raise ProtocolError(f"protocol {path}, field 'amendments': the amendment is dated {day}, in the "
                                     f"future (today is {today} UTC)")
+            # an amendment once committed is history: the file may keep it, never reword it
+            logged = {a_["supersedes"]: a_ for a_ in changelog(con, pid)}
+            for a in proto.amendments:
+                old = logged.get(str(a.get("supersedes") or ""))
+                if old is not None and (str(a.get("date")), str(a.get("summary"))) != (str(old["date"]),
+                                                                                        str(old["summary"])):
+                    raise ProtocolError(
+                        f"protocol {path}, field 'amendments': the amendment that supersedes {old['supersedes']} "
+                        f"was committed on {old['committed_at'][:10]} as ({old['date']}, {old['summary']!r}); a "
+                        "committed amendment cannot be reworded or redated (keep it as it was, or leave it out)")
             etype, version = "protocol_amend", int(head["payload"].get("version", 1)) + 1
             amendment = {"date": str(cur.get("date")), "summary": str(cur.get("summary")), "supersedes": sup}
             prior: list[str] = []
