@@ -320,6 +320,8 @@ def test_fifo_is_refused_without_blocking(bundle):
     (b'{"format": "veribench-detector-bundle/1", "tag": 1, "tag": 2}', "duplicate"),
     (b"", "unparsable"),
     (b"[]", "expected an object"),
+    (b"null", "expected an object, got null"),  # was read as "no manifest" and passed with every check not run
+    (b"0", "expected an object, got int"),
     (b"[" * 100_000 + b"]" * 100_000, "nested"),
     (b"\xff\xfe garbage", ""),
 ])
@@ -332,3 +334,14 @@ def test_a_damaged_manifest_is_a_failed_bundle_not_a_usage_error(bundle, cli_run
     first = out.splitlines()[0]
     assert first.startswith("[FAIL]") and ("manifest" in first or "reader" in first), out
     assert why.lower() in out.lower(), out
+
+
+def test_a_bundle_passes_only_when_every_check_ran(bundle):
+    """The verdict is "ok" only if each of the checks ran and passed: a report with a check
+    that did not run is a failure that names it (the class of the null-manifest pass)."""
+    from veribench.bundles.verify import CHECKS, BundleReport
+
+    rep = verify(bundle)
+    assert rep.ok and set(rep.checks) >= set(CHECKS)
+    partial = BundleReport(path=str(bundle), checks={k: v for k, v in rep.checks.items() if k != "results"})
+    assert not partial.ok and partial.lines()[0].endswith("checks that did not run: results")

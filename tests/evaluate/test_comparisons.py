@@ -401,11 +401,14 @@ def test_a_detector_without_a_decision_rule_gets_its_reason_not_no_texts():
     res = compute_comparisons(y, [dets[1], unfit], slice_masks({"subgroup": group}), gaps=gaps,
                               columns={"subgroup": group})
     rows = {(r["slice"], r["metric"]): r for r in res["comparisons"] if r["slice"] == "all"}
-    for m in ("fpr", "catch_rate"):
+    for m, lab in (("fpr", 0), ("catch_rate", 1)):
         assert rows[("all", m)]["estimate"] is None and rows[("all", m)]["reason"] == f"unfitted: {why}"
+        assert rows[("all", m)]["n"] == int((y == lab).sum())  # texts both scored, never 0
     assert rows[("all", "auroc")]["estimate"] is not None
     g = next(r for r in res["gaps"] if r["detector"] == "unfitted")
-    assert g["estimate"] is None and g["n_a"] is None and g["reason"] == f"no decision rule: {why}"
+    assert g["estimate"] is None and g["reason"] == f"no decision rule: {why}"
+    assert (g["n_a"], g["n_b"]) == (int(((group == "g1") & (y == 0)).sum()), int(((group == "g2") & (y == 0)).sum()))
+    assert g["k_a"] is None and g["rate_a"] is None
     tier = next(t for t in res["tiers"] if (t["slice"], t["metric"]) == ("all", "fpr"))
     assert {"detector": "unfitted", "reason": why} in tier["not_ranked"] or \
         any(x["detector"] == "unfitted" and x["reason"] == why for x in tier["not_ranked"])

@@ -452,3 +452,5 @@ def test_csv_columns_do_not_depend_on_which_rows_are_null(tmp_path):
         assert not any(c.startswith("[") for r in got[1:] for c in r)
     assert heads[0] == heads[1] == ["d", "ci95_lo", "ci95_hi", "tpr_at_fpr_5_tpr", "tpr_at_fpr_5_ci95_lo",
                                     "tpr_at_fpr_5_ci95_hi", "tpr_at_fpr_5_reason"]
+    write_csv([a], f)  # null in every row: still the same two columns
+    assert next(_csv.reader(f.open(encoding="utf-8"))) == heads[0]

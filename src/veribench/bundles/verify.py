@@ -85,7 +85,12 @@ class BundleReport:
 
     @property
     def ok(self) -> bool:
-        return not self.failures
+        """No check failed and every check ran: a bundle is accepted only when each of
+        :data:`CHECKS` passed (a check that could not run is never a pass)."""
+        return not self.failures and all(c in self.checks for c in CHECKS)
+
+    def not_run(self) -> list[str]:
+        return [c for c in CHECKS if c not in self.checks and not any(f.check == c for f in self.failures)]
 
     def status(self, check: str) -> str:
         if any(f.check == check for f in self.failures):
@@ -99,8 +104,10 @@ class BundleReport:
             head = (f"[ok] {name} (run {self.run_id}): {len(CHECKS)} checks passed; "
                     f"{self.counts.get('documents', 0):,} documents, {self.counts.get('score_rows', 0):,} scores "
                     "re-derived")
-        else:
+        elif self.failures:
             head = f"[FAIL] {name}: {self.failures[0].line()}"
+        else:
+            head = f"[FAIL] {name}: checks that did not run: {', '.join(self.not_run())}"
         out = [head]
         for c in CHECKS:
             st = self.status(c)
@@ -165,10 +172,12 @@ class _Ctx:
 # -- manifest --------------------------------------------------------------------------------
 
 def _check_manifest(c: _Ctx, listing: reader.Listing) -> dict[str, Any] | None:
+    before = len(c.r.failures)
     m = c.json(layout.MANIFEST)
     if not isinstance(m, dict):
-        if m is not None:
-            c.fail("manifest", "expected an object", layout.MANIFEST)
+        if len(c.r.failures) == before:  # read, but not an object (null, a list, a number ...)
+            c.fail("manifest", f"expected an object, got {type(m).__name__ if m is not None else 'null'}",
+                   layout.MANIFEST)
         return None
     if m.get("format") != layout.FORMAT:
         c.fail("manifest", "not a detector-run bundle", layout.MANIFEST, "format", layout.FORMAT, m.get("format"))

@@ -283,15 +283,18 @@ def _comparison_row(slice_name: str, metric: str, a: DetectorInput, b: DetectorI
     if res is None:
         need = (y == 0) | (y == 1) if metric == "auroc" else y == RATE_LABEL[metric]
         no_rule = [d for d in (a, b) if metric != "auroc" and d.rule_reason]
+        n_pairs = 0
         if no_rule:
             why = "; ".join(f"{d.name}: {d.rule_reason}" for d in no_rule)
+            # the texts both scored validly: the pairs a rule would have compared
+            n_pairs = int((mask & a.score_valid & b.score_valid & need).sum())
         elif not (mask & need).any():
             why = NO_TEXTS[metric]
         elif metric == "auroc" and not ((mask & (y == 0)).any() and (mask & (y == 1)).any()):
             why = NO_TEXTS["auroc_class"]
         else:
             why = NO_COMMON
-        row.update(estimate=None, ci95=None, p_value=None, p_adjusted=None, test=test, interval=interval, n=0,
+        row.update(estimate=None, ci95=None, p_value=None, p_adjusted=None, test=test, interval=interval, n=n_pairs,
                    value_a=None, value_b=None, reason=why, detail={})
         return row
     row.update(estimate=_f(res.estimate), ci95=_ci(res.lo, res.hi), p_value=_f(res.p_value), p_adjusted=None,
@@ -389,10 +392,11 @@ def subgroup_gaps(y: Any, detectors: Sequence[DetectorInput], columns: Mapping[s
             ma, mb = base & in_a, base & in_b
             if not ((d.score_valid | d.flag_valid) & (in_a | in_b)).any():
                 continue  # the detector scored no text of either group: outside this gap's scope, no row
-            if d.rule_reason:
+            if d.rule_reason:  # n: the texts of each group it scored validly; no flag, so no k or rate
+                sv = d.score_valid & (yy == RATE_LABEL[g.metric])
                 row.update(estimate=None, ci95=None, p_value=None, p_adjusted=None, test=mprop.GAP_TEST,
-                           interval=mprop.GAP_INTERVAL, k_a=None, n_a=None, rate_a=None, k_b=None, n_b=None,
-                           rate_b=None, reason=f"no decision rule: {d.rule_reason}")
+                           interval=mprop.GAP_INTERVAL, k_a=None, n_a=int((sv & in_a).sum()), rate_a=None, k_b=None,
+                           n_b=int((sv & in_b).sum()), rate_b=None, reason=f"no decision rule: {d.rule_reason}")
                 rows.append(row)
                 continue
             res = mprop.proportion_difference(int(d.flag[ma].sum()), int(ma.sum()), int(d.flag[mb].sum()), int(mb.sum()),

@@ -144,7 +144,9 @@ def _gap_cell(row: dict[str, Any], key: str) -> str:
     if key in ("gap_a", "gap_b"):
         s_ = key[-1]
         k, n, r = row.get(f"k_{s_}"), row.get(f"n_{s_}"), row.get(f"rate_{s_}")
-        return f"{k}/{n} ({_pct(r)})" if r is not None else f"{DASH} (no texts, n={n})"
+        if r is not None:
+            return f"{k}/{n} ({_pct(r)})"
+        return f"{DASH} (no texts)" if not n else f"{DASH} (n={n}; {row.get('reason') or 'undefined'})"
     if key == "gap_estimate":
         return _diff_text(row.get("estimate"), row.get("ci95"), row.get("reason"))
     if key == "gap_p":
@@ -448,7 +450,9 @@ def _flat(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in row.items():
         k = f"{prefix}{k}"
-        if isinstance(v, list):
+        if k.endswith("ci95") and (v is None or isinstance(v, list) and len(v) in (0, 2)):
+            out[f"{k}_lo"], out[f"{k}_hi"] = (v[0], v[1]) if v else (None, None)  # an interval: always two columns
+        elif isinstance(v, list):
             if not v:
                 out[k] = None
             elif len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
