@@ -345,3 +345,14 @@ def test_a_bundle_passes_only_when_every_check_ran(bundle):
     assert rep.ok and set(rep.checks) >= set(CHECKS)
     partial = BundleReport(path=str(bundle), checks={k: v for k, v in rep.checks.items() if k != "results"})
     assert not partial.ok and partial.lines()[0].endswith("checks that did not run: results")
+
+
+@pytest.mark.parametrize("rel", ["results.json", "amendments.json"])
+def test_a_bundle_file_holding_json_null_fails(bundle, rel):
+    """JSON null is never "absent": with the manifest re-hashed to match, the file still fails."""
+    from .bundle_helpers import rehash
+
+    (bundle / rel).write_text("null", encoding="utf-8")
+    rehash(bundle)
+    rep = verify(bundle)
+    assert not rep.ok and "got null" in "\n".join(rep.lines()), "\n".join(rep.lines())

@@ -188,3 +188,17 @@ def test_python_only_whitespace_is_not_trimmed(july: Path, ch: str):
     rehash(july, "nonce.txt")
     r = verify_cycle(july)
     assert not r.ok and r.failures[0].check == "commit", r.lines()
+
+
+@pytest.mark.parametrize("name", ["commit.json", "leaderboard.json", "prompts.json"])
+def test_a_file_holding_json_null_fails_even_outside_the_manifest(cli, july: Path, name: str):
+    """commit.json is not listed in the manifest: as JSON null it used to be read as "absent"
+    and the cycle passed [ok]. Null is a failure for every file, and a missing commitment too."""
+    (july / name).write_text("null", encoding="utf-8")
+    _fail(cli, july, "manifest", name)
+
+
+def test_a_cycle_without_its_commitment_fails(cli, july: Path):
+    (july / "commit.json").unlink()
+    out = _fail(cli, july, "manifest")
+    assert "commit.json" in out

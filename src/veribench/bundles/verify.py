@@ -153,10 +153,13 @@ class _Ctx:
             self.fail(check, "required file missing", rel)
             return None
         try:
-            return reader.read_json(self.root, rel, cap=self.cap)
+            v = reader.read_json(self.root, rel, cap=self.cap)
         except ReadError as e:
             self.fail("reader" if "cap" in e.message else check, e.message, rel)
             return None
+        if v is None:  # no bundle file may be null: None always means a recorded failure
+            self.fail(check, "expected an object, got null", rel)
+        return v
 
     def bytes(self, rel: str, check: str) -> bytes | None:
         if not self.has(rel):

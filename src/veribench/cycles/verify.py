@@ -153,14 +153,20 @@ class _Ctx:
             self.r.warnings.append(Finding(check, message, file, field, severity="warning"))
 
     def json(self, name: str) -> Any:
-        """Parsed file, or None after recording the failure (missing / unparsable)."""
+        """Parsed file, or None after recording the failure (missing / unparsable / JSON
+        ``null``: no bundle file may be null, so None always means a recorded failure)."""
         try:
-            return self.b.json(name)
+            v = self.b.json(name)
         except BundleFileError as e:
-            key = ("manifest", name, e.message)
-            if not any((f.check, f.file, f.message) == key for f in self.r.failures):
-                self.fail("manifest", e.message, name)
-            return None
+            v, msg = None, e.message
+        else:
+            if v is not None:
+                return v
+            msg = "holds JSON null where its content is expected"
+        key = ("manifest", name, msg)
+        if not any((f.check, f.file, f.message) == key for f in self.r.failures):
+            self.fail("manifest", msg, name)
+        return None
 
 
 # -- shape checks: clear errors before any arithmetic ---------------------------------------
@@ -253,7 +259,10 @@ def _nonce(c: _Ctx) -> tuple[bytes, str] | None:
 
 
 def _check_commit(c: _Ctx) -> None:
-    commit = c.json("commit.json") if c.b.has("commit.json") else None
+    if not c.b.has("commit.json"):  # commit-reveal rests on it: without it nothing is verified
+        c.fail("commit", "required file missing: the cycle's commitment", "commit.json")
+        return
+    commit = c.json("commit.json")
     if not isinstance(commit, dict):
         if commit is not None:
             c.fail("commit", "expected an object", "commit.json")
