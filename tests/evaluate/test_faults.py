@@ -454,3 +454,13 @@ def test_csv_columns_do_not_depend_on_which_rows_are_null(tmp_path):
                                     "tpr_at_fpr_5_ci95_hi", "tpr_at_fpr_5_reason"]
     write_csv([a], f)  # null in every row: still the same two columns
     assert next(_csv.reader(f.open(encoding="utf-8"))) == heads[0]
+
+
+def test_an_empty_side_column_shows_its_reason_in_the_terminal_and_markdown():
+    """Edited/Mixed flagged with no such texts: a dash with the reason, as in the CSV and JSON."""
+    from veribench.evaluate.tables import cell
+
+    row = {"edited_n": 0, "edited_rate": None, "edited_rate_reason": "no ai-edited-human texts",
+           "mixed_n": 0, "mixed_rate": None, "mixed_rate_reason": None}
+    assert cell(row, "edited_rate") == "— (no ai-edited-human texts)"
+    assert cell(row, "mixed_rate") == "— (no mixed texts)"

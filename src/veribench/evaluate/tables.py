@@ -167,7 +167,7 @@ def cell(row: dict[str, Any], key: str) -> str:
         if key in ("edited_rate", "mixed_rate"):
             pre = key.split("_")[0]
             if not row.get(f"{pre}_n"):
-                return DASH
+                return _null(row.get(f"{key}_reason") or f"no {pre} texts")
             return f"{txt} (n={row[f'{pre}_n']})"
         return txt
     if key == "auroc":
