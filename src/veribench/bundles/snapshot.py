@@ -17,6 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..store.workspace import DuckSqlAccess
+
 #: No keys or indexes: the rows come de-duplicated, and an index would only cost time.
 SNAPSHOT_SCHEMA = """
 CREATE TABLE documents (doc_id VARCHAR, corpus VARCHAR, text VARCHAR, text_sha256 VARCHAR, label VARCHAR,
@@ -28,8 +30,9 @@ CREATE TABLE scores (spec_hash VARCHAR, text_sha256 VARCHAR, status VARCHAR, raw
 """
 
 
-class Snapshot:
-    """An in-memory workspace stand-in (``con`` and ``lock``) holding only a run's rows."""
+class Snapshot(DuckSqlAccess):
+    """An in-memory workspace stand-in (``con``, ``lock``, ``query``, ``arrow``) holding only
+    a run's rows."""
 
     def __init__(self) -> None:
         import duckdb
@@ -51,18 +54,7 @@ class Snapshot:
         finally:
             self.con.unregister(view)
 
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
-        """As :meth:`veribench.store.Workspace.query`: run ``sql``, return all rows."""
-        with self.lock:
-            return self.con.execute(sql, params or []).fetchall()
 
-    def arrow(self, sql: str, params: Sequence[Any] | None = None):
-        """As :meth:`veribench.store.Workspace.arrow`: run ``sql``, return a ``pyarrow.Table``."""
-        with self.lock:
-            return self.con.sql(sql, params=params or None).to_arrow_table()
-
-    def close(self) -> None:
-        self.con.close()
 
 
 @dataclass

@@ -114,7 +114,7 @@ def _ascii_token(value: Any) -> str | None:
     return value
 
 
-class _RootPath:
+class RootPath:
     """ASGI wrapper: every request is served as if below ``root`` (``scope["root_path"]``), so
     routing works for paths that carry the prefix and for paths a proxy has stripped."""
 
@@ -163,7 +163,7 @@ def create_app(workspace: Union[Workspace, RubricDB, str, Path], *, secure_cooki
     app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie=SESSION_COOKIE,
                        max_age=SESSION_MAX_AGE, same_site="strict", https_only=secure_cookies, path=root or "/")
     if root:
-        app.add_middleware(_RootPath, root=root)
+        app.add_middleware(RootPath, root=root)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True)
     templates = Jinja2Templates(env=env)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")

@@ -17,7 +17,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+
+from ..store.workspace import SqlAccess
 
 FILE_NAME = "rubric.sqlite"
 #: How long a writer waits for another process's write transaction, in milliseconds.
@@ -27,7 +29,7 @@ LEGACY_TABLES = ("rubric_items", "rubric_editors", "rubric_assignments", "rubric
                  "rubric_forms", "rubric_meta")
 
 
-class RubricDB:
+class RubricDB(SqlAccess):
     """One SQLite connection to a rubric store, shared by the threads of one process.
 
     Args:
@@ -60,19 +62,6 @@ class RubricDB:
 
         return reentrant_transaction(self, "BEGIN IMMEDIATE")
 
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
-        with self.lock:
-            return self.con.execute(sql, list(params or [])).fetchall()
-
-    def close(self) -> None:
-        with self.lock:
-            self.con.close()
-
-    def __enter__(self) -> "RubricDB":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 def _legacy_rows(duck: Any) -> dict[str, tuple[list[str], list[tuple]]] | None:

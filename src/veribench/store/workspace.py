@@ -251,7 +251,40 @@ def reentrant_transaction(owner: Any, begin: str = "BEGIN TRANSACTION") -> Itera
             owner.con.execute("COMMIT")
 
 
-class Workspace:
+class SqlAccess:
+    """Locked access to one connection: ``self.con`` (DuckDB or sqlite3) and ``self.lock``
+    (a lock held for each call). Shared by the workspace, the bundles' snapshot and the
+    rubric and writing apps' stores."""
+
+    con: Any
+    lock: Any
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
+        """Run ``sql`` with ``params`` and return all rows."""
+        with self.lock:
+            return self.con.execute(sql, list(params or [])).fetchall()
+
+    def close(self) -> None:
+        with self.lock:
+            self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class DuckSqlAccess(SqlAccess):
+    """:class:`SqlAccess` over DuckDB, which also answers in Arrow."""
+
+    def arrow(self, sql: str, params: Sequence[Any] | None = None):
+        """Run ``sql`` and return a ``pyarrow.Table``."""
+        with self.lock:
+            return self.con.sql(sql, params=params or None).to_arrow_table()
+
+
+class Workspace(DuckSqlAccess):
     """A veribench workspace folder.
 
     Args:
@@ -310,15 +343,6 @@ class Workspace:
         """
         with reentrant_transaction(self) as con:
             yield con
-
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
-        with self.lock:
-            return self.con.execute(sql, params or []).fetchall()
-
-    def arrow(self, sql: str, params: Sequence[Any] | None = None):
-        """Run ``sql`` and return a ``pyarrow.Table``."""
-        with self.lock:
-            return self.con.sql(sql, params=params or None).to_arrow_table()
 
     # -- specs ----------------------------------------------------------------------
     def put_spec(self, spec: Spec, con: duckdb.DuckDBPyConnection | None = None) -> str:

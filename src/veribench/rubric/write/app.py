@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.sessions import SessionMiddleware
 
-from ..app import SECURITY_HEADERS
+from ..app import SECURITY_HEADERS, RootPath
 from . import rules, store
 from .db import WriteDB, open_store
 from .evidence import describe
@@ -73,19 +73,6 @@ class _OtherStep(Exception):
 
     def __init__(self, response: Response):
         self.response = response
-
-
-class _RootPath:
-    """ASGI wrapper: every request is served as if below ``root`` (``scope["root_path"]``), so
-    routing works for paths that carry the prefix and for paths a proxy has stripped."""
-
-    def __init__(self, app: Any, root: str):
-        self.app, self.root = app, root
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] in ("http", "websocket"):
-            scope = {**scope, "root_path": self.root}
-        await self.app(scope, receive, send)
 
 
 class RevisionIn(BaseModel):
@@ -154,7 +141,7 @@ def create_app(workspace: Union[str, Path, WriteDB], *, secure_cookies: bool = F
                        max_age=rules.SESSION_MAX_AGE, same_site="strict", https_only=secure_cookies,
                        path=root or "/")
     if root:
-        app.add_middleware(_RootPath, root=root)
+        app.add_middleware(RootPath, root=root)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True)
     templates = Jinja2Templates(env=env)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")

@@ -33,7 +33,9 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Iterator
+
+from ...store.workspace import SqlAccess
 
 FILE_NAME = "write.sqlite"
 #: How long a writer waits for another process's write transaction, in milliseconds.
@@ -117,7 +119,7 @@ CREATE TABLE IF NOT EXISTS write_withdrawals (
 """
 
 
-class WriteDB:
+class WriteDB(SqlAccess):
     """One SQLite connection to a writing store, shared by the threads of one process.
 
     Args:
@@ -163,19 +165,6 @@ class WriteDB:
                 raise
             self.con.execute("COMMIT")
 
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
-        with self.lock:
-            return self.con.execute(sql, list(params or [])).fetchall()
-
-    def close(self) -> None:
-        with self.lock:
-            self.con.close()
-
-    def __enter__(self) -> "WriteDB":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 def open_store(workspace: str | os.PathLike[str]) -> WriteDB:
