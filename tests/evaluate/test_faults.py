@@ -464,3 +464,14 @@ def test_an_empty_side_column_shows_its_reason_in_the_terminal_and_markdown():
            "mixed_n": 0, "mixed_rate": None, "mixed_rate_reason": None}
     assert cell(row, "edited_rate") == "— (no ai-edited-human texts)"
     assert cell(row, "mixed_rate") == "— (no mixed texts)"
+
+
+def test_no_flag_count_is_printed_beside_an_empty_denominator():
+    """Table 2's FP / Detected cells: with human n = 0 (or AI n = 0) a dash and the reason,
+    never "0" beside "— (no human texts)"."""
+    from veribench.evaluate.tables import cell
+
+    row = {"human_n": 0, "false_positives": 0, "fpr": None, "fpr_reason": "no human texts",
+           "ai_n": 5, "detections": 2, "catch_rate": 0.4}
+    assert cell(row, "false_positives") == "— (no human texts)"
+    assert cell(row, "detections") == "2"

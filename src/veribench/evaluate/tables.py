@@ -185,7 +185,10 @@ def cell(row: dict[str, Any], key: str) -> str:
                 + (f" (FPR {_pct(fpr)})" if fpr is not None and not mark else ""))
     if key in ("false_positives", "detections"):
         v = row.get(key)
-        return _null(row.get("fpr_reason" if key == "false_positives" else "catch_rate_reason")) if v is None else str(v)
+        denom = row.get("human_n" if key == "false_positives" else "ai_n")
+        if v is None or denom == 0:  # no count of flags where there was nothing to flag
+            return _null(row.get("fpr_reason" if key == "false_positives" else "catch_rate_reason"))
+        return str(v)
     if key == "excluded":
         return _excluded_text(row)
     if key == "hazards":
