@@ -90,6 +90,7 @@ class BundleReport:
         return not self.failures and all(c in self.checks for c in CHECKS)
 
     def not_run(self) -> list[str]:
+        """The checks of :data:`CHECKS` that neither passed nor failed (in check order)."""
         return [c for c in CHECKS if c not in self.checks and not any(f.check == c for f in self.failures)]
 
     def status(self, check: str) -> str:

@@ -265,6 +265,7 @@ class SqlAccess:
             return self.con.execute(sql, list(params or [])).fetchall()
 
     def close(self) -> None:
+        """Close the connection (under the lock, so no call is cut off mid-query)."""
         with self.lock:
             self.con.close()
 
