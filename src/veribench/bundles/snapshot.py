@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..store.workspace import DuckSqlAccess
+from ..store.workspace import DuckSqlAccess, insert_arrow
 
 #: No keys or indexes: the rows come de-duplicated, and an index would only cost time.
 SNAPSHOT_SCHEMA = """
@@ -46,13 +46,7 @@ class Snapshot(DuckSqlAccess):
 
     def load(self, table: str, arrow_table: Any) -> None:
         """Insert an Arrow table's columns (by name) into ``table``."""
-        view = f"_snap_{table}"
-        self.con.register(view, arrow_table)
-        try:
-            cols = ", ".join(arrow_table.column_names)
-            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {view}")
-        finally:
-            self.con.unregister(view)
+        insert_arrow(self.con, table, arrow_table)
 
 
 

@@ -283,13 +283,9 @@ def _store_rows(c: Any, run_id: str, cols: dict[str, np.ndarray]) -> None:
             arrays[name] = pa.array(list(v), pa.bool_())
         else:
             arrays[name] = pa.array([None if x is None else str(x) for x in v], pa.string())
-    tbl = pa.table(arrays)
-    view = f"_vb_run_rows_{uuid.uuid4().hex[:8]}"
-    c.register(view, tbl)
-    try:
-        c.execute(f"INSERT INTO run_rows ({', '.join(arrays)}) SELECT {', '.join(arrays)} FROM {view}")
-    finally:
-        c.unregister(view)
+    from ..store.workspace import insert_arrow
+
+    insert_arrow(c, "run_rows", pa.table(arrays))
 
 
 def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_scoring: bool = True,

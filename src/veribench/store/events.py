@@ -254,12 +254,9 @@ def _insert_items(con: Any, seq: int, kind: str, items: Sequence[tuple[Any, Any,
     tbl = pa.table({"seq": pa.array([seq] * len(items), pa.int64()), "kind": pa.array([kind] * len(items), pa.string()),
                     "k1": pa.array(k1, pa.string()), "k2": pa.array(k2, pa.string()),
                     "leaf": pa.array(leaf, pa.string())})
-    view = f"_vb_items_{id(tbl)}"
-    con.register(view, tbl)
-    try:
-        con.execute(f"INSERT INTO log_items SELECT seq, kind, k1, k2, leaf FROM {view}")
-    finally:
-        con.unregister(view)
+    from .workspace import insert_arrow
+
+    insert_arrow(con, "log_items", tbl)
 
 
 def append_event(con: Any, type: str, payload: dict[str, Any], *,

@@ -122,6 +122,27 @@ _SCORE_COLUMNS = [("spec_hash", "string"), ("text_sha256", "string"), ("status",
 _SUBMISSION_COLUMNS = [("doc_id", "string"), ("spec_hash", "string"), ("submitted_sha256", "string")]
 
 
+@contextmanager
+def arrow_view(con: Any, arrow_table: Any, prefix: str = "_vb"):
+    """``arrow_table`` registered on DuckDB connection ``con`` under a fresh view name (yielded)
+    for the block's queries, and unregistered after it, whatever happens."""
+    import uuid
+
+    view = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    con.register(view, arrow_table)
+    try:
+        yield view
+    finally:
+        con.unregister(view)
+
+
+def insert_arrow(con: Any, table: str, arrow_table: Any, verb: str = "INSERT") -> None:
+    """``{verb} INTO table`` every row of ``arrow_table``, its columns matched by name."""
+    cols = ", ".join(arrow_table.column_names)
+    with arrow_view(con, arrow_table) as view:
+        con.execute(f"{verb} INTO {table} ({cols}) SELECT {cols} FROM {view}")
+
+
 def _insert_rows(con: duckdb.DuckDBPyConnection, verb: str, table: str, columns: Sequence[tuple[str, str]],
                  rows: Sequence[Sequence[Any]]) -> None:
     """``{verb} INTO table`` all ``rows`` at once through an Arrow table (same column order).
@@ -143,13 +164,7 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, verb: str, table: str, columns:
     types = {"string": pa.string(), "float64": pa.float64(), "timestamp": pa.timestamp("us", tz="UTC")}
     cols = list(zip(*rows))
     tbl = pa.table({name: pa.array(list(vals), types[t]) for (name, t), vals in zip(columns, cols)})
-    view = f"_vb_rows_{threading.get_ident()}"
-    con.register(view, tbl)
-    try:
-        names = ", ".join(n for n, _ in columns)
-        con.execute(f"{verb} INTO {table} ({names}) SELECT {names} FROM {view}")
-    finally:
-        con.unregister(view)
+    insert_arrow(con, table, tbl, verb)
 
 
 #: Seconds a command waits for another process to release the workspace before it gives

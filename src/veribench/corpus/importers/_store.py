@@ -243,15 +243,13 @@ def store_import(
         present: set[str] = set()
         if docs:
             tbl = _doc_rows(docs, report.corpus, import_id, corpora)
-            view = "_vb_import_docs"
-            con.register(view, tbl)
-            try:
+            from ...store.workspace import arrow_view
+
+            with arrow_view(con, tbl, "_vb_import_docs") as view:
                 present = _reconcile(con, view, report, update)
                 con.execute(f"INSERT INTO documents SELECT * FROM {view} WHERE doc_id NOT IN "
                             "(SELECT doc_id FROM documents)")
                 put_segments(con, [d for d in docs if d.segments and d.id not in present])
-            finally:
-                con.unregister(view)
         report.already_present = len(present)
         report.documents = len(docs) - len(present)
         _add_hazards(con, batches, docs, submitted_texts or {})
