@@ -312,3 +312,31 @@ def test_withdrawn_document_leaves_no_trace_of_its_text(tmp_path, cli_run):
     with Workspace(tmp_path / "ws") as w:
         w.con.execute("UPDATE log_items SET k1 = NULL WHERE kind = 'doc' AND k1 = 'd03'")
         assert "logged withdrawals account for 1" in "\n".join(ev.verify_workspace(w).lines())
+
+
+def test_report_of_a_tampered_bundle_leads_with_its_failure(liang_built, cli_run, tmp_path):
+    """A bundle whose results.json was edited: its page (and the index) open with the failed
+    verification, saying the numbers are the bundle's claims; the workspace copy of the same run
+    is told apart by where it was read from."""
+    import shutil
+
+    ws, bundle, _ = liang_built
+    bad = tmp_path / "tampered"
+    shutil.copytree(bundle, bad)
+    res = json.loads((bad / "results.json").read_text())
+    res["table1"][0]["false_positives"] += 1
+    (bad / "results.json").write_text(json.dumps(res), encoding="utf-8")
+    code, out = cli_run("report", ws, bad, "--out", tmp_path / "site")
+    assert code == 0, out
+    site = tmp_path / "site"
+    pages = {p.stem: json.loads((site / "data" / f"{p.stem}.json").read_text()) for p in site.glob("run-*.html")
+             if p.stem != "run-trends"}
+    (name, d), = [(n, d) for n, d in pages.items() if d.get("source") == "tampered"]
+    assert d["verification"]["status"] == "FAILED" and d["source_kind"] == "published bundle"
+    assert d["integrity"]["status"] == "bundle FAILED" and d["integrity"]["lines"][0]["alert"]
+    html = (site / f"{name}.html").read_text()
+    assert "did not verify" in html and html.index("did not verify") < html.index('id="table1"')
+    assert {x["source_kind"] for x in pages.values()} == {"published bundle", "workspace"}
+    idx = json.loads((site / "data" / "index.json").read_text())
+    entry = next(r for r in idx["runs"] if r["name"] == name)
+    assert "did not verify" in entry["integrity"] and entry["source_kind"] == "published bundle"

@@ -555,8 +555,8 @@ def _build(ws_paths: list[Path], bundle_paths: list[Path], run_files: list[Path]
             except json.JSONDecodeError as e:
                 raise InputError(f"not valid JSON ({e.msg} at line {e.lineno})", file=str(f)) from None
             notes.append(f"{f}: run results file, so no raw per-document downloads")
-        _run_page(results, str(f), [], None, out, taken, pages, run_summaries, say)
-        pages[-1].data["verification"] = verification
+        _run_page(results, str(f), [], None, out, taken, pages, run_summaries, say, verification=verification,
+                  kind="published bundle" if f.is_dir() else "run results file")
         trend_runs.append(results)
     if len({str((r.get("run") or {}).get("tag")) for r in trend_runs}) >= 2:
         d = runmod.run_trends_data(trend_runs)
@@ -635,7 +635,8 @@ def _workspace_pages(path: Path, out: Path, taken: set[str], pages: list[Page], 
             results, no_run = None, e
         name = None
         if results is not None:
-            name = _run_page(results, str(path), runmod._runs_table(ws), ws, out, taken, pages, run_summaries, say)
+            name = _run_page(results, str(path), runmod._runs_table(ws), ws, out, taken, pages, run_summaries, say,
+                             kind="workspace")
             if trend_runs is not None:
                 trend_runs.extend(runmod.all_results(ws))
         label = next(p.data["run"].get("tag") for p in pages if p.name == name) if name else path.name
@@ -667,8 +668,24 @@ def _add_reasons(data: dict[str, Any], results: dict[str, Any]) -> None:
 
 
 def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Path, taken: set[str],
-              pages: list[Page], run_summaries: list, say: Callable[[str], None]) -> str:
+              pages: list[Page], run_summaries: list, say: Callable[[str], None],
+              verification: dict[str, Any] | None = None, kind: str = "workspace") -> str:
+    """Add the run page (and its comparisons page) of ``results``; returns the page name.
+
+    ``kind`` says where the run was read from (``workspace``, ``published bundle``, ``run
+    results file``); ``verification`` is a bundle's verdict. A bundle that did not verify
+    leads its page, and its index entry, with that verdict: its numbers are the bundle's
+    claims, not checked ones."""
     data = runmod.run_page_data(results, source=source, runs=runs_list)
+    data["source_kind"] = kind
+    data["read_from"] = f"{kind} {data['source']}"  # one line of the facts: which copy this page shows
+    data["verification"] = verification
+    if verification is not None and verification["status"] != "verified":
+        integ = data["integrity"]
+        integ["status"] = f"bundle {verification['status']}"
+        integ["lines"].insert(0, {"text": f"This published bundle did not verify ({verification['status']}: "
+                                          f"{verification['detail']}); the numbers on this page are what the "
+                                          "bundle claims, not numbers veribench re-derived.", "alert": True})
     _add_reasons(data, results)
     full_view = runview.enrich(data, results)
     tag = data["run"].get("tag") or data["run"].get("run_id") or Path(source).stem
@@ -701,6 +718,7 @@ def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Pa
                           "n_detectors": len({r.get("detector") for r in data["table1"]}),
                           "protocol": (data["run"].get("protocol") or {}).get("name"),
                           "integrity": data["integrity"]["lines"][0]["text"] if data["integrity"]["lines"] else None,
+                          "source_kind": kind,
                           "compare_href": data.get("compare_href"), "landing": land,
                           "figures": runview.landing_figures(data, out / "img", name, prefix=name)})
     return name
