@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from veribench.cli.demo import DEMO_ATTACK_PER_SET, DEMO_ATTACKS
 from veribench.cli.main import app
-from veribench.detectors.local import models
+from veribench.detectors.local import engine, models
+from veribench.store import Workspace
 
 LIANG = ["GPTZero", "OriginalityAI", "ZeroGPT", "Crossplag", "HFOpenAI", "Quil", "Sapling"]
 SMOL = ["Log-likelihood (SmolLM2-135M)", "Log-rank (SmolLM2-135M)", "Entropy (SmolLM2-135M)", "LRR (SmolLM2-135M)",
@@ -28,13 +29,19 @@ def demo(tmp_path_factory):
     root = tmp_path_factory.mktemp("demo")
     runner = CliRunner()
     args = ["demo", "--workspace", str(root / "ws"), "--out", str(root / "out")]
+    before = sum(v for k, v in engine.STATS.texts_forwarded.items() if k[0] == "smollm2")
     first = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert first.exit_code == 0, first.output[-3000:]
+    forwarded = sum(v for k, v in engine.STATS.texts_forwarded.items() if k[0] == "smollm2") - before
     res = json.loads((root / "out" / "results.json").read_text())
     second = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert second.exit_code == 0, second.output[-3000:]
     res2 = json.loads((root / "out" / "results.json").read_text())
-    return {"first": first.output, "second": second.output, "res": res, "res2": res2}
+    with Workspace(root / "ws") as ws:
+        distinct = ws.query("SELECT count(DISTINCT u.submitted_sha256) FROM submissions u JOIN specs s "
+                            "ON s.spec_hash = u.spec_hash WHERE s.name = 'loglik'")[0][0]
+    return {"first": first.output, "second": second.output, "res": res, "res2": res2, "forwarded": forwarded,
+            "distinct": distinct}
 
 
 @pytest.mark.slow
@@ -83,3 +90,14 @@ def test_second_demo_run_scores_and_derives_nothing(demo):
         assert re.search(rf"{a}: derived 0 document", out), out[:2000]
     strip = lambda r: {k: v for k, v in r.items() if k not in ("run", "files")}  # noqa: E731
     assert strip(demo["res2"]) == strip(demo["res"])
+
+
+@pytest.mark.slow
+def test_demo_forwards_each_text_once_while_zippy_scores(demo):
+    """The background forward passes (started once the protocol is committed) and the
+    scoring step's own request for them never forward a text twice: the five detectors
+    share one pass per distinct text."""
+    out = demo["first"]
+    assert re.search(r"SmolLM2 forward passes of \d+ texts start in the background while ZipPy scores", out)
+    assert out.index("2. Commit the protocol") < out.index("start in the background")
+    assert demo["forwarded"] == demo["distinct"] == 145

@@ -164,3 +164,12 @@ def test_counts_equal_a_per_character_count(text):
     r = reference_ratio(text)
     assert h["distinct_word_trigram_ratio"] == r
     assert h["degenerate_repetition"] == (r is not None and r < 0.5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(texts, st.text(alphabet="abc xyz.\u2019\u201c\u201d\u00e9\u00a0\u2014", max_size=60)))
+def test_the_distinct_character_shortcut_equals_the_walk(text):
+    """``_scan`` skips the per-character walk when no distinct character is a confusable or
+    invisible (curly quotes, accents, dashes: most real essays); the walk gives the same."""
+    assert hz._scan(text) == hz._scan_chars(text)
+    assert hz._strip_invisible(text) == "".join(ch for ch in text if unicodedata.category(ch) != "Cf")

@@ -259,3 +259,93 @@ def test_shared_prefix_links_are_true_prefixes(seqs, min_shared):
         j, k = p
         assert got[j] is None and j != i  # roots only, depth one
         assert k >= min_shared and seqs[i][:k] == seqs[j][:k]
+
+
+# --------------------------------------------------------------------------- packs side by side
+def _outputs(out):
+    return [(o.ll.tolist(), o.rank.tolist(), o.ent.tolist(), o.m2.tolist()) for o in out]
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_packs_side_by_side_equal_one_pack_at_a_time(arch, gpt2_path, llama_path, pack_log):
+    """Packs run on several workers give bit-identical per-position outputs to the same
+    packs run one after the other single-threaded, and the result records the workers;
+    both equal the per-text reference."""
+    path, cap = (gpt2_path, 64) if arch == "gpt2" else (llama_path, 200)
+    lm = engine_lm(path)
+    texts = [f"{t} Copy {i}." for i in range(3) for t in _mixed_texts(60)]
+    one = engine.single_passes(lm, texts, cap, memo=None,
+                               plan=engine.resolve_plan(lm, pack_tokens=48, threads=1))
+    n_packs = len(pack_log)
+    assert n_packs >= 6
+    pack_log.clear()
+    many = engine.single_passes(lm, texts, cap, memo=None,
+                                plan=engine.resolve_plan(lm, pack_tokens=48, workers=3))
+    assert len(pack_log) == n_packs
+    assert _outputs(many) == _outputs(one)
+    engine.MEMO.clear()
+    good = _check_single(path, texts[:7], cap, packing="packed", pack_tokens=48, workers=3)
+    r = zs.ZeroShotDetector("loglik", model=path, max_tokens=cap, device="cpu", pack_tokens=48,
+                            workers=3).score_batch(good)
+    assert all(x.detail["engine"]["workers"] == 3 for x in r)
+
+
+def test_pair_passes_side_by_side_equal_one_at_a_time(gpt2_path, pair_paths, texts):
+    observer, performer = gpt2_path, pair_paths[0]
+    good = [t for t in texts + _mixed_texts(40) if len(ref_model(observer)[1](t).input_ids) >= 2]
+    runs = []
+    for kw in ({"threads": 1}, {"workers": 2}):
+        engine.MEMO.clear()
+        runs.append([r.raw for r in zs.Binoculars(observer=observer, performer=performer, max_tokens=48,
+                                                  device="cpu", pack_tokens=40, **kw).score_batch(good)])
+    assert runs[0] == runs[1]
+    for t, raw in zip(good, runs[1]):
+        assert close(raw, ref_binoculars(observer, performer, t, 48)), t
+
+
+def test_a_failing_pack_stops_the_run_restores_threads_and_attention(llama_path, monkeypatch):
+    lm = engine_lm(llama_path)
+    texts = [f"{t} Copy {i}." for i in range(4) for t in _mixed_texts(60)]
+    calls: list[int] = []
+    real = engine._forward_single
+
+    def flaky(lm_, lay, plan, chunk_bytes):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("pack 2 failed")
+        return real(lm_, lay, plan, chunk_bytes)
+
+    monkeypatch.setattr(engine, "_forward_single", flaky)
+    n0, attn0 = torch.get_num_threads(), lm.model.config._attn_implementation
+    plan = engine.resolve_plan(lm, pack_tokens=32, workers=2)
+    n_packs = len(engine._groups(plan, [min(len(x), 200) for x in engine.tokenize(lm, texts)]))
+    with pytest.raises(RuntimeError, match="pack 2 failed"):
+        engine.single_passes(lm, texts, 200, memo=None, plan=plan)
+    assert torch.get_num_threads() == n0
+    assert lm.model.config._attn_implementation == attn0
+    assert len(calls) < n_packs  # the packs not yet started were cancelled
+
+
+def test_how_many_workers(monkeypatch):
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
+    n0 = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        P = lambda **k: engine.Plan("cpu", "float32", "packed", "segments", False, 1024, 256, **k)  # noqa: E731
+        assert engine.plan_workers(P(), 10) == 2  # torch's threads, one pack each
+        assert engine.plan_workers(P(), 1) == 1  # never more workers than packs
+        assert engine.plan_workers(P(threads=2), 10) == 1  # a fixed thread count runs packs in turn
+        assert engine.plan_workers(P(workers=3), 10) == 3 and engine.plan_workers(P(workers=3), 2) == 2
+        torch.set_num_threads(1)  # a Ray actor given one CPU
+        assert engine.plan_workers(P(), 10) == 1
+        cuda = engine.Plan("cuda", "bfloat16", "packed", "varlen", True, 32768, 2048, workers=4)
+        assert engine.plan_workers(cuda, 10) == 1
+    finally:
+        torch.set_num_threads(n0)
+
+
+def test_workers_setting_is_checked(gpt2_path):
+    lm = engine_lm(gpt2_path)
+    for bad in ("many", 0, "-1"):
+        with pytest.raises(ValueError, match="workers must be"):
+            engine.resolve_plan(lm, workers=bad)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -44,21 +45,62 @@ def demo_data_dir() -> Path:
     return p
 
 
-def _preload(errors: list[BaseException]) -> threading.Thread:
-    """Load the demo model on a background thread while the corpora are imported (the
-    import is mostly single-threaded Python, so the other core is free)."""
+class _Prefetch:
+    """The demo's background thread: it loads the demo model while the corpora are
+    imported (mostly single-threaded Python, so the other core is free), then, once the
+    protocol is committed and :meth:`submit` names the texts, runs the zero-shot
+    detectors' forward passes into the engine's memo while ZipPy scores on the main
+    thread. The scoring step then reads the passes: the engine reads its memo under the
+    model's lock, so a text still being forwarded is waited for, never forwarded twice.
+    An error here is dropped: the scoring step loads and forwards again itself and
+    reports its own error."""
 
-    def run() -> None:
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._job: tuple[Any, list[str], Any] | None = None
+        self.thread = threading.Thread(target=self._run, name="veribench-prefetch", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        from ..detectors.local import engine
+        from ..detectors.local.models import load_causal_lm
+
         try:
-            from ..detectors.local.models import load_causal_lm
-
             load_causal_lm(DEMO_MODEL, device="auto", dtype="auto")
-        except BaseException as e:  # reported (or raised again) by the scoring step
-            errors.append(e)
+            self._ready.wait()
+            if self._job is not None:
+                det, texts, sink = self._job
+                with engine.report_progress(sink, interval=3.0):
+                    det.warm(texts)
+        except BaseException:  # noqa: BLE001 - the scoring step reports its own error
+            pass
 
-    t = threading.Thread(target=run, name="veribench-preload", daemon=True)
-    t.start()
-    return t
+    def submit(self, ws, proto, sink) -> int:
+        """Start the forward passes of ``proto``'s first zero-shot detector on the texts it
+        has yet to score (read here, on the calling thread); returns how many."""
+        from .. import registry
+        from ..detectors.base import submitted_text
+        from ..errors import RegistryError
+        from ..evaluate.run import unscored_documents
+
+        for e in proto.detectors:
+            try:
+                factory = registry.get("detector", e.name)
+            except RegistryError:
+                continue
+            det = factory(**e.settings)
+            if not callable(getattr(det, "warm", None)):
+                continue
+            ids = unscored_documents(ws, proto, e, det)
+            texts = sorted({submitted_text(det.spec, t) for t in ws.texts_for(ids).values()})
+            self._job = (det, texts, sink) if texts else None
+            break
+        self._ready.set()
+        return len(self._job[1]) if self._job else 0
+
+    def close(self) -> None:
+        self._ready.set()
+        self.thread.join()
 
 
 @friendly_errors
@@ -81,30 +123,33 @@ def demo_cmd(
     if show_data:
         typer.echo(str(ex))
         return
-    from ..corpus.importers import import_fastdetectgpt, import_liang2023
-    from ..detectors.local import engine, models
-    from ..evaluate import evaluate_workspace
-    from ..evaluate.tables import print_tables, print_warnings, wide_console, write_outputs
-    from ..protocol.commit import commit
-    from ..protocol.model import load_protocol
+    t0 = time.perf_counter()
+    # the model starts loading (background thread) before the evaluation's own imports
+    from ..console import wide_console
+    from ..detectors.local import models
     from ..store import Workspace
 
     con = wide_console()
-    t0 = time.perf_counter()
     missing = [] if no_models else models.missing_packages(DEMO_MODEL)
     use_models = not no_models and not missing
     proto_path = ex / "protocols" / ("demo.toml" if use_models else "demo-core.toml")
     if missing:
         con.print("[yellow]SmolLM2 zero-shot detectors skipped: " + "; ".join(str(m) for m in missing) + "[/]")
     con.print(f"[dim]demo data: {ex}[/]")
-    load_errors: list[BaseException] = []
     note = lambda m: con.print(f"[dim]{m}[/]")  # noqa: E731
     models.LOAD_LOG.append(note)
     try:
         with Workspace(workspace) as ws:
             done = {r[0] for r in ws.query("SELECT DISTINCT corpus FROM documents")}
             # a fresh workspace will need the model: load it while the corpora are imported
-            preload = _preload(load_errors) if use_models and "fastdetectgpt" not in done else None
+            prefetch = _Prefetch() if use_models and "fastdetectgpt" not in done else None
+            from ..corpus.importers import import_fastdetectgpt, import_liang2023
+            from ..detectors.local import engine
+            from ..evaluate import evaluate_workspace
+            from ..evaluate.tables import print_tables, print_warnings, write_outputs
+            from ..protocol.commit import commit
+            from ..protocol.model import load_protocol
+
             con.rule("[bold]1. Import the bundled corpora")
             if "liang2023" not in done:
                 rep = import_liang2023(ws, ex / "liang2023")
@@ -122,13 +167,18 @@ def demo_cmd(
             rec = commit(ws, proto_path)
             con.print(f"{'committed' if rec.new else 'already committed'}: {rec.name} sha256={rec.hash}")
             con.rule("[bold]3. Score locally and evaluate")
-            if preload is not None:
-                preload.join()
-                if load_errors:
-                    raise load_errors[0]
-            with engine.report_progress(lambda m: con.print(f"[dim]{m}[/]"), interval=3.0, console=con):
-                res = evaluate_workspace(ws, load_protocol(proto_path), allow_scoring=True, progress=False,
-                                         log=con.print)
+            proto = load_protocol(proto_path)
+            show = lambda m: con.print(f"[dim]{m}[/]")  # noqa: E731
+            if prefetch is not None:
+                n = prefetch.submit(ws, proto, show)
+                if n:
+                    note(f"SmolLM2 forward passes of {n} texts start in the background while ZipPy scores")
+            try:
+                with engine.report_progress(show, interval=3.0, console=con):
+                    res = evaluate_workspace(ws, proto, allow_scoring=True, progress=False, log=con.print)
+            finally:
+                if prefetch is not None:
+                    prefetch.close()
             con.print(f"[dim]{time.perf_counter() - t0:.1f} s[/]")
             con.rule("[bold]4. Tables")
             print_tables(res, con)

@@ -126,9 +126,17 @@ def _info(ch: str) -> tuple[int, str | None]:
 
 
 def _scan(text: str) -> tuple[list[tuple[int, str]], int]:
-    """(non-Latin confusables as (index, Latin target), count of invisible characters)."""
-    if text.isascii():
+    """(non-Latin confusables as (index, Latin target), count of invisible characters).
+
+    A text none of whose distinct characters is a confusable or invisible gives ([], 0)
+    without the per-character walk (:func:`_scan_chars`, which gives the same)."""
+    if text.isascii() or not any(_info(ch)[0] in (_CONF, _INVISIBLE) for ch in set(text) if not ch.isascii()):
         return [], 0
+    return _scan_chars(text)
+
+
+def _scan_chars(text: str) -> tuple[list[tuple[int, str]], int]:
+    """:func:`_scan` by walking every character (words, Latin share, invisibles)."""
     letters = latin = invisible = 0
     mixed: list[tuple[int, str]] = []  # in words that also hold a Latin letter
     whole: list[tuple[int, str]] = []  # in words made only of look-alikes
@@ -209,6 +217,8 @@ def any_hazard(hazards: dict[str, Any] | None) -> bool:
 
 
 def _strip_invisible(text: str) -> str:
+    if text.isascii() or not any(unicodedata.category(ch) in INVISIBLE_CATEGORIES for ch in set(text)):
+        return text
     return "".join(ch for ch in text if unicodedata.category(ch) not in INVISIBLE_CATEGORIES)
 
 

@@ -169,6 +169,19 @@ def is_paid(det: Any) -> bool:
     return callable(getattr(det, "cost", None))
 
 
+def unscored_documents(ws: Workspace, proto: Protocol, entry: DetectorEntry, det: Any) -> list[str]:
+    """Ids (sorted) of the documents that ``proto`` selects for detector ``entry`` (its
+    selection and the entry's ``corpora``) and that ``det``'s spec has not scored yet."""
+    where, params = _selection_sql(proto.selection)
+    extra = ""
+    if entry.corpora:
+        extra = (" AND " if where else " WHERE ") + "corpus IN (SELECT unnest(?::VARCHAR[]))"
+        params = params + [list(entry.corpora)]
+    ids = [r[0] for r in ws.query(f"SELECT doc_id FROM documents{where}{extra} ORDER BY doc_id", params)]
+    done = {r[0] for r in ws.query("SELECT doc_id FROM submissions WHERE spec_hash = ?", [det.spec.hash])}
+    return [i for i in ids if i not in done]
+
+
 def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, progress: bool,
                       log: Callable[[str], None], allow_paid: bool = False,
                       max_spend: float | None = None) -> list[tuple[Spec, DetectorEntry]]:
@@ -202,14 +215,7 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
             if allow_scoring:
                 from ..detectors.pipeline import score_documents
 
-                where, params = _selection_sql(proto.selection)
-                extra = ""
-                if e.corpora:
-                    extra = (" AND " if where else " WHERE ") + "corpus IN (SELECT unnest(?::VARCHAR[]))"
-                    params = params + [list(e.corpora)]
-                ids = [r[0] for r in ws.query(f"SELECT doc_id FROM documents{where}{extra} ORDER BY doc_id", params)]
-                done = {r[0] for r in ws.query("SELECT doc_id FROM submissions WHERE spec_hash = ?", [det.spec.hash])}
-                todo = [i for i in ids if i not in done]
+                todo = unscored_documents(ws, proto, e, det)
                 kw: dict[str, Any] = {}
                 if todo and is_paid(det):
                     if not allow_paid or max_spend is None:

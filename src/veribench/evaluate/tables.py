@@ -17,6 +17,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..console import wide_console  # noqa: F401 - re-exported
+
 #: Marker of an in-sample oracle operating point (threshold set on the texts it reports).
 IN_SAMPLE_MARK = "†"
 IN_SAMPLE_NOTE = (f"{IN_SAMPLE_MARK} in-sample oracle operating point: the threshold was set on the human texts "
@@ -235,15 +237,6 @@ def _in_sample_used(res: dict[str, Any]) -> bool:
                         and "in-sample" in str(v.get("threshold_source") or ""):
                     return True
     return False
-
-
-def wide_console() -> Any:
-    """A rich Console at least 160 columns wide, so the tables do not fold in pipes and CI logs."""
-    import shutil
-
-    from rich.console import Console
-
-    return Console(width=max(shutil.get_terminal_size((200, 40)).columns, 160))
 
 
 def _side_cols(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -319,9 +319,18 @@ def adjust_pvalues(p_values: Sequence[float | None], method: Literal["holm", "no
     out: list[float | None] = [None] * len(vals)
     if not idx:
         return out
+    import gc
+
     from statsmodels.stats.multitest import multipletests
 
-    adj = multipletests(np.array([float(vals[i]) for i in idx]), method="holm")[1]
+    # statsmodels' Holm branch calls gc.collect(), a full collection over every object in
+    # the process (0.1-0.3 s once torch and transformers are loaded); frozen objects are
+    # skipped by it and rejoin the collector's oldest generation right after
+    gc.freeze()
+    try:
+        adj = multipletests(np.array([float(vals[i]) for i in idx]), method="holm")[1]
+    finally:
+        gc.unfreeze()
     for i, v in zip(idx, adj):
         out[i] = float(v)
     return out

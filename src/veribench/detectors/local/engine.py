@@ -59,10 +59,17 @@ attends to the shared tokens through a tree-shaped mask (:func:`shared_prefixes`
 With ``compile`` (CUDA default with ``varlen``), the transformer body runs through
 ``torch.compile``; packs are padded with dummy segments up to a bucket length (a
 multiple of ``bucket_tokens``), so the compiled shapes stay few and recompilation is
-bounded. On CPU, the number of torch threads adapts by measurement (``threads="auto"``):
-the first packs run with all cores and with one, the faster is kept and re-checked
-every few packs, because on a shared machine two threads that wait on each other ran
-six times slower than one.
+bounded. On CPU with ``workers="auto"`` and ``threads="auto"``, packs run side by side,
+one per core, each pack single-threaded (``workers`` = torch's threads, at most one per
+pack): every core stays busy through the parts of a pass that do not parallelise inside
+one pack (attention per text, the vocabulary statistics, Python dispatch), and no two
+threads wait on each other inside a matrix product. On the demo's 145 texts (2-core
+machine, 9,760 tokens fed) that took the forward from 15-17 s to 11-11.5 s, with
+bit-identical outputs (each pack's arithmetic is the same whichever worker runs it). With one worker (one
+pack, or a fixed ``threads``), the number of torch threads adapts by measurement: the
+first packs run with all cores and with one, the faster is kept and re-checked every
+few packs, because on a shared machine two threads that wait on each other ran six
+times slower than one.
 
 Precision. The body runs in the model's dtype (bf16/fp16 on GPU); the LM head is applied
 only to the rows that are scored, flattened, with an fp32 copy of its weight (logits
@@ -223,10 +230,15 @@ class EngineStats:
     texts_forwarded: dict[tuple, int] = field(default_factory=dict)
     tokens_forwarded: dict[tuple, int] = field(default_factory=dict)
     batches: int = 0
+    _lock: Any = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, key: tuple, n_texts: int, n_tokens: int) -> None:
-        self.texts_forwarded[key] = self.texts_forwarded.get(key, 0) + n_texts
-        self.tokens_forwarded[key] = self.tokens_forwarded.get(key, 0) + n_tokens
+    def add(self, key: tuple, n_texts: int, n_tokens: int, batches: int = 0) -> None:
+        """Count ``n_texts`` texts and ``n_tokens`` tokens forwarded by model ``key``
+        (and ``batches`` packs); safe from the workers that run packs side by side."""
+        with self._lock:
+            self.texts_forwarded[key] = self.texts_forwarded.get(key, 0) + n_texts
+            self.tokens_forwarded[key] = self.tokens_forwarded.get(key, 0) + n_tokens
+            self.batches += batches
 
     def reset(self) -> None:
         self.texts_forwarded.clear()
@@ -343,6 +355,10 @@ class Plan:
         pack_tokens: tokens per pack (packed); a longer text gets a pack of its own.
         bucket_tokens: compiled packs are padded up to a multiple of this.
         threads: ``"auto"`` (adaptive, CPU) or a fixed torch thread count.
+        workers: packs run side by side on CPU: ``"auto"`` (with ``threads="auto"``,
+            torch's thread count; otherwise 1) or a fixed count; each worker gets
+            ``threads // workers`` torch threads (at least one). GPU, MPS and compiled
+            plans use one.
         batch_size, max_batch_tokens: padded batches (texts, padded tokens).
         compile_backend: ``torch.compile`` backend (``inductor``).
         compile_mode: ``torch.compile`` mode: ``default``, or ``reduce-overhead`` (CUDA
@@ -363,6 +379,7 @@ class Plan:
     pack_tokens: int
     bucket_tokens: int
     threads: str | int = "auto"
+    workers: str | int = "auto"
     batch_size: int = 16
     max_batch_tokens: int = 16384
     compile_backend: str = "inductor"
@@ -384,12 +401,15 @@ class Plan:
                        bucket_tokens=self.bucket_tokens)
         if self.share_prefixes:
             rec["shared_prefixes"] = True
+        w = plan_workers(self, 2**31)
+        if w > 1:
+            rec["workers"] = w
         return rec
 
 
 def resolve_plan(lm: LoadedModel, *, packing: str = "auto", attention: str = "auto", compile: str | bool = "auto",
                  pack_tokens: int | None = None, bucket_tokens: int | None = None, threads: str | int = "auto",
-                 batch_size: int = 16, max_batch_tokens: int = 16384, compile_backend: str = "inductor",
+                 workers: str | int = "auto", batch_size: int = 16, max_batch_tokens: int = 16384, compile_backend: str = "inductor",
                  compile_mode: str = "default", stats_rows: int | None | str = "auto",
                  share_prefixes: bool | str = "auto") -> Plan:
     """The execution plan for ``lm``: device defaults (:data:`DEVICE_DEFAULTS`), with any
@@ -409,6 +429,8 @@ def resolve_plan(lm: LoadedModel, *, packing: str = "auto", attention: str = "au
         raise ValueError(f"compile must be one of {COMPILES}, got {compile!r}")
     if threads != "auto" and (not str(threads).isdigit() or int(threads) < 1):
         raise ValueError(f"threads must be 'auto' or a positive integer, got {threads!r}")
+    if workers != "auto" and (not str(workers).isdigit() or int(workers) < 1):
+        raise ValueError(f"workers must be 'auto' or a positive integer, got {workers!r}")
     dt = _device_type(lm.device)
     d = DEVICE_DEFAULTS.get(dt, DEVICE_DEFAULTS["cpu"])
     pk = d["packing"] if packing == "auto" else packing
@@ -438,7 +460,8 @@ def resolve_plan(lm: LoadedModel, *, packing: str = "auto", attention: str = "au
                              "batches): the per-text 'segments' loop would recompile for every pack")
     return Plan(device=lm.device, dtype=lm.dtype, packing=pk, attention=att, compile=cp,
                 pack_tokens=int(pack_tokens or d["pack_tokens"]), bucket_tokens=int(bucket_tokens or d["bucket_tokens"]),
-                threads=threads if threads == "auto" else int(threads), batch_size=int(batch_size),
+                threads=threads if threads == "auto" else int(threads),
+                workers=workers if workers == "auto" else int(workers), batch_size=int(batch_size),
                 max_batch_tokens=int(max_batch_tokens), compile_backend=compile_backend, compile_mode=compile_mode,
                 stats_rows=d.get("stats_rows") if stats_rows == "auto" else (int(stats_rows) if stats_rows else None),
                 share_prefixes=(pk == "packed" and att == "segments" and not cp) if share_prefixes == "auto"
@@ -555,6 +578,17 @@ _MODEL_LOCKS_GUARD = threading.Lock()
 def _model_lock(lm: LoadedModel) -> threading.RLock:
     with _MODEL_LOCKS_GUARD:
         return _MODEL_LOCKS.setdefault(id(lm.model), threading.RLock())
+
+
+@contextlib.contextmanager
+def _models_locked(*lms: LoadedModel) -> Iterator[None]:
+    """Hold each model's lock (re-entrant), taken in one global order so that two callers
+    locking the same pair in opposite roles cannot deadlock."""
+    locks = sorted({id(lm.model): _model_lock(lm) for lm in lms}.items())
+    with contextlib.ExitStack() as stack:
+        for _, lk in locks:
+            stack.enter_context(lk)
+        yield
 
 
 # --------------------------------------------------------------------------- layouts
@@ -803,7 +837,10 @@ def _compiled(lm: LoadedModel, fn: Any, plan: Plan) -> Any:
 
 
 def _hidden_or_logits(lm: LoadedModel, lay: Layout, plan: Plan):
-    """Run the body (returns ('h', hidden, head)) or the full model (('z', logits, None))."""
+    """Run the body (returns ('h', hidden, head)) or the full model (('z', logits, None)).
+
+    The caller holds :func:`_attention_impl` for ``lm`` (once around all its packs, so
+    that packs running side by side share one setting of the model's attention)."""
     kw: dict[str, Any] = {"input_ids": lay.ids, "use_cache": False}
     if lay.mask is not None:
         kw["attention_mask"] = lay.mask
@@ -814,20 +851,19 @@ def _hidden_or_logits(lm: LoadedModel, lay: Layout, plan: Plan):
     split = _head_split(lm)
     body, head = split if split is not None else (lm.model, None)
     run = _compiled(lm, body, plan) if plan.compile else body
-    with _attention_impl(lm, plan):
-        if plan.compile:
-            shape = tuple(lay.ids.shape)
-            rec = COMPILE_LOG.setdefault(lm.name, {"seconds": 0.0, "shapes": []})
-            if shape not in rec["shapes"]:
-                t0 = time.perf_counter()
-                out = run(**kw)
-                _sync(lm)
-                rec["seconds"] += time.perf_counter() - t0
-                rec["shapes"].append(shape)
-            else:
-                out = run(**kw)
+    if plan.compile:
+        shape = tuple(lay.ids.shape)
+        rec = COMPILE_LOG.setdefault(lm.name, {"seconds": 0.0, "shapes": []})
+        if shape not in rec["shapes"]:
+            t0 = time.perf_counter()
+            out = run(**kw)
+            _sync(lm)
+            rec["seconds"] += time.perf_counter() - t0
+            rec["shapes"].append(shape)
         else:
             out = run(**kw)
+    else:
+        out = run(**kw)
     if split is not None:
         return "h", out.last_hidden_state, head
     return "z", out.logits, None
@@ -840,8 +876,11 @@ def _sync(lm: LoadedModel) -> None:
         torch.cuda.synchronize()
 
 
-def _rows_logits(kind: str, t, head, rows):
+def _rows_logits(kind: str, t, head, rows, out=None):
     """fp32 logits of flattened rows ``rows`` (index into B·L) of hidden states/logits ``t``.
+
+    ``out`` (CPU, fp32 linear head): a (≥ len(rows), V) fp32 buffer the logits are written
+    into and returned as a view of (see :func:`_logit_buffer`).
 
     With half-precision weights the LM head runs on an fp32 copy of its weight, so the
     logits are never rounded to bf16/fp16 (rounded logits create rank ties); on CUDA
@@ -854,6 +893,14 @@ def _rows_logits(kind: str, t, head, rows):
     if kind != "h":
         return x.float()
     if x.dtype == torch.float32:
+        w = getattr(head, "weight", None)
+        if (out is not None and isinstance(head, torch.nn.Linear) and w is not None and w.dtype == torch.float32
+                and x.device.type == "cpu"):
+            z = out[: x.shape[0]]
+            torch.mm(x, w.t(), out=z)
+            if head.bias is not None:
+                z.add_(head.bias)
+            return z
         return head(x).float()
     w32 = getattr(head, "_vb_w32", None)
     if w32 is None:
@@ -861,6 +908,28 @@ def _rows_logits(kind: str, t, head, rows):
         b32 = head.bias.detach().float() if getattr(head, "bias", None) is not None else None
         head._vb_w32, head._vb_b32 = w32, b32
     return torch.nn.functional.linear(x.float(), w32, head._vb_b32)
+
+
+_BUFFERS = threading.local()
+
+
+def _logit_buffer(slot: int, rows: int, vocab: int, device: str):
+    """This thread's reusable fp32 (rows, vocab) logit buffer number ``slot`` on CPU (None
+    elsewhere). A fresh chunk of logits (tens of MB) is above the allocator's mmap
+    threshold, so the OS maps and zero-fills it page by page on every chunk; writing
+    each chunk into one buffer per thread made the LM head's product 1.3x faster
+    (``benchmarks/README.md``). The caller is done with a chunk before the next overwrites it."""
+    if _device_type(device) != "cpu":
+        return None
+    import torch
+
+    bufs = getattr(_BUFFERS, "bufs", None)
+    if bufs is None:
+        bufs = _BUFFERS.bufs = {}
+    b = bufs.get(slot)
+    if b is None or b.numel() < rows * vocab:
+        b = bufs[slot] = torch.empty(rows * vocab, dtype=torch.float32)
+    return b[: rows * vocab].view(rows, vocab)
 
 
 def _chunk_rows(vocab: int, chunk_bytes: int, copies: int = 4) -> int:
@@ -997,7 +1066,13 @@ class _Progress:
 
                 con = Console(stderr=True)
             if con is not None and getattr(con, "is_terminal", False):
-                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+                from rich.progress import (
+                    BarColumn,
+                    MofNCompleteColumn,
+                    Progress,
+                    TextColumn,
+                    TimeElapsedColumn,
+                )
 
                 self.bar = Progress(TextColumn(desc), BarColumn(), MofNCompleteColumn(),
                                     TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=con,
@@ -1031,27 +1106,80 @@ class _Progress:
             self.sink[0](self.line())
 
 
+def plan_workers(plan: Plan, n_groups: int) -> int:
+    """How many packs run side by side under ``plan`` (see :attr:`Plan.workers`): at most
+    ``n_groups``; 1 off CPU, when compiled, or with a fixed ``threads`` and ``workers="auto"``."""
+    if _device_type(plan.device) != "cpu" or plan.compile or n_groups < 2:
+        return 1
+    if plan.workers == "auto":
+        if plan.threads != "auto":
+            return 1
+        import torch
+
+        n = max(1, min(torch.get_num_threads(), os.cpu_count() or 1))
+    else:
+        n = int(plan.workers)
+    return max(1, min(n, n_groups))
+
+
 def _run_groups(desc: str, plan: Plan, items: list, groups: list[list[int]], fn: Callable[[list], None],
                 progress: bool, sizes: list[tuple[int, int]] | None = None) -> None:
-    """Run ``fn`` on each group of ``items`` with adaptive threads and progress.
+    """Run ``fn`` on each group of ``items``: side by side on :func:`plan_workers` workers,
+    else one after the other with adaptive threads; with progress either way.
 
     ``sizes``: (texts, tokens) of each item (default: one text of ``len(item[1])`` tokens).
+    ``fn`` must be safe to call from several threads at once (each call writes its own
+    outputs). The first error of any group is raised once the groups already running end;
+    groups not yet started are cancelled.
     """
     sizes = sizes or [(1, len(it[1])) for it in items]
-    th = _Threads(plan, len(groups))
     pr = _Progress(desc, sum(n for n, _ in sizes), sum(t for _, t in sizes), progress)
+    workers = plan_workers(plan, len(groups))
     try:
-        for g in groups:
-            grp = [items[j] for j in g]
-            th.before()
-            t0 = time.perf_counter()
-            fn(grp)
-            ntexts, ntok = sum(sizes[j][0] for j in g), sum(sizes[j][1] for j in g)
-            th.after(ntok, time.perf_counter() - t0)
-            pr.advance(ntexts, ntok)
+        if workers > 1:
+            _run_side_by_side(plan, items, groups, fn, sizes, pr, workers)
+            return
+        th = _Threads(plan, len(groups))
+        try:
+            for g in groups:
+                grp = [items[j] for j in g]
+                th.before()
+                t0 = time.perf_counter()
+                fn(grp)
+                ntexts, ntok = sum(sizes[j][0] for j in g), sum(sizes[j][1] for j in g)
+                th.after(ntok, time.perf_counter() - t0)
+                pr.advance(ntexts, ntok)
+        finally:
+            th.close()
     finally:
-        th.close()
         pr.close()
+
+
+def _run_side_by_side(plan: Plan, items: list, groups: list[list[int]], fn: Callable[[list], None],
+                      sizes: list[tuple[int, int]], pr: "_Progress", workers: int) -> None:
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+    import torch
+
+    orig = torch.get_num_threads()
+    base = orig if plan.threads == "auto" else int(plan.threads)
+    torch.set_num_threads(max(1, base // workers))
+    ex = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="veribench-pack")
+    try:
+        futs = {ex.submit(fn, [items[j] for j in g]): g for g in groups}
+        pending = set(futs)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            for f in done:
+                if f.exception() is not None:
+                    for p in pending:
+                        p.cancel()
+                    raise f.exception()
+                g = futs[f]
+                pr.advance(sum(sizes[j][0] for j in g), sum(sizes[j][1] for j in g))
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
+        torch.set_num_threads(orig)
 
 
 # --------------------------------------------------------------------------- single-model passes
@@ -1080,6 +1208,15 @@ def single_passes(
         progress: report progress (see :func:`report_progress`).
         plan: execution plan (default: :func:`resolve_plan` for the device).
     """
+    with _models_locked(lm):  # the memo is read under the model's lock: a text another caller
+        # is forwarding right now is waited for and read from the memo, not forwarded twice
+        return _single_passes(lm, texts, max_tokens, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
+                              chunk_bytes=chunk_bytes, memo=memo, progress=progress, plan=plan)
+
+
+def _single_passes(lm: LoadedModel, texts: Sequence[str], max_tokens: int, *, batch_size: int,
+                   max_batch_tokens: int, chunk_bytes: int, memo: PassMemo | None, progress: bool,
+                   plan: Plan | None) -> list[SinglePass | TooShort]:
     plan = plan or resolve_plan(lm, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
     cap = model_cap(lm, max_tokens)
     out: list[Any] = [None] * len(texts)
@@ -1125,11 +1262,11 @@ def single_passes(
             out[i] = sp
             if memo is not None:
                 memo.put(("single", lm.key, shas[i]), sp)
-        STATS.add(lm.key, len(items), sum(len(it[1]) for it in items))
-        STATS.batches += 1
+        STATS.add(lm.key, len(items), sum(len(it[1]) for it in items), batches=1)
 
     sizes = [(len(u), sum(len(work[j][1]) for j in u)) for u in units]
-    _run_groups(f"forward {lm.name}", plan, units, _groups(plan, fed), run, progress, sizes=sizes)
+    with _attention_impl(lm, plan):
+        _run_groups(f"forward {lm.name}", plan, units, _groups(plan, fed), run, progress, sizes=sizes)
     return out
 
 
@@ -1143,8 +1280,9 @@ def _forward_single(lm: LoadedModel, lay: Layout, plan: Plan, chunk_bytes: int):
     with torch.inference_mode():
         rows, labels, counts = _rows(lay, False, lm.device)
         kind, t, head = _hidden_or_logits(lm, lay, plan)
+        buf = _logit_buffer(0, min(step, rows.shape[0]), V, lm.device)
         for a in range(0, rows.shape[0], step):
-            z = _rows_logits(kind, t, head, rows[a:a + step])
+            z = _rows_logits(kind, t, head, rows[a:a + step], out=buf)
             lab = labels[a:a + step]
             k_rows = sub or z.shape[0]
             for b in range(0, z.shape[0], k_rows):  # sub-blocks whose vocabulary passes stay in cache
@@ -1185,6 +1323,14 @@ def pair_passes(
     q are the same model, one pass serves both roles. Both models run on the same
     layout (the same packs), one after the other; ``plan`` is resolved for ``lm_p``.
     """
+    with _models_locked(lm_p, lm_q):
+        return _pair_passes(lm_p, lm_q, texts, max_tokens, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
+                            chunk_bytes=chunk_bytes, memo=memo, progress=progress, plan=plan)
+
+
+def _pair_passes(lm_p: LoadedModel, lm_q: LoadedModel, texts: Sequence[str], max_tokens: int, *, batch_size: int,
+                 max_batch_tokens: int, chunk_bytes: int, memo: PassMemo | None, progress: bool,
+                 plan: Plan | None) -> list[tuple[PairPass, SinglePass, SinglePass] | TooShort | Mismatch]:
     plan = plan or resolve_plan(lm_p, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
     cap = min(model_cap(lm_p, max_tokens), model_cap(lm_q, max_tokens))
     same = lm_p.key == lm_q.key
@@ -1249,12 +1395,12 @@ def pair_passes(
                 memo.put(("single", lm_q.key, shas[i]), sq)
                 memo.put(pkey + (shas[i],), pr)
         ntok = sum(len(s) for s in seqs)
-        STATS.add(lm_p.key, len(items), ntok)
+        STATS.add(lm_p.key, len(items), ntok, batches=1)
         STATS.add(lm_q.key, len(items), ntok)
-        STATS.batches += 1
 
-    _run_groups(f"forward {lm_p.name} + {lm_q.name}", plan, work, _groups(plan, [len(w[1]) for w in work]), run,
-                progress)
+    with _attention_impl(lm_p, plan), _attention_impl(lm_q, plan_q):
+        _run_groups(f"forward {lm_p.name} + {lm_q.name}", plan, work, _groups(plan, [len(w[1]) for w in work]),
+                    run, progress)
     return out
 
 
@@ -1288,11 +1434,13 @@ def _forward_pair(lm_p: LoadedModel, lm_q: LoadedModel, lay: Layout, plan: Plan,
         rows, labels, counts = _rows(lay, True, lm_p.device)
         kp, tp, hp = _hidden_or_logits(lm_p, lay, plan)
         kq, tq, hq = _hidden_or_logits(lm_q, _to_device(lay, lm_q.device), plan_q)
+        n0 = min(step, rows.shape[0])
+        bp, bq = _logit_buffer(1, n0, Vp, lm_p.device), _logit_buffer(2, n0, Vq, lm_q.device)
         for a in range(0, rows.shape[0], step):
             r = rows[a:a + step]
             lab = labels[a:a + step]
-            zp_all = _rows_logits(kp, tp, hp, r)
-            zq_all = _rows_logits(kq, tq, hq, r.to(lm_q.device)).to(zp_all.device)
+            zp_all = _rows_logits(kp, tp, hp, r, out=bp)
+            zq_all = _rows_logits(kq, tq, hq, r.to(lm_q.device), out=bq).to(zp_all.device)
             k_rows = sub or zp_all.shape[0]
             for b in range(0, zp_all.shape[0], k_rows):
                 zp, zq, lb = zp_all[b:b + k_rows], zq_all[b:b + k_rows], lab[b:b + k_rows]

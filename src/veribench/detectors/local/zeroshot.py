@@ -287,7 +287,8 @@ class _LocalLM:
     see :mod:`veribench.detectors.local.engine`; each result records them in
     ``detail["engine"]``): ``packing`` (auto/packed/padded), ``attention``
     (auto/segments/varlen/flash_attention_2/sdpa_mask), ``compile`` (auto/on/off),
-    ``pack_tokens``, ``bucket_tokens``, ``threads`` (auto or a number), ``batch_size`` and
+    ``pack_tokens``, ``bucket_tokens``, ``threads`` (auto or a number), ``workers`` (packs
+    side by side on CPU: auto or a number), ``batch_size`` and
     ``max_batch_tokens`` (padded batches), ``chunk_mb`` (fp32 logits per vocabulary chunk).
     """
 
@@ -296,7 +297,8 @@ class _LocalLM:
     def __init__(self, *, max_tokens: int, batch_size: int = 16, max_batch_tokens: int = 16384,
                  device: str = "auto", dtype: str = "auto", chunk_mb: int = 64, progress: bool = False,
                  packing: str = "auto", attention: str = "auto", compile: str = "auto",
-                 pack_tokens: int | None = None, bucket_tokens: int | None = None, threads: str | int = "auto"):
+                 pack_tokens: int | None = None, bucket_tokens: int | None = None, threads: str | int = "auto",
+                 workers: str | int = "auto"):
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.max_tokens = int(max_tokens)
@@ -307,7 +309,8 @@ class _LocalLM:
         self.chunk_bytes = int(chunk_mb) * 2**20
         self.progress = progress
         self.exec_settings = {"packing": packing, "attention": attention, "compile": compile,
-                              "pack_tokens": pack_tokens, "bucket_tokens": bucket_tokens, "threads": threads}
+                              "pack_tokens": pack_tokens, "bucket_tokens": bucket_tokens, "threads": threads,
+                              "workers": workers}
         for k, allowed in (("packing", eng.PACKINGS), ("attention", eng.ATTENTIONS), ("compile", eng.COMPILES)):
             if str(self.exec_settings[k]) not in allowed:
                 raise ValueError(f"{k} must be one of {allowed}, got {self.exec_settings[k]!r}")
@@ -325,6 +328,14 @@ class _LocalLM:
 
     def _kw(self, lm) -> dict[str, Any]:
         return {"chunk_bytes": self.chunk_bytes, "progress": self.progress, "plan": self.plan(lm)}
+
+    def warm(self, texts: Sequence[str]) -> int:
+        """Run this detector's forward passes over ``texts`` into the engine's memo, and
+        nothing else (no result is returned or stored): a later ``score_batch`` of any
+        detector that shares the passes (same model(s) and cap) reads them instead of
+        running the model. Returns the number of texts given."""
+        self.score_batch(list(texts))
+        return len(texts)
 
 
 class ZeroShotDetector(_LocalLM):
