@@ -349,3 +349,33 @@ def test_workers_setting_is_checked(gpt2_path):
     for bad in ("many", 0, "-1"):
         with pytest.raises(ValueError, match="workers must be"):
             engine.resolve_plan(lm, workers=bad)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_cancelled_passes_stop_at_the_next_pack(llama_path, monkeypatch, workers):
+    """A background forward whose cancel event is set (the demo after Ctrl-C) skips the
+    packs not yet started and raises; the packs already done stay in the memo."""
+    import threading
+
+    lm = engine_lm(llama_path)
+    texts = [f"{t} Copy {i}." for i in range(4) for t in _mixed_texts(60)]
+    stop = threading.Event()
+    ran: list[int] = []
+    real = engine._forward_single
+
+    def counting(lm_, lay, plan, chunk_bytes):
+        ran.append(1)
+        stop.set()  # cancelled while the first packs run
+        return real(lm_, lay, plan, chunk_bytes)
+
+    monkeypatch.setattr(engine, "_forward_single", counting)
+    plan = engine.resolve_plan(lm, pack_tokens=32, workers=workers, threads="auto" if workers > 1 else 1)
+    n_packs = len(engine._groups(plan, [min(len(x), 200) for x in engine.tokenize(lm, texts)]))
+    memo = engine.PassMemo()
+    with engine.cancelled_by(stop), pytest.raises(engine.PassesCancelled):
+        engine.single_passes(lm, texts, 200, memo=memo, plan=plan)
+    assert 1 <= len(ran) <= workers < n_packs
+    assert 0 < len(memo) < len(texts)  # what finished is kept
+    stop.clear()
+    again = engine.single_passes(lm, texts, 200, memo=memo, plan=plan)  # outside the block: runs to the end
+    assert all(isinstance(o, engine.SinglePass) for o in again)

@@ -14,7 +14,8 @@ WorkspaceOpt = typer.Option(Path(DEFAULT_WORKSPACE), "--workspace", "-w", help="
 
 
 def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn veribench errors into a one-line message and exit code 1 (no traceback)."""
+    """Turn veribench errors into a one-line message and exit code 1, and Ctrl-C into a
+    one-line message and exit code 130 (no traceback)."""
 
     @functools.wraps(fn)
     def wrapper(*a: Any, **kw: Any) -> Any:
@@ -28,5 +29,9 @@ def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except FileNotFoundError as e:
             typer.secho(f"error: {e}", fg="red", err=True)
             raise typer.Exit(1)
+        except KeyboardInterrupt:
+            typer.secho("interrupted: what was stored before stays stored (each batch of scores is committed "
+                        "as it arrives); run the same command again to go on", fg="yellow", err=True)
+            raise typer.Exit(130)
 
     return wrapper

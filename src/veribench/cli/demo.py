@@ -57,6 +57,7 @@ class _Prefetch:
 
     def __init__(self) -> None:
         self._ready = threading.Event()
+        self._cancel = threading.Event()
         self._job: tuple[Any, list[str], Any] | None = None
         self.thread = threading.Thread(target=self._run, name="veribench-prefetch", daemon=True)
         self.thread.start()
@@ -68,9 +69,9 @@ class _Prefetch:
         try:
             load_causal_lm(DEMO_MODEL, device="auto", dtype="auto")
             self._ready.wait()
-            if self._job is not None:
+            if self._job is not None and not self._cancel.is_set():
                 det, texts, sink = self._job
-                with engine.report_progress(sink, interval=3.0):
+                with engine.report_progress(sink, interval=3.0), engine.cancelled_by(self._cancel):
                     det.warm(texts)
         except BaseException:  # noqa: BLE001 - the scoring step reports its own error
             pass
@@ -99,8 +100,14 @@ class _Prefetch:
         return len(self._job[1]) if self._job else 0
 
     def close(self) -> None:
+        """Wait for the background thread (its passes are done or were read by then)."""
         self._ready.set()
         self.thread.join()
+
+    def cancel(self) -> None:
+        """Stop the background passes at the next pack, without waiting (after an error or Ctrl-C)."""
+        self._cancel.set()
+        self._ready.set()
 
 
 @friendly_errors
@@ -176,9 +183,12 @@ def demo_cmd(
             try:
                 with engine.report_progress(show, interval=3.0, console=con):
                     res = evaluate_workspace(ws, proto, allow_scoring=True, progress=False, log=con.print)
-            finally:
-                if prefetch is not None:
-                    prefetch.close()
+            except BaseException:
+                if prefetch is not None:  # an error or Ctrl-C: stop the background passes, do not wait
+                    prefetch.cancel()
+                raise
+            if prefetch is not None:
+                prefetch.close()
             con.print(f"[dim]{time.perf_counter() - t0:.1f} s[/]")
             con.rule("[bold]4. Tables")
             print_tables(res, con)

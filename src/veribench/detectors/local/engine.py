@@ -1106,6 +1106,27 @@ class _Progress:
             self.sink[0](self.line())
 
 
+class PassesCancelled(RuntimeError):
+    """Raised by a pass whose :func:`cancelled_by` event was set: the packs not yet started
+    were skipped (the memo keeps those that finished)."""
+
+
+_CANCEL = threading.local()
+
+
+@contextlib.contextmanager
+def cancelled_by(event: threading.Event) -> Iterator[None]:
+    """Passes started on this thread inside the block stop at the next pack once
+    ``event`` is set, raising :class:`PassesCancelled` (a background thread's forward
+    that the program no longer needs, e.g. after Ctrl-C, ends within a pack)."""
+    old = getattr(_CANCEL, "event", None)
+    _CANCEL.event = event
+    try:
+        yield
+    finally:
+        _CANCEL.event = old
+
+
 def plan_workers(plan: Plan, n_groups: int) -> int:
     """How many packs run side by side under ``plan`` (see :attr:`Plan.workers`): at most
     ``n_groups``; 1 off CPU, when compiled, or with a fixed ``threads`` and ``workers="auto"``."""
@@ -1140,8 +1161,11 @@ def _run_groups(desc: str, plan: Plan, items: list, groups: list[list[int]], fn:
             _run_side_by_side(plan, items, groups, fn, sizes, pr, workers)
             return
         th = _Threads(plan, len(groups))
+        cancel = getattr(_CANCEL, "event", None)
         try:
             for g in groups:
+                if cancel is not None and cancel.is_set():
+                    raise PassesCancelled("forward passes cancelled")
                 grp = [items[j] for j in g]
                 th.before()
                 t0 = time.perf_counter()
@@ -1165,8 +1189,16 @@ def _run_side_by_side(plan: Plan, items: list, groups: list[list[int]], fn: Call
     base = orig if plan.threads == "auto" else int(plan.threads)
     torch.set_num_threads(max(1, base // workers))
     ex = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="veribench-pack")
+
+    cancel = getattr(_CANCEL, "event", None)
+
+    def task(grp: list) -> None:
+        if cancel is not None and cancel.is_set():
+            raise PassesCancelled("forward passes cancelled")
+        fn(grp)
+
     try:
-        futs = {ex.submit(fn, [items[j] for j in g]): g for g in groups}
+        futs = {ex.submit(task, [items[j] for j in g]): g for g in groups}
         pending = set(futs)
         while pending:
             done, pending = wait(pending, return_when=FIRST_EXCEPTION)
