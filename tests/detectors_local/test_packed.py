@@ -379,3 +379,24 @@ def test_cancelled_passes_stop_at_the_next_pack(llama_path, monkeypatch, workers
     stop.clear()
     again = engine.single_passes(lm, texts, 200, memo=memo, plan=plan)  # outside the block: runs to the end
     assert all(isinstance(o, engine.SinglePass) for o in again)
+
+
+def test_progress_advances_pack_by_pack_side_by_side(llama_path, monkeypatch):
+    """With packs side by side, a progress line follows each finished pack, while later
+    packs still run (not every line at the end)."""
+    finished: list[int] = []
+    real = engine._forward_single
+
+    def counting(lm_, lay, plan, chunk_bytes):
+        out = real(lm_, lay, plan, chunk_bytes)
+        finished.append(1)
+        return out
+
+    monkeypatch.setattr(engine, "_forward_single", counting)
+    seen: list[tuple[str, int]] = []
+    texts = [f"{t} Copy {i}." for i in range(3) for t in _mixed_texts(60)]
+    with engine.report_progress(lambda m: seen.append((m, len(finished))), interval=0.0):
+        zs.ZeroShotDetector("loglik", model=llama_path, pack_tokens=32, device="cpu", workers=2).score_batch(texts)
+    counts = [int(m.split(": ")[1].split("/")[0]) for m, _ in seen]
+    assert len(seen) >= 3 and counts == sorted(counts) and counts[-1] == len(texts)
+    assert seen[0][1] < len(finished)  # the first line came while packs were still running

@@ -1181,7 +1181,7 @@ def _run_groups(desc: str, plan: Plan, items: list, groups: list[list[int]], fn:
 
 def _run_side_by_side(plan: Plan, items: list, groups: list[list[int]], fn: Callable[[list], None],
                       sizes: list[tuple[int, int]], pr: "_Progress", workers: int) -> None:
-    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     import torch
 
@@ -1201,7 +1201,7 @@ def _run_side_by_side(plan: Plan, items: list, groups: list[list[int]], fn: Call
         futs = {ex.submit(task, [items[j] for j in g]): g for g in groups}
         pending = set(futs)
         while pending:
-            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)  # progress as each pack ends
             for f in done:
                 if f.exception() is not None:
                     for p in pending:
