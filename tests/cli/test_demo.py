@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -101,3 +100,49 @@ def test_demo_forwards_each_text_once_while_zippy_scores(demo):
     assert re.search(r"SmolLM2 forward passes of \d+ texts start in the background while ZipPy scores", out)
     assert out.index("2. Commit the protocol") < out.index("start in the background")
     assert demo["forwarded"] == demo["distinct"] == 145
+
+
+def test_demo_leaves_garbage_collection_on(demo):
+    import gc
+
+    assert gc.isenabled()  # the start-up pause ends with the demo (here: after two runs)
+
+
+def test_startup_gc_pause_resumes_once_and_respects_a_disabled_collector():
+    import gc
+
+    from veribench.cli.demo import _StartupGc
+
+    assert gc.isenabled()
+    p = _StartupGc()
+    assert not gc.isenabled()
+    n = gc.get_freeze_count()
+    try:
+        p.resume()
+        assert gc.isenabled() and gc.get_freeze_count() >= n
+        p.resume()  # idempotent
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            q = _StartupGc()  # collection was off: it stays off
+            q.resume()
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+    finally:
+        gc.unfreeze()
+
+
+def test_demo_error_leaves_garbage_collection_on(tmp_path, monkeypatch):
+    import gc
+
+    import veribench.cli.demo as demo_mod
+
+    def boom(*a, **k):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(demo_mod, "_attack", boom)
+    r = CliRunner().invoke(app, ["demo", "--no-models", "--workspace", str(tmp_path / "ws"), "--out",
+                                 str(tmp_path / "out")], env={"COLUMNS": "200"})
+    assert r.exit_code != 0 and "disk gone" in (r.output + repr(r.exception))
+    assert gc.isenabled()

@@ -45,6 +45,35 @@ def demo_data_dir() -> Path:
     return p
 
 
+class _StartupGc:
+    """No automatic garbage collection while the demo starts, until :meth:`resume`.
+
+    Importing torch, transformers, scipy and the corpora grows the heap from nothing to
+    ~2 million objects, and CPython runs a full collection each time it grows by a
+    quarter: ten of them in the demo's first 5 s (0.95 s, GIL held, ~100 objects freed in
+    all), on the path to the first forward pass. :meth:`resume` (once the model is
+    loaded, or once the scoring starts without it) moves every object alive then into the
+    permanent generation (``gc.freeze``: later collections skip them) and turns collection
+    back on. Thread-safe and idempotent; a process that had collection off keeps it off."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self._lock = threading.Lock()
+        self._paused = gc.isenabled()
+        if self._paused:
+            gc.disable()
+
+    def resume(self) -> None:
+        import gc
+
+        with self._lock:
+            if self._paused:
+                self._paused = False
+                gc.freeze()
+                gc.enable()
+
+
 class _Prefetch:
     """The demo's background thread: it loads the demo model while the corpora are
     imported (mostly single-threaded Python, so the other core is free), then, once the
@@ -55,7 +84,8 @@ class _Prefetch:
     An error here is dropped: the scoring step loads and forwards again itself and
     reports its own error."""
 
-    def __init__(self) -> None:
+    def __init__(self, gc_pause: _StartupGc | None = None) -> None:
+        self._gc = gc_pause
         self._ready = threading.Event()
         self._cancel = threading.Event()
         self._job: tuple[Any, list[str], Any] | None = None
@@ -67,7 +97,11 @@ class _Prefetch:
         from ..detectors.local.models import load_causal_lm
 
         try:
-            load_causal_lm(DEMO_MODEL, device="auto", dtype="auto")
+            try:
+                load_causal_lm(DEMO_MODEL, device="auto", dtype="auto")
+            finally:
+                if self._gc is not None:
+                    self._gc.resume()
             self._ready.wait()
             if self._job is not None and not self._cancel.is_set():
                 det, texts, sink = self._job
@@ -131,73 +165,79 @@ def demo_cmd(
         typer.echo(str(ex))
         return
     t0 = time.perf_counter()
-    # the model starts loading (background thread) before the evaluation's own imports
-    from ..console import wide_console
-    from ..detectors.local import models
-    from ..store import Workspace
-
-    con = wide_console()
-    missing = [] if no_models else models.missing_packages(DEMO_MODEL)
-    use_models = not no_models and not missing
-    proto_path = ex / "protocols" / ("demo.toml" if use_models else "demo-core.toml")
-    if missing:
-        con.print("[yellow]SmolLM2 zero-shot detectors skipped: " + "; ".join(str(m) for m in missing) + "[/]")
-    con.print(f"[dim]demo data: {ex}[/]")
-    note = lambda m: con.print(f"[dim]{m}[/]")  # noqa: E731
-    models.LOAD_LOG.append(note)
+    startup_gc = _StartupGc()
     try:
-        with Workspace(workspace) as ws:
-            done = {r[0] for r in ws.query("SELECT DISTINCT corpus FROM documents")}
-            # a fresh workspace will need the model: load it while the corpora are imported
-            prefetch = _Prefetch() if use_models and "fastdetectgpt" not in done else None
-            from ..corpus.importers import import_fastdetectgpt, import_liang2023
-            from ..detectors.local import engine
-            from ..evaluate import evaluate_workspace
-            from ..evaluate.tables import print_tables, print_warnings, write_outputs
-            from ..protocol.commit import commit
-            from ..protocol.model import load_protocol
+        # the model starts loading (background thread) before the evaluation's own imports
+        from ..console import wide_console
+        from ..detectors.local import models
+        from ..store import Workspace
 
-            con.rule("[bold]1. Import the bundled corpora")
-            if "liang2023" not in done:
-                rep = import_liang2023(ws, ex / "liang2023")
-                rep.print(con, max_rows=3)
-            else:
-                con.print("liang2023 already imported")
-            if "fastdetectgpt" not in done:
-                rep = import_fastdetectgpt(ws, ex / "fastdetectgpt")
-                rep.print(con, max_rows=3)
-            else:
-                con.print("fastdetectgpt already imported")
-            _attack(ws, con, proto_path)
-            con.print(f"[dim]{time.perf_counter() - t0:.1f} s[/]")
-            con.rule("[bold]2. Commit the protocol before any scan")
-            rec = commit(ws, proto_path)
-            con.print(f"{'committed' if rec.new else 'already committed'}: {rec.name} sha256={rec.hash}")
-            con.rule("[bold]3. Score locally and evaluate")
-            proto = load_protocol(proto_path)
-            show = lambda m: con.print(f"[dim]{m}[/]")  # noqa: E731
-            if prefetch is not None:
-                n = prefetch.submit(ws, proto, show)
-                if n:
-                    note(f"SmolLM2 forward passes of {n} texts start in the background while ZipPy scores")
-            try:
-                with engine.report_progress(show, interval=3.0, console=con):
-                    res = evaluate_workspace(ws, proto, allow_scoring=True, progress=False, log=con.print)
-            except BaseException:
-                if prefetch is not None:  # an error or Ctrl-C: stop the background passes, do not wait
-                    prefetch.cancel()
-                raise
-            if prefetch is not None:
-                prefetch.close()
-            con.print(f"[dim]{time.perf_counter() - t0:.1f} s[/]")
-            con.rule("[bold]4. Tables")
-            print_tables(res, con)
-            print_warnings(res, con)
-            files = write_outputs(res, out, ws)
+        con = wide_console()
+        missing = [] if no_models else models.missing_packages(DEMO_MODEL)
+        use_models = not no_models and not missing
+        proto_path = ex / "protocols" / ("demo.toml" if use_models else "demo-core.toml")
+        if missing:
+            con.print("[yellow]SmolLM2 zero-shot detectors skipped: " + "; ".join(str(m) for m in missing) + "[/]")
+        con.print(f"[dim]demo data: {ex}[/]")
+        note = lambda m: con.print(f"[dim]{m}[/]")  # noqa: E731
+        models.LOAD_LOG.append(note)
+        try:
+            with Workspace(workspace) as ws:
+                done = {r[0] for r in ws.query("SELECT DISTINCT corpus FROM documents")}
+                # a fresh workspace will need the model: load it while the corpora are imported
+                prefetch = _Prefetch(startup_gc) if use_models and "fastdetectgpt" not in done else None
+                from ..corpus.importers import import_fastdetectgpt, import_liang2023
+                from ..detectors.local import engine
+                from ..evaluate import evaluate_workspace
+                from ..evaluate.tables import print_tables, print_warnings, write_outputs
+                from ..protocol.commit import commit
+                from ..protocol.model import load_protocol
+
+                con.rule("[bold]1. Import the bundled corpora")
+                if "liang2023" not in done:
+                    rep = import_liang2023(ws, ex / "liang2023")
+                    rep.print(con, max_rows=3)
+                else:
+                    con.print("liang2023 already imported")
+                if "fastdetectgpt" not in done:
+                    rep = import_fastdetectgpt(ws, ex / "fastdetectgpt")
+                    rep.print(con, max_rows=3)
+                else:
+                    con.print("fastdetectgpt already imported")
+                _attack(ws, con, proto_path)
+                con.print(f"[dim]{time.perf_counter() - t0:.1f} s[/]")
+                con.rule("[bold]2. Commit the protocol before any scan")
+                rec = commit(ws, proto_path)
+                con.print(f"{'committed' if rec.new else 'already committed'}: {rec.name} sha256={rec.hash}")
+                con.rule("[bold]3. Score locally and evaluate")
+                proto = load_protocol(proto_path)
+                show = lambda m: con.print(f"[dim]{m}[/]")  # noqa: E731
+                if prefetch is not None:
+                    n = prefetch.submit(ws, proto, show)
+                    if n:
+                        note(f"SmolLM2 forward passes of {n} texts start in the background while ZipPy scores")
+                else:
+                    startup_gc.resume()
+                try:
+                    with engine.report_progress(show, interval=3.0, console=con):
+                        res = evaluate_workspace(ws, proto, allow_scoring=True, progress=False, log=con.print)
+                except BaseException:
+                    if prefetch is not None:  # an error or Ctrl-C: stop the background passes, do not wait
+                        prefetch.cancel()
+                    raise
+                if prefetch is not None:
+                    prefetch.close()
+                con.print(f"[dim]{time.perf_counter() - t0:.1f} s[/]")
+                con.rule("[bold]4. Tables")
+                print_tables(res, con)
+                print_warnings(res, con)
+                files = write_outputs(res, out, ws)
+        finally:
+            models.LOAD_LOG.remove(note)
+        con.print(f"\nReport written to [bold]{out}/[/] ({', '.join(sorted(files.values()))}); "
+                  f"workspace {workspace}/; {time.perf_counter() - t0:.1f} s.")
     finally:
-        models.LOAD_LOG.remove(note)
-    con.print(f"\nReport written to [bold]{out}/[/] ({', '.join(sorted(files.values()))}); "
-              f"workspace {workspace}/; {time.perf_counter() - t0:.1f} s.")
+        startup_gc.resume()  # also after an error: collection is never left off
 
 
 def attack_sources(ws, proto_path: Path) -> list[str]:

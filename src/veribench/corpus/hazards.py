@@ -201,13 +201,19 @@ def text_hazards(text: str) -> dict[str, Any]:
 
     Example: case c08's ``homoglyph.txt`` gives ``confusables`` 30, ``zero_width.txt``
     gives ``invisible`` 20; case c26's ``repeated30.txt`` gives a ratio of 0.0335 and
-    ``degenerate_repetition`` true.
+    ``degenerate_repetition`` true. A fresh dict each call; the values of the last 1,024
+    distinct texts are memoised (every detector scoring the same texts asks again).
     """
-    confs, invisible = _scan(text)
-    ratio = distinct_word_trigram_ratio(text)
-    return {"confusables": len(confs), "invisible": invisible,
+    confusables, invisible, ratio = _hazard_values(text)
+    return {"confusables": confusables, "invisible": invisible,
             "degenerate_repetition": ratio is not None and ratio < REPETITION.min_distinct_ratio,
             "distinct_word_trigram_ratio": ratio}
+
+
+@lru_cache(maxsize=1024)
+def _hazard_values(text: str) -> tuple[int, int, float | None]:
+    confs, invisible = _scan(text)
+    return len(confs), invisible, distinct_word_trigram_ratio(text)
 
 
 def any_hazard(hazards: dict[str, Any] | None) -> bool:

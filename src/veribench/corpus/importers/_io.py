@@ -49,6 +49,9 @@ csv.field_size_limit(CSV_FIELD_LIMIT)
 
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: A JSON escape that may decode to a surrogate (``\\uD800``..``\\uDFFF``, any case). Text
+#: with neither this nor a surrogate cannot decode to a string that holds one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
          (b"\xff\xfe", "UTF-16 (little-endian)"), (b"\xfe\xff", "UTF-16 (big-endian)"))
 _WS = re.compile(r"[ \t\n\r]*")
@@ -254,12 +257,23 @@ class _Decoder:
             raise InputError(f"unreadable JSON value: {one_line(e)}", file=file, record=where(pos), field=field) from None
 
 
-def check_value(obj: Any, *, file: str, record: Any, field: str | None = None) -> None:
+def may_hold_surrogates(text: str) -> bool:
+    """False only when no string JSON-decoded from ``text`` can hold a surrogate: ``text``
+    has none itself (no byte :func:`read_text` could not decode) and no escape of one.
+    A shortcut for :func:`check_strings` over every value of a file; never a false "no"."""
+    return _SURROGATE.search(text) is not None or _SURROGATE_ESCAPE.search(text) is not None
+
+
+def check_value(obj: Any, *, file: str, record: Any, field: str | None = None, strings: bool = True) -> None:
+    """Refuse ``obj`` (decoded JSON) nested deeper than :data:`MAX_DEPTH` or holding a
+    surrogate (:func:`check_strings`; skipped with ``strings=False``, which a caller passes
+    only when :func:`may_hold_surrogates` cleared the text it was decoded from)."""
     p = depth_path(obj)
     if p is not None:
         raise InputError(f"JSON nested deeper than {MAX_DEPTH} levels (the deepest accepted)", file=file,
                          record=record, field=_join(field, p) if field and p != "(top level)" else (field or p))
-    check_strings(obj, file=file, record=record, field=field)
+    if strings:
+        check_strings(obj, file=file, record=record, field=field)
 
 
 def parse_json_text(text: str, *, file: str, record: Any = None, field: str | None = None) -> tuple[Any, bool]:
@@ -274,7 +288,7 @@ def parse_json_text(text: str, *, file: str, record: Any = None, field: str | No
     if end != len(text):
         raise InputError(f"malformed JSON: extra data after the value (column {end + 1})", file=file, record=record,
                          field=field)
-    check_value(obj, file=file, record=record, field=field)
+    check_value(obj, file=file, record=record, field=field, strings=may_hold_surrogates(text))
     return obj, d.nonfinite
 
 
@@ -298,6 +312,7 @@ def load_json_flagged(path: Path, *, label: str | None = None) -> tuple[Any, boo
     name = label or str(path)
     text = read_text(path, label=name)
     d = _Decoder()
+    strings = may_hold_surrogates(text)
     pos = _WS.match(text).end()
     if pos >= len(text):
         raise InputError("malformed JSON: the file is empty", file=name, record="line 1")
@@ -307,7 +322,7 @@ def load_json_flagged(path: Path, *, label: str | None = None) -> tuple[Any, boo
         if end != len(text):
             raise InputError("malformed JSON: extra data after the value", file=name,
                              record=f"line {_line_of(text, end)}")
-        check_value(obj, file=name, record=None)
+        check_value(obj, file=name, record=None, strings=strings)
         return obj, d.nonfinite
     out: list[Any] = []
     pos = _WS.match(text, pos + 1).end()
@@ -317,7 +332,7 @@ def load_json_flagged(path: Path, *, label: str | None = None) -> tuple[Any, boo
         while True:
             i = len(out)
             val, pos = d.raw_decode(text, pos, file=name, record=i)
-            check_value(val, file=name, record=i)
+            check_value(val, file=name, record=i, strings=strings)
             out.append(val)
             pos = _WS.match(text, pos).end()
             if text.startswith(",", pos):

@@ -73,7 +73,10 @@ class ZippyDetector:
     """
 
     # Compression releases the GIL: the scoring path runs batches on threads, one per core.
-    batch_size = 16
+    # Each batch is one workspace transaction (~20 ms of CPU: the scores, their links and
+    # the scan event); 128 texts (~0.4 s of compression at ~3 ms a text) keep that under
+    # 5%, where batches of 16 spent ~40% of ZipPy's time committing (benchmarks/README.md).
+    batch_size = 128
     max_concurrency = max(1, min(4, os.cpu_count() or 1))
 
     def __init__(self, engine: str = "lzma", chunk_size: int = 1500):
