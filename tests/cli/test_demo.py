@@ -133,16 +133,29 @@ def test_startup_gc_pause_resumes_once_and_respects_a_disabled_collector():
         gc.unfreeze()
 
 
-def test_demo_error_leaves_garbage_collection_on(tmp_path, monkeypatch):
+@pytest.mark.parametrize("models_on", [False, True])
+def test_demo_error_leaves_the_collector_as_found_and_no_thread(tmp_path, monkeypatch, models_on):
+    """An error before the scoring step: collection back on, nothing left frozen, and the
+    background thread (loading the model) ends instead of waiting forever for its job."""
     import gc
+    import threading
 
     import veribench.cli.demo as demo_mod
+
+    if models_on and models.missing_packages("smollm2"):
+        pytest.skip("the SmolLM2 detectors' packages are not installed")
 
     def boom(*a, **k):
         raise OSError("disk gone")
 
     monkeypatch.setattr(demo_mod, "_attack", boom)
-    r = CliRunner().invoke(app, ["demo", "--no-models", "--workspace", str(tmp_path / "ws"), "--out",
-                                 str(tmp_path / "out")], env={"COLUMNS": "200"})
+    frozen = gc.get_freeze_count()
+    args = ["demo", "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "out")]
+    r = CliRunner().invoke(app, args + ([] if models_on else ["--no-models"]), env={"COLUMNS": "200"})
     assert r.exit_code != 0 and "disk gone" in (r.output + repr(r.exception))
     assert gc.isenabled()
+    for t in [t for t in threading.enumerate() if t.name == "veribench-prefetch"]:
+        t.join(timeout=120)
+        assert not t.is_alive()
+    if frozen == 0:
+        assert gc.get_freeze_count() == 0

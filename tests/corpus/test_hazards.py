@@ -173,3 +173,20 @@ def test_the_distinct_character_shortcut_equals_the_walk(text):
     invisible (curly quotes, accents, dashes: most real essays); the walk gives the same."""
     assert hz._scan(text) == hz._scan_chars(text)
     assert hz._strip_invisible(text) == "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def test_hazards_memo_returns_fresh_dicts_and_skips_long_texts():
+    from veribench.corpus import hazards as hz
+
+    t = "Th\u0435 same t\u200bext " * 3
+    a = hz.text_hazards(t)
+    a["confusables"] = -1
+    a["extra"] = 1
+    b = hz.text_hazards(t)
+    assert b == {"confusables": 3, "invisible": 3, "degenerate_repetition": b["degenerate_repetition"],
+                 "distinct_word_trigram_ratio": b["distinct_word_trigram_ratio"]}
+    long = "word " * (hz.MEMO_MAX_CHARS // 5 + 1) + "\u0430"
+    before = hz._hazard_values.cache_info().currsize
+    h = hz.text_hazards(long)
+    assert h["confusables"] == 1 and h["degenerate_repetition"] is True
+    assert hz._hazard_values.cache_info().currsize == before  # not kept

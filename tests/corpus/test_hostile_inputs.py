@@ -194,7 +194,7 @@ def _liang(root: Path, liang_dir: Path, kind: str) -> Path:
 
 LIANG = {
     "surrogate-document": ("data.json", "record 0", "lone surrogate U+D83D", "document"),
-    "surrogate-echo": ("Sapling.json", "record 0", "not valid UTF-8", "result_full.text"),
+    "surrogate-echo": ("Sapling.json", "record 0", "lone surrogate U+DC80", "result_full.text"),  # an escape, not a byte
     "nan-name": ("name.json", None, "NaN is not a finite", "name"),
     "duplicate-key": ("Sapling.json", "record 0", "duplicate key 'score'", "score"),
     "deep": ("Sapling.json", "record 0", "nested deeper", None),

@@ -55,3 +55,20 @@ def test_lone_surrogate_still_refused(tmp_path, text, field):
     with pytest.raises(InputError) as e:
         load_json(p)
     assert e.value.record == 0 and e.value.field == field
+
+
+def test_escaped_surrogate_in_the_bad_byte_range_is_named_as_a_surrogate(tmp_path):
+    """U+DC80..U+DCFF is also where undecodable bytes land (surrogateescape): in a file that
+    is valid UTF-8 it can only be a JSON escape, and is reported as a lone surrogate."""
+    p = tmp_path / "a.json"
+    p.write_text('[{"text": "x \\udc80 y"}]', encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        load_json(p)
+    assert "lone surrogate U+DC80" in str(e.value) and e.value.field == "text"
+    with pytest.raises(InputError) as e:
+        parse_json_text('{"t": "\\udcff"}', file="cell", record="line 2")
+    assert "lone surrogate U+DCFF" in str(e.value)
+    p.write_bytes(b'[{"text": "x \xff y"}]')  # a real byte that is not UTF-8
+    with pytest.raises(InputError) as e:
+        load_json(p)
+    assert "not valid UTF-8" in str(e.value)

@@ -54,13 +54,17 @@ class _StartupGc:
     all), on the path to the first forward pass. :meth:`resume` (once the model is
     loaded, or once the scoring starts without it) moves every object alive then into the
     permanent generation (``gc.freeze``: later collections skip them) and turns collection
-    back on. Thread-safe and idempotent; a process that had collection off keeps it off."""
+    back on. Thread-safe and idempotent; a process that had collection off keeps it off.
+    :meth:`end` (when the demo returns or fails) also returns the frozen objects to the
+    collector, unless something else had frozen the heap before: the collector is left as
+    it was found (the CLI freezes the heap at exit anyway)."""
 
     def __init__(self) -> None:
         import gc
 
         self._lock = threading.Lock()
         self._paused = gc.isenabled()
+        self._froze = False
         if self._paused:
             gc.disable()
 
@@ -70,8 +74,18 @@ class _StartupGc:
         with self._lock:
             if self._paused:
                 self._paused = False
+                self._froze = gc.get_freeze_count() == 0
                 gc.freeze()
                 gc.enable()
+
+    def end(self) -> None:
+        import gc
+
+        self.resume()
+        with self._lock:
+            if self._froze:
+                self._froze = False
+                gc.unfreeze()
 
 
 class _Prefetch:
@@ -166,6 +180,7 @@ def demo_cmd(
         return
     t0 = time.perf_counter()
     startup_gc = _StartupGc()
+    prefetch: _Prefetch | None = None
     try:
         # the model starts loading (background thread) before the evaluation's own imports
         from ..console import wide_console
@@ -237,7 +252,9 @@ def demo_cmd(
         con.print(f"\nReport written to [bold]{out}/[/] ({', '.join(sorted(files.values()))}); "
                   f"workspace {workspace}/; {time.perf_counter() - t0:.1f} s.")
     finally:
-        startup_gc.resume()  # also after an error: collection is never left off
+        if prefetch is not None:  # after an error before the scoring step: end the background thread
+            prefetch.cancel()
+        startup_gc.end()  # also after an error: collection is never left off
 
 
 def attack_sources(ws, proto_path: Path) -> list[str]:

@@ -202,12 +202,20 @@ def text_hazards(text: str) -> dict[str, Any]:
     Example: case c08's ``homoglyph.txt`` gives ``confusables`` 30, ``zero_width.txt``
     gives ``invisible`` 20; case c26's ``repeated30.txt`` gives a ratio of 0.0335 and
     ``degenerate_repetition`` true. A fresh dict each call; the values of the last 1,024
-    distinct texts are memoised (every detector scoring the same texts asks again).
+    distinct texts of at most :data:`MEMO_MAX_CHARS` characters are memoised (every
+    detector scoring the same texts asks again; the memo holds at most ~64 MB of text).
     """
-    confusables, invisible, ratio = _hazard_values(text)
+    if len(text) <= MEMO_MAX_CHARS:
+        confusables, invisible, ratio = _hazard_values(text)
+    else:
+        confusables, invisible, ratio = _hazard_values.__wrapped__(text)
     return {"confusables": confusables, "invisible": invisible,
             "degenerate_repetition": ratio is not None and ratio < REPETITION.min_distinct_ratio,
             "distinct_word_trigram_ratio": ratio}
+
+
+#: Longer texts are not memoised by :func:`text_hazards` (1,024 x 64K characters bounds the memo).
+MEMO_MAX_CHARS = 65_536
 
 
 @lru_cache(maxsize=1024)

@@ -96,18 +96,20 @@ def read_text(path: Path, *, label: str | None = None) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-def check_strings(value: Any, *, file: str, record: Any, field: str | None = None) -> None:
+def check_strings(value: Any, *, file: str, record: Any, field: str | None = None, bad_bytes: bool = True) -> None:
     """Raise ``InputError`` if any string (key or value) inside ``value`` holds a surrogate.
 
     A surrogate from ``surrogateescape`` (U+DC80..U+DCFF, in text read by :func:`read_text`
     from bytes that were not UTF-8) is reported as a bad byte; any other is a lone
-    surrogate written as a JSON escape (``"\\ud800"``). Iterative: any depth.
+    surrogate written as a JSON escape (``"\\ud800"``). ``bad_bytes=False`` says the text
+    ``value`` was decoded from had no undecodable byte (:func:`has_bad_bytes`), so a
+    U+DC80..U+DCFF can only be an escape too. Iterative: any depth.
     """
     for path, s in _strings(value, field):
         m = _SURROGATE.search(s)
         if m:
             cp = ord(m.group())
-            if _BAD_BYTE.match(m.group()):
+            if bad_bytes and _BAD_BYTE.match(m.group()):
                 msg = (f"not valid UTF-8 (byte 0x{cp - 0xDC00:02x} at character {m.start()}); "
                        "re-save the file as UTF-8")
             else:
@@ -264,16 +266,18 @@ def may_hold_surrogates(text: str) -> bool:
     return _SURROGATE.search(text) is not None or _SURROGATE_ESCAPE.search(text) is not None
 
 
-def check_value(obj: Any, *, file: str, record: Any, field: str | None = None, strings: bool = True) -> None:
+def check_value(obj: Any, *, file: str, record: Any, field: str | None = None, strings: bool = True,
+                bad_bytes: bool = True) -> None:
     """Refuse ``obj`` (decoded JSON) nested deeper than :data:`MAX_DEPTH` or holding a
-    surrogate (:func:`check_strings`; skipped with ``strings=False``, which a caller passes
-    only when :func:`may_hold_surrogates` cleared the text it was decoded from)."""
+    surrogate (:func:`check_strings`, with its ``bad_bytes``; skipped with
+    ``strings=False``, which a caller passes only when :func:`may_hold_surrogates` cleared
+    the text it was decoded from)."""
     p = depth_path(obj)
     if p is not None:
         raise InputError(f"JSON nested deeper than {MAX_DEPTH} levels (the deepest accepted)", file=file,
                          record=record, field=_join(field, p) if field and p != "(top level)" else (field or p))
     if strings:
-        check_strings(obj, file=file, record=record, field=field)
+        check_strings(obj, file=file, record=record, field=field, bad_bytes=bad_bytes)
 
 
 def parse_json_text(text: str, *, file: str, record: Any = None, field: str | None = None) -> tuple[Any, bool]:
@@ -288,7 +292,8 @@ def parse_json_text(text: str, *, file: str, record: Any = None, field: str | No
     if end != len(text):
         raise InputError(f"malformed JSON: extra data after the value (column {end + 1})", file=file, record=record,
                          field=field)
-    check_value(obj, file=file, record=record, field=field, strings=may_hold_surrogates(text))
+    check_value(obj, file=file, record=record, field=field, strings=may_hold_surrogates(text),
+                bad_bytes=has_bad_bytes(text))
     return obj, d.nonfinite
 
 
@@ -312,7 +317,7 @@ def load_json_flagged(path: Path, *, label: str | None = None) -> tuple[Any, boo
     name = label or str(path)
     text = read_text(path, label=name)
     d = _Decoder()
-    strings = may_hold_surrogates(text)
+    strings, bad = may_hold_surrogates(text), has_bad_bytes(text)
     pos = _WS.match(text).end()
     if pos >= len(text):
         raise InputError("malformed JSON: the file is empty", file=name, record="line 1")
@@ -322,7 +327,7 @@ def load_json_flagged(path: Path, *, label: str | None = None) -> tuple[Any, boo
         if end != len(text):
             raise InputError("malformed JSON: extra data after the value", file=name,
                              record=f"line {_line_of(text, end)}")
-        check_value(obj, file=name, record=None, strings=strings)
+        check_value(obj, file=name, record=None, strings=strings, bad_bytes=bad)
         return obj, d.nonfinite
     out: list[Any] = []
     pos = _WS.match(text, pos + 1).end()
@@ -332,7 +337,7 @@ def load_json_flagged(path: Path, *, label: str | None = None) -> tuple[Any, boo
         while True:
             i = len(out)
             val, pos = d.raw_decode(text, pos, file=name, record=i)
-            check_value(val, file=name, record=i, strings=strings)
+            check_value(val, file=name, record=i, strings=strings, bad_bytes=bad)
             out.append(val)
             pos = _WS.match(text, pos).end()
             if text.startswith(",", pos):
