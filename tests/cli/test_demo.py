@@ -111,10 +111,10 @@ def test_demo_leaves_garbage_collection_on(demo):
 def test_startup_gc_pause_resumes_once_and_respects_a_disabled_collector():
     import gc
 
-    from veribench.cli.demo import _StartupGc
+    from veribench.heap import CollectionPause
 
     assert gc.isenabled()
-    p = _StartupGc()
+    p = CollectionPause()
     assert not gc.isenabled()
     n = gc.get_freeze_count()
     try:
@@ -124,7 +124,7 @@ def test_startup_gc_pause_resumes_once_and_respects_a_disabled_collector():
         assert gc.isenabled()
         gc.disable()
         try:
-            q = _StartupGc()  # collection was off: it stays off
+            q = CollectionPause()  # collection was off: it stays off
             q.resume()
             assert not gc.isenabled()
         finally:

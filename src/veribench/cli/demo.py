@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 
+from ..heap import CollectionPause
 from .common import WorkspaceOpt, friendly_errors
 
 #: The offline model the demo's zero-shot detectors run on.
@@ -45,49 +46,6 @@ def demo_data_dir() -> Path:
     return p
 
 
-class _StartupGc:
-    """No automatic garbage collection while the demo starts, until :meth:`resume`.
-
-    Importing torch, transformers, scipy and the corpora grows the heap from nothing to
-    ~2 million objects, and CPython runs a full collection each time it grows by a
-    quarter: ten of them in the demo's first 5 s (0.95 s, GIL held, ~100 objects freed in
-    all), on the path to the first forward pass. :meth:`resume` (once the model is
-    loaded, or once the scoring starts without it) moves every object alive then into the
-    permanent generation (``gc.freeze``: later collections skip them) and turns collection
-    back on. Thread-safe and idempotent; a process that had collection off keeps it off.
-    :meth:`end` (when the demo returns or fails) also returns the frozen objects to the
-    collector, unless something else had frozen the heap before: the collector is left as
-    it was found (the CLI freezes the heap at exit anyway)."""
-
-    def __init__(self) -> None:
-        import gc
-
-        self._lock = threading.Lock()
-        self._paused = gc.isenabled()
-        self._froze = False
-        if self._paused:
-            gc.disable()
-
-    def resume(self) -> None:
-        import gc
-
-        with self._lock:
-            if self._paused:
-                self._paused = False
-                self._froze = gc.get_freeze_count() == 0
-                gc.freeze()
-                gc.enable()
-
-    def end(self) -> None:
-        import gc
-
-        self.resume()
-        with self._lock:
-            if self._froze:
-                self._froze = False
-                gc.unfreeze()
-
-
 class _Prefetch:
     """The demo's background thread: it loads the demo model while the corpora are
     imported (mostly single-threaded Python, so the other core is free), then, once the
@@ -98,7 +56,7 @@ class _Prefetch:
     An error here is dropped: the scoring step loads and forwards again itself and
     reports its own error."""
 
-    def __init__(self, gc_pause: _StartupGc | None = None) -> None:
+    def __init__(self, gc_pause: CollectionPause | None = None) -> None:
         self._gc = gc_pause
         self._ready = threading.Event()
         self._cancel = threading.Event()
@@ -179,7 +137,7 @@ def demo_cmd(
         typer.echo(str(ex))
         return
     t0 = time.perf_counter()
-    startup_gc = _StartupGc()
+    startup_gc = CollectionPause()  # the imports below run with no full collection
     prefetch: _Prefetch | None = None
     try:
         # the model starts loading (background thread) before the evaluation's own imports

@@ -319,21 +319,14 @@ def adjust_pvalues(p_values: Sequence[float | None], method: Literal["holm", "no
     out: list[float | None] = [None] * len(vals)
     if not idx:
         return out
-    import gc
-
     from statsmodels.stats.multitest import multipletests
 
+    from ..heap import frozen
+
     # statsmodels' Holm branch calls gc.collect(), a full collection over every object in
-    # the process (0.1-0.3 s once torch and transformers are loaded); frozen objects are
-    # skipped by it and rejoin the collector's oldest generation right after, unless the
-    # caller had frozen the heap itself (then what is frozen here stays frozen with it)
-    frozen_before = gc.get_freeze_count()
-    gc.freeze()
-    try:
+    # the process (0.1-0.3 s once torch and transformers are loaded): frozen, they are skipped
+    with frozen():
         adj = multipletests(np.array([float(vals[i]) for i in idx]), method="holm")[1]
-    finally:
-        if not frozen_before:
-            gc.unfreeze()
     for i, v in zip(idx, adj):
         out[i] = float(v)
     return out

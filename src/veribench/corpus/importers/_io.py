@@ -271,7 +271,11 @@ def check_value(obj: Any, *, file: str, record: Any, field: str | None = None, s
     """Refuse ``obj`` (decoded JSON) nested deeper than :data:`MAX_DEPTH` or holding a
     surrogate (:func:`check_strings`, with its ``bad_bytes``; skipped with
     ``strings=False``, which a caller passes only when :func:`may_hold_surrogates` cleared
-    the text it was decoded from)."""
+    the text it was decoded from).
+
+    Raises:
+        InputError: naming ``file``, ``record`` and the field path of the offending value.
+    """
     p = depth_path(obj)
     if p is not None:
         raise InputError(f"JSON nested deeper than {MAX_DEPTH} levels (the deepest accepted)", file=file,
