@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from veribench.spec import Spec  # noqa: E402
 from veribench.store import Workspace  # noqa: E402
+from veribench.store import writes
 
 
 def build_workspace(path: Path, n: int) -> None:
@@ -36,7 +37,7 @@ def build_workspace(path: Path, n: int) -> None:
                 [n],
             )
             for k, s in enumerate(specs):
-                ws.put_spec(s, c)
+                writes.put_spec(c, s)
                 c.execute(
                     """INSERT INTO scores
                        SELECT ?, sha256('text ' || i), 'ok', p, 'probability', 'higher_ai', p, NULL, ?, NULL, now()

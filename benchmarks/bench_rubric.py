@@ -32,7 +32,7 @@ def main() -> None:
 
     from veribench.rubric import loaders, results, store
     from veribench.rubric.app import create_app
-    from veribench.rubric.text import fk_grade
+    from veribench.text.words import fk_grade
     from veribench.store import Workspace
 
     fk_grade("Warm up the pronunciation dictionary.")  # one-off cmudict load, timed apart

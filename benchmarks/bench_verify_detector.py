@@ -52,10 +52,10 @@ def build(work: Path, n: int) -> Path:
     from veribench.corpus.document import Document
     from veribench.corpus.importers._store import ScoreBatch, store_import
     from veribench.corpus.report import ImportReport
-    from veribench.detectors.base import ScoreResult
+    from veribench.records import ScoreResult
     from veribench.evaluate import evaluate_workspace
     from veribench.hashing import text_sha256
-    from veribench.protocol.commit import commit
+    from veribench.commit import commit
     from veribench.protocol.model import load_protocol
     from veribench.spec import Spec
     from veribench.store import Workspace

@@ -1,7 +1,7 @@
 """One registry for every plug-in kind (detector, humanizer, embedder, judge, ...).
 
-Built-ins are declared here as lazy ``"module:attr"`` references, so importing
-veribench never imports torch or an HTTP stack it does not need. Third parties
+Built-ins are declared here, in :data:`BUILTINS`, as lazy ``"module:attr"`` references,
+so importing veribench never imports torch or an HTTP stack it does not need. Third parties
 register through entry points in the group ``veribench.<kind>s`` (for example
 ``veribench.detectors``), whose value is a factory ``"module:attr"``.
 
@@ -10,62 +10,91 @@ the command line are already parsed to JSON values where possible) and returns a
 plug-in object that has a ``spec`` attribute (:class:`veribench.spec.Spec`).
 
 Every detector also accepts the shared setting ``canonicalize`` (``"none"`` | ``"skeleton"``,
-see ``docs/hazards.md``), handled here rather than by each factory: ``skeleton`` wraps the
-built detector in :class:`veribench.detectors.base.Canonicalized`, whose spec carries it.
+see ``docs/hazards.md``), handled once for every detector rather than by each factory: the wrapper named in
+:data:`WRAPPERS` (:func:`veribench.detectors.base.canonicalizing`) wraps the built detector in
+:class:`veribench.detectors.base.Canonicalized` for ``skeleton``, whose spec carries it.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import json
 from importlib import metadata
 from typing import Any, Callable
 
-from .errors import RegistryError
+from veribench.errors import RegistryError
 
-# Built-ins: each package declares its plug-ins as data in a ``PLUGINS`` dict of
-# ``{kind: {name: "module:attr"}}`` in its (import-light) ``__init__``. The registry
-# reads them lazily, so no heavy dependency is imported until a plug-in is built.
-_PLUGIN_PACKAGES = [
-    "veribench.detectors.local",
-    "veribench.detectors.api",
-    "veribench.detectors.imported_plugins",
-    "veribench.humanizers",
-    "veribench.llm",
-    "veribench.cycles",
-    "veribench.corpus.attacks",
-]
-_BUILTINS: dict[str, dict[str, str]] = {"detector": {}, "humanizer": {}, "embedder": {}, "judge": {}, "generator": {}}
-_LOADED = False
-
-
-def _load_builtins() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    for pkg in _PLUGIN_PACKAGES:
-        try:
-            mod = importlib.import_module(pkg)
-        except ModuleNotFoundError as e:  # a package not yet present
-            if e.name and pkg.startswith(e.name):
-                continue
-            raise
-        for kind, table in getattr(mod, "PLUGINS", {}).items():
-            _BUILTINS.setdefault(kind, {}).update(table)
-
-
+#: Built-in plug-ins, the one table of them (data): kind -> name -> ``"module:attr"`` of the
+#: factory. Nothing is imported until a plug-in is built, so importing veribench never
+#: imports torch or an HTTP stack it does not need.
+BUILTINS: dict[str, dict[str, str]] = {
+    "detector": {
+        # local (run on this machine): ZipPy, the zero-shot LM engine, HF classifiers
+        "zippy": "veribench.detectors.local.zippy:ZippyDetector",
+        "loglik": "veribench.detectors.local.zeroshot:loglik",
+        "rank": "veribench.detectors.local.zeroshot:rank",
+        "logrank": "veribench.detectors.local.zeroshot:logrank",
+        "entropy": "veribench.detectors.local.zeroshot:entropy",
+        "gltr": "veribench.detectors.local.zeroshot:gltr",
+        "lrr": "veribench.detectors.local.zeroshot:lrr",
+        "fast-detectgpt": "veribench.detectors.local.zeroshot:FastDetectGPT",
+        "binoculars": "veribench.detectors.local.zeroshot:Binoculars",
+        "hf-classifier": "veribench.detectors.local.hf_classifier:HFClassifier",
+        "boundary-loglik": "veribench.detectors.local.boundary:BoundaryDetector",
+        # commercial adapters (HTTP; keys only from VERIBENCH_<VENDOR>_API_KEY, docs/vendors.md)
+        "gptzero": "veribench.detectors.api.vendors:GPTZero",
+        "originality": "veribench.detectors.api.vendors:Originality",
+        "copyleaks": "veribench.detectors.api.vendors:Copyleaks",
+        "winston": "veribench.detectors.api.vendors:Winston",
+        "zerogpt": "veribench.detectors.api.vendors:ZeroGPT",
+        "sapling": "veribench.detectors.api.vendors:Sapling",
+        "pangram": "veribench.detectors.api.vendors:Pangram",
+        # scores recorded elsewhere (by hand, or in a published dataset)
+        "imported": "veribench.scales:ImportedDetector",
+    },
+    "humanizer": {
+        "undetectable": "veribench.humanizers.api.vendors:Undetectable",
+        "stealthgpt": "veribench.humanizers.api.vendors:StealthGPT",
+        "writehuman": "veribench.humanizers.api.vendors:WriteHuman",
+        "hix": "veribench.humanizers.api.vendors:HIX",
+        "humbot": "veribench.humanizers.api.vendors:Humbot",
+        "llm-humanizer": "veribench.humanizers.llm:LLMHumanizer",
+        "manual": "veribench.humanizers.manual:ManualHumanizer",
+        "llm-paraphraser": "veribench.attacks.paraphrase:LLMParaphraser",
+    },
+    "embedder": {
+        "minilm": "veribench.llm.embedders:MiniLMEmbedder",
+        "openai-3-large": "veribench.llm.embedders:OpenAIEmbedder",
+    },
+    "judge": {"llm-readability": "veribench.llm.judge:ReadabilityJudge"},
+    "generator": {"openai-chat": "veribench.llm.client:ChatClient"},
+    # RAID's eleven attacks (Dugan et al., ACL 2024; liamdugan/raid generation/adversarial/),
+    # at RAID's default parameters, under RAID's names
+    "attack": {
+        "homoglyph": "veribench.attacks.rules:Homoglyph",
+        "number": "veribench.attacks.rules:AlterNumbers",
+        "article_deletion": "veribench.attacks.rules:ArticleDeletion",
+        "insert_paragraphs": "veribench.attacks.rules:InsertParagraphs",
+        "perplexity_misspelling": "veribench.attacks.lm:PerplexityMisspelling",
+        "upper_lower": "veribench.attacks.rules:UpperLowerFlip",
+        "whitespace": "veribench.attacks.rules:WhiteSpace",
+        "zero_width_space": "veribench.attacks.rules:ZeroWidthSpace",
+        "synonym": "veribench.attacks.lm:Synonym",
+        "paraphrase": "veribench.attacks.paraphrase:Paraphrase",
+        "alternative_spelling": "veribench.attacks.rules:AlternativeSpelling",
+    },
+}
+#: Per-kind wrappers applied to every factory of that kind (data, ``"module:attr"``): a
+#: wrapper takes ``(name, factory)`` and returns the factory to use. Detectors take the
+#: shared ``canonicalize`` setting this way (docs/hazards.md).
+WRAPPERS: dict[str, str] = {"detector": "veribench.detectors.base:canonicalizing"}
 _REGISTERED: dict[str, dict[str, Any]] = {}
 
 
 def register(kind: str, name: str, factory: Any) -> None:
     """Register ``factory`` (a callable or ``"module:attr"``) as plug-in ``name`` of ``kind``."""
     _REGISTERED.setdefault(kind, {})[name] = factory
-
-
-def register_builtin(kind: str, name: str, target: str) -> None:
-    """Declare a built-in plug-in by dotted path (used by veribench's own modules)."""
-    _BUILTINS.setdefault(kind, {})[name] = target
 
 
 def _entry_points(kind: str) -> dict[str, Any]:
@@ -78,8 +107,7 @@ def _entry_points(kind: str) -> dict[str, Any]:
 
 def names(kind: str) -> list[str]:
     """All registered names of ``kind``: built-ins, runtime registrations and entry points."""
-    _load_builtins()
-    out = set(_BUILTINS.get(kind, {})) | set(_REGISTERED.get(kind, {})) | set(_entry_points(kind))
+    out = set(BUILTINS.get(kind, {})) | set(_REGISTERED.get(kind, {})) | set(_entry_points(kind))
     return sorted(out)
 
 
@@ -101,42 +129,15 @@ def get(kind: str, name: str) -> Callable[..., Any]:
     Raises:
         RegistryError: unknown name; the message lists close matches ("did you mean").
     """
-    _load_builtins()
-    for table in (_REGISTERED.get(kind, {}), _BUILTINS.get(kind, {}), _entry_points(kind)):
+    for table in (_REGISTERED.get(kind, {}), BUILTINS.get(kind, {}), _entry_points(kind)):
         if name in table:
             factory = _resolve(table[name])
-            return _canonicalizing(name, factory) if kind == "detector" else factory
+            wrapper = WRAPPERS.get(kind)
+            return _resolve(wrapper)(name, factory) if wrapper else factory
     known = names(kind)
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise RegistryError(f"unknown {kind} {name!r}.{hint} Known {kind}s: {', '.join(known) or '(none)'}")
-
-
-def _canonicalizing(name: str, factory: Callable[..., Any]) -> Callable[..., Any]:
-    """``factory`` plus the shared detector setting ``canonicalize`` (``none`` | ``skeleton``).
-
-    ``none`` (or absent) builds the detector as it is, with its spec unchanged; ``skeleton``
-    wraps it in :class:`veribench.detectors.base.Canonicalized`, whose spec carries the
-    setting (docs/hazards.md).
-    """
-    import functools
-
-    @functools.wraps(factory)
-    def build(*args: Any, **settings: Any) -> Any:
-        from .corpus.hazards import SETTING, canonicalize_setting
-
-        mode = canonicalize_setting(settings.pop(SETTING, None))
-        det = factory(*args, **settings)
-        if mode == "none":
-            return det
-        if name == "imported":
-            raise ValueError(f"{SETTING} does not apply to imported scores: they were computed elsewhere, on the "
-                             "text the tool saw")
-        from .detectors.base import Canonicalized
-
-        return Canonicalized(det, mode)
-
-    return build
 
 
 def create(kind: str, name: str, settings: dict[str, Any] | None = None) -> Any:
@@ -153,8 +154,6 @@ def parse_settings(pairs: list[str] | None) -> dict[str, Any]:
     Raises:
         ValueError: an item without ``=``.
     """
-    import json
-
     out: dict[str, Any] = {}
     for item in pairs or []:
         if "=" not in item:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .hashing import canonical_json, sha256_bytes
+from veribench.hashing import canonical_json, sha256_bytes
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .tsa_server import TSAServer
+from tests.bundles.tsa_server import TSAServer
 
 PROTOCOL_V1 = """# Liang et al. 2023 replication with a calibration split (veribench bundle tests)
 [protocol]

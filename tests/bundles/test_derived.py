@@ -55,7 +55,7 @@ def test_attacked_documents_are_logged_as_stored_and_their_run_verifies(tmp_path
     # the derived import's fingerprints are checked like any other import of the selection
     import shutil
 
-    from .bundle_helpers import corpus_lines, verify, write_corpus
+    from tests.bundles.bundle_helpers import corpus_lines, verify, write_corpus
 
     forged = tmp_path / "forged"
     shutil.copytree(out, forged)

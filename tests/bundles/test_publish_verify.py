@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .bundle_helpers import corpus_lines, events, evaluate_publish_verify, read_scores, store_documents, verify
+from tests.bundles.bundle_helpers import corpus_lines, events, evaluate_publish_verify, read_scores, store_documents, verify
 
 
 def test_published_bundle_verifies_every_check(liang_built, cli_run, tmp_path):
@@ -97,10 +97,10 @@ rule = { field = "ai_probability", op = ">", threshold = 0.5 }
 def _fingerprint_ws(ws_path: Path, proto: Path):
     """Volunteer texts published only as fingerprints (issue 15's case): SHA-256 and metadata, no text."""
     from veribench.corpus.document import Document
-    from veribench.detectors.base import ScoreResult
+    from veribench.records import ScoreResult
     from veribench.evaluate import evaluate_workspace
     from veribench.hashing import text_sha256
-    from veribench.protocol.commit import commit
+    from veribench.commit import commit
     from veribench.protocol.model import load_protocol
     from veribench.store import Workspace
 
@@ -193,8 +193,8 @@ def test_ids_and_values_that_need_escaping(tmp_path, cli_run):
     """Quotes, backslashes, control characters and non-ASCII in ids and values: the bundle's
     leaves, re-computed from its rows, equal the log's."""
     from veribench.corpus.document import Document
-    from veribench.detectors.base import ScoreResult
-    from veribench.protocol.commit import commit
+    from veribench.records import ScoreResult
+    from veribench.commit import commit
     from veribench.store import Workspace
 
     ids = ['plain-1', 'quote"d', 'back\\slash', 'tab\there', 'ünïcödé', 'emoji 🙂', 'line\u2028sep', 'del\x7f']
@@ -210,7 +210,7 @@ def test_ids_and_values_that_need_escaping(tmp_path, cli_run):
     commit(ws, p)
     store_documents(ws, docs, "DetÄ", results, version="v\u00e9", corpus="odd", source="odd.jsonl")
     evaluate_publish_verify(ws, p, "ODD-1", tmp_path / "b", cli_run)
-    from .bundle_helpers import edit_scores
+    from tests.bundles.bundle_helpers import edit_scores
 
     assert any(h and '"confusables":' in h for h in read_scores(tmp_path / "b")["hazards"])
     import shutil
@@ -245,8 +245,8 @@ def test_yaml_protocol_aliases_are_refused_before_expansion():
 def _small_ws(path: Path, proto_text: str, n: int = 24):
     """A committed protocol, then n documents with one detector's scores (a pre-registered run)."""
     from veribench.corpus.document import Document
-    from veribench.detectors.base import ScoreResult
-    from veribench.protocol.commit import commit
+    from veribench.records import ScoreResult
+    from veribench.commit import commit
     from veribench.store import Workspace
 
     (path.parent / "p.toml").write_text(proto_text)
@@ -265,18 +265,19 @@ SMALL = FP_PROTO.replace('"fingerprints"', '"small"').replace('"FP-1"', '"S-1"')
 def test_corrected_document_publishes_and_verifies(tmp_path, cli_run):
     """A correction logged with ``log_document_update`` (the hook of re-imports with --update)."""
     from veribench.store import events as ev
+    from veribench.store import logcheck
 
     ws, docs = _small_ws(tmp_path / "ws", SMALL)
     with ws.transaction() as con:
         con.execute("UPDATE documents SET subgroup = 'C' WHERE doc_id = 'd05'")
         ev.log_document_update(con, {"import_id": "fix", "updates": [{"doc_id": "d05", "field": "subgroup",
                                                                       "old": "A", "new": "C"}]})
-    assert ev.verify_workspace(ws).ok
+    assert logcheck.verify_workspace(ws).ok
     evaluate_publish_verify(ws, tmp_path / "p.toml", "S-1", tmp_path / "b", cli_run)
     d05 = next(d for d in corpus_lines(tmp_path / "b") if d["doc_id"] == "d05")
     assert d05["subgroup"] == "C" and d05["doc_seq"] > 1
     # presenting the document as it was before the correction is caught
-    from .bundle_helpers import write_corpus
+    from tests.bundles.bundle_helpers import write_corpus
 
     docs_ = corpus_lines(tmp_path / "b")
     for d in docs_:
@@ -291,6 +292,7 @@ def test_withdrawn_document_leaves_no_trace_of_its_text(tmp_path, cli_run):
     """A withdrawal logged with ``log_withdrawal`` (the hook of arm-B withdrawals): the log still
     verifies, the bundle verifies, and the withdrawn text's hash appears in no published file."""
     from veribench.store import events as ev
+    from veribench.store import logcheck
 
     ws, docs = _small_ws(tmp_path / "ws", SMALL)
     gone = next(d for d in docs if d.id == "d07")
@@ -300,7 +302,7 @@ def test_withdrawn_document_leaves_no_trace_of_its_text(tmp_path, cli_run):
         con.execute("DELETE FROM scores WHERE text_sha256 = ?", [gone.text_sha256])
         ev.log_withdrawal(con, {"withdrawal_id": "wd-1", "doc_id": "d07", "documents_removed": ["d07"],
                                 "scores_removed": 1}, text_shas=[gone.text_sha256])
-    assert ev.verify_workspace(ws).ok, ev.verify_workspace(ws).lines()
+    assert logcheck.verify_workspace(ws).ok, logcheck.verify_workspace(ws).lines()
     assert not ws.query("SELECT count(*) FROM log_items WHERE k2 = ?", [gone.text_sha256])[0][0]
     evaluate_publish_verify(ws, tmp_path / "p.toml", "S-1", tmp_path / "b", cli_run)
     for f in (tmp_path / "b").rglob("*"):
@@ -311,7 +313,7 @@ def test_withdrawn_document_leaves_no_trace_of_its_text(tmp_path, cli_run):
 
     with Workspace(tmp_path / "ws") as w:
         w.con.execute("UPDATE log_items SET k1 = NULL WHERE kind = 'doc' AND k1 = 'd03'")
-        assert "logged withdrawals account for 1" in "\n".join(ev.verify_workspace(w).lines())
+        assert "logged withdrawals account for 1" in "\n".join(logcheck.verify_workspace(w).lines())
 
 
 def test_report_of_a_tampered_bundle_leads_with_its_failure(liang_built, cli_run, tmp_path):

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .bundle_helpers import (corpus_lines, edit_json, edit_scores, edit_text, events, rehash, verify,
-                             write_corpus, write_events)
+from tests.bundles.bundle_helpers import corpus_lines, edit_json, edit_scores, edit_text, events, rehash, verify, write_corpus, write_events
 
 
 def caught(bundle: Path, check: str, *needles: str):
@@ -98,7 +97,7 @@ def test_backdated_amendment_in_the_log(bundle):
 def test_backdated_amendment_with_the_whole_log_rewritten(bundle):
     """A forger who backdates the amendment and then rewrites every hash, and every commitment
     record derived from them, is caught by the RFC 3161 token: it stamps the true record."""
-    from veribench.protocol.commit import commitment_record, record_bytes
+    from veribench.store.commitments import commitment_record, record_bytes
 
     evs = events(bundle)
     amend = next(e for e in evs if e["type"] == "protocol_amend")
@@ -234,10 +233,10 @@ def test_timestamp_token_forged_signature(bundle):
 
 
 def test_foreign_authority_certificate_pinned(bundle, tmp_path):
-    from .tsa_server import make_authority
+    from tests.bundles.tsa_server import make_authority
     from cryptography.hazmat.primitives.serialization import Encoding
 
-    from veribench.bundles.tsa import load_certificates
+    from veribench.commit.tsa import load_certificates
 
     other = make_authority("another authority")[0].public_bytes(Encoding.PEM)
     rep = verify(bundle, tsa_roots=load_certificates(other))
@@ -350,7 +349,7 @@ def test_a_bundle_passes_only_when_every_check_ran(bundle):
 @pytest.mark.parametrize("rel", ["results.json", "amendments.json"])
 def test_a_bundle_file_holding_json_null_fails(bundle, rel):
     """JSON null is never "absent": with the manifest re-hashed to match, the file still fails."""
-    from .bundle_helpers import rehash
+    from tests.bundles.bundle_helpers import rehash
 
     (bundle / rel).write_text("null", encoding="utf-8")
     rehash(bundle)

@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from veribench.cli.main import app
-from veribench.corpus.edits import apply_edits, edit_budget, import_edited, sentence_spans, word_spans
+from veribench.corpus.edits import apply_edits, edit_budget, sentence_spans, word_spans
+from veribench.corpus.importers.edited import import_edited
 from veribench.protocol.model import load_protocol, parse_protocol
 from veribench.errors import InputError, ProtocolError
 

@@ -270,16 +270,18 @@ def _only(liang_dir, tmp_path, set_name):
 def test_failure_inside_the_transaction_rolls_back(small_copy, workspace, monkeypatch):
     """A failure after some rows were written (here: the 4th detector's scores) undoes all."""
     before = _dump(workspace)
-    real = Workspace.put_scores
+    from veribench.store import writes
+
+    real = writes.put_scores
     calls = []
 
-    def failing(self, spec, items, **kw):
+    def failing(ws, spec, items, **kw):
         calls.append(spec.name)
         if len(calls) == 4:
             raise RuntimeError("disk full")
-        return real(self, spec, items, **kw)
+        return real(ws, spec, items, **kw)
 
-    monkeypatch.setattr(Workspace, "put_scores", failing)
+    monkeypatch.setattr(writes, "put_scores", failing)
     with pytest.raises(RuntimeError):
         import_liang2023(workspace, small_copy)
     monkeypatch.undo()

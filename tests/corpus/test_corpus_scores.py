@@ -11,7 +11,7 @@ from sklearn.metrics import roc_auc_score
 
 from veribench import registry
 from veribench.corpus.importers import import_documents, import_scores
-from veribench.detectors.imported import SCALES, ImportedDetector, get_scale, normalise
+from veribench.scales import SCALES, ImportedDetector, get_scale, normalise
 from veribench.errors import InputError, VeribenchError
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 def rehash(cycle: Path, *names: str) -> None:
     """Update cycle.json's manifest entries for ``names`` (a tamper that also fixes the manifest)."""
-    from veribench.cycles.jscompat import dumps_js
+    from veribench.bundles.jscompat import dumps_js
     from veribench.hashing import sha256_bytes
 
     cj = json.loads((cycle / "cycle.json").read_bytes())
@@ -19,7 +19,7 @@ def rehash(cycle: Path, *names: str) -> None:
 
 def edit_json(cycle: Path, name: str, fn, update_manifest: bool = True) -> None:
     """Load ``name``, apply ``fn`` (in place), write it back in JavaScript's JSON form."""
-    from veribench.cycles.jscompat import dumps_js
+    from veribench.bundles.jscompat import dumps_js
 
     obj = json.loads((cycle / name).read_bytes())
     fn(obj)  # edits in place; its return value is ignored

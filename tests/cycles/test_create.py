@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from .cycles_helpers import edit_json
+from tests.cycles.cycles_helpers import edit_json
 
 from veribench import registry
-from veribench.detectors.base import ScoreResult
+from veribench.records import ScoreResult
 from veribench.spec import Spec
 
 NAME = "Round Trip 2027"

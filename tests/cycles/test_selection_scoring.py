@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from veribench.cycles.jscompat import (dumps_js, js_math_round, js_number_to_string, js_to_fixed, js_word_count,
-                                       published_rounding_matches, utf16_units)
+from veribench.bundles.jscompat import dumps_js, js_math_round, js_number_to_string, js_to_fixed, js_word_count, utf16_units
+from veribench.bundles.reader import published_rounding_matches
 from veribench.cycles.scoring import (ScoringRules, ai_probability_by_detector, compute_leaderboard,
                                       recognise_scoring, render_scoring_js)
 from veribench.cycles.selection import (UnknownAlgorithm, djb2, extract_placeholders, recognise_selection,
@@ -116,7 +116,7 @@ def test_word_count_is_javascript_whitespace():
 def test_word_count_fast_path_agrees(s: str):
     import re
 
-    from veribench.cycles.jscompat import JS_WHITESPACE, js_trim
+    from veribench.bundles.jscompat import JS_WHITESPACE, js_trim
     ref = [w for w in re.split("[" + re.escape(JS_WHITESPACE) + "]+", js_trim(s)) if w]
     assert js_word_count(s) == len(ref)
 

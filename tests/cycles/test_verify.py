@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .cycles_helpers import edit_json, rehash
+from tests.cycles.cycles_helpers import edit_json, rehash
 
 
 def test_shared_bundles_verify_ok(cli, hb_dir: Path, tmp_path: Path):

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .cycles_helpers import edit_json, rehash
+from tests.cycles.cycles_helpers import edit_json, rehash
 
 
 def _fail(cli, cycle: Path, check: str, *needles: str) -> str:
@@ -118,7 +118,7 @@ def test_every_plus_one_in_the_last_printed_digit_fails(hb_dir: Path, cycle: str
     """Exhaustive over both shared cycles: every published value matches at its precision, and a
     +1 (or -1) in its last printed digit never does (with the old 1e-4 tolerance most passed,
     and accepting a second rounding idiom let a -1 pass at ties)."""
-    from veribench.cycles.jscompat import published_rounding_matches
+    from veribench.bundles.reader import published_rounding_matches
     from veribench.cycles.scoring import compute_leaderboard, recognise_scoring
 
     d = hb_dir / cycle
@@ -142,7 +142,7 @@ def test_every_plus_one_in_the_last_printed_digit_fails(hb_dir: Path, cycle: str
 def test_plus_one_in_a_published_digit_fails_end_to_end(cli, hb_dir, tmp_path_factory, data):
     import shutil
 
-    from .conftest import copy_cycle
+    from tests.cycles.conftest import copy_cycle
 
     july = copy_cycle(hb_dir / "July 2026", tmp_path_factory.mktemp("c") / "July 2026")
     lb = json.loads((july / "leaderboard.json").read_bytes())
@@ -167,7 +167,7 @@ def test_nonce_is_trimmed_with_javascripts_whitespace_set(hb_dir, tmp_path_facto
     """Any ECMAScript WhiteSpace/LineTerminator around the nonce is trimmed (String.prototype.trim)."""
     from veribench.cycles.verify import verify_cycle
 
-    from .conftest import copy_cycle
+    from tests.cycles.conftest import copy_cycle
 
     july = copy_cycle(hb_dir / "July 2026", tmp_path_factory.mktemp("n") / "July 2026")
     nonce = (july / "nonce.txt").read_text().strip()

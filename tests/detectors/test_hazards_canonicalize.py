@@ -9,9 +9,11 @@ from typer.testing import CliRunner
 
 from veribench import registry
 from veribench.cli.main import app
-from veribench.corpus.hazards import canonicalize, submission_hazards, text_hazards
+from veribench.evaluate.run import submission_hazards
+from veribench.text.hazards import canonicalize, text_hazards
 from veribench.corpus.importers import import_documents
-from veribench.detectors.base import Canonicalized, ScoreResult
+from veribench.detectors.base import Canonicalized
+from veribench.records import ScoreResult
 from veribench.detectors.pipeline import RunStats, score_documents, score_texts
 from veribench.hashing import text_sha256
 

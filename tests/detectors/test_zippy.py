@@ -92,7 +92,7 @@ def test_mostly_foreign_text_unsupported_but_accents_fine():
 
 def test_c09_signed_score_ranks(cases_dir):
     recs = [json.loads(x) for x in (cases_dir / "c09/zippy_outputs.jsonl").read_text().splitlines() if x]
-    from veribench.detectors.imported import normalise
+    from veribench.scales import normalise
 
     y = [r["truth"] == "ai" for r in recs]
     signed = [normalise(r["zippy"][1], "zippy_confidence", verdict=r["zippy"][0]).raw for r in recs]

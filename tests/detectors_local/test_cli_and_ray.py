@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from veribench.cli.main import app
 from veribench.detectors.local import engine
 from veribench.detectors.local import zeroshot as zs
+from veribench.store import writes
 
 
 def _write(path, rows):
@@ -74,7 +75,7 @@ def test_ray_engine_same_results_and_cache(tmp_path, llama_path, texts, cases_di
         # one text already cached: the driver sends only the others
         from veribench.hashing import text_sha256
 
-        workspace.put_scores(det.spec, [(text_sha256(all_texts[0]), local[0])])
+        writes.put_scores(workspace, det.spec, [(text_sha256(all_texts[0]), local[0])])
         st = RunStats()
         res = score_texts(workspace, det, all_texts, stats=st)
         assert st.cached == 1 and st.computed + st.failed == len(all_texts) - 1

@@ -16,6 +16,7 @@ from sklearn.metrics import roc_auc_score
 from typer.testing import CliRunner
 
 from veribench.cli.main import app
+from veribench.store import writes
 
 
 def cli(*args: str) -> str:
@@ -146,7 +147,7 @@ def test_c06_wilson_through_the_tables(cases_dir, tmp_path):
 def test_c10_ranking_on_the_native_criterion(cases_dir, tmp_path):
     """AUROC on Fast-DetectGPT's own criterion is 1.0, even when each score also carries the
     two-Gaussian "probability", which is not monotone in it and would rank otherwise."""
-    from veribench.detectors.base import ScoreResult
+    from veribench.records import ScoreResult
     from veribench.detectors.local.zeroshot import fast_detectgpt_probability
     from veribench.spec import Spec
     from veribench.store import Workspace
@@ -170,7 +171,7 @@ def test_c10_ranking_on_the_native_criterion(cases_dir, tmp_path):
         spec = Spec("detector", "fast-detectgpt", "test", {"model": "gpt-neo-2.7B"})
         items = [(shas[r["id"]], ScoreResult(raw=float(r["fast_detectgpt_crit"]), scale="fast_detectgpt_d",
                                              direction="higher_ai", ai_probability=pi)) for r, pi in zip(rows, p)]
-        w.put_scores(spec, items, links=[(r["id"], shas[r["id"]]) for r in rows])
+        writes.put_scores(w, spec, items, links=[(r["id"], shas[r["id"]]) for r in rows])
     res = evaluate(ws, tmp_path / "out.json")
     t1 = {r["detector"]: r for r in res["table1"]}
     for name in ("crit-only", "fast-detectgpt"):

@@ -9,13 +9,14 @@ import pytest
 from sklearn.metrics import roc_auc_score
 from statsmodels.stats.proportion import proportion_confint
 
-from veribench.detectors.base import ScoreResult
+from veribench.records import ScoreResult
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.tables import markdown, write_outputs
 from veribench.hashing import text_sha256
-from veribench.protocol.commit import commit
+from veribench.commit import commit
 from veribench.protocol.model import load_protocol
 from veribench.spec import Spec
+from veribench.store import writes
 
 
 def _fill(ws, n=300, seed=1):
@@ -40,8 +41,8 @@ def _fill(ws, n=300, seed=1):
         items1.append((sha, ScoreResult(raw=float(p1[i]), ai_probability=float(p1[i]))))
         st = "ok" if i % 37 else "too_short"
         items2.append((sha, ScoreResult(status=st, raw=float(raw2[i]) if st == "ok" else None, scale="stat")))
-    ws.put_scores(s1, items1, links=links)
-    ws.put_scores(s2, items2, links=links)
+    writes.put_scores(ws, s1, items1, links=links)
+    writes.put_scores(ws, s2, items2, links=links)
     return rows, labels, groups, p1, raw2
 
 

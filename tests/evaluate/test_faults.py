@@ -21,10 +21,11 @@ from sklearn.metrics import roc_auc_score
 from typer.testing import CliRunner
 
 from veribench.cli.main import app
-from veribench.detectors.base import ScoreResult
+from veribench.records import ScoreResult
 from veribench.hashing import text_sha256
 from veribench.spec import Spec
 from veribench.store import Workspace
+from veribench.store import writes
 
 
 def run(*args: str, code: int = 0):
@@ -48,7 +49,7 @@ def put_docs(ws: Workspace, docs: list[dict]) -> dict[str, str]:
 
 def put(ws: Workspace, name: str, shas: dict[str, str], values: dict[str, ScoreResult], version: str = "1") -> Spec:
     spec = Spec("detector", name, version, {})
-    ws.put_scores(spec, [(shas[i], r) for i, r in values.items()], links=[(i, shas[i]) for i in values])
+    writes.put_scores(ws, spec, [(shas[i], r) for i, r in values.items()], links=[(i, shas[i]) for i in values])
     return spec
 
 
@@ -134,7 +135,7 @@ def test_fitted_rule_on_a_split_without_ai_texts_is_null_with_reason(workspace, 
     f.write_text('[protocol]\nname = "p"\n[split]\nrule = "hash"\nevery = 2\ncorpora = ["cal"]\n'
                  '[[detectors]]\nname = "stat"\nrule = { fit = "best_balanced_accuracy" }\n')
     from veribench.evaluate import evaluate_workspace
-    from veribench.protocol.commit import commit
+    from veribench.commit import commit
     from veribench.protocol.model import load_protocol
 
     commit(workspace, f)
@@ -164,7 +165,7 @@ def test_agreement_counts_only_texts_every_detector_scored(workspace):
 # --------------------------------------------------------------------------- operating points
 def test_tpr_at_fpr_threshold_from_calibration_humans(workspace, tmp_path):
     from veribench.evaluate import evaluate_workspace
-    from veribench.protocol.commit import commit
+    from veribench.commit import commit
     from veribench.protocol.model import load_protocol
     from veribench.protocol.split import calibration_mask
 
@@ -281,7 +282,7 @@ def test_side_arms_and_derived_texts_stay_on_side_rows(workspace, tmp_path):
     # a protocol may give C2 the headline role: then, and only then, it counts
     f = tmp_path / "p.toml"
     f.write_text('[protocol]\nname = "p"\n[arms]\nC2 = { role = "headline" }\n')
-    from veribench.protocol.commit import commit
+    from veribench.commit import commit
     from veribench.protocol.model import load_protocol
 
     commit(workspace, f)
@@ -407,17 +408,15 @@ def test_export_run_recomputes_table1(tmp_path):
     run("export", "scores", "--run", "NOPE", "--out", str(csv_path), "--workspace", str(ws), code=1)
 
 
-def test_hazards_come_from_the_one_reader_when_installed(workspace, monkeypatch):
-    """With ``veribench.corpus.hazards.submission_hazards`` installed (the reader that gives
-    each document the hazards of its own text under canonicalisation), Table 1 counts what it says."""
-    import types
-
+def test_hazards_come_from_the_one_reader(workspace, monkeypatch):
+    """Table 1's hazard counts come from :func:`veribench.evaluate.run.submission_hazards` (the
+    one reader that gives each document the hazards of its own text under canonicalisation)."""
     from veribench.evaluate import evaluate_workspace
+    from veribench.evaluate import run as run_mod
 
     docs = synthetic(10)
     shas = put_docs(workspace, docs)
     put(workspace, "P", shas, {d["id"]: prob(0.4) for d in docs})
-    fake = types.ModuleType("veribench.corpus.hazards")
     seen = []
 
     def submission_hazards(ws, spec):
@@ -426,8 +425,7 @@ def test_hazards_come_from_the_one_reader_when_installed(workspace, monkeypatch)
                           "degenerate_repetition": k == 9, "distinct_word_trigram_ratio": 0.03}
                 for k, d in enumerate(docs)}
 
-    fake.submission_hazards = submission_hazards
-    monkeypatch.setitem(sys.modules, "veribench.corpus.hazards", fake)
+    monkeypatch.setattr(run_mod, "submission_hazards", submission_hazards)
     res = evaluate_workspace(workspace)
     assert seen == ["P"]
     assert res["table1"][0]["hazards"] == {"checked": 10, "confusables": 3, "invisible": 1, "degenerate_repetition": 1}

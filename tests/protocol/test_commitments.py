@@ -9,10 +9,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from veribench.errors import ProtocolError
-from veribench.protocol.commit import commit, commitment_record, record_bytes, require_committed, versions
+from veribench.commit import commit
+from veribench.store.commitments import commitment_record, record_bytes, require_committed, versions
 from veribench.protocol.model import load_protocol
 
-from ..bundles.tsa_server import TSAServer
+from tests.bundles.tsa_server import TSAServer
 
 BASE = """[protocol]
 name = "commit-test"
@@ -26,9 +27,9 @@ TODAY = datetime.now(timezone.utc).date()
 
 def _fill(ws, n=40):
     from veribench.corpus.document import Document
-    from veribench.detectors.base import ScoreResult
+    from veribench.records import ScoreResult
 
-    from ..bundles.bundle_helpers import store_documents
+    from tests.bundles.bundle_helpers import store_documents
 
     docs = [Document(id=f"d{i:03d}", text=f"text number {i} " + "y" * i, label="human" if i % 2 else "ai")
             for i in range(n)]
@@ -90,7 +91,7 @@ def test_renaming_does_not_skip_the_amendment_check(workspace, tmp_path):
     rec = commit(workspace, g, new_protocol=True)  # declared: logged and shown beside its results
     res = evaluate_workspace(workspace, load_protocol(g))
     assert rec.payload["declared_new_protocol"] is True
-    from veribench.bundles import honesty
+    from veribench.evaluate import honesty
 
     assert any(x.startswith("DECLARED NEW PROTOCOL") for x in honesty.lines(res))
     # the same name with other bytes still needs an amendment
@@ -156,7 +157,7 @@ def test_scores_after_commit_are_preregistered(workspace, tmp_path):
 # -- RFC 3161 against a real authority on 127.0.0.1 -------------------------------------------------
 
 def test_timestamp_end_to_end(workspace, tmp_path):
-    from veribench.bundles import tsa
+    from veribench.commit import tsa
     from veribench.store.events import read_events
 
     f = tmp_path / "p.toml"
@@ -179,7 +180,7 @@ def test_timestamp_end_to_end(workspace, tmp_path):
 
 
 def test_authority_stamping_other_bytes_is_refused(workspace, tmp_path):
-    from veribench.bundles.tsa import TimestampError
+    from veribench.commit.tsa import TimestampError
     from veribench.store.events import read_events
 
     f = tmp_path / "p.toml"
@@ -192,8 +193,8 @@ def test_authority_stamping_other_bytes_is_refused(workspace, tmp_path):
 
 
 def test_authority_rejection_and_unreachable_authority(workspace, tmp_path):
-    from veribench.bundles.tsa import TimestampError
-    from veribench.protocol.commit import add_timestamp
+    from veribench.commit.tsa import TimestampError
+    from veribench.commit import add_timestamp
 
     f = tmp_path / "p.toml"
     f.write_text(BASE)

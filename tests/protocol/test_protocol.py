@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from veribench.errors import ProtocolError
-from veribench.protocol.commit import commit, require_committed
+from veribench.commit import commit
+from veribench.store.commitments import require_committed
 from veribench.protocol.model import load_protocol
 from veribench.protocol.split import calibration_mask
 

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from veribench.cli.main import app
 from veribench.errors import ProtocolError
+from veribench import labels
 from veribench.protocol import roles
 from veribench.protocol.model import json_schema, load_protocol, parse_protocol
 
@@ -147,12 +148,12 @@ def test_label_roles_are_one_table():
     from veribench.corpus import document
     from veribench.metrics import as_binary
 
-    assert typing.get_args(document.Label) == roles.LABELS == document.LABELS
-    assert document.POSITIVE_LABELS == roles.POSITIVE_LABELS == ("ai",)
-    assert document.NEGATIVE_LABELS == roles.NEGATIVE_LABELS == ("human",)
-    assert set(roles.SIDE_LABELS) == {"ai-edited-human", "mixed"}
+    assert typing.get_args(document.Label) == labels.LABELS == document.LABELS
+    assert document.POSITIVE_LABELS == labels.POSITIVE_LABELS == ("ai",)
+    assert document.NEGATIVE_LABELS == labels.NEGATIVE_LABELS == ("human",)
+    assert set(labels.SIDE_LABELS) == {"ai-edited-human", "mixed"}
     assert as_binary(["human", "ai"]).tolist() == [0, 1]
-    for side in roles.SIDE_LABELS:
+    for side in labels.SIDE_LABELS:
         with pytest.raises(ValueError, match="side labels"):
             as_binary(["human", side])
 

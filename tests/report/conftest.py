@@ -109,7 +109,7 @@ def demo_results(tmp_path_factory, demo_ws) -> Path:
     from veribench.evaluate import latest_run
     from veribench.store import Workspace
 
-    from .phase2 import LIANG_GAP, augment
+    from tests.report.phase2 import LIANG_GAP, augment
 
     with _shared(tmp_path_factory, "report-demo-stats") as (root, built):
         f = root / "demo-stats.json"

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from veribench.store import writes
 
 
 def fill_synthetic(ws, n: int = 240, seed: int = 7) -> dict:
     """Documents with writer tags and every label, scored by two detectors (through the store API)."""
-    from veribench.detectors.base import ScoreResult
+    from veribench.records import ScoreResult
     from veribench.hashing import text_sha256
     from veribench.spec import Spec
 
@@ -27,6 +28,6 @@ def fill_synthetic(ws, n: int = 240, seed: int = 7) -> dict:
     specs = [Spec("detector", "DetA", "v1", {}), Spec("detector", "DetB", "2.0", {"mode": "strict"})]
     for k, s in enumerate(specs):
         p = np.clip(rng.normal(0.3 + 0.35 * y + 0.15 * nn * (1 - y) + 0.05 * k, 0.18), 0, 1)
-        ws.put_scores(s, [(r[3], ScoreResult(raw=float(p[i]), ai_probability=float(p[i]))) for i, r in enumerate(rows)],
+        writes.put_scores(ws, s, [(r[3], ScoreResult(raw=float(p[i]), ai_probability=float(p[i]))) for i, r in enumerate(rows)],
                       links=[(r[0], r[3]) for r in rows])
     return {"n": n, "labels": labels, "writer": writer, "detectors": [s.name for s in specs]}

@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from .svgcheck import check_chart
+from tests.report.svgcheck import check_chart
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 from typer.testing import CliRunner
 
-from .report_pagecheck import check_page, parse
-from .svgcheck import check_chart, read_chart
+from tests.report.report_pagecheck import check_page, parse
+from tests.report.svgcheck import check_chart, read_chart
 from veribench.cli.main import app
 from veribench.report import build_report
 
@@ -276,7 +276,7 @@ def test_no_crowned_winner(demo_site, demo_results):
 
 
 def test_robustness_chart_and_rows(demo_site, demo_results):
-    from .conftest import DEMO_ATTACKS
+    from tests.report.conftest import DEMO_ATTACKS
 
     stats, plain = _run_pages(demo_site)
     d = _data(demo_site, stats)
@@ -434,7 +434,7 @@ def test_pdf_has_one_section_per_page_and_table1_numbers(tmp_path, liang_ws, cyc
     from veribench.evaluate import latest_run
     from veribench.store import Workspace
 
-    from .phase2 import LIANG_GAP, augment
+    from tests.report.phase2 import LIANG_GAP, augment
 
     with Workspace(liang_ws, read_only=True) as ws:
         res = augment(ws, latest_run(ws), gaps=[LIANG_GAP], corpus_slices=False)

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from .report_pagecheck import check_page, parse
+from tests.report.report_pagecheck import check_page, parse
 from veribench.cli.main import app
 from veribench.errors import InputError
 from veribench.report import build_report
@@ -157,7 +157,7 @@ def test_trends_and_humanizer_pages(site, cycles_dir):
 def test_writer_tags_and_side_labels(tmp_path):
     """A workspace with writer tags and edited and mixed texts: the side labels get their own
     columns (never blended into the catch rate), and the tags are slices like any other."""
-    from .report_fixtures import fill_synthetic
+    from tests.report.report_fixtures import fill_synthetic
     from veribench.evaluate import evaluate_workspace
     from veribench.protocol.model import Protocol
     from veribench.store import Workspace

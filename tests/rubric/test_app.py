@@ -15,7 +15,7 @@ from veribench.rubric import store
 from veribench.rubric.app import create_app
 from veribench.store import Workspace
 
-from .rubric_helpers import HTML, hidden, login, real_pairs, tool_variants
+from tests.rubric.rubric_helpers import HTML, hidden, login, real_pairs, tool_variants
 
 
 class Page(HTMLParser):

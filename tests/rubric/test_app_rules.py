@@ -19,7 +19,7 @@ from veribench.rubric import rules, store
 from veribench.rubric.app import create_app
 from veribench.rubric.store import RatingError
 
-from .rubric_helpers import HTML, ServerThread, hidden, login, real_pairs
+from tests.rubric.rubric_helpers import HTML, ServerThread, hidden, login, real_pairs
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from veribench.rubric import store
 from veribench.rubric.app import create_app
 from veribench.store import Workspace
 
-from .rubric_helpers import ServerThread, real_pairs, words
+from tests.rubric.rubric_helpers import ServerThread, real_pairs, words
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",

@@ -13,7 +13,7 @@ from veribench.errors import InputError
 from veribench.rubric import loaders, results, store
 from veribench.rubric.store import Pair, RatingError
 
-from .rubric_helpers import real_pairs
+from tests.rubric.rubric_helpers import real_pairs
 
 
 def _synthetic(n_tools: int = 2, per_tool: int = 3) -> list[Pair]:
@@ -251,7 +251,7 @@ def test_bad_readings_are_refused_and_change_nothing(workspace):
 
 
 def test_real_pairs_load_with_readability(workspace, july_tests):
-    from veribench.rubric.text import fk_grade
+    from veribench.text.words import fk_grade
 
     pairs = real_pairs(july_tests, [("notegpt", 1)])
     store.add_pairs(workspace, pairs)
@@ -284,7 +284,7 @@ def test_rebalance_moves_only_unstarted_work(workspace):
 
 
 def test_sentence_split_keeps_list_items_and_abbreviations_whole():
-    from veribench.rubric.text import split_sentences
+    from veribench.text.words import split_sentences
 
     text = ("**10 Tips**\n1. Avoid new shoes. Seriously, don't.\n2. Plan (and stick to it)\n"
             "She ran 10. Then she rested, e.g. on Sunday. Dr. Li agreed! \"Really?\" he asked.")

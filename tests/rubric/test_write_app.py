@@ -14,8 +14,8 @@ from veribench.rubric.write.app import create_app
 from veribench.rubric.write.db import open_store
 from veribench.store import Workspace
 
-from .rubric_helpers import ServerThread
-from .write_helpers import HTML, PROMPT, HttpWriter, first_words, hidden, liang_texts, sentences, words, write_directly
+from tests.rubric.rubric_helpers import ServerThread
+from tests.rubric.write_helpers import HTML, PROMPT, HttpWriter, first_words, hidden, liang_texts, sentences, words, write_directly
 
 
 @pytest.fixture()

@@ -18,10 +18,10 @@ from veribench.rubric.write.db import open_store
 from veribench.rubric.write.fingerprint import fingerprint
 from veribench.store import Workspace
 
-from .rubric_helpers import ServerThread
-from .test_browser import browser  # noqa: F401 - the rating app's Chromium fixture, same launch flags
-from .test_write_cli import PROTOCOL, _files_hold
-from .write_helpers import PROMPT, first_words, liang_texts, sentences, words
+from tests.rubric.rubric_helpers import ServerThread
+from tests.rubric.test_browser import browser  # noqa: F401 - the rating app's Chromium fixture, same launch flags
+from tests.rubric.test_write_cli import PROTOCOL, _files_hold
+from tests.rubric.write_helpers import PROMPT, first_words, liang_texts, sentences, words
 
 
 def onboard(page, url: str, token: str, *, english: str, language: str, years: str) -> str:

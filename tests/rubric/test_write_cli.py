@@ -19,7 +19,7 @@ from veribench.rubric.write import rules, store
 from veribench.rubric.write.db import open_store
 from veribench.store import Workspace
 
-from .write_helpers import PROMPT, liang_texts, sentences, words, write_directly
+from tests.rubric.write_helpers import PROMPT, liang_texts, sentences, words, write_directly
 
 REPO = Path(__file__).resolve().parents[2]
 PROTOCOL = REPO / "examples" / "protocols" / "arm-b.toml"
@@ -346,8 +346,8 @@ def test_serve_over_tls_in_its_own_process_never_locks_the_workspace(tmp_path, l
 
     import httpx
 
-    from .rubric_helpers import free_port
-    from .write_helpers import HttpWriter, first_words
+    from tests.rubric.rubric_helpers import free_port
+    from tests.rubric.write_helpers import HttpWriter, first_words
 
     cert, key = _self_signed(tmp_path)
     ws = tmp_path / "ws"

@@ -15,7 +15,7 @@ from veribench.rubric.write import rules
 from veribench.rubric.write.evidence import Step, describe, diff_step, summarise
 from veribench.rubric.write.fingerprint import file_fingerprint, fingerprint, normalise_text
 
-from .write_helpers import first_words, liang_texts, words
+from tests.rubric.write_helpers import first_words, liang_texts, words
 
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzé0123456789", min_size=1, max_size=6)
 TOKEN = st.one_of(WORD, st.sampled_from([",", ".", "—", "(", ")", "...", "'s"]), WORD.map(lambda w: w + "."))

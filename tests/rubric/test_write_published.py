@@ -12,7 +12,7 @@ from veribench.corpus.importers import store_import
 from veribench.corpus.report import ImportReport
 from veribench.store import Workspace
 
-from .write_helpers import liang_texts
+from tests.rubric.write_helpers import liang_texts
 
 DOC = st.fixed_dictionaries({"text": st.booleans(), "fp": st.sampled_from([None, False, True]),
                              "source": st.one_of(st.none(), st.integers(0, 11))})

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veribench.store import events as ev
-from veribench.store.events import verify_workspace
+from veribench.store.logcheck import verify_workspace
+from veribench.store import writes
 
 PROTO = """[protocol]
 name = "log-test"
@@ -28,7 +29,7 @@ def liang_ws(tmp_path_factory, liang_dir):
     """A workspace with the Liang corpus imported, a protocol committed and one run (built once)."""
     from veribench.corpus.importers.liang2023 import import_liang2023
     from veribench.evaluate import evaluate_workspace
-    from veribench.protocol.commit import commit
+    from veribench.commit import commit
     from veribench.protocol.model import load_protocol
     from veribench.store import Workspace
 
@@ -131,14 +132,14 @@ def test_log_show_lists_events(liang_ws):
 
 
 def test_a_repeated_score_is_not_logged_twice(workspace):
-    from veribench.detectors.base import ScoreResult
+    from veribench.records import ScoreResult
     from veribench.spec import Spec
 
     spec = Spec("detector", "d", "1")
-    workspace.put_scores(spec, [("a" * 64, ScoreResult(raw=0.1, ai_probability=0.1))])
-    workspace.put_scores(spec, [("a" * 64, ScoreResult(raw=0.9, ai_probability=0.9))])  # ignored: a stored call stays
+    writes.put_scores(workspace, spec, [("a" * 64, ScoreResult(raw=0.1, ai_probability=0.1))])
+    writes.put_scores(workspace, spec, [("a" * 64, ScoreResult(raw=0.9, ai_probability=0.9))])  # ignored: a stored call stays
     assert [e["payload"].get("n_score") for e in ev.read_events(workspace.con)] == [1]
-    workspace.put_scores(spec, [("a" * 64, ScoreResult(raw=0.7, ai_probability=0.7))], replace=True)
+    writes.put_scores(workspace, spec, [("a" * 64, ScoreResult(raw=0.7, ai_probability=0.7))], replace=True)
     assert verify_workspace(workspace).ok  # the replacement is logged as a new leaf, the latest
 
 
@@ -277,8 +278,19 @@ def test_a_workspace_without_a_log_is_a_clear_failure(tmp_path):
 
     from veribench.store import Workspace
 
+    from veribench.store.migrations import SchemaVersionError
+
     (tmp_path / "old").mkdir()
-    duckdb.connect(str(tmp_path / "old" / "veribench.duckdb")).execute("CREATE TABLE documents (doc_id VARCHAR)").close()
-    with Workspace(tmp_path / "old", read_only=True) as w:
+    con = duckdb.connect(str(tmp_path / "old" / "veribench.duckdb"))
+    con.execute("CREATE TABLE documents (doc_id VARCHAR, corpus VARCHAR, text VARCHAR, text_sha256 VARCHAR NOT NULL, "
+                "label VARCHAR NOT NULL, arm VARCHAR, kind VARCHAR, subgroup VARCHAR, tags JSON, group_key VARCHAR, "
+                "provenance JSON, generation JSON, import_id VARCHAR)")
+    con.execute("INSERT INTO documents (doc_id, text_sha256, label) VALUES ('d1', 'ab', 'human')")
+    con.close()
+    # read-only: refused with one line naming both versions and the command that migrates it
+    with pytest.raises(SchemaVersionError, match=r"schema version 1 .* reads version 2: run `veribench workspace migrate"):
+        Workspace(tmp_path / "old", read_only=True)
+    # migrated (read-write open): the log now exists, and the row stored before it is named as not covered
+    with Workspace(tmp_path / "old") as w:
         rep = verify_workspace(w)
-    assert not rep.ok and "has no event log" in rep.lines()[0]
+    assert not rep.ok and "document row is not covered by the log" in rep.lines()[0]

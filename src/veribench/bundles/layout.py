@@ -31,7 +31,7 @@ JSON of the manifest without ``root_sha256``.
 
 from __future__ import annotations
 
-from ..evaluate.tables import TABLE_OUTPUTS as _TABLE_OUTPUTS
+from veribench.evaluate.tables import TABLE_OUTPUTS as _TABLE_OUTPUTS
 
 FORMAT = "veribench-detector-bundle/1"
 MANIFEST = "manifest.json"

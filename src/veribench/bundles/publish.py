@@ -6,7 +6,7 @@ number: the protocol bytes as committed, the commitment records and timestamp to
 the amendments, the corpus manifest, per-document scores, the log up to the run and the
 results and tables.
 
-Before writing, the workspace's log is verified (:func:`veribench.store.events.verify_workspace`)
+Before writing, the workspace's log is verified (:func:`veribench.store.logcheck.verify_workspace`)
 and the run is re-derived from the rows it is about to publish
 (:func:`veribench.bundles.snapshot.derive`): a workspace whose rows were edited, or a run
 whose scores changed since it ran, is refused rather than published.
@@ -21,13 +21,21 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
-from .. import __version__
-from ..errors import InputError
-from ..hashing import canonical_json, sha256_bytes
-from ..spec import Spec
-from ..store import events as ev
-from . import honesty, layout
-from .snapshot import DetectorPlan, Snapshot, decisions, derive, hazards_text, protocol_from_bytes, split_sides
+from veribench import __version__
+from veribench.errors import InputError
+from veribench.hashing import canonical_json, sha256_bytes
+from veribench.spec import Spec
+from veribench.store import events as ev
+from veribench.store import logcheck
+from veribench.bundles import layout
+from veribench.evaluate import honesty
+from veribench.bundles.snapshot import DetectorPlan, Snapshot, decisions, derive, hazards_text, protocol_from_bytes, split_sides
+from veribench.bundles.reader import scan
+from veribench.bundles.reader import sha256_file
+from veribench.store.commitments import stored_commitment
+from veribench.store.commitments import versions_of
+from veribench.evaluate.tables import write_outputs
+from veribench.store.commitments import changelog_of, record_bytes
 
 
 @dataclass
@@ -71,7 +79,7 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError("output folder exists and is not empty; choose a new folder", file=str(out))
-    rep = ev.verify_workspace(ws)
+    rep = logcheck.verify_workspace(ws)
     if not rep.ok:
         raise InputError(f"the workspace's event log does not verify ({rep.findings[0].line()}); run "
                          f"`veribench log verify --workspace {ws.path}`", file=str(ws.db_path))
@@ -89,7 +97,6 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
                          file=str(ws.db_path), field="runs")
     head_seq = int((run.get("chain_head") or {}).get("seq") or 0)
     events = events[: run_ev["seq"]]
-    from ..protocol.commit import stored_commitment, versions_of
 
     vs = versions_of(events)
     pid = vs[sha]["payload"]["protocol_id"]
@@ -113,8 +120,6 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
             name = f"protocol/v{k}{_suffix(p.get('file') or '')}"
             (stage / name).write_bytes(raw)
             rec, token, roots = stored_commitment(ws, p["protocol_sha256"])
-            from ..protocol.commit import record_bytes
-
             (stage / f"commitments/v{k}.json").write_bytes(record_bytes(rec))
             if token:
                 (stage / f"commitments/v{k}.tsr").write_bytes(token)
@@ -127,8 +132,6 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         if not proto.detectors:
             raise InputError("the run's protocol lists no [[detectors]]: its decision rules were not committed; "
                              "list them in the protocol to publish", file=protocol_file)
-        from ..protocol.commit import changelog_of
-
         (stage / layout.AMENDMENTS).write_text(
             json.dumps(changelog_of(events, pid, upto=vs[sha]["seq"]), indent=1, ensure_ascii=False) + "\n",
             encoding="utf-8")
@@ -149,7 +152,7 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
             "generation, import_id FROM documents WHERE import_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY doc_id",
             [list(import_seq)]).fetchall()
         doc_ids = [r[0] for r in doc_rows]
-        docs_latest = ev.latest_items(con, "doc")
+        docs_latest = logcheck.latest_items(con, "doc")
         doc_seq = {}
         for r in doc_rows:
             got = docs_latest.get((r[0], None))
@@ -161,8 +164,8 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         doc_events = [e["seq"] for e in imports] + [
             e["seq"] for e in events if e["type"] == "document_update" and e["seq"] <= head_seq
             and known & set(e["payload"].get("doc_ids") or [])]
-        links_latest = ev.latest_items(con, "link")
-        scores_latest = ev.latest_items(con, "score")
+        links_latest = logcheck.latest_items(con, "link")
+        scores_latest = logcheck.latest_items(con, "score")
         links_now = con.execute(
             "SELECT doc_id, spec_hash, submitted_sha256 FROM submissions WHERE spec_hash IN "
             "(SELECT unnest(?::VARCHAR[])) AND doc_id IN (SELECT unnest(?::VARCHAR[]))",
@@ -276,8 +279,6 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         write_leaves(stage, extra)
 
         # -- results and tables --------------------------------------------------------------
-        from ..evaluate.tables import write_outputs
-
         write_outputs(results, stage)
         (stage / layout.README).write_text(readme(results, protocol_file), encoding="utf-8")
         manifest = build_manifest(stage, {
@@ -430,7 +431,6 @@ def write_leaves(stage: Path, extra: list[tuple]) -> None:
 
 def build_manifest(root: Path, meta: dict[str, Any]) -> dict[str, Any]:
     """The manifest over every file under ``root`` except itself, with its root hash."""
-    from .reader import scan, sha256_file
 
     files = {rel: sha256_file(root, rel) for rel in sorted(scan(root).files) if rel != layout.MANIFEST}
     m = {**meta, "files": files}

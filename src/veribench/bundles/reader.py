@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
+from veribench.bundles.jscompat import js_math_round, js_trim
 
 #: Cap for a file read and parsed whole (JSON, JavaScript, text): 256 MiB.
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -286,7 +287,6 @@ def matches_rounded(published: Any, value: float, decimals: int,
     """True when ``published`` equals ``value`` rounded to ``decimals`` by one of
     ``idioms`` (default: JavaScript's ``Math.round(x * 10**d) / 10**d``, the idiom of the
     published bundles), exactly: no tolerance."""
-    from ..cycles.jscompat import js_math_round
 
     if not is_number(published) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return False
@@ -294,6 +294,18 @@ def matches_rounded(published: Any, value: float, decimals: int,
         if float(published) == f(float(value), decimals):
             return True
     return False
+
+
+def published_rounding_matches(published: float, replayed: float, digits: int) -> bool:
+    """True when ``published`` equals ``replayed`` rounded to ``digits`` decimals with
+    ``Math.round(x * 10**d) / 10**d``, exactly.
+
+    That is the publisher's idiom: all 459 rounded values of the two shared HumanizerBench
+    cycles follow it (``Number(x.toFixed(d))`` differs at 5 ties), and veribench's own
+    bundles use it. There is no tolerance and no second idiom: either would let a value
+    with a +1 or -1 in its last printed digit pass.
+    """
+    return matches_rounded(published, replayed, digits, (js_math_round,))
 
 
 def same_number(published: Any, value: Any) -> bool:
@@ -370,9 +382,8 @@ def match_frozen(data: bytes, known: Mapping[str, tuple[re.Pattern[str], list[st
 def reference_trim(text: str) -> str:
     """How the frozen reference implementation normalises a bundle text file (the nonce):
     JavaScript's ``String.prototype.trim`` - ECMAScript WhiteSpace and LineTerminator
-    (:data:`veribench.cycles.jscompat.JS_WHITESPACE`), which includes U+FEFF, U+00A0,
+    (:data:`veribench.bundles.jscompat.JS_WHITESPACE`), which includes U+FEFF, U+00A0,
     U+2028 and the other Unicode spaces, and excludes U+0085 and U+001C..U+001F."""
-    from ..cycles.jscompat import js_trim
 
     return js_trim(text)
 

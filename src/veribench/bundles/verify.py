@@ -1,7 +1,7 @@
 """``veribench verify`` for detector-run bundles: re-derive everything, trust nothing.
 
 Every check is named; each failure names the check, file, field, expected and got
-(:class:`veribench.cycles.verify.Finding`, the cycle verifier's shape). In order:
+(:class:`veribench.bundles.findings.Finding`, the cycle verifier's shape too). In order:
 
 ``reader``      only regular files, no links or special files, size and depth caps
 ``manifest``    ``manifest.json`` lists every other file with the SHA-256 of its raw
@@ -47,12 +47,31 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..cycles.verify import Finding
-from ..hashing import canonical_json, sha256_bytes
-from ..spec import Spec
-from ..store import events as ev
-from . import layout, reader
-from .reader import ReadError
+from veribench.bundles.findings import Finding
+from veribench.hashing import canonical_json, sha256_bytes
+from veribench.spec import Spec
+from veribench.store import events as ev
+from veribench.bundles import layout, reader
+from veribench.bundles.reader import ReadError
+from veribench.bundles.publish import arrow_schema
+from veribench.bundles.publish import manifest_root
+from veribench.bundles.publish import readme
+from veribench.bundles.reader import same_number
+from veribench.bundles.snapshot import DetectorPlan
+from veribench.bundles.snapshot import Snapshot
+from veribench.bundles.snapshot import decisions
+from veribench.bundles.snapshot import derive
+from veribench.bundles.snapshot import needs_texts
+from veribench.bundles.snapshot import protocol_from_bytes
+from veribench.bundles.snapshot import split_sides
+from veribench.commit import tsa
+from veribench.evaluate.tables import write_outputs
+from veribench.store.commitments import changelog_of
+from veribench.store.commitments import commitment_record
+from veribench.store.commitments import earlier_runs_of
+from veribench.store.commitments import heads_of
+from veribench.store.commitments import record_bytes
+from veribench.store.commitments import versions_of
 
 CHECKS = ("reader", "manifest", "chain", "commitment", "amendments", "corpus", "scores", "timing", "split", "results",
           "tables", "timestamp")
@@ -213,7 +232,6 @@ def _check_manifest(c: _Ctx, listing: reader.Listing) -> dict[str, Any] | None:
     for rel in _required_names():
         if rel not in files and rel != layout.MANIFEST:
             c.fail("manifest", "required file not in the manifest", layout.MANIFEST, f"files[{rel!r}]")
-    from .publish import manifest_root
 
     if m.get("root_sha256") != manifest_root(m):
         c.fail("manifest", "root hash does not recompute", layout.MANIFEST, "root_sha256", manifest_root(m),
@@ -269,8 +287,6 @@ def _check_chain(c: _Ctx, events: list[dict[str, Any]], m: dict[str, Any]) -> di
 
 def _check_commitment(c: _Ctx, events: list[dict[str, Any]], run_ev: dict[str, Any], m: dict[str, Any],
                       results: dict[str, Any]) -> tuple[Any, dict[str, Any], list[dict[str, Any]]] | None:
-    from ..protocol.commit import commitment_record, earlier_runs_of, heads_of, record_bytes, versions_of
-    from .snapshot import protocol_from_bytes
 
     run = results.get("run") or {}
     pb = run.get("protocol") or {}
@@ -362,7 +378,6 @@ def _check_commitment(c: _Ctx, events: list[dict[str, Any]], run_ev: dict[str, A
 
 def _check_amendments(c: _Ctx, events: list[dict[str, Any]], ve: dict[str, Any], mine: list[dict[str, Any]],
                       results: dict[str, Any]) -> None:
-    from ..protocol.commit import changelog_of
 
     pid = ve["payload"]["protocol_id"]
     want = changelog_of(events, pid, upto=ve["seq"])
@@ -397,7 +412,6 @@ def _check_amendments(c: _Ctx, events: list[dict[str, Any]], ve: dict[str, Any],
         if files:
             raw = c.bytes(files[0], "amendments")
             if raw is not None:
-                from .snapshot import protocol_from_bytes
 
                 try:
                     entries = protocol_from_bytes(raw, files[0]).amendments
@@ -581,7 +595,6 @@ def _read_scores(c: _Ctx):
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    from .publish import arrow_schema
 
     schema = arrow_schema()
     tables = {}
@@ -891,22 +904,8 @@ def _check_timing(c: _Ctx, con: Any, events: list[dict[str, Any]], ve: dict[str,
         c.ok("timing", f"all {tot:,} scores were logged and dated after the commitment of {ve['at']}")
 
 
-def _fill_snapshot(snap: Any) -> None:
-    """The run's tables in the snapshot, from the bundle's rows (``rows``) and corpus (``docs``)."""
-    con = snap.con
-    con.execute("INSERT INTO documents (doc_id, corpus, text, text_sha256, label, arm, kind, subgroup, tags, "
-                "group_key, provenance) SELECT doc_id, corpus, text, text_sha256, label, arm, kind, subgroup, tags, "
-                "group_key, provenance FROM docs")
-    con.execute("INSERT INTO submissions SELECT DISTINCT doc_id, spec_hash, submitted_sha256 FROM rows")
-    con.execute("INSERT INTO scores SELECT DISTINCT ON (spec_hash, submitted_sha256) spec_hash, submitted_sha256, "
-                "status, raw, scale, direction, ai_probability, verdict, vendor_version, "
-                "CASE WHEN hazards IS NULL THEN NULL ELSE '{\"hazards\":' || hazards || '}' END, "
-                "CAST(scanned_at AS TIMESTAMPTZ) FROM rows WHERE status IS NOT NULL")
-
-
 def _diff(pub: Any, got: Any, path: str, out: list[tuple[str, Any, Any]], limit: int = 50) -> None:
     """Where ``pub`` (published) and ``got`` (re-derived) differ: numbers exactly (full precision)."""
-    from .reader import same_number
 
     if len(out) >= limit:
         return
@@ -933,13 +932,12 @@ def _check_results(c: _Ctx, snap: Any, specs: dict[str, Spec], proto: Any,
     """Re-derive the run from the rows with the evaluation's own code; compare every value."""
     import pyarrow as pa
 
-    from .snapshot import DetectorPlan, decisions, derive, split_sides
 
     if ev.results_digest(results) != (run_ev.get("payload") or {}).get("results_sha256"):
         c.fail("results", "results.json is not what the run logged (its SHA-256 differs from the run event's)",
                layout.RESULTS, expected=(run_ev.get("payload") or {}).get("results_sha256"),
                got=ev.results_digest(results))
-    _fill_snapshot(snap)
+    snap.fill_from_bundle("docs", "rows")
     plans = [DetectorPlan(specs[e.display], e.display, e.rule, tuple(e.corpora)) for e in proto.detectors]
     again, darr, arrays = derive(snap, proto, plans, dict(results.get("run") or {}))
     con = snap.con
@@ -992,8 +990,6 @@ def _check_results(c: _Ctx, snap: Any, specs: dict[str, Spec], proto: Any,
 
 
 def _check_tables(c: _Ctx, again: dict[str, Any], results: dict[str, Any], m: dict[str, Any]) -> None:
-    from ..evaluate.tables import write_outputs
-    from .publish import readme
 
     with tempfile.TemporaryDirectory(prefix="veribench-verify-") as d:
         write_outputs(again, Path(d))  # the same writer as the run's: every table
@@ -1027,7 +1023,6 @@ def _check_tables(c: _Ctx, again: dict[str, Any], results: dict[str, Any], m: di
 
 def _check_timestamps(c: _Ctx, events: list[dict[str, Any]], mine: list[dict[str, Any]],
                       tsa_roots: Sequence[Any]) -> None:
-    from . import tsa
 
     n = 0
     for e in mine:
@@ -1128,7 +1123,6 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
     if proto is None:
         return rep
     head_seq = int(((results.get("run") or {}).get("chain_head") or {}).get("seq") or 0)
-    from .snapshot import needs_texts
 
     keep = needs_texts([Spec("detector", str(d.get("name")), str(d.get("version")), dict(d.get("settings") or {}))
                         for d in results.get("detectors") or [] if isinstance(d, dict)])
@@ -1139,7 +1133,6 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
     table = _read_scores(c)
     if corpus is None or table is None:
         return rep
-    from .snapshot import Snapshot
 
     snap = Snapshot()
     try:

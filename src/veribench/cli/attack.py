@@ -19,12 +19,12 @@ from typing import Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 
 def _settings(pairs: list[str] | None) -> dict:
-    from ..errors import InputError
-    from ..registry import parse_settings
+    from veribench.errors import InputError
+    from veribench.registry import parse_settings
 
     try:
         return parse_settings(pairs)
@@ -33,8 +33,8 @@ def _settings(pairs: list[str] | None) -> dict:
 
 
 def _open(workspace: Path):
-    from ..errors import InputError
-    from ..store import Workspace
+    from veribench.errors import InputError
+    from veribench.store import Workspace
 
     if not (workspace / "veribench.duckdb").is_file():
         raise InputError("no workspace here (import a corpus first)", file=str(workspace))
@@ -64,9 +64,9 @@ def attack_cmd(
     progress: bool = typer.Option(False, "--progress/--no-progress"),
 ) -> None:
     """Derive one attacked document per selected source document; prints how many."""
-    from .. import registry
-    from ..corpus import attacks
-    from ..errors import InputError
+    from veribench import registry
+    from veribench import attacks
+    from veribench.errors import InputError
 
     if list_:
         for n in attacks.names():
@@ -101,7 +101,7 @@ def derive_arm_cmd(
     progress: bool = typer.Option(False, "--progress/--no-progress"),
 ) -> None:
     """Humanize or paraphrase a corpus slice into a new arm linked to its sources."""
-    from ..corpus import attacks
+    from veribench import attacks
 
     with _open(workspace) as ws:
         rep = attacks.humanize_arm(ws, humanizer, _settings(set_), new_arm=name, corpus=corpus, arm=arm,

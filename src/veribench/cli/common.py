@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import typer
 
-from ..store.workspace import DEFAULT_WORKSPACE
+from veribench.store.workspace import DEFAULT_WORKSPACE
 
 WorkspaceOpt = typer.Option(Path(DEFAULT_WORKSPACE), "--workspace", "-w", help="Workspace folder (DuckDB inside).")
 
@@ -19,7 +19,7 @@ def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def wrapper(*a: Any, **kw: Any) -> Any:
-        from ..errors import VeribenchError
+        from veribench.errors import VeribenchError
 
         try:
             return fn(*a, **kw)

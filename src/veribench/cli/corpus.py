@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 import_app = typer.Typer(help="Import corpora and recorded detector scores into a workspace (all or nothing).",
                          no_args_is_help=True)
@@ -29,7 +29,7 @@ def _show(report, quiet: bool) -> None:
 
 
 def _ws(path: Path):
-    from ..store import Workspace
+    from veribench.store import Workspace
 
     return Workspace(path)
 
@@ -42,7 +42,7 @@ def import_liang(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="One summary line instead of the full report."),
 ) -> None:
     """Import the Liang et al. (2023) sets with the seven detectors' recorded scores."""
-    from ..corpus.importers import import_liang2023
+    from veribench.corpus.importers import import_liang2023
 
     with _ws(workspace) as ws:
         _show(import_liang2023(ws, directory), quiet)
@@ -58,7 +58,7 @@ def import_fdg(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Import fast-detect-gpt human/AI pairs (human = arm A, AI = arm C with its generation spec)."""
-    from ..corpus.importers import import_fastdetectgpt
+    from veribench.corpus.importers import import_fastdetectgpt
 
     chosen = [s.strip() for s in sets.split(",") if s.strip()] if sets else None
     with _ws(workspace) as ws:
@@ -76,7 +76,7 @@ def _documents_command(fmt: str):
                                     "without it each difference is reported as a conflict and not applied."),
         quiet: bool = typer.Option(False, "--quiet", "-q"),
     ) -> None:
-        from ..corpus.importers import read_documents, store_import
+        from veribench.corpus.importers import read_documents, store_import
 
         report, docs = read_documents(file, fmt, corpus)
         with _ws(workspace) as ws:
@@ -109,7 +109,7 @@ def import_scores_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Import detector scores gathered elsewhere (e.g. by hand from a commercial tool)."""
-    from ..corpus.importers import import_scores
+    from veribench.corpus.importers import import_scores
 
     with _ws(workspace) as ws:
         _show(import_scores(ws, file, detector=detector, version=version, scale=scale, value_field=value_field,
@@ -130,7 +130,7 @@ def import_edited_cmd(
 ) -> None:
     """Import human-edited versions beside their drafts (the C2 arm), each edit measured
     and held to the protocol's edit budget (outside: refused or moved, as it says)."""
-    from ..corpus.edits import import_edited
+    from veribench.corpus.importers.edited import import_edited
 
     with _ws(workspace) as ws:
         rep = import_edited(ws, file, protocol=protocol, arm=arm, corpus=corpus)
@@ -153,9 +153,9 @@ def export_documents_cmd(
     workspace: Path = WorkspaceOpt,
 ) -> None:
     """Write one JSON object per document (import schema plus source_id, attack, edits)."""
-    from ..corpus.edits import export_documents
-    from ..errors import InputError
-    from ..store import Workspace
+    from veribench.corpus.stored import export_documents
+    from veribench.errors import InputError
+    from veribench.store import Workspace
 
     if not (workspace / "veribench.duckdb").is_file():
         raise InputError("no workspace here", file=str(workspace))
@@ -226,7 +226,7 @@ def import_semeval_cmd(source: str = typer.Argument(..., help="A subtask{A,B,C}_
                        corpus: str = typer.Option("semeval2024-task8", "--corpus"), workspace: Path = WorkspaceOpt,
                        quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
     """Import SemEval-2024 Task 8 (subtasks A, B; C as mixed texts with their human/machine boundary)."""
-    from ..corpus.importers.semeval import import_semeval
+    from veribench.corpus.importers.semeval import import_semeval
 
     with _ws(workspace) as ws:
         _show(import_semeval(ws, source, subtask=subtask, split=split, gold=gold, corpus=corpus,
@@ -241,7 +241,7 @@ def import_hc3_cmd(source: str = SourceArg,
                    corpus: str = typer.Option("hc3", "--corpus"), workspace: Path = WorkspaceOpt,
                    quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
     """Import HC3 (hf://datasets/Hello-SimpleAI/HC3 or HC3-Chinese): every human and ChatGPT answer."""
-    from ..corpus.importers.hc3 import import_hc3
+    from veribench.corpus.importers.hc3 import import_hc3
 
     with _ws(workspace) as ws:
         _show(import_hc3(ws, source, config=config, language=language, corpus=corpus, progress=not no_progress),
@@ -258,8 +258,8 @@ def export_scores(
     workspace: Path = WorkspaceOpt,
 ) -> None:
     """Write raw per-document scores (one row per document x detector, with text_differs), or one run's rows."""
-    from ..errors import InputError
-    from ..store import Workspace
+    from veribench.errors import InputError
+    from veribench.store import Workspace
 
     if out.suffix.lower() not in (".csv", ".parquet"):
         raise InputError("export format must be .csv or .parquet", file=str(out))
@@ -267,7 +267,7 @@ def export_scores(
         raise InputError("no workspace here", file=str(workspace))
     with Workspace(workspace, read_only=True) as ws:
         if run is not None:
-            from ..evaluate.run import export_run
+            from veribench.evaluate.run import export_run
 
             p, n, run_id = export_run(ws, run, out)
             typer.echo(f"wrote {n} rows of run {run_id} to {p}")

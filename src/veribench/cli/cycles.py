@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 cycle_app = typer.Typer(help="Create, publish, score and re-score humanizer benchmark cycles (commit-reveal).",
                         no_args_is_help=True)
@@ -26,7 +26,7 @@ def cycle_new(
                                                help="Private folder for the nonce (mode 0700; file 0600)."),
 ) -> None:
     """Start a cycle: draw a secret 32-byte nonce and write commit.json with its SHA-256."""
-    from ..cycles.create import new_cycle
+    from veribench.cycles.create import new_cycle
 
     commit = new_cycle(name, directory, templates, banks, prompt_set_version=prompt_set_version,
                        secrets_dir=secrets_dir)
@@ -42,8 +42,8 @@ def cycle_prompts(
     secrets_dir: Optional[Path] = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR"),
 ) -> None:
     """Derive this cycle's prompts for the operator (private until publish)."""
-    from ..cycles.create import derive_prompts
-    from ..cycles.jscompat import dumps_js
+    from veribench.cycles.create import derive_prompts
+    from veribench.bundles.jscompat import dumps_js
 
     prompts = derive_prompts(directory, secrets_dir=secrets_dir)
     text = dumps_js(prompts)
@@ -64,7 +64,7 @@ def cycle_import(
                                            "(sample_id, humanizer_slug, output_text[, status, failure_reason_code])."),
 ) -> None:
     """Import source texts and hand-run humanizer outputs into a cycle (flags computed)."""
-    from ..cycles.create import import_outputs, import_samples
+    from veribench.cycles.create import import_outputs, import_samples
 
     if samples:
         n = import_samples(directory, samples)
@@ -75,7 +75,7 @@ def cycle_import(
 
 
 def _measure_opts(detector: list[str], set_: list[str], embedder: str, readability: str):
-    from ..registry import parse_settings
+    from veribench.registry import parse_settings
 
     settings = parse_settings(set_)
     return [(d, settings) for d in detector], embedder, readability
@@ -99,9 +99,9 @@ def cycle_measure(
     workspace: Path = WorkspaceOpt,
 ) -> None:
     """Score the cycle's humanizer outputs with veribench's detectors, embedder and readability."""
-    from ..cycles.rescore import measure_cycle
-    from ..registry import parse_settings
-    from ..store import Workspace
+    from veribench.cycles.rescore import measure_cycle
+    from veribench.registry import parse_settings
+    from veribench.store import Workspace
 
     dets, emb, read = _measure_opts(detector, set_, embedder, readability)
     with Workspace(workspace) as ws:
@@ -117,7 +117,7 @@ def cycle_publish(
     secrets_dir: Optional[Path] = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR"),
 ) -> None:
     """Close the cycle: reveal the nonce, freeze the files, write the manifest and leaderboard."""
-    from ..cycles.create import publish_cycle
+    from veribench.cycles.create import publish_cycle
 
     lb = publish_cycle(directory, secrets_dir=secrets_dir)
     typer.echo(f"published {lb['cycle']!r}: {len(lb['humanizers'])} humanizers ranked, "
@@ -133,8 +133,8 @@ def cycle_score(
     resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples (recorded)."),
 ) -> None:
     """Leaderboard in the published shape, with seeded bootstrap 95% intervals."""
-    from ..cycles.create import score_directory
-    from ..cycles.jscompat import dumps_js
+    from veribench.cycles.create import score_directory
+    from veribench.bundles.jscompat import dumps_js
 
     lb = score_directory(directory, seed=seed, n_resamples=resamples)
     text = dumps_js(lb)
@@ -160,9 +160,9 @@ def cycle_rescore(
     workspace: Path = WorkspaceOpt,
 ) -> None:
     """Re-score a bundle's humanizer outputs with veribench's own parts; publish and compare rankings."""
-    from ..cycles.rescore import rescore_bundle
-    from ..registry import parse_settings
-    from ..store import Workspace
+    from veribench.cycles.rescore import rescore_bundle
+    from veribench.registry import parse_settings
+    from veribench.store import Workspace
 
     dets, emb, read = _measure_opts(detector, set_, embedder, readability)
     with Workspace(workspace) as ws:

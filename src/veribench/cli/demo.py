@@ -15,8 +15,8 @@ from typing import Any
 
 import typer
 
-from ..heap import CollectionPause
-from .common import WorkspaceOpt, friendly_errors
+from veribench.heap import CollectionPause
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 #: The offline model the demo's zero-shot detectors run on.
 DEMO_MODEL = "smollm2"
@@ -65,8 +65,8 @@ class _Prefetch:
         self.thread.start()
 
     def _run(self) -> None:
-        from ..detectors.local import engine
-        from ..detectors.local.models import load_causal_lm
+        from veribench.detectors.local import engine
+        from veribench.detectors.local.models import load_causal_lm
 
         try:
             try:
@@ -85,10 +85,10 @@ class _Prefetch:
     def submit(self, ws, proto, sink) -> int:
         """Start the forward passes of ``proto``'s first zero-shot detector on the texts it
         has yet to score (read here, on the calling thread); returns how many."""
-        from .. import registry
-        from ..detectors.base import submitted_text
-        from ..errors import RegistryError
-        from ..evaluate.run import unscored_documents
+        from veribench import registry
+        from veribench.detectors.base import submitted_text
+        from veribench.errors import RegistryError
+        from veribench.evaluate.run import unscored_documents
 
         for e in proto.detectors:
             try:
@@ -141,9 +141,9 @@ def demo_cmd(
     prefetch: _Prefetch | None = None
     try:
         # the model starts loading (background thread) before the evaluation's own imports
-        from ..console import wide_console
-        from ..detectors.local import models
-        from ..store import Workspace
+        from veribench.console import wide_console
+        from veribench.detectors.local import models
+        from veribench.store import Workspace
 
         con = wide_console()
         missing = [] if no_models else models.missing_packages(DEMO_MODEL)
@@ -159,12 +159,12 @@ def demo_cmd(
                 done = {r[0] for r in ws.query("SELECT DISTINCT corpus FROM documents")}
                 # a fresh workspace will need the model: load it while the corpora are imported
                 prefetch = _Prefetch(startup_gc) if use_models and "fastdetectgpt" not in done else None
-                from ..corpus.importers import import_fastdetectgpt, import_liang2023
-                from ..detectors.local import engine
-                from ..evaluate import evaluate_workspace
-                from ..evaluate.tables import print_tables, print_warnings, write_outputs
-                from ..protocol.commit import commit
-                from ..protocol.model import load_protocol
+                from veribench.corpus.importers import import_fastdetectgpt, import_liang2023
+                from veribench.detectors.local import engine
+                from veribench.evaluate import evaluate_workspace
+                from veribench.evaluate.tables import print_tables, print_warnings, write_outputs
+                from veribench.commit import commit
+                from veribench.protocol.model import load_protocol
 
                 con.rule("[bold]1. Import the bundled corpora")
                 if "liang2023" not in done:
@@ -222,9 +222,9 @@ def attack_sources(ws, proto_path: Path) -> list[str]:
     protocol), so every attacked text pairs with its source in the robustness rows."""
     import hashlib
 
-    from ..evaluate.core import split_documents
-    from ..evaluate.run import load_documents
-    from ..protocol.model import load_protocol
+    from veribench.evaluate.core import split_documents
+    from veribench.evaluate.run import load_documents
+    from veribench.protocol.model import load_protocol
 
     proto = load_protocol(proto_path)
     docs = load_documents(ws, proto)
@@ -244,8 +244,8 @@ def _attack(ws, con, proto_path: Path) -> None:
     """Derive the demo's attacked texts (:data:`DEMO_ATTACKS` of :func:`attack_sources`);
     each already derived is kept (a second run derives nothing). An attack whose optional
     package is missing is skipped with the package named."""
-    from ..corpus.attacks import attack_documents
-    from ..corpus.attacks.base import AttackError
+    from veribench.attacks import attack_documents
+    from veribench.attacks.base import AttackError
 
     ids = attack_sources(ws, proto_path)
     for name in DEMO_ATTACKS:

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 
 @friendly_errors
@@ -38,12 +38,12 @@ def evaluate_cmd(
     on all documents (no split). `evaluate` never calls a paid API unless given
     --allow-paid --max-spend N; score vendor detectors with `veribench score`.
     """
-    from ..evaluate import evaluate_workspace
-    from ..evaluate.tables import print_tables, print_warnings, wide_console, write_outputs
-    from ..protocol.model import load_protocol
-    from ..store import Workspace
+    from veribench.evaluate import evaluate_workspace
+    from veribench.evaluate.tables import print_tables, print_warnings, wide_console, write_outputs
+    from veribench.protocol.model import load_protocol
+    from veribench.store import Workspace
 
-    from ..errors import InputError
+    from veribench.errors import InputError
 
     if allow_paid and max_spend is None:
         raise InputError("--allow-paid needs --max-spend N (the most the paid calls may cost, in words)",
@@ -77,8 +77,8 @@ def evaluate_cmd(
 
 def _write_raid_json(g: dict, folder: Path) -> None:
     """Each detector's grid (``g["grid"]``, ``g["grid_info"]``) in RAID's leaderboard shape."""
-    from ..errors import ProtocolError
-    from ..evaluate.grid import raid_leaderboard
+    from veribench.errors import ProtocolError
+    from veribench.evaluate.grid import raid_leaderboard
 
     g = {"rows": g["grid"], "info": g["grid_info"]}
     folder.mkdir(parents=True, exist_ok=True)

@@ -19,12 +19,12 @@ from typing import Any, Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
-from .corpus import _show
+from veribench.cli.common import WorkspaceOpt, friendly_errors
+from veribench.cli.corpus import _show
 
 
 def _rows(path: Path) -> list[tuple[str, str]]:
-    from .score import read_rows
+    from veribench.cli.score import read_rows
 
     return read_rows(path)
 
@@ -37,8 +37,8 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def _settings(pairs: list[str] | None) -> dict[str, Any]:
-    from ..errors import InputError
-    from ..registry import parse_settings
+    from veribench.errors import InputError
+    from veribench.registry import parse_settings
 
     try:
         return parse_settings(pairs)
@@ -59,11 +59,11 @@ def humanize_cmd(
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
     """Humanize every text of a JSONL file with one humanizer, through the workspace cache."""
-    from .. import registry
-    from ..detectors.pipeline import RunStats, budget_note, check_budget
-    from ..hashing import text_sha256
-    from ..humanizers.pipeline import TRANSIENT, humanize_texts
-    from ..store import Workspace
+    from veribench import registry
+    from veribench.detectors.pipeline import RunStats, budget_note, check_budget
+    from veribench.hashing import text_sha256
+    from veribench.humanizers.pipeline import TRANSIENT, humanize_texts
+    from veribench.store import Workspace
 
     max_spend = check_budget(max_spend)
     rows = _rows(input)
@@ -112,11 +112,11 @@ def generate_cmd(
 
     Exits with status 1 when any request failed (the output file still lists every row).
     """
-    from ..errors import InputError
-    from ..llm.generate import generate_sources
-    from ..store import Workspace
+    from veribench.errors import InputError
+    from veribench.llm.generate import generate_sources
+    from veribench.store import Workspace
 
-    from ..corpus.importers._io import load_json
+    from veribench.corpus.importers._io import load_json
 
     if not prompts.is_file():
         raise InputError("no such file", file=str(prompts))
@@ -144,8 +144,8 @@ def readability_cmd(
     workspace: Path = WorkspaceOpt,
 ) -> None:
     """Rate readability on [0, 1] (higher = better) with an LLM judge (temperature 0, fixed seed)."""
-    from ..llm.judge import readability_records
-    from ..store import Workspace
+    from veribench.llm.judge import readability_records
+    from veribench.store import Workspace
 
     rows = _rows(input)
     with Workspace(workspace) as ws:
@@ -162,9 +162,9 @@ def import_generated_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Import generated texts as AI documents, each with its generation spec (version = the server's model string)."""
-    from ..corpus.importers.outputs import read_generated
-    from ..corpus.importers._store import store_import
-    from ..store import Workspace
+    from veribench.corpus.importers.outputs import read_generated
+    from veribench.corpus.importers._store import store_import
+    from veribench.store import Workspace
 
     report, docs = read_generated(file, corpus=corpus, arm=arm)
     with Workspace(workspace) as ws:
@@ -181,8 +181,8 @@ def import_humanized_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Import humanized outputs as derived documents of their sources (tags derivation=humanize, attack=<humanizer>)."""
-    from ..corpus.importers.outputs import import_humanized
-    from ..store import Workspace
+    from veribench.corpus.importers.outputs import import_humanized
+    from veribench.store import Workspace
 
     with Workspace(workspace) as ws:
         _show(import_humanized(ws, file, corpus=corpus, arm=arm), quiet)
@@ -199,9 +199,9 @@ def import_cycle_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Import a cycle's samples (AI documents) and complete humanizer outputs (derived documents)."""
-    from ..corpus.importers.outputs import read_cycle
-    from ..corpus.importers._store import store_import
-    from ..store import Workspace
+    from veribench.corpus.importers.outputs import read_cycle
+    from veribench.corpus.importers._store import store_import
+    from veribench.store import Workspace
 
     report, docs = read_cycle(directory, corpus=corpus, arm=arm, humanized_arm=humanized_arm)
     with Workspace(workspace) as ws:
@@ -211,7 +211,7 @@ def import_cycle_cmd(
 def register(app: typer.Typer) -> None:
     """Add ``humanize``, ``generate`` and ``readability`` to the root app, and ``import generated``,
     ``import humanized`` and ``import cycle`` to the ``import`` group."""
-    from .corpus import import_app
+    from veribench.cli.corpus import import_app
 
     app.command("humanize")(humanize_cmd)
     app.command("generate")(generate_cmd)

@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 import typer
 
-from .common import friendly_errors
+from veribench.cli.common import friendly_errors
 
 list_app = typer.Typer(help="List plug-ins and corpora: settings, default decision rule and where it comes from.",
                        no_args_is_help=True)
@@ -78,7 +78,7 @@ def _params(fn: Any, skip: set[str]) -> tuple[list[dict[str, Any]], str | None]:
 def settings_of(factory: Any) -> tuple[list[dict[str, Any]], list[str]]:
     """The settings a factory takes, with defaults; ``spec`` says whether a setting enters the spec
     (``False`` for operational settings), where the plug-in says so."""
-    from ..detectors.api.base import OPERATIONAL
+    from veribench.detectors.api.base import OPERATIONAL
 
     notes: list[str] = []
     if isinstance(factory, type) and hasattr(factory, "vendor_settings"):  # HTTP adapters
@@ -124,7 +124,7 @@ def settings_of(factory: Any) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def _env_var(factory: Any) -> str:
-    from ..detectors.api.http import env_var
+    from veribench.detectors.api.http import env_var
 
     name = factory.info.name if hasattr(factory, "info") else getattr(factory, "name", "")
     return env_var(name)
@@ -132,7 +132,7 @@ def _env_var(factory: Any) -> str:
 
 def default_rule(kind: str, name: str, factory: Any) -> tuple[str, str, list[str]]:
     """(rule, source, notes) of a plug-in's default decision rule, from the data it lives in."""
-    from ..protocol.model import AI_VERDICTS, DEFAULT_THRESHOLD
+    from veribench.protocol.model import AI_VERDICTS, DEFAULT_THRESHOLD
 
     declared = getattr(factory, "default_rule", None)
     if isinstance(declared, dict) and declared.get("rule"):
@@ -158,25 +158,25 @@ def default_rule(kind: str, name: str, factory: Any) -> tuple[str, str, list[str
         return ("verdict = AI (ZipPy's own rule: signed compression delta > 0)", verdict_src +
                 "; upstream rule: thinkst/zippy zippy.py run_on_text_chunked", ["no probability: none is invented"])
     if name == "binoculars":
-        from ..detectors.local.zeroshot import BINOCULARS_THRESHOLDS
+        from veribench.detectors.local.zeroshot import BINOCULARS_THRESHOLDS
 
         modes = ", ".join(f"{k}: B < {v:.4f}" for k, v in BINOCULARS_THRESHOLDS.items())
         return (f"verdict = AI when the Binoculars score B is below the mode's threshold ({modes}; setting mode)",
                 verdict_src + "; thresholds: ahans30/Binoculars binoculars/detector.py (falcon-7b pair, bf16)", [])
     if name == "fast-detectgpt":
-        from ..detectors.local.zeroshot import FAST_DETECTGPT_CALIBRATION
+        from veribench.detectors.local.zeroshot import FAST_DETECTGPT_CALIBRATION
 
         pairs = ", ".join(f"{a}/{b}" for a, b in FAST_DETECTGPT_CALIBRATION)
         return (f"{prob[0]} for the model pairs with a published mapping ({pairs}); otherwise none: declare a "
                 "threshold in a protocol or fit one on the calibration split",
                 prob[1] + "; mapping: baoguangsheng/fast-detect-gpt scripts/local_infer.py", [])
     if name == "hf-classifier":
-        from ..detectors.local.hf_classifier import KNOWN_CLASSIFIERS
+        from veribench.detectors.local.hf_classifier import KNOWN_CLASSIFIERS
 
         own = "; ".join(f"{m}: P(AI) >= {r['threshold']:g} ({r['source']})" for m, r in KNOWN_CLASSIFIERS.items())
         return prob[0], prob[1], [f"the model's own verdict threshold (stored as verdict): {own}"]
     if module.endswith(".zeroshot"):
-        from ..detectors.local.zeroshot import STATISTICS
+        from veribench.detectors.local.zeroshot import STATISTICS
 
         st = STATISTICS.get(name)
         src = st.source if st else "the statistic's paper"
@@ -192,11 +192,11 @@ def default_rule(kind: str, name: str, factory: Any) -> tuple[str, str, list[str
 
 def plugin_infos(kind: str) -> list[PluginInfo]:
     """:class:`PluginInfo` of every registered plug-in of ``kind`` (built-ins, runtime, entry points)."""
-    from .. import registry
+    from veribench import registry
 
     out = []
     for name in registry.names(kind):
-        target = registry._BUILTINS.get(kind, {}).get(name) or "entry point / runtime"
+        target = registry.BUILTINS.get(kind, {}).get(name) or "entry point / runtime"
         try:
             factory = registry.get(kind, name)
         except Exception as e:  # a third-party plug-in that fails to import: listed with the reason
@@ -205,7 +205,7 @@ def plugin_infos(kind: str) -> list[PluginInfo]:
         base = getattr(factory, "__wrapped__", factory)  # detectors: the canonicalize wrapper
         settings, notes = settings_of(base)
         if base is not factory:
-            from ..corpus.hazards import CANONICALIZE_MODES, SETTING
+            from veribench.text.hazards import CANONICALIZE_MODES, SETTING
 
             settings.append({"name": SETTING, "default": "none", "spec": True,
                              "choices": list(CANONICALIZE_MODES)})
@@ -221,7 +221,7 @@ def corpus_infos(ws_path: Path | None) -> dict[str, Any]:
     workspace exists, the corpora stored in it with documents per label and arm."""
     from typer.main import get_command
 
-    from .corpus import import_app
+    from veribench.cli.corpus import import_app
 
     import importlib
 
@@ -250,7 +250,7 @@ def corpus_infos(ws_path: Path | None) -> dict[str, Any]:
                           "rule_source": source})
     stored: list[dict[str, Any]] = []
     if ws_path is not None and (ws_path / "veribench.duckdb").is_file():
-        from ..store import Workspace
+        from veribench.store import Workspace
 
         with Workspace(ws_path, read_only=True) as ws:
             rows = ws.query("SELECT coalesce(corpus, '(none)'), label, coalesce(arm, '(none)'), count(*) "
@@ -313,7 +313,7 @@ def list_corpora(workspace: Optional[Path] = typer.Option(None, "--workspace", "
                                                           help="Also list the corpora stored in this workspace."),
                  as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """The corpus importers with their options, and the corpora stored in a workspace."""
-    from ..store.workspace import DEFAULT_WORKSPACE
+    from veribench.store.workspace import DEFAULT_WORKSPACE
 
     ws_path = workspace if workspace is not None else (Path(DEFAULT_WORKSPACE) if Path(DEFAULT_WORKSPACE).is_dir()
                                                         else None)

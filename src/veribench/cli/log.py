@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 log_app = typer.Typer(help="Check and read the workspace's tamper-evident event log.", no_args_is_help=True)
 
@@ -22,8 +22,8 @@ def verify_cmd(workspace: Path = WorkspaceOpt,
 
     Exit 0 when everything matches the log, 1 when anything does not.
     """
-    from ..store import Workspace
-    from ..store.events import verify_workspace
+    from veribench.store import Workspace
+    from veribench.store.logcheck import verify_workspace
 
     if not (workspace / "veribench.duckdb").is_file():
         typer.secho(f"error: {workspace}: not a workspace (no veribench.duckdb)", fg="red", err=True)
@@ -48,8 +48,8 @@ def show_cmd(workspace: Path = WorkspaceOpt,
              type_: Optional[str] = typer.Option(None, "--type", help="Only events of this type."),
              last: int = typer.Option(50, "--last", help="Show the last N events (0 = all).")) -> None:
     """Print the events, oldest first: sequence number, time, type, hash and payload."""
-    from ..store import Workspace
-    from ..store.events import read_events
+    from veribench.store import Workspace
+    from veribench.store.events import read_events
 
     with Workspace(workspace, read_only=True) as ws:
         evs = read_events(ws.con, types=[type_] if type_ else None)

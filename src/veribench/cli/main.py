@@ -28,7 +28,7 @@ GROUPS = ["corpus", "protocol", "score", "evaluate", "demo", "cycles", "rate", "
 @app.command("version")
 def version() -> None:
     """Print veribench's version."""
-    from .. import __version__
+    from veribench import __version__
 
     typer.echo(__version__)
 
@@ -40,7 +40,7 @@ for _g in GROUPS:
 def main() -> None:  # pragma: no cover - thin wrapper
     import gc
 
-    from ..errors import VeribenchError
+    from veribench.errors import VeribenchError
 
     try:
         app()

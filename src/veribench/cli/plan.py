@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from .common import friendly_errors
+from veribench.cli.common import friendly_errors
 
 plan_app = typer.Typer(help="Sample-size planning: texts needed for an interval width, a subgroup gap or a paired "
                             "difference between detectors.", no_args_is_help=True)
@@ -60,7 +60,7 @@ def plan_fpr(
     Example: `veribench plan fpr --rate 0.05 --n 100` shows 2.2%-11.2% (the protocol's
     "roughly 2-11%"); `--half-width 0.02` gives the texts needed for +-2 points.
     """
-    from ..metrics import planning
+    from veribench.metrics import planning
 
     if half_width is None and n is None:
         raise typer.BadParameter("give --half-width (texts needed) or --n (interval at n texts), or both")
@@ -92,7 +92,7 @@ def plan_gap(
     json_out: Optional[Path] = JsonOpt,
 ):
     """Texts per subgroup to detect a gap between two independent rates (Fisher's exact test)."""
-    from ..metrics import planning
+    from veribench.metrics import planning
 
     level = alpha / tests
     plan = _run(lambda: planning.n_for_two_proportions(rate_a, rate_b, power, level, ratio))
@@ -118,7 +118,7 @@ def plan_paired(
     json_out: Optional[Path] = JsonOpt,
 ):
     """Texts (scored by both detectors) to detect a paired difference of rates (McNemar's exact test)."""
-    from ..metrics import planning
+    from veribench.metrics import planning
 
     level = alpha / tests
     plan = _run(lambda: planning.n_for_paired(rate_a, rate_b, power, level, discordant))

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 protocol_app = typer.Typer(help="Commit scoring rules before any scan; amend them in the open.", no_args_is_help=True)
 
@@ -19,7 +19,7 @@ TsaCertOpt = typer.Option(None, "--tsa-cert", help="The authority's root certifi
 def _read_cert(p: Optional[Path]) -> Optional[bytes]:
     if p is None:
         return None
-    from ..errors import InputError
+    from veribench.errors import InputError
 
     try:
         return p.read_bytes()
@@ -40,8 +40,8 @@ def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .y
     Warns when the selected corpus is too small for the comparisons or gaps the protocol
     declares (a Wilson half-width above 5 points at a 5% FPR, or a gap that cannot detect
     10 points with 80% power; `veribench plan` gives the sizes)."""
-    from ..protocol.commit import commit
-    from ..store import Workspace
+    from veribench.commit import commit
+    from veribench.store import Workspace
 
     with Workspace(workspace) as ws:
         rec = commit(ws, file, tsa_url=tsa, tsa_roots=_read_cert(tsa_cert), new_protocol=new_protocol,
@@ -69,9 +69,9 @@ def timestamp_cmd(file: Path = typer.Argument(..., help="A committed protocol fi
                   tsa: str = typer.Option(..., "--tsa", help="RFC 3161 timestamp authority URL."),
                   tsa_cert: Optional[Path] = TsaCertOpt):
     """Add an RFC 3161 token to an existing commitment (it proves the record existed from the token's time on)."""
-    from ..protocol.commit import add_timestamp
-    from ..protocol.model import load_protocol
-    from ..store import Workspace
+    from veribench.commit import add_timestamp
+    from veribench.protocol.model import load_protocol
+    from veribench.store import Workspace
 
     proto = load_protocol(file)
     with Workspace(workspace) as ws:
@@ -83,8 +83,8 @@ def timestamp_cmd(file: Path = typer.Argument(..., help="A committed protocol fi
 @friendly_errors
 def show_cmd(workspace: Path = WorkspaceOpt):
     """List committed protocol versions from the event log: id, version, hash, log time, amendment."""
-    from ..protocol.commit import versions
-    from ..store import Workspace
+    from veribench.store.commitments import versions
+    from veribench.store import Workspace
 
     with Workspace(workspace, read_only=True) as ws:
         vs = sorted(versions(ws.con).values(), key=lambda e: e["seq"])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 
 @friendly_errors
@@ -21,9 +21,9 @@ def publish_cmd(
     The workspace's log is verified and the run re-derived from the rows first; then
     `veribench verify OUT` re-checks everything from the bundle alone.
     """
-    from ..bundles import honesty
-    from ..bundles.publish import publish
-    from ..store import Workspace
+    from veribench.evaluate import honesty
+    from veribench.bundles.publish import publish
+    from veribench.store import Workspace
 
     with Workspace(workspace) as ws:
         res = publish(ws, run, out)

@@ -21,7 +21,7 @@ from typing import Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 rate_app = typer.Typer(help="Editors' rubric: blind meaning/error readings of humanized text.",
                        no_args_is_help=True)
@@ -31,7 +31,7 @@ rate_app.add_typer(editors_app, name="editors")
 
 def _ws(path: Path):
     """The workspace's rubric store (SQLite); the DuckDB file is not opened."""
-    from ..rubric.store import open_rubric
+    from veribench.rubric.store import open_rubric
 
     return open_rubric(path)
 
@@ -48,8 +48,8 @@ def assign(
                                    help="Move not-yet-started readings to editors who joined later, to even loads."),
 ) -> None:
     """Load input/output pairs (each gets a random blind id) and give every output two editors."""
-    from ..rubric import loaders, store
-    from ..store.workspace import Workspace
+    from veribench.rubric import loaders, store
+    from veribench.store.workspace import Workspace
 
     if from_cycle is not None and from_workspace:
         raise typer.BadParameter("use --from-cycle or --from-workspace, not both")
@@ -83,7 +83,7 @@ def assign(
 def editors_add(name: str = typer.Argument(..., help="Editor name (letters, digits, . _ -)."),
                 workspace: Path = WorkspaceOpt) -> None:
     """Register an editor; their personal token is printed once, on the last line."""
-    from ..rubric import store
+    from veribench.rubric import store
 
     with _ws(workspace) as ws:
         token = store.add_editor(ws, name)
@@ -97,7 +97,7 @@ def editors_add(name: str = typer.Argument(..., help="Editor name (letters, digi
 @friendly_errors
 def editors_list(workspace: Path = WorkspaceOpt) -> None:
     """Editors with their assigned and submitted readings."""
-    from ..rubric import store
+    from veribench.rubric import store
 
     with _ws(workspace) as ws:
         for e in store.list_editors(ws):
@@ -121,8 +121,8 @@ def serve(workspace: Path = WorkspaceOpt, host: str = typer.Option("127.0.0.1", 
     """Serve the blind reading app (FastAPI + uvicorn). It never locks the workspace's DuckDB file."""
     import uvicorn
 
-    from ..errors import InputError
-    from ..rubric.app import create_app
+    from veribench.errors import InputError
+    from veribench.rubric.app import create_app
 
     if root_path and not root_path.startswith("/"):
         raise InputError("--root-path must start with '/', e.g. /rubric", field="--root-path")
@@ -148,7 +148,7 @@ def results(workspace: Path = WorkspaceOpt,
     from rich.console import Console
     from rich.table import Table
 
-    from ..rubric.results import results_document
+    from veribench.rubric.results import results_document
 
     with _ws(workspace) as ws:
         doc = results_document(ws)
@@ -183,7 +183,7 @@ def export(workspace: Path = WorkspaceOpt,
            results_json: Optional[Path] = typer.Option(None, "--results-json", help="Also write the results JSON.")
            ) -> None:
     """Write ratings.csv (schema: docs/ratings-schema.md)."""
-    from ..rubric.results import ratings_rows, results_document, write_ratings_csv
+    from veribench.rubric.results import ratings_rows, results_document, write_ratings_csv
 
     with _ws(workspace) as ws:
         write_ratings_csv(ws, out, unblind=unblind)

@@ -7,7 +7,7 @@ from typing import List
 
 import typer
 
-from .common import friendly_errors
+from veribench.cli.common import friendly_errors
 
 
 @friendly_errors
@@ -26,7 +26,7 @@ def report(
 
     Every page's numbers sit beside it in OUT/data/*.json.
     """
-    from ..report import build_report
+    from veribench.report import build_report
 
     res = build_report(inputs, out, verify=not no_verify, progress=lambda m: typer.echo(m, err=True), pdf=pdf)
     for n in res.notes:

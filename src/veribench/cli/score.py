@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 
 def read_rows(path: Path) -> list[tuple[str, str]]:
@@ -25,8 +25,8 @@ def read_rows(path: Path) -> list[tuple[str, str]]:
     Raises:
         InputError: naming the file, record (``line N``) and field of a bad row.
     """
-    from ..corpus.importers._io import iter_jsonl
-    from ..errors import InputError
+    from veribench.corpus.importers._io import iter_jsonl
+    from veribench.errors import InputError
 
     if not path.is_file():
         raise InputError("no such file", file=str(path))
@@ -74,11 +74,11 @@ def score_cmd(
 @friendly_errors
 def _score(detector: str, pairs: list[str], input: Path, output: Path, workspace: Path, engine: str,
            ray_address: str | None, max_spend: float | None, dry_run: bool, progress: bool) -> None:
-    from ..detectors.pipeline import RunStats, budget_note, check_budget, score_texts
-    from ..errors import InputError
-    from ..hashing import text_sha256
-    from ..registry import create, parse_settings
-    from ..store import Workspace
+    from veribench.detectors.pipeline import RunStats, budget_note, check_budget, score_texts
+    from veribench.errors import InputError
+    from veribench.hashing import text_sha256
+    from veribench.registry import create, parse_settings
+    from veribench.store import Workspace
 
     max_spend = check_budget(max_spend)
     if engine not in ("local", "ray"):
@@ -95,7 +95,7 @@ def _score(detector: str, pairs: list[str], input: Path, output: Path, workspace
     except ValueError as e:
         raise InputError(f"detector {detector!r}: {e}", field="--set") from None
     if engine == "ray":
-        from ..detectors.local.ray_engine import RayDetector
+        from veribench.detectors.local.ray_engine import RayDetector
 
         det = RayDetector(detector, settings, address=ray_address, spec=det.spec)
     stats = RunStats()

@@ -25,13 +25,13 @@ def verify(
     manifest. Each check is reported by name; exit 0 when every bundle passes, 1 when any
     fails, 2 on a usage error.
     """
-    from ..bundles.verify import is_detector_bundle, verify_bundle
-    from ..cycles.bundle import discover
-    from ..cycles.verify import check_rank_changes, verify_cycle
+    from veribench.bundles.verify import is_detector_bundle, verify_bundle
+    from veribench.cycles.bundle import discover
+    from veribench.cycles.verify import check_rank_changes, verify_cycle
 
     roots = []
     if tsa_root is not None:
-        from ..bundles.tsa import TimestampError, load_certificates
+        from veribench.commit.tsa import TimestampError, load_certificates
 
         try:
             roots = load_certificates(tsa_root.read_bytes(), str(tsa_root))
@@ -64,7 +64,7 @@ def verify(
         cycles += [verify_cycle(c, strict, max_file_bytes=cap) for c in found_cycles]
     check_rank_changes(cycles)
     ok = all(r.ok for r in runs) and all(r.ok for r in cycles)
-    from .. import __version__
+    from veribench import __version__
 
     verdict = {"veribench_version": __version__, "strict": strict, "ok": ok,
                "detector_runs": [r.to_dict() for r in runs], "cycles": [r.to_dict() for r in cycles]}

@@ -24,21 +24,21 @@ from typing import Optional
 
 import typer
 
-from .common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, friendly_errors
 
 write_app = typer.Typer(help="Arm B: invite volunteers to write fresh human text with attestation and revision "
                              "history; import it; publish full text or a fingerprint only.", no_args_is_help=True)
 
 
 def _db(workspace: Path):
-    from ..rubric.write.db import open_store
+    from veribench.rubric.write.db import open_store
 
     return open_store(workspace)
 
 
 def _ws(workspace: Path):
     """The workspace; another process holding it gives :class:`WorkspaceBusy`'s one line."""
-    from ..store.workspace import Workspace
+    from veribench.store.workspace import Workspace
 
     return Workspace(workspace)
 
@@ -56,8 +56,8 @@ def invite(
     max_words: Optional[int] = typer.Option(None, "--max-words", help="Target length, upper end (default 1200)."),
 ) -> None:
     """Create one-time personal links (tokens stored hashed) to write on a prompt."""
-    from ..errors import InputError
-    from ..rubric.write import rules, store
+    from veribench.errors import InputError
+    from veribench.rubric.write import rules, store
 
     if not prompt_file.is_file():
         raise InputError("no such file", file=str(prompt_file))
@@ -93,8 +93,8 @@ def serve(workspace: Path = WorkspaceOpt, host: str = typer.Option("127.0.0.1", 
     """Serve the writing app (FastAPI + uvicorn). It never holds the workspace."""
     import uvicorn
 
-    from ..errors import InputError
-    from ..rubric.write.app import create_app
+    from veribench.errors import InputError
+    from veribench.rubric.write.app import create_app
 
     if root_path and not root_path.startswith("/"):
         raise InputError("--root-path must start with '/', e.g. /write", field="--root-path")
@@ -118,7 +118,7 @@ def status(workspace: Path = WorkspaceOpt,
     from rich.console import Console
     from rich.table import Table
 
-    from ..rubric.write import store
+    from veribench.rubric.write import store
 
     with _db(workspace) as db:
         rows = store.list_invitations(db)
@@ -140,7 +140,7 @@ def import_cmd(workspace: Path = WorkspaceOpt,
                corpus: str = typer.Option("arm-b", "--corpus", help="Corpus name of the documents."),
                quiet: bool = typer.Option(False, "--quiet", "-q", help="One summary line.")) -> None:
     """Import submitted texts as arm-B human documents; apply pending withdrawals."""
-    from ..rubric.write import armb
+    from veribench.rubric.write import armb
 
     with _db(workspace) as db:
         ws = _ws(workspace)
@@ -166,7 +166,7 @@ def withdraw_cmd(invitation: str = typer.Argument(..., help="Invitation id (inv-
                  workspace: Path = WorkspaceOpt,
                  yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation.")) -> None:
     """Withdraw a contributor's text (on their request): delete it everywhere, log the deletion."""
-    from ..rubric.write import armb, store
+    from veribench.rubric.write import armb, store
 
     if not yes:
         typer.confirm(f"Delete the text and every revision of {invitation}?", abort=True)
@@ -193,7 +193,7 @@ def withdraw_cmd(invitation: str = typer.Argument(..., help="Invitation id (inv-
 @friendly_errors
 def revoke_cmd(invitation: str = typer.Argument(...), workspace: Path = WorkspaceOpt) -> None:
     """Revoke an invitation's link and every session (the draft is kept)."""
-    from ..rubric.write import store
+    from veribench.rubric.write import store
 
     with _db(workspace) as db:
         store.revoke_invitation(db, invitation)
@@ -205,7 +205,7 @@ def revoke_cmd(invitation: str = typer.Argument(...), workspace: Path = Workspac
 def reissue_cmd(invitation: str = typer.Argument(...), workspace: Path = WorkspaceOpt,
                 base_url: str = typer.Option("http://127.0.0.1:8100", "--base-url")) -> None:
     """A new one-time link to the same draft (the old link and sessions stop working)."""
-    from ..rubric.write import store
+    from veribench.rubric.write import store
 
     with _db(workspace) as db:
         tok = store.reissue(db, invitation)
@@ -219,8 +219,8 @@ def export_cmd(workspace: Path = WorkspaceOpt,
                corpus: Optional[str] = typer.Option(None, "--corpus", help="Only this corpus (default: every arm-B "
                                                                             "document).")) -> None:
     """Write the publishable arm-B records: the text only where its writer chose full publication."""
-    from ..errors import InputError
-    from ..store import Workspace
+    from veribench.errors import InputError
+    from veribench.store import Workspace
 
     if not (workspace / "veribench.duckdb").is_file():
         raise InputError("no workspace here", file=str(workspace))
@@ -245,8 +245,8 @@ def fingerprint_cmd(file: Path = typer.Argument(..., help="A UTF-8 text file."),
                     ) -> None:
     """Print the text's fingerprint: SHA-256 of its UTF-8 bytes after line endings become LF and
     outer spaces, tabs and line feeds are removed (docs/arm-b.md)."""
-    from ..rubric.write.fingerprint import file_fingerprint
-    from ..store import Workspace
+    from veribench.rubric.write.fingerprint import file_fingerprint
+    from veribench.store import Workspace
 
     fp = file_fingerprint(file)
     typer.echo(fp)

@@ -1,5 +1,5 @@
 """Corpus: documents of known origin, with provenance, arms and importers."""
 
-from .document import LABELS, Document, Generation, Provenance
+from veribench.corpus.document import LABELS, Document, Generation, Provenance
 
 __all__ = ["LABELS", "Document", "Generation", "Provenance"]

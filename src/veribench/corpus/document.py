@@ -47,12 +47,13 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..hashing import text_sha256
-from ..protocol.roles import LABELS as ROLE_LABELS
-from ..protocol.roles import NEGATIVE_LABELS, POSITIVE_LABELS  # noqa: F401 - re-exported
+from veribench.hashing import text_sha256
+from veribench.protocol.roles import LABELS as ROLE_LABELS
+from veribench.labels import NEGATIVE_LABELS, POSITIVE_LABELS  # noqa: F401 - re-exported
+from veribench.corpus.edits import check_edits
 
 #: The labels. Their roles (positive, negative, side) live in one table:
-#: :data:`veribench.protocol.roles.LABEL_ROLES` (see ``docs/labels.md``).
+#: :data:`veribench.labels.LABEL_ROLES` (see ``docs/labels.md``).
 LABELS = ROLE_LABELS
 Label = Literal["human", "ai", "ai-edited-human", "mixed"]
 #: Values of ``tags["derivation"]`` (CONTRACTS: derived documents).
@@ -263,7 +264,6 @@ class Document(BaseModel):
         if extra.get("source_id") is not None and not isinstance(extra["source_id"], str):
             raise ValueError("provenance.source_id must be a string")
         if extra.get("edits") is not None:
-            from .edits import check_edits
 
             try:
                 check_edits(extra["edits"])

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..hashing import sha256_bytes
+from veribench.hashing import sha256_bytes
+from veribench.bundles import reader
+from veribench.bundles.reader import ReadError
+from veribench.bundles.reader import parse_json
 
 #: Files outside the manifest: the commitment (published at cycle start) and the manifest itself.
 META_FILES = ("commit.json", "cycle.json")
@@ -46,7 +49,6 @@ def parse_json_bytes(data: bytes, file: str) -> Any:
         BundleFileError: naming the file, and the line and column of a syntax error
             (a truncated file fails here).
     """
-    from ..bundles.reader import ReadError, parse_json
 
     try:
         return parse_json(data, file)
@@ -84,7 +86,6 @@ class Bundle:
 
     @classmethod
     def load(cls, path: Path, max_file_bytes: int | None = None) -> "Bundle":
-        from ..bundles import reader
 
         cap = max_file_bytes or reader.MAX_FILE_BYTES
         b = cls(Path(path))

@@ -29,16 +29,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..errors import InputError, ProtocolError, VeribenchError
-from ..hashing import sha256_bytes
-from .bundle import VERIBENCH_FORMAT, BundleFileError, parse_json_bytes
-from .flags import classify_output
-from .frozen import SELECT_PLACEHOLDERS_JS
-from .intervals import bootstrap_ci, method_record
-from .jscompat import dumps_js, js_math_round, js_word_count
-from .scoring import ScoringRules, compute_leaderboard, recognise_scoring, render_scoring_js
-from .selection import extract_placeholders, resolve_prompts
-from .verify import ACCESS_FAILURE_CODES
+from veribench.errors import InputError, ProtocolError, VeribenchError
+from veribench.hashing import sha256_bytes
+from veribench.cycles.bundle import VERIBENCH_FORMAT, BundleFileError, parse_json_bytes
+from veribench.cycles.flags import classify_output
+from veribench.cycles.frozen import SELECT_PLACEHOLDERS_JS
+from veribench.cycles.intervals import bootstrap_ci, method_record
+from veribench.bundles.jscompat import dumps_js, js_math_round, js_word_count
+from veribench.cycles.scoring import ScoringRules, compute_leaderboard, recognise_scoring, render_scoring_js
+from veribench.cycles.selection import extract_placeholders, resolve_prompts
+from veribench.cycles.verify import ACCESS_FAILURE_CODES
+from veribench import __version__
 
 SECRETS_ENV = "VERIBENCH_SECRETS_DIR"
 UUID_NS = uuid.UUID("6c1f1f0e-3f0a-4d38-9b8e-0a5e0c7f1b21")  # veribench cycles (uuid5 namespace)
@@ -343,7 +344,6 @@ def build_leaderboard(*, cycle: str, prompt_set_version: str | None, samples: Se
     (``Math.round``). ``score_intervals`` are seeded percentile-bootstrap 95% intervals
     (:mod:`veribench.cycles.intervals`), recorded in ``score_intervals_method``.
     """
-    from .. import __version__
 
     excl = {u["slug"] for u in unavailable}
     replay = compute_leaderboard(samples, tests, detector_scores, rules, exclude=excl)

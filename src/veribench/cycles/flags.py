@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .jscompat import js_trim, js_word_count
+from veribench.bundles.jscompat import js_trim, js_word_count
 
 #: Phrases that open (within the first 300 characters) a refusal instead of a rewrite.
 #: Source: common refusal openers of chat models and humanizer front ends; lower-cased.

@@ -21,16 +21,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .. import registry
-from ..detectors.base import ScoreResult
-from ..errors import InputError, VeribenchError
-from ..hashing import text_sha256
-from .bundle import Bundle
-from .create import _load, _write_work, publish_cycle
-from .embedders import cosine01, describe, embed_cached
-from .flags import classify_output
-from .jscompat import dumps_js
-from .scoring import ScoringRules, recognise_scoring
+from veribench import registry
+from veribench.records import ScoreResult
+from veribench.errors import InputError, VeribenchError
+from veribench.hashing import text_sha256
+from veribench.cycles.bundle import Bundle
+from veribench.cycles.create import _load, _write_work, publish_cycle
+from veribench.llm.embedders import cosine01, describe, embed_cached
+from veribench.cycles.flags import classify_output
+from veribench.bundles.jscompat import dumps_js
+from veribench.cycles.scoring import ScoringRules, recognise_scoring
+from veribench.cycles.verify import verify_cycle
+from veribench.detectors.pipeline import score_texts
 
 #: Verdict strings (lower-case prefixes) that mean "AI" for the ``verdict`` mapping.
 AI_VERDICTS = ("ai", "machine", "generated", "fake", "gpt")
@@ -92,10 +94,6 @@ def _now() -> str:
 
 
 def _readability_judge(outputs: list[str], ws: Any, settings: Mapping[str, Any]) -> tuple[list[float | None], dict]:
-    try:
-        import veribench.llm.judge  # noqa: F401
-    except ImportError as e:
-        raise VeribenchError(f"--readability judge needs veribench.llm.judge, which is not available ({e})") from None
     judge = registry.create("judge", "llm-readability", dict(settings))
     return judge.rate(outputs, ws=ws), judge.spec.to_dict()
 
@@ -120,7 +118,6 @@ def measure_cycle(directory: str | os.PathLike[str], ws: Any, *, detectors: Sequ
 
     det_rows, det_records, declared, det_failures = [], [], [], []
     for name, settings in detectors:
-        from ..detectors.pipeline import score_texts
 
         det = registry.create("detector", name, dict(settings))
         slug = det.spec.label
@@ -196,7 +193,6 @@ def rescore_bundle(bundle: str | os.PathLike[str], out: str | os.PathLike[str], 
     """
     from scipy.stats import kendalltau
 
-    from .verify import verify_cycle
 
     src, out = Path(bundle), Path(out)
     rep = verify_cycle(src)

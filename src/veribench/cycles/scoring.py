@@ -30,10 +30,12 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..hashing import sha256_bytes
-from .frozen import KNOWN_SCORING_FILES, KNOWN_SCORING_TEMPLATES, SCORING_JS_HOLES, SCORING_JS_TEMPLATE
-from .jscompat import js_number_to_string, js_word_count, utf16_units
-from .selection import UnknownAlgorithm
+from veribench.hashing import sha256_bytes
+from veribench.cycles.frozen import KNOWN_SCORING_FILES, KNOWN_SCORING_TEMPLATES, SCORING_JS_HOLES, SCORING_JS_TEMPLATE
+from veribench.bundles.jscompat import js_number_to_string, js_word_count, utf16_units
+from veribench.cycles.selection import UnknownAlgorithm
+from veribench.bundles.reader import compile_template
+from veribench.bundles.reader import match_frozen
 
 SUB_SCORES = ("bypass_rate", "meaning_preservation", "readability", "consistency_across_categories")
 PENALTY_CODES = ("refusal_in_output", "identical_to_input", "severe_meaning_drift", "length_inflation",
@@ -103,7 +105,6 @@ _KNOWN: dict[str, Any] | None = None
 def _known() -> dict[str, Any]:
     global _KNOWN
     if _KNOWN is None:
-        from ..bundles.reader import compile_template
 
         _KNOWN = {name: compile_template(t, SCORING_JS_HOLES) for name, t in KNOWN_SCORING_TEMPLATES.items()}
     return _KNOWN
@@ -121,7 +122,6 @@ def recognise_scoring(data: bytes) -> ScoringRules:
         UnknownAlgorithm: "cannot verify: unknown scoring algorithm", or a constant with
             the wrong shape.
     """
-    from ..bundles.reader import match_frozen
 
     h = sha256_bytes(data)
     unknown = f"cannot verify: unknown scoring algorithm (scoring.js sha256 {h})"
@@ -331,7 +331,7 @@ def ai_probability_by_detector(detector_scores: Sequence[Mapping[str, Any]]) -> 
     """Mean P(AI) per detector from ``raw_score`` rows: ``P(AI) = 1 - raw_score``.
 
     ``raw_score`` is HumanizerBench's human likelihood (1 = human; methodology,
-    "Detectors"), the convention of :attr:`veribench.detectors.base.ScoreResult.human_likelihood`.
+    "Detectors"), the convention of :attr:`veribench.records.ScoreResult.human_likelihood`.
     """
     by: dict[str, list[float]] = {}
     for s in detector_scores:

@@ -24,8 +24,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..hashing import sha256_bytes
-from .jscompat import utf16_units
+from veribench.hashing import sha256_bytes
+from veribench.bundles.jscompat import utf16_units
+from veribench.cycles.frozen import KNOWN_SELECTION_FILES
+from veribench.cycles.frozen import KNOWN_SELECTION_TEXTS
 
 PLACEHOLDER_RE = re.compile(r"\[([A-Z][A-Z_]*)\]")
 
@@ -129,7 +131,6 @@ def recognise_selection(data: bytes) -> SelectionAlgorithm:
     Raises:
         UnknownAlgorithm: not a known text ("cannot verify: unknown selection algorithm").
     """
-    from .frozen import KNOWN_SELECTION_FILES, KNOWN_SELECTION_TEXTS
 
     h = sha256_bytes(data)
     for family, text in KNOWN_SELECTION_TEXTS.items():

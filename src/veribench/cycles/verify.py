@@ -42,13 +42,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..hashing import sha256_bytes
-from .bundle import (ALLOWED_MANIFEST_NAMES, MANIFEST_FILES, META_FILES, REQUIRED_FILES, Bundle,
-                     BundleFileError)
-from ..bundles.reader import ReadError, reference_trim
-from .jscompat import js_math_round, published_rounding_matches
-from .scoring import SUB_SCORES, compute_leaderboard, recognise_scoring
-from .selection import UnknownAlgorithm, recognise_selection, resolve_prompts
+from veribench.hashing import sha256_bytes
+from veribench.cycles.bundle import ALLOWED_MANIFEST_NAMES, MANIFEST_FILES, META_FILES, REQUIRED_FILES, Bundle, BundleFileError
+from veribench.bundles.reader import ReadError, reference_trim
+from veribench.bundles.findings import Finding
+from veribench.bundles.jscompat import js_math_round
+from veribench.bundles.reader import published_rounding_matches
+from veribench.cycles.scoring import SUB_SCORES, compute_leaderboard, recognise_scoring
+from veribench.cycles.selection import UnknownAlgorithm, recognise_selection, resolve_prompts
+from veribench.cycles.bundle import discover
 
 #: Failure codes that count as access failures (HumanizerBench methodology,
 #: "Unavailable tools are excluded": site down, paywall, captcha, no output
@@ -61,32 +63,6 @@ DECIMALS_COMPOSITE = 2
 DECIMALS_OTHER = 4
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _ABSENT = "<absent>"  # a leaderboard entry without rank_change (veribench's own)
-
-
-@dataclass
-class Finding:
-    """One failed check (or a warning): where, what was expected, what was found."""
-
-    check: str
-    message: str
-    file: str | None = None
-    field: str | None = None
-    expected: Any = None
-    got: Any = None
-    severity: str = "error"
-
-    def line(self) -> str:
-        parts = [p for p in (self.file, self.field) if p]
-        loc = ", ".join(parts)
-        s = f"{self.check}: " + (f"{loc}: " if loc else "") + self.message
-        if self.expected is not None or self.got is not None:
-            s += f" (expected {_short(self.expected)}, got {_short(self.got)})"
-        return s
-
-
-def _short(v: Any, n: int = 120) -> str:
-    s = repr(v)
-    return s if len(s) <= n else s[: n - 3] + "..."
 
 
 @dataclass
@@ -680,7 +656,6 @@ def verify_paths(paths: Sequence[str | Path], strict: bool = False) -> list[Cycl
     Raises:
         ValueError: a path holds no cycle (a usage error).
     """
-    from .bundle import discover
 
     reports = []
     for p in paths:

@@ -1,106 +1,17 @@
-"""The Detector protocol and the ScoreResult record every detector returns.
-
-Label convention (one place): ``ai_probability`` is P(AI) in [0, 1]; higher
-means more likely AI. ``human_likelihood`` is ``1 - ai_probability`` (the scale
-HumanizerBench publishes as ``raw_score``). ``raw`` is the value exactly as the
-detector returned it, on its native ``scale`` and ``direction``.
-"""
+"""The Detector protocol, the canonicalising wrapper, and the helpers that tie a score to
+the exact text submitted. :class:`veribench.records.ScoreResult` is the record every
+detector returns (its label convention is stated there)."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+import functools
+from dataclasses import replace
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from ..spec import Spec
-
-#: Status codes a score can carry. ``ok`` is a usable score; every other code is a
-#: recorded failure (nothing is silently dropped). Vendor codes feed the humanizer
-#: benchmark's flagged/unavailable rules.
-STATUS_CODES = {
-    "ok": "scored",
-    "unscorable": "nothing left after the detector's normalisation (empty, whitespace or unsupported script)",
-    "unsupported": "the text's language or script is outside what the detector handles",
-    "too_short": "below the vendor's minimum length; no request was sent",
-    "too_long": "above the vendor's maximum length; no request was sent",
-    "no_credits": "vendor reports insufficient credits or quota",
-    "rate_limited": "vendor rate limit persisted after retries",
-    "auth": "vendor rejected the API key",
-    "site_down": "vendor server error or connection failure after retries",
-    "refused": "vendor refused the request (validation or policy)",
-    "timeout": "request or polling timed out after retries",
-    "bad_response": "vendor response could not be parsed",
-}
-
-DIRECTIONS = ("higher_ai", "higher_human")
-
-
-@dataclass
-class ScoreResult:
-    """One detector's result for one submitted text.
-
-    Attributes:
-        status: ``"ok"`` or a reason code from :data:`STATUS_CODES`.
-        raw: the value as returned, on ``scale``; ``None`` when the status is not ok.
-        scale: name of the native scale, e.g. ``"p_ai"`` (0-1), ``"human_0_100"``,
-            ``"zippy_signed_delta"`` (points of compression ratio) or a statistic name.
-        direction: ``"higher_ai"`` or ``"higher_human"`` for ``raw``.
-        ai_probability: P(AI) in [0, 1], higher = more likely AI; ``None`` when the
-            detector has no calibrated mapping (then ``score`` orients ``raw`` for ROC).
-        verdict: the detector's own verdict text (e.g. ``"AI"``, ``"HUMAN_ONLY"``), if any.
-        vendor_version: model/version string the vendor or model reported.
-        detail: JSON-serialisable extras: raw response, token counts, ``truncated``, reason text,
-            and ``hazards`` (:func:`veribench.corpus.hazards.text_hazards` of the text before
-            canonicalisation; set by the scoring path and by every importer).
-    """
-
-    status: str = "ok"
-    raw: float | None = None
-    scale: str = "p_ai"
-    direction: str = "higher_ai"
-    ai_probability: float | None = None
-    verdict: str | None = None
-    vendor_version: str | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.status not in STATUS_CODES:
-            raise ValueError(f"unknown status {self.status!r}; known: {sorted(STATUS_CODES)}")
-        if self.direction not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {DIRECTIONS}, got {self.direction!r}")
-        p = self.ai_probability
-        if p is not None and (not math.isfinite(p) or p < 0.0 or p > 1.0):
-            raise ValueError(f"ai_probability must be in [0, 1], got {p!r}")
-
-    @property
-    def human_likelihood(self) -> float | None:
-        """1 - P(AI), in [0, 1]; higher = more likely human. ``None`` without a probability."""
-        return None if self.ai_probability is None else 1.0 - self.ai_probability
-
-    @property
-    def oriented(self) -> float | None:
-        """A score where higher means more likely AI, for ROC analysis.
-
-        P(AI) when present, else ``raw`` (negated when ``direction`` is ``higher_human``).
-        """
-        if self.status != "ok":
-            return None
-        if self.ai_probability is not None:
-            return self.ai_probability
-        if self.raw is None:
-            return None
-        return self.raw if self.direction == "higher_ai" else -self.raw
-
-    @property
-    def hazards(self) -> dict[str, Any] | None:
-        """``detail["hazards"]``: the input hazards recorded with this score (see
-        :mod:`veribench.corpus.hazards`), or ``None`` for a score stored without them."""
-        return self.detail.get("hazards")
-
-    @classmethod
-    def failed(cls, status: str, reason: str = "", **detail: Any) -> "ScoreResult":
-        """A non-ok result with a reason text in ``detail['reason']``."""
-        return cls(status=status, raw=None, ai_probability=None, detail={"reason": reason, **detail})
+from veribench.hashing import text_sha256
+from veribench.records import ScoreResult
+from veribench.spec import Spec
+from veribench.text.hazards import SETTING, canonicalize, canonicalize_setting, text_hazards
 
 
 @runtime_checkable
@@ -126,8 +37,6 @@ class Detector(Protocol):
 
 def canonicalize_mode(spec: Spec) -> str:
     """The ``canonicalize`` mode a detector spec declares (``"none"`` when absent)."""
-    from ..corpus.hazards import SETTING, canonicalize_setting
-
     return canonicalize_setting(spec.settings.get(SETTING))
 
 
@@ -135,7 +44,7 @@ class Canonicalized:
     """A detector that scores the canonical form of each text (setting ``canonicalize``).
 
     Built by the registry for any detector created with ``canonicalize="skeleton"``; see
-    :func:`veribench.corpus.hazards.canonicalize` for the exact transformation. The spec is
+    :func:`veribench.text.hazards.canonicalize` for the exact transformation. The spec is
     the wrapped detector's with ``settings["canonicalize"]`` added, so the setting changes
     the spec hash, the cache key and every table label. ``score_batch``, ``preflight``,
     ``cost`` and ``describe_request`` see the canonical text; every other attribute
@@ -145,14 +54,13 @@ class Canonicalized:
 
     Args:
         inner: the detector to wrap (anything meeting :class:`Detector`).
-        mode: a mode of :data:`veribench.corpus.hazards.CANONICALIZE_MODES` other than ``none``.
+        mode: a mode of :data:`veribench.text.hazards.CANONICALIZE_MODES` other than ``none``.
 
     Raises:
         ValueError: unknown mode, or ``inner`` already has a ``canonicalize`` setting.
     """
 
     def __init__(self, inner: Any, mode: str):
-        from ..corpus.hazards import SETTING, canonicalize_setting
 
         self.mode = canonicalize_setting(mode)
         if self.mode == "none":
@@ -168,14 +76,12 @@ class Canonicalized:
     @property
     def spec(self) -> Spec:  # type: ignore[override]
         """The wrapped detector's spec with ``settings["canonicalize"]`` added."""
-        from ..corpus.hazards import SETTING
 
         s = self.inner.spec
         return Spec(kind=s.kind, name=s.name, version=s.version, settings={**s.settings, SETTING: self.mode})
 
     def canonical(self, text: str) -> str:
         """The text this detector submits for ``text``."""
-        from ..corpus.hazards import canonicalize
 
         return canonicalize(text, self.mode)
 
@@ -190,18 +96,13 @@ class Canonicalized:
 
 def submitted_text(spec: Any, text: str) -> str:
     """The exact text a detector with ``spec`` is sent for ``text``: the canonical form
-    when the spec sets ``canonicalize`` (:mod:`veribench.corpus.hazards`), else ``text``."""
-    from ..corpus.hazards import canonicalize
-
+    when the spec sets ``canonicalize`` (:mod:`veribench.text.hazards`), else ``text``."""
     mode = canonicalize_mode(spec)
     return text if mode == "none" else canonicalize(text, mode)
 
 
 def with_hazards(spec: Any, r: ScoreResult, text: str, submitted_sha: str) -> ScoreResult:
     """``r`` with the hazards of ``text`` (the text before canonicalisation) in its detail."""
-    from ..corpus.hazards import text_hazards
-    from ..hashing import text_sha256
-
     extra: dict[str, Any] = {"hazards": text_hazards(text)}
     mode = canonicalize_mode(spec)
     if mode != "none":
@@ -215,10 +116,6 @@ def results_per_input(spec: Any, texts: list[str], subs: list[str], first: dict[
                       res: dict[str, ScoreResult]) -> dict[str, ScoreResult]:
     """Results keyed by input text, each with that input's hazards (a score stored before
     hazards were recorded gets them here); inputs sharing a canonical text share its score."""
-    from dataclasses import replace
-
-    from ..hashing import text_sha256
-
     if canonicalize_mode(spec) == "none":
         return {s: r if "hazards" in (r.detail or {}) else with_hazards(spec, r, first[s], s) for s, r in res.items()}
     out: dict[str, ScoreResult] = {}
@@ -227,3 +124,28 @@ def results_per_input(spec: Any, texts: list[str], subs: list[str], first: dict[
         if r is not None:
             out[text_sha256(t)] = with_hazards(spec, replace(r, detail=dict(r.detail or {})), t, text_sha256(sub))
     return out
+
+
+def canonicalizing(name: str, factory: Callable[..., Any]) -> Callable[..., Any]:
+    """``factory`` plus the shared detector setting ``canonicalize`` (``none`` | ``skeleton``);
+    the registry applies it to every detector factory (:data:`veribench.registry.WRAPPERS`).
+
+    ``none`` (or absent) builds the detector as it is, with its spec unchanged; ``skeleton``
+    wraps it in :class:`Canonicalized`, whose spec carries the setting (docs/hazards.md).
+
+    Raises (from the returned factory):
+        ValueError: an unknown mode, or ``skeleton`` asked of imported scores.
+    """
+
+    @functools.wraps(factory)
+    def build(*args: Any, **settings: Any) -> Any:
+        mode = canonicalize_setting(settings.pop(SETTING, None))
+        det = factory(*args, **settings)
+        if mode == "none":
+            return det
+        if name == "imported":
+            raise ValueError(f"{SETTING} does not apply to imported scores: they were computed elsewhere, on the "
+                             "text the tool saw")
+        return Canonicalized(det, mode)
+
+    return build

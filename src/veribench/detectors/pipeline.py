@@ -21,9 +21,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ..errors import InputError
-from ..hashing import canonical_json, sha256_bytes, text_sha256
-from .base import Detector, ScoreResult, results_per_input, submitted_text, with_hazards
+from veribench.errors import InputError
+from veribench.hashing import canonical_json, sha256_bytes, text_sha256
+from veribench.detectors.base import Detector, results_per_input, submitted_text, with_hazards
+from veribench.records import ScoreResult
+from veribench.store import writes
+from veribench.store.workspace import now_utc
 
 
 #: Failures a later run may send again when asked (``retry_statuses``); never credit or key errors.
@@ -60,26 +63,6 @@ def check_budget(value: Any, what: str = "--max-spend") -> float | None:
     return v
 
 
-BUDGET_SQL = """
-CREATE TABLE IF NOT EXISTS run_budgets (
-    run_key VARCHAR PRIMARY KEY,
-    kind VARCHAR,
-    spec_hash VARCHAR,
-    label VARCHAR,
-    unit VARCHAR,
-    texts INTEGER,
-    cap DOUBLE NOT NULL,
-    reserved DOUBLE NOT NULL,
-    released DOUBLE NOT NULL,
-    calls_sent INTEGER NOT NULL,
-    calls_done INTEGER NOT NULL,
-    calls_released INTEGER NOT NULL,
-    created_at TIMESTAMPTZ,
-    updated_at TIMESTAMPTZ
-);
-"""
-
-
 def budget_key(kind: str, spec_hash: str, shas: Iterable[str]) -> str:
     """The run's key: SHA-256 of (kind, plug-in spec hash, sorted unique input text hashes).
 
@@ -105,14 +88,12 @@ class RunBudget:
 
     def __init__(self, ws: Any, key: str, cap: float | None, *, kind: str, spec_hash: str, label: str,
                  unit: str | None, texts: int):
-        from ..store.workspace import now_utc
 
         self.ws, self.key = ws, key
         self.lock = threading.Lock()
         row = None
         if ws is not None:
             with ws.transaction() as c:
-                c.execute(BUDGET_SQL)
                 row = c.execute("SELECT cap, reserved, released, calls_sent, calls_done, calls_released "
                                 "FROM run_budgets WHERE run_key = ?", [key]).fetchone()
                 if row is None and cap is not None:
@@ -143,7 +124,6 @@ class RunBudget:
     def _update(self, **add: float) -> None:
         if self.ws is None:
             return
-        from ..store.workspace import now_utc
 
         sets = ", ".join(f"{k} = {k} + ?" for k in add)
         with self.ws.transaction() as c:
@@ -263,7 +243,7 @@ def score_texts(
             ``timeout``, ``rate_limited``) are sent again and their rows replaced; every
             other stored result is final.
 
-    Every result carries ``detail["hazards"]`` (:func:`veribench.corpus.hazards.text_hazards`
+    Every result carries ``detail["hazards"]`` (:func:`veribench.text.hazards.text_hazards`
     of the text before canonicalisation). A detector whose spec sets ``canonicalize`` is sent,
     and cached under, the canonical text (:func:`submitted_text`); its results are returned
     per input text, each with that input's own hazards and ``detail["canonicalization"] =
@@ -284,7 +264,7 @@ def score_texts(
     res = run_cached(
         detector, subs, kind="detector", verb="scoring", call=detector.score_batch, default_batch_size=32,
         lookup=(lambda shas: ws.cached_scores(spec.hash, shas)) if ws is not None else None,
-        put=(lambda items, replace: ws.put_scores(spec, items, replace=replace)) if keep else None,
+        put=(lambda items, replace: writes.put_scores(ws, spec, items, replace=replace)) if keep else None,
         attach_ws=ws if keep else None, progress=progress, max_spend=max_spend, dry_run=dry_run, stats=stats,
         on_batch=on_batch, retry_statuses=retry_statuses,
         annotate=lambda sha, r: with_hazards(spec, r, first[sha], sha),
@@ -497,9 +477,7 @@ def score_documents(
     done = [(d, t, submitted_text(detector.spec, t)) for d, t in rows if text_sha256(t) in res]
     links = [(d, text_sha256(sub)) for d, _, sub in done]
     if links and not kw.get("dry_run"):
-        from ..corpus.importers._store import put_submitted_texts
-
         with ws.transaction() as con:  # canonical texts are kept for inspection, like imports' submitted texts
-            put_submitted_texts(con, {text_sha256(sub): sub for _, t, sub in done if sub != t})
-            ws.link_submissions(detector.spec, links)
+            writes.put_submitted_texts(con, {text_sha256(sub): sub for _, t, sub in done if sub != t})
+            writes.link_submissions(ws, detector.spec, links)
     return {d: res[text_sha256(t)] for d, t, _ in done}

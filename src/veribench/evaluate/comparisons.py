@@ -48,10 +48,10 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ProtocolError
-from ..metrics import paired as mpaired
-from ..metrics import proportions as mprop
-from ..metrics.roc import auroc
+from veribench.errors import ProtocolError
+from veribench.metrics import paired as mpaired
+from veribench.metrics import proportions as mprop
+from veribench.metrics.roc import auroc
 
 METRICS = ("auroc", "fpr", "catch_rate")
 #: Which direction is better, per metric.

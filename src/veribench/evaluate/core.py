@@ -41,24 +41,25 @@ from typing import Any
 
 import numpy as np
 
-from ..metrics import grouped as mgrouped
-from . import groups as mgroups
-from .comparisons import DetectorInput, compute_comparisons
-from .robustness import robustness_rows
-from ..metrics import rates as mrates
-from ..metrics import roc as mroc
-from ..metrics import thresholds as mthr
-from ..metrics.threshold_bootstrap import METHOD as TPR_CI_METHOD
-from ..metrics.threshold_bootstrap import tpr_at_fpr_interval_scores
-from ..protocol import roles
-from ..protocol.model import AI_VERDICTS, DecisionRule, Protocol
-from ..protocol.split import calibration_mask, split_summary
+from veribench.metrics import grouped as mgrouped
+from veribench.evaluate import groups as mgroups
+from veribench.evaluate.comparisons import DetectorInput, compute_comparisons
+from veribench.evaluate.robustness import robustness_rows
+from veribench.metrics import rates as mrates
+from veribench.metrics import roc as mroc
+from veribench.metrics import thresholds as mthr
+from veribench.metrics.threshold_bootstrap import METHOD as TPR_CI_METHOD
+from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_scores
+from veribench import labels
+from veribench.protocol import roles
+from veribench.protocol.model import AI_VERDICTS, DecisionRule, Protocol
+from veribench.protocol.split import calibration_mask, split_summary
 
-HEADLINE_POS = roles.POSITIVE_LABELS[0]
-HEADLINE_NEG = roles.NEGATIVE_LABELS[0]
-SIDE_LABELS = roles.SIDE_LABELS
+HEADLINE_POS = labels.POSITIVE_LABELS[0]
+HEADLINE_NEG = labels.NEGATIVE_LABELS[0]
+SIDE_LABELS = labels.SIDE_LABELS
 #: Label codes used internally: index into LABEL_ORDER (the role table's label order).
-LABEL_ORDER = roles.LABELS
+LABEL_ORDER = labels.LABELS
 
 #: Reasons given with null values (one place; docs/labels.md lists them).
 NO_RULE = "no decision rule"
@@ -768,7 +769,7 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                         flagged = (b["false_positives"] if li == roles.NEGATIVE_CODE else b["detections"]
                                    if li == roles.POSITIVE_CODE else b[f"{side}_flagged"])
                         rates.append({"detector": d.label, "subgroup": value, "label": labname,
-                                      "role": roles.LABEL_ROLES[labname], "n": nn, "flagged": flagged,
+                                      "role": labels.LABEL_ROLES[labname], "n": nn, "flagged": flagged,
                                       "rate": b[rk], "ci95": b[f"{rk}_ci95"], "reason": b[f"{rk}_reason"],
                                       "split": split_name})
         # Side rows: arms with the side role and derived texts, one row per group.

@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from ..metrics.planning import design_warnings
-from ..protocol import roles
-from ..protocol.model import Protocol
-from .core import split_documents
-from .groups import corpus_labels
+from veribench.metrics.planning import design_warnings
+from veribench.protocol import roles
+from veribench.protocol.model import Protocol
+from veribench.evaluate.core import split_documents
+from veribench.evaluate.groups import corpus_labels
+from veribench.evaluate.run import load_documents
 
 
 def design_check(ws: Any, proto: Protocol) -> list[str]:
@@ -30,7 +31,6 @@ def design_check(ws: Any, proto: Protocol) -> list[str]:
     """
     if proto.comparisons is None and not proto.gaps:
         return []
-    from .run import load_documents
 
     docs = load_documents(ws, proto)
     if len(docs) == 0:

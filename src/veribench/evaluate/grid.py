@@ -67,8 +67,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy.stats import norm
 
-from ..metrics.rates import wilson_arrays
-from ..metrics.thresholds import FLAG_RULE, allowed_false_positives, threshold_at_fpr_sorted
+from veribench.metrics.rates import wilson_arrays
+from veribench.metrics.thresholds import FLAG_RULE, allowed_false_positives, threshold_at_fpr_sorted
+from veribench.evaluate.core import split_documents
+from veribench.protocol import roles
 
 #: The roll-up value of a tag in a cell (RAID's name).
 ALL = "all"
@@ -573,8 +575,6 @@ def grid_results(docs: Any, dets: Sequence[Any], proto: Any, tags: Sequence[str]
     Raises:
         ValueError: a bad tag list (from :func:`compute_grid`).
     """
-    from ..protocol import roles
-    from .core import split_documents
 
     tb = threshold_by if threshold_by is not None else ("domain" if "domain" in tags else None)
     tb = None if tb in ("none", "") else tb

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from ..detectors.imported import SCALES
-from ..errors import InputError
+from veribench.scales import SCALES
+from veribench.errors import InputError
 
 #: Scales on which P(AI) is an affine function of the native value, so ranking on P(AI)
-#: equals ranking on the native value. Sources: ``veribench.detectors.imported.SCALES``
+#: equals ranking on the native value. Sources: ``veribench.scales.SCALES``
 #: (``probability=True``) and the vendor adapters' scales (``veribench.detectors.api.vendors``:
 #: ZeroGPT ``ai_percent_0_100`` / ``human_percent_0_100``, Pangram ``fraction_ai``).
 PROBABILITY_SCALES: frozenset[str] = frozenset(

@@ -38,9 +38,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..metrics import paired as mpaired
-from ..metrics import rates as mrates
-from ..protocol import roles
+from veribench.metrics import paired as mpaired
+from veribench.metrics import rates as mrates
+from veribench.protocol import roles
 
 #: Metric of a robustness row per label code.
 METRIC = {roles.POSITIVE_CODE: "catch_rate", roles.NEGATIVE_CODE: "fpr"}

@@ -9,14 +9,22 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import pyarrow as pa
 
-from .. import __version__, registry
-from ..errors import ProtocolError, RegistryError
-from ..protocol.model import DecisionRule, DetectorEntry, Protocol
-from ..spec import Spec
-from ..store.workspace import Workspace, now_utc
-from .core import DetArrays, DocArrays, compute_results, document_rows
-from .ranking import ranking_scores
+from veribench import __version__, registry
+from veribench.errors import ProtocolError, RegistryError
+from veribench.protocol.model import DecisionRule, DetectorEntry, Protocol
+from veribench.spec import Spec
+from veribench.store import writes
+from veribench.store.commitments import require_committed, run_integrity
+from veribench.store.workspace import Workspace, now_utc
+from veribench.evaluate.core import DetArrays, DocArrays, compute_results, document_rows
+from veribench.evaluate.ranking import ranking_scores
+from veribench.detectors.pipeline import RunStats
+from veribench.detectors.pipeline import score_documents
+from veribench.errors import InputError
+from veribench.evaluate.grid import grid_results
+from veribench.text.hazards import SETTING, canonicalize_setting, text_hazards
 
 SELECTION_KEYS = {"corpora": "corpus", "labels": "label", "arms": "arm", "subgroups": "subgroup", "kinds": "kind"}
 
@@ -130,23 +138,47 @@ def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | No
                      scale=scale, direction=direction, corpora=tuple(corpora))
 
 
+def submission_hazards(ws: Any, spec: Any) -> dict[str, dict[str, Any] | None]:
+    """Per document, the hazards of the text before canonicalisation that ``spec`` scored.
+
+    The one reader for per-document hazard counts (Table 1). Without canonicalisation the
+    stored score row is the document's own (``detail["hazards"]`` of the submitted text).
+    With ``canonicalize`` set, documents whose canonical texts coincide share one score
+    row, whose ``detail["hazards"]`` describes only the input named by
+    ``detail["canonicalization"]["input_sha256"]``; each document's hazards are then those
+    of its own text.
+
+    Args:
+        ws: a :class:`veribench.store.Workspace`.
+        spec: the detector :class:`veribench.spec.Spec`.
+
+    Returns:
+        ``{doc_id: hazards dict, or None when unknown (score stored without hazards, or a
+        fingerprint-only document)}`` for every document with a submission for ``spec``.
+    """
+    mode = canonicalize_setting(spec.settings.get(SETTING))
+    rows = ws.query(
+        "SELECT u.doc_id, d.text, c.detail FROM submissions u JOIN documents d USING (doc_id) "
+        "LEFT JOIN scores c ON c.spec_hash = u.spec_hash AND c.text_sha256 = u.submitted_sha256 "
+        "WHERE u.spec_hash = ? ORDER BY u.doc_id", [spec.hash])
+    out: dict[str, dict[str, Any] | None] = {}
+    for doc_id, text, detail in rows:
+        if mode != "none":
+            out[doc_id] = text_hazards(text) if text is not None else None
+        else:
+            out[doc_id] = (json.loads(detail) if detail else {}).get("hazards")
+    return out
+
+
 def _hazard_arrays(ws: Workspace, spec: Spec, n: int, rn: np.ndarray,
                    from_detail: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Per document: confusables, invisible characters, degenerate repetition (NaN = no record).
 
-    Read through ``veribench.corpus.hazards.submission_hazards`` when it is installed (the
-    one reader: with canonicalisation, documents sharing one score row each get the hazards
-    of their own text); otherwise from each score's ``detail["hazards"]``.
+    Read through :func:`submission_hazards` (the one reader: with canonicalisation,
+    documents sharing one score row each get the hazards of their own text). ``rn`` and
+    ``from_detail`` (each score's ``detail["hazards"]``) are kept for the callers.
     """
     out = {k: np.full(n, np.nan) for k in from_detail}
-    try:
-        from ..corpus.hazards import submission_hazards  # type: ignore[import-not-found]
-    except ImportError:
-        submission_hazards = None
-    if submission_hazards is None:
-        for k, v in from_detail.items():
-            out[k][rn] = v
-        return out
     per_doc = submission_hazards(ws, spec)
     with ws.lock:
         sel = ws.con.execute("SELECT doc_id, rn FROM _sel").fetchall()
@@ -213,7 +245,6 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
         if factory is not None and e.name != "imported":
             det = factory(**e.settings)
             if allow_scoring:
-                from ..detectors.pipeline import score_documents
 
                 todo = unscored_documents(ws, proto, e, det)
                 kw: dict[str, Any] = {}
@@ -223,7 +254,6 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
                             f"detector {e.display!r} is a paid API and {len(todo)} selected documents have no "
                             f"stored score: `evaluate` never calls a paid API on its own. Score them first with "
                             f"`veribench score` (budget and --dry-run), or pass --allow-paid --max-spend N")
-                    from ..detectors.pipeline import RunStats
 
                     kw = {"max_spend": max(0.0, max_spend - spent), "stats": RunStats()}
                 if todo:
@@ -261,25 +291,12 @@ def default_rule(d: DetArrays) -> DecisionRule | None:
     return None
 
 
-RUN_ROWS_SQL = """
-CREATE TABLE IF NOT EXISTS run_rows (
-    run_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, corpus VARCHAR, label VARCHAR, label_role VARCHAR,
-    arm VARCHAR, arm_role VARCHAR, subgroup VARCHAR, kind VARCHAR, group_key VARCHAR, tags VARCHAR,
-    side_group VARCHAR, headline BOOLEAN, split VARCHAR, detector VARCHAR NOT NULL, spec_hash VARCHAR,
-    status VARCHAR, raw DOUBLE, scale VARCHAR, direction VARCHAR, ai_probability DOUBLE, verdict VARCHAR, ranking_score DOUBLE, rule VARCHAR, rule_field VARCHAR,
-    threshold DOUBLE, rule_defined BOOLEAN, counted BOOLEAN, flagged BOOLEAN, excluded VARCHAR
-)"""
-
-
-def _store_rows(c: Any, run_id: str, cols: dict[str, np.ndarray]) -> None:
-    """Append a run's per-document rows (:func:`document_rows`) to the ``run_rows`` table."""
-    import pyarrow as pa
-
-    c.execute(RUN_ROWS_SQL)
+def rows_table(cols: dict[str, np.ndarray]) -> Any:
+    """A run's per-document rows (:func:`veribench.evaluate.core.document_rows`) as a
+    ``pyarrow.Table`` of ``run_rows`` columns (without ``run_id``), or None when empty."""
     if not cols:
-        return
-    k = len(cols["doc_id"])
-    arrays = {"run_id": pa.array([run_id] * k, pa.string())}
+        return None
+    arrays = {}
     for name, v in cols.items():
         if v.dtype.kind == "f":
             arrays[name] = pa.array(v, pa.float64(), mask=~np.isfinite(v))
@@ -289,9 +306,7 @@ def _store_rows(c: Any, run_id: str, cols: dict[str, np.ndarray]) -> None:
             arrays[name] = pa.array(list(v), pa.bool_())
         else:
             arrays[name] = pa.array([None if x is None else str(x) for x in v], pa.string())
-    from ..store.workspace import insert_arrow
-
-    insert_arrow(c, "run_rows", pa.table(arrays))
+    return pa.table(arrays)
 
 
 def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_scoring: bool = True,
@@ -317,8 +332,6 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
             detector without ``allow_paid`` and ``max_spend``.
         InputError: a detector's scores on incompatible scales.
     """
-    from ..protocol.commit import require_committed
-
     proto = proto or Protocol.default()
     commit = require_committed(ws, proto) if proto.hash else None
     pairs = resolve_detectors(ws, proto, allow_scoring=allow_scoring, progress=progress, log=log,
@@ -337,14 +350,11 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
                      "committed_at": commit.committed_at.isoformat(timespec="seconds") if commit else None,
                      "amendments": proto.amendments, "declared_split": proto.split_rule != "none"},
     }
-    from ..protocol.commit import log_run, run_integrity
-
     integ = run_integrity(ws, commit, [s.hash for s, _ in pairs])  # chain head, commitment facts (event log)
     meta["chain_head"] = integ.pop("chain_head")
     meta["protocol"].update(integ)
     res = compute_results(docs, dets, proto, run_meta=meta)
     if grid:
-        from .grid import grid_results
 
         try:
             res.update(grid_results(docs, dets, proto, grid, grid_threshold_by))
@@ -353,10 +363,7 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
     if record:
         rows = document_rows(docs, dets, proto)
         with ws.transaction() as c:
-            c.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
-                      [run_id, proto.tag, proto.hash, now_utc(), json.dumps(res, allow_nan=False)])
-            _store_rows(c, run_id, rows)
-            log_run(c, res)
+            writes.record_run(c, res, rows_table(rows))
     return res
 
 
@@ -366,7 +373,6 @@ def find_run(ws: Workspace, run: str) -> tuple[str, str]:
     Raises:
         InputError: no such run (the message lists the stored tags).
     """
-    from ..errors import InputError
 
     rows = ws.query("SELECT run_id, tag FROM runs WHERE run_id = ? OR tag = ? ORDER BY created_at DESC, run_id DESC",
                     [run, run])
@@ -389,7 +395,6 @@ def export_run(ws: Workspace, run: str, path: str | Path) -> tuple[Path, int, st
     Raises:
         InputError: unknown run, a run recorded before rows were kept, or a bad suffix.
     """
-    from ..errors import InputError
 
     p = Path(path)
     fmt = {".csv": "FORMAT CSV, HEADER", ".parquet": "FORMAT PARQUET"}.get(p.suffix.lower())
@@ -411,5 +416,5 @@ def export_run(ws: Workspace, run: str, path: str | Path) -> tuple[Path, int, st
 
 def latest_run(ws: Workspace) -> dict[str, Any] | None:
     """The newest run's results dict, or None when the workspace has no run."""
-    rows = ws.query("SELECT results FROM runs ORDER BY created_at DESC LIMIT 1")
+    rows = ws.query("SELECT results FROM runs ORDER BY created_at DESC, run_id DESC LIMIT 1")
     return json.loads(rows[0][0]) if rows else None

@@ -17,7 +17,10 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..console import wide_console  # noqa: F401 - re-exported
+from veribench.console import wide_console  # noqa: F401 - re-exported
+from veribench.errors import InputError
+from veribench.evaluate import honesty
+from veribench.evaluate.run import export_run
 
 #: Marker of an in-sample oracle operating point (threshold set on the texts it reports).
 IN_SAMPLE_MARK = "†"
@@ -249,7 +252,6 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
     from rich.table import Table
 
     con = console or wide_console()
-    from ..bundles import honesty
 
     for line in honesty.lines(res):  # integrity first, before any rate
         con.print(line, style="bold red" if honesty.is_alert(line) else "bold", markup=False, highlight=False)
@@ -399,7 +401,6 @@ def markdown(res: dict[str, Any]) -> str:
            "ai-edited-human and mixed have their own columns; side arms and derived texts have side rows "
            "(docs/labels.md). Rates are over the texts each detector actually scored; excluded texts are listed.",
            ""]
-    from ..bundles import honesty
 
     out[1:1] = [""] + honesty.markdown(res)[:-1]  # integrity first, before any rate
     for a in proto.get("amendments") or []:
@@ -550,8 +551,6 @@ def write_outputs(res: dict[str, Any], out_dir: Path, ws: Any = None) -> dict[st
         files.update({"raw_csv": "raw_scores.csv", "raw_parquet": "raw_scores.parquet"})
         run_id = (res.get("run") or {}).get("run_id")
         if run_id:
-            from ..errors import InputError
-            from .run import export_run
 
             try:
                 export_run(ws, run_id, out_dir / "run_rows.csv")

@@ -4,7 +4,7 @@ A humanizer rewrites AI text so that detectors take it for human writing. Every
 humanizer has a ``spec`` (:class:`veribench.spec.Spec`, kind ``"humanizer"``) and
 ``humanize_batch(texts) -> list[HumanizeResult]`` (one per input, in order; never
 raises for one bad text). Status and reason codes are the detectors' codes
-(:data:`veribench.detectors.base.STATUS_CODES`), so the humanizer benchmark's
+(:data:`veribench.records.STATUS_CODES`), so the humanizer benchmark's
 flagged/unavailable rules read one vocabulary: ``auth``, ``no_credits``, ``site_down``
 and ``timeout`` mean the tool could not be exercised; ``refused`` and ``bad_response``
 (an empty or unparseable output) mean it ran and failed.
@@ -16,11 +16,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-from ..detectors.api.base import OPERATIONAL, spec_settings, word_count
-from ..detectors.api.http import CallInfo, ConfigError, VendorError, VendorHTTP, check_base_url, env_key, env_var, \
-    redact, refuse_key_settings
-from ..detectors.base import STATUS_CODES
-from ..spec import Spec
+from veribench.detectors.api.base import OPERATIONAL, spec_settings, word_count
+from veribench.detectors.api.http import CallInfo, ConfigError, VendorError, VendorHTTP, check_base_url, env_key, env_var, redact, refuse_key_settings
+from veribench.records import STATUS_CODES
+from veribench.spec import Spec
 
 log = logging.getLogger("veribench.api")
 

@@ -22,13 +22,13 @@ from typing import Any, Sequence
 
 import yaml
 
-from ..detectors.api.base import word_count
-from ..detectors.api.http import ConfigError, VendorError
-from ..errors import InputError
-from ..hashing import sha256_bytes
-from ..llm.client import ChatClient, strip_think
-from ..spec import Spec
-from .base import HumanizeResult
+from veribench.detectors.api.base import word_count
+from veribench.detectors.api.http import ConfigError, VendorError
+from veribench.errors import InputError
+from veribench.hashing import sha256_bytes
+from veribench.llm.client import ChatClient, strip_think
+from veribench.spec import Spec
+from veribench.humanizers.base import HumanizeResult
 
 OUTPUT_OVERRIDE = (
     "## Output\n\nReturn only the final rewritten text. Do not include drafts, analysis, lists of changes, "

@@ -21,11 +21,11 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..detectors.base import STATUS_CODES
-from ..errors import InputError
-from ..hashing import sha256_bytes, text_sha256
-from ..spec import Spec
-from .base import HumanizeResult
+from veribench.records import STATUS_CODES
+from veribench.errors import InputError
+from veribench.hashing import sha256_bytes, text_sha256
+from veribench.spec import Spec
+from veribench.humanizers.base import HumanizeResult
 
 ADAPTER_VERSION = "1"
 

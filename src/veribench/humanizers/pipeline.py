@@ -12,35 +12,17 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable, Sequence
 
-from ..detectors.pipeline import TRANSIENT, RunStats, run_cached  # noqa: F401 (TRANSIENT re-exported for the CLI)
-from ..hashing import text_sha256
-from ..spec import Spec
-from .base import HumanizeResult, Humanizer
-
-TABLE_SQL = """
-CREATE TABLE IF NOT EXISTS humanizations (
-    spec_hash VARCHAR NOT NULL,
-    input_sha256 VARCHAR NOT NULL,
-    status VARCHAR NOT NULL,
-    output VARCHAR,
-    output_sha256 VARCHAR,
-    vendor_version VARCHAR,
-    detail JSON,
-    created_at TIMESTAMPTZ,
-    PRIMARY KEY (spec_hash, input_sha256)
-);
-"""
-
-
-
-def ensure_table(ws: Any) -> None:
-    with ws.lock:
-        ws.con.execute(TABLE_SQL)
+from veribench.detectors.pipeline import TRANSIENT, RunStats, run_cached  # noqa: F401 (TRANSIENT re-exported for the CLI)
+from veribench.hashing import text_sha256
+from veribench.spec import Spec
+from veribench.humanizers.base import HumanizeResult, Humanizer
+from veribench.store import writes
+from veribench.store.writes import json_text as _json
+from veribench.store.workspace import now_utc
 
 
 def cached_humanizations(ws: Any, spec_hash: str, shas: Iterable[str]) -> dict[str, HumanizeResult]:
     """Stored results of ``spec_hash`` among input hashes ``shas``."""
-    ensure_table(ws)
     shas = list(dict.fromkeys(shas))
     if not shas:
         return {}
@@ -54,15 +36,13 @@ def cached_humanizations(ws: Any, spec_hash: str, shas: Iterable[str]) -> dict[s
 def put_humanizations(ws: Any, spec: Spec, items: Sequence[tuple[str, HumanizeResult]], *,
                       replace: bool = False) -> None:
     """Store (input sha256, result) pairs in one transaction; existing rows kept unless ``replace``."""
-    from ..store.workspace import _json, now_utc
 
-    ensure_table(ws)
     ts = now_utc()
     rows = [[spec.hash, s, r.status, r.output, text_sha256(r.output) if r.output is not None else None,
              r.vendor_version, _json(r.detail), ts] for s, r in items]
     verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
     with ws.transaction() as c:
-        ws.put_spec(spec, c)
+        writes.put_spec(c, spec)
         if rows:
             c.executemany(f"{verb} INTO humanizations VALUES (?,?,?,?,?,?,?,?)", rows)
 

@@ -22,32 +22,18 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..detectors.api.base import OPERATIONAL
-from ..detectors.api.http import CallInfo, ConfigError, VendorError, VendorHTTP, check_base_url, env_key, redact, \
-    refuse_key_settings
-from ..hashing import canonical_json, sha256_bytes
-from ..spec import Spec
+from veribench.detectors.api.base import OPERATIONAL
+from veribench.detectors.api.http import CallInfo, ConfigError, VendorError, VendorHTTP, check_base_url, env_key, redact, refuse_key_settings
+from veribench.hashing import canonical_json, sha256_bytes
+from veribench.spec import Spec
+from veribench.store import writes
+from veribench.store.writes import json_text as _json
+from veribench.store.workspace import now_utc
 
 #: Sampling settings passed through to the server when set (OpenAI chat-completions names).
 SAMPLING = ("temperature", "top_p", "max_tokens", "seed", "stop", "presence_penalty", "frequency_penalty",
             "response_format", "n")
 CLIENT_VERSION = "openai-chat-1"
-
-TABLE_SQL = """
-CREATE TABLE IF NOT EXISTS llm_calls (
-    spec_hash VARCHAR NOT NULL,
-    request_sha256 VARCHAR NOT NULL,
-    provider VARCHAR,
-    model VARCHAR,
-    server_model VARCHAR,
-    request JSON,
-    response JSON,
-    text VARCHAR,
-    finish_reason VARCHAR,
-    created_at TIMESTAMPTZ,
-    PRIMARY KEY (spec_hash, request_sha256)
-);
-"""
 
 
 @dataclass
@@ -166,13 +152,10 @@ class ChatClient:
             VendorError: a classified failure (``auth``, ``no_credits``, ``rate_limited``,
                 ``site_down``, ``timeout``, ``refused``, ``bad_response``) after retries.
         """
-        from ..store.workspace import _json, now_utc
 
         req = self.body(messages, **overrides)
         rsha = sha256_bytes(canonical_json(req).encode("utf-8"))
         if ws is not None:
-            with ws.lock:
-                ws.con.execute(TABLE_SQL)
             rows = ws.query("SELECT response, created_at FROM llm_calls WHERE spec_hash = ? AND request_sha256 = ?",
                             [self.spec.hash, rsha])
             if rows:
@@ -185,7 +168,7 @@ class ChatClient:
         res = self._result(req, resp, created.isoformat(), rsha)
         if ws is not None:
             with ws.transaction() as c:
-                ws.put_spec(self.spec, c)
+                writes.put_spec(c, self.spec)
                 c.execute("INSERT OR IGNORE INTO llm_calls VALUES (?,?,?,?,?,?,?,?,?,?)",
                           [self.spec.hash, rsha, self.provider, self.model, res.server_model, _json(req), _json(resp),
                            res.text, res.finish_reason, created])

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..detectors.api.http import VendorError
-from .client import make_client, strip_think
+from veribench.detectors.api.http import VendorError
+from veribench.llm.client import make_client, strip_think
+from veribench.errors import InputError
 
 
 def generate_sources(client_or_settings: Any, prompts: Iterable[Any], ws: Any = None, *, samples: int = 1,
@@ -41,7 +42,6 @@ def generate_sources(client_or_settings: Any, prompts: Iterable[Any], ws: Any = 
         elif isinstance(p, dict) and isinstance(p.get("resolved") or p.get("prompt"), str):
             prompt, slug, cat = p.get("resolved") or p.get("prompt"), p.get("slug", f"prompt-{i}"), p.get("category")
         else:
-            from ..errors import InputError
 
             raise InputError("prompt must be a string or an object with 'resolved'", record=i, field="resolved")
         msgs = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]

@@ -20,10 +20,10 @@ import json
 import re
 from typing import Any, Sequence
 
-from ..detectors.api.http import VendorError
-from ..hashing import sha256_bytes
-from ..spec import Spec
-from .client import ChatClient, make_client, strip_think
+from veribench.detectors.api.http import VendorError
+from veribench.hashing import sha256_bytes
+from veribench.spec import Spec
+from veribench.llm.client import ChatClient, make_client, strip_think
 
 JUDGE_VERSION = "readability-1"
 JUDGE_SEED = 0

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from veribench.labels import NEGATIVE_LABELS, POSITIVE_LABELS, SIDE_LABELS
+
 
 class UndefinedMetricWarning(UserWarning):
     """A metric is undefined for this input (one class missing, n = 0, a target FPR that
@@ -35,7 +37,7 @@ def as_binary(y: Any, pos_label: Any = None, *, name: str = "y_true") -> np.ndar
     Args:
         y: 1-D array-like. Accepted encodings:
            booleans (True = AI); numbers that are all 0 or 1 (1 = AI); corpus label strings,
-           read through the label-role table :data:`veribench.protocol.roles.LABEL_ROLES`
+           read through the label-role table :data:`veribench.labels.LABEL_ROLES`
            (``ai`` -> 1, ``human`` -> 0; the side labels ``ai-edited-human`` and ``mixed``
            are refused: they are reported on their own rows, never as a class);
            or anything at all when ``pos_label`` is given (``y == pos_label`` -> 1).
@@ -61,8 +63,6 @@ def as_binary(y: Any, pos_label: Any = None, *, name: str = "y_true") -> np.ndar
             raise ValueError(f"{name} must hold 0 (human) or 1 (AI); found {bad.tolist()}")
         return arr.astype(np.int8)
     if arr.dtype.kind in "USO":
-        from ..protocol.roles import NEGATIVE_LABELS, POSITIVE_LABELS, SIDE_LABELS  # the role table
-
         s = arr.astype(str)
         pos = np.isin(s, POSITIVE_LABELS)
         neg = np.isin(s, NEGATIVE_LABELS)

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ._base import warn_undefined
+from veribench.metrics._base import warn_undefined
 
 
 @dataclass(frozen=True)

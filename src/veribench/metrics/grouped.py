@@ -19,8 +19,8 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.stats import norm
 
-from ._base import as_binary, as_scores, warn_undefined
-from .thresholds import _check_target, allowed_false_positives
+from veribench.metrics._base import as_binary, as_scores, warn_undefined
+from veribench.metrics.thresholds import _check_target, allowed_false_positives
 
 
 def as_codes(codes: Any, n_groups: int | None = None, *, n_rows: int | None = None) -> tuple[np.ndarray, int]:

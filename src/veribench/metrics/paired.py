@@ -35,9 +35,10 @@ from typing import Any, Literal, Sequence
 import numpy as np
 from scipy.stats import norm
 
-from ._base import as_binary, check_pair
-from .rates import _check_alpha, _check_counts, wilson
-from .roc import delong_components
+from veribench.metrics._base import as_binary, check_pair
+from veribench.metrics.rates import _check_alpha, _check_counts, wilson
+from veribench.metrics.roc import delong_components
+from veribench.heap import frozen
 
 #: Names written into result rows (``test`` / ``interval``).
 DELONG_TEST = "paired DeLong (Sun & Xu 2014 fast algorithm)"
@@ -321,7 +322,6 @@ def adjust_pvalues(p_values: Sequence[float | None], method: Literal["holm", "no
         return out
     from statsmodels.stats.multitest import multipletests
 
-    from ..heap import frozen
 
     # statsmodels' Holm branch calls gc.collect(), a full collection over every object in
     # the process (0.1-0.3 s once torch and transformers are loaded): frozen, they are skipped

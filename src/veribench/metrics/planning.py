@@ -44,7 +44,7 @@ import numpy as np
 from scipy.special import gammaln
 from scipy.stats import binom, norm
 
-from .rates import _check_alpha
+from veribench.metrics.rates import _check_alpha
 
 #: Largest n any search goes to.
 MAX_N = 10**8

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .rates import _check_alpha, _check_counts
+from veribench.metrics.rates import _check_alpha, _check_counts
 
 GAP_TEST = "Fisher exact, two-sided (scipy)"
 GAP_INTERVAL = "Newcombe hybrid score (statsmodels confint_proportions_2indep, method='newcomb')"

@@ -19,9 +19,9 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from scipy.stats import norm, rankdata
 
-from ._base import check_pair, warn_undefined
-from .bootstrap import bootstrap_ci
-from .thresholds import _check_target, threshold_at_fpr_sorted
+from veribench.metrics._base import check_pair, warn_undefined
+from veribench.metrics.bootstrap import bootstrap_ci
+from veribench.metrics.thresholds import _check_target, threshold_at_fpr_sorted
 
 
 def _midrank_auc(y: np.ndarray, s: np.ndarray) -> float:

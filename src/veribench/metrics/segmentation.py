@@ -30,7 +30,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._base import warn_undefined
+from veribench.metrics._base import warn_undefined
+from veribench.metrics.roc import auroc
 
 #: A sentence: text up to ., !, ? (with closing quotes/brackets) followed by whitespace, or
 #: a line break, or the end. Simple and language-agnostic; spans keep their characters.
@@ -146,7 +147,6 @@ def sentence_scores_metrics(y_true: Any, y_score: Any, threshold: float | None =
     """
     from sklearn.metrics import f1_score
 
-    from .roc import auroc
 
     y = np.asarray(y_true, dtype=np.int8)
     s = np.asarray(y_score, dtype=np.float64)

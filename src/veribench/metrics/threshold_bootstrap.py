@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from ._base import as_scores, check_pair
-from .rates import _check_alpha
-from .roc import tpr_at_fpr
-from .thresholds import _check_target, allowed_false_positives
+from veribench.metrics._base import as_scores, check_pair
+from veribench.metrics.rates import _check_alpha
+from veribench.metrics.roc import tpr_at_fpr
+from veribench.metrics.thresholds import _check_target, allowed_false_positives
 
 METHOD = "stratified percentile bootstrap, threshold refitted on the human texts of every resample"
 #: Elements drawn per block of replicates (memory bound of the vectorised resampling).

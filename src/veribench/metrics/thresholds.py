@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._base import as_binary, as_scores, check_pair, warn_undefined
+from veribench.metrics._base import as_binary, as_scores, check_pair, warn_undefined
 
 #: The decision rule every veribench metric uses.
 FLAG_RULE = "score > threshold"

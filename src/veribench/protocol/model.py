@@ -74,9 +74,9 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..errors import ProtocolError
-from ..hashing import sha256_bytes
-from . import roles
+from veribench.errors import ProtocolError
+from veribench.hashing import sha256_bytes
+from veribench.protocol import roles
 
 FIELDS = ("ai_probability", "raw", "oriented", "verdict")
 OPS = (">", ">=", "<", "<=")

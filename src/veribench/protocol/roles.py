@@ -39,26 +39,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-NEGATIVE = "negative"
-POSITIVE = "positive"
-SIDE = "side"
+from veribench.labels import (LABEL_ROLES, LABELS, NEGATIVE, POSITIVE, SIDE)
+
 #: Arm roles.
 HEADLINE = "headline"
 ARM_ROLES = (HEADLINE, SIDE)
 
-#: The label-role table (source: ``docs/spec/002``, "Mixed-arm documents are reported
-#: separately and never blended into headline rates"; CONTRACTS "Label roles").
-LABEL_ROLES: Mapping[str, str] = MappingProxyType({
-    "human": NEGATIVE,
-    "ai": POSITIVE,
-    "ai-edited-human": SIDE,
-    "mixed": SIDE,
-})
-#: Every label, in the order of the integer label codes used by the evaluation.
-LABELS: tuple[str, ...] = tuple(LABEL_ROLES)
-POSITIVE_LABELS: tuple[str, ...] = tuple(k for k, v in LABEL_ROLES.items() if v == POSITIVE)
-NEGATIVE_LABELS: tuple[str, ...] = tuple(k for k, v in LABEL_ROLES.items() if v == NEGATIVE)
-SIDE_LABELS: tuple[str, ...] = tuple(k for k, v in LABEL_ROLES.items() if v == SIDE)
 #: Column prefix of each side label in Tables 1 and 2 (``edited_n``, ``mixed_rate`` ...).
 SIDE_COLUMN: Mapping[str, str] = MappingProxyType({"ai-edited-human": "edited", "mixed": "mixed"})
 

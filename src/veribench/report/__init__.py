@@ -6,11 +6,11 @@ Entry point: :func:`build_report` (``veribench report WS_OR_BUNDLE... --out DIR`
 from __future__ import annotations
 
 from typing import Any
+from veribench.report.site import build_report as _build
 
 
 def build_report(*args: Any, **kwargs: Any):
     """See :func:`veribench.report.site.build_report`."""
-    from .site import build_report as _build
 
     return _build(*args, **kwargs)
 

@@ -13,8 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from . import plots
+from veribench.errors import InputError
+from veribench.report import plots
+from veribench.cycles.verify import verify_cycle
 
 #: Sub-scores of the composite, in the methodology's order (spec 000, "Scoring formula").
 SUBSCORES = ("bypass_rate", "meaning_preservation", "readability", "consistency_across_categories")
@@ -57,23 +58,12 @@ def weights_from_scoring_js(path: Path) -> dict[str, float] | None:
 
 
 def verification(path: Path) -> dict[str, Any]:
-    """Verification status of a bundle from ``veribench.cycles.verify`` when installed.
+    """Verification status of a bundle (:func:`veribench.cycles.verify.verify_cycle`).
 
     Returns ``{"status": "verified" | "failed" | "not verified", "detail": str, "checks": [...]}``.
     """
     try:
-        from ..cycles import verify as vmod  # type: ignore[attr-defined]
-    except ImportError:
-        return {"status": "not verified", "detail": "veribench.cycles.verify is not installed in this build", "checks": []}
-    fn = None
-    for name in ("verify_cycle", "verify_bundle", "verify"):
-        fn = getattr(vmod, name, None)
-        if callable(fn):
-            break
-    if fn is None:
-        return {"status": "not verified", "detail": "veribench.cycles.verify has no verify function", "checks": []}
-    try:
-        res = fn(path)
+        res = verify_cycle(path)
     except Exception as e:  # a failed verification is a result, not a crash of the report
         return {"status": "failed", "detail": f"{type(e).__name__}: {e}", "checks": []}
     return _verdict(res)

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from markupsafe import escape
 
-from ..errors import VeribenchError
+from veribench.errors import VeribenchError
 
 MAIN = re.compile(r'<main id="main">(.*)</main>', re.S)
 TITLE = re.compile(r"<title>(.*?)</title>", re.S)

@@ -15,7 +15,10 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from . import plots
+from veribench.report import plots
+from veribench.rubric import results as rres
+from veribench.rubric import rules as rrules
+from veribench.rubric.db import store_exists
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -28,12 +31,6 @@ def ratings_data(ws, path: Path) -> tuple[dict[str, Any] | None, str | None]:
     Page data: ``{"kind": "ratings", "source", "rows": [tool results + reader means],
     "writing_classes": [ids], "class_names": {id: name}, "overall": {...}, "rules": {...}}``.
     """
-    try:
-        from ..rubric import results as rres
-        from ..rubric import rules as rrules
-        from ..rubric.db import store_exists
-    except ImportError:
-        return None, "veribench.rubric.results is not installed"
     if not store_exists(path, ws.con):
         return None, "no rubric ratings in the workspace"
     try:

@@ -5,7 +5,7 @@ The input is a run results dict (see ``veribench evaluate --json``; the contract
 ``veribench.evaluate``, so the report does no per-document work except writing the raw
 per-document CSV and Parquet downloads with :meth:`Workspace.export_scores`.
 
-Every run page opens with the run's integrity statements (:mod:`veribench.bundles.honesty`):
+Every run page opens with the run's integrity statements (:mod:`veribench.evaluate.honesty`):
 scores that predate the commitment, amendments made after results existed, earlier
 runs under the same protocol id with their results' SHA-256. A published bundle
 (``veribench publish``) is verified before its page is built and shows the verdict.
@@ -21,12 +21,18 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from . import plots
+from veribench.errors import InputError
+from veribench.report import plots
+from veribench.bundles import layout
+from veribench.bundles import reader
+from veribench.bundles.verify import is_detector_bundle
+from veribench.bundles.verify import verify_bundle
+from veribench.evaluate import honesty
+from veribench.store.events import read_events
+from veribench.evaluate.run import latest_run
 
 def _runs_table(ws) -> list[dict[str, Any]]:
     """Every run of the workspace, newest first, with its protocol id and results SHA-256 from the event log."""
-    from ..store.events import read_events
 
     rows = ws.query("SELECT run_id, tag, protocol_hash, created_at FROM runs ORDER BY created_at DESC, run_id")
     try:
@@ -52,7 +58,6 @@ def all_results(ws) -> list[dict[str, Any]]:
 
 def is_published_run(path: Path) -> bool:
     """A folder holding a detector-run bundle (``veribench publish``)."""
-    from ..bundles.verify import is_detector_bundle
 
     return is_detector_bundle(path)
 
@@ -62,8 +67,6 @@ def load_bundle_run(path: Path, verify: bool = True) -> tuple[dict[str, Any], di
 
     ``verification`` is ``{"status": "verified" | "FAILED" | "not verified", "detail", "checks"}``.
     """
-    from ..bundles import layout, reader
-    from ..bundles.verify import verify_bundle
 
     try:
         results = reader.read_json(path, layout.RESULTS)
@@ -82,7 +85,6 @@ def load_bundle_run(path: Path, verify: bool = True) -> tuple[dict[str, Any], di
 
 def integrity_block(results: dict[str, Any]) -> dict[str, Any]:
     """The integrity statements of a run, for the top of its page."""
-    from ..bundles import honesty
 
     f = honesty.facts(results)
     lines = honesty.lines(results)
@@ -94,29 +96,14 @@ def integrity_block(results: dict[str, Any]) -> dict[str, Any]:
 def latest_results(ws) -> dict[str, Any]:
     """The newest run's results dict from the workspace ``runs`` table.
 
-    Uses ``veribench.evaluate.latest_run`` when that module is installed, else reads the
-    table directly. Raises :class:`InputError` when the workspace has no run.
+    Raises:
+        InputError: the workspace has no run.
     """
-    try:
-        from ..evaluate import latest_run  # type: ignore[attr-defined]
-    except ImportError:
-        latest_run = None
-    if latest_run is not None:
-        try:
-            res = latest_run(ws)
-        except Exception:  # fall back to the table itself
-            res = None
-        if res:
-            return res if isinstance(res, dict) else json.loads(res)
-    rows = ws.query("SELECT results FROM runs ORDER BY created_at DESC, run_id DESC LIMIT 1")
-    if not rows or rows[0][0] is None:
-        raise InputError(
-            "the workspace has no evaluation run; run `veribench evaluate --workspace WS` first",
-            file=str(ws.db_path),
-            field="runs",
-        )
-    res = rows[0][0]
-    return json.loads(res) if isinstance(res, str) else res
+    res = latest_run(ws)
+    if not res:
+        raise InputError("the workspace has no evaluation run; run `veribench evaluate --workspace WS` first",
+                         file=str(ws.db_path), field="runs")
+    return res
 
 
 def _rule_text(rule: dict[str, Any] | None) -> str | None:

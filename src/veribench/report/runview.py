@@ -20,11 +20,12 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import plots
-from .fmt import MINUS, format_value
+from veribench.report import plots
+from veribench.report.fmt import MINUS, format_value
+from veribench.metrics.rates import wilson
 
 #: Short display names of native score scales (text only; the scales themselves are
-#: defined by the detectors: ``veribench.detectors.imported.SCALES`` and the local
+#: defined by the detectors: ``veribench.scales.SCALES`` and the local
 #: detectors' statistics).
 SCALE_SHORT = {
     "p_ai": "P(AI)", "percent_ai": "% AI", "p_human": "P(human)", "human_0_100": "human score (0-100)",
@@ -189,7 +190,6 @@ def _group_interval(table2: Sequence[dict[str, Any]], stype: str, group: str, de
                 (r.get(k_key), r.get(n_key)) == (k, n) and r.get(ci_key):
             return r[ci_key]
     if isinstance(k, int) and isinstance(n, int) and n > 0:
-        from ..metrics.rates import wilson
 
         w = wilson(k, n, alpha=1.0 - confidence)
         return [w.lo, w.hi] if w.lo is not None else None

@@ -37,12 +37,15 @@ from typing import Any, Callable, Sequence
 
 from markupsafe import Markup, escape
 
-from .. import __version__
-from ..errors import InputError
-from . import cycles as cyc
-from . import ratingsview, runview
-from . import runs as runmod
-from .fmt import NULL, cell, format_value, get_path, pointer
+from veribench import __version__
+from veribench.errors import InputError
+from veribench.report import cycles as cyc
+from veribench.report import ratingsview, runview
+from veribench.report import runs as runmod
+from veribench.report.fmt import NULL, cell, format_value, get_path, pointer
+from veribench.store import Workspace
+from veribench.store.workspace import DB_NAME
+from veribench.report.pdf import write_pdf
 
 HERE = Path(__file__).parent
 MARKER = ".veribench-report"
@@ -430,7 +433,6 @@ def classify(inputs: Sequence[str | Path]) -> tuple[list[Path], list[Path], list
     is a cycle bundle; a folder whose sub-folders are bundles contributes each of them.
     Raises :class:`InputError` naming any input that is none of these.
     """
-    from ..store.workspace import DB_NAME
 
     ws, bundles, files = [], [], []
     if not inputs:
@@ -516,8 +518,6 @@ def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool 
     try:
         res = _build(ws_paths, bundle_paths, run_files, out, verify, say)
         if pdf:
-            from .pdf import write_pdf
-
             say("PDF")
             write_pdf(out, res.pages, out / PDF_NAME)
             res.pdf = final / PDF_NAME
@@ -622,7 +622,6 @@ def _workspace_pages(path: Path, out: Path, taken: set[str], pages: list[Page], 
                      run_summaries: list, ratings_summaries: list, say: Callable[[str], None],
                      trend_runs: list | None = None) -> None:
     """Run page (newest run) and ratings page of one workspace; it must hold at least one of them."""
-    from ..store import Workspace
 
     try:
         ws = Workspace(path, read_only=True)

@@ -1,7 +1,7 @@
 """The editors' rubric: blind meaning/error readings of humanized text (rubric 001).
 
 Modules: :mod:`~veribench.rubric.rules` (the scale, the 12 classes and the settlement rules
-as data), :mod:`~veribench.rubric.text` (sentences, words, readability),
+as data), :mod:`~veribench.text.words` (sentences, words, readability),
 :mod:`~veribench.rubric.loaders` (pairs from a cycle bundle or the workspace),
 :mod:`~veribench.rubric.store` (tables, editors, assignment, storing a reading),
 :mod:`~veribench.rubric.results` (per-output and per-tool results, Krippendorff's alpha,

@@ -46,10 +46,10 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.middleware.sessions import SessionMiddleware
 
-from ..store.workspace import Workspace
-from . import rules, store
-from .db import RubricDB
-from .store import RatingError
+from veribench.store.workspace import Workspace
+from veribench.rubric import rules, store
+from veribench.rubric.db import RubricDB
+from veribench.rubric.store import RatingError
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "vb_session"

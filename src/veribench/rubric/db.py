@@ -19,7 +19,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..store.workspace import SqlAccess
+from veribench.store.sql import SqlAccess
+from veribench.store.workspace import Workspace
+from veribench.store.sql import reentrant_transaction
 
 FILE_NAME = "rubric.sqlite"
 #: How long a writer waits for another process's write transaction, in milliseconds.
@@ -58,7 +60,6 @@ class RubricDB(SqlAccess):
     def transaction(self):
         """All-or-nothing block (``BEGIN IMMEDIATE``: the write lock is taken at once, so two
         processes never deadlock upgrading a read); joins an enclosing one in this thread."""
-        from ..store.workspace import reentrant_transaction
 
         return reentrant_transaction(self, "BEGIN IMMEDIATE")
 
@@ -106,7 +107,6 @@ def open_store(folder: str | Path, schema: str, *, duck: Any = None, read_only: 
     if duck is not None:
         legacy = _legacy_rows(duck)
     elif (folder / "veribench.duckdb").exists():
-        from ..store.workspace import Workspace
 
         with Workspace(folder, read_only=True) as ws:
             legacy = _legacy_rows(ws.con)

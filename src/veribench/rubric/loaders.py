@@ -19,15 +19,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from ..store.workspace import Workspace
-from .store import Pair
+from veribench.errors import InputError
+from veribench.store.workspace import Workspace
+from veribench.rubric.store import Pair
+from veribench.corpus.importers._io import load_json
 
 
 def _read_json_list(path: Path) -> list[Any]:
     if not path.is_file():
         raise InputError("file not found (a cycle bundle needs samples.json and tests.json)", file=str(path))
-    from ..corpus.importers._io import load_json
 
     data = load_json(path)
     if not isinstance(data, list):

@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from ..store.workspace import Workspace
-from . import rules
-from .store import ensure_schema
+from veribench.store.workspace import Workspace
+from veribench.rubric import rules
+from veribench.rubric.store import ensure_schema
 
 SCHEMA_ID = "veribench.rubric.results/1"
 

@@ -36,12 +36,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Sequence, Union
 
-from ..errors import InputError, VeribenchError
-from ..hashing import text_sha256
-from ..store.workspace import Workspace
-from . import rules
-from .db import RubricDB, open_store
-from .text import readability_delta, split_sentences, word_count
+from veribench.errors import InputError, VeribenchError
+from veribench.hashing import text_sha256
+from veribench.store.workspace import Workspace
+from veribench.rubric import rules
+from veribench.rubric.db import RubricDB, open_store
+from veribench.text.words import readability_delta, split_sentences, word_count
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS rubric_items (

@@ -38,9 +38,9 @@ canonical JSON of the row's fields in a fixed order (:func:`doc_leaf`,
 :func:`score_leaf`, :func:`link_leaf`); a bundle re-computes the same leaves from its
 published rows.
 
-:func:`verify_workspace` re-checks the chain and every table against it: a row edited
-with plain SQL (a protocol's ``committed_at``, a label, a score) no longer matches its
-leaf or its event and is reported by name.
+:func:`veribench.store.logcheck.verify_workspace` re-checks the chain and every table
+against it: a row edited with plain SQL (a protocol's ``committed_at``, a label, a score)
+no longer matches its leaf or its event and is reported by name.
 """
 
 from __future__ import annotations
@@ -49,11 +49,12 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from ..hashing import canonical_json
+from veribench.hashing import canonical_json
+from veribench.store.sql import insert_arrow
 
 #: ``prev`` of the first event.
 GENESIS = "0" * 64
@@ -66,16 +67,6 @@ EVENT_TYPES = ("protocol_commit", "protocol_amend", "timestamp", "import", "scan
 #: Item kinds and the payload keys that commit to them.
 ITEM_KINDS = ("doc", "score", "link")
 
-SCHEMA_SQL = """
-CREATE TABLE IF NOT EXISTS events (
-    seq BIGINT PRIMARY KEY, logged_at VARCHAR NOT NULL, type VARCHAR NOT NULL, payload VARCHAR NOT NULL,
-    payload_sha256 VARCHAR NOT NULL, prev VARCHAR NOT NULL, hash VARCHAR NOT NULL
-);
-CREATE TABLE IF NOT EXISTS log_items (
-    seq BIGINT NOT NULL, kind VARCHAR NOT NULL, k1 VARCHAR, k2 VARCHAR, leaf VARCHAR NOT NULL
-);
-"""
-
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
@@ -86,6 +77,11 @@ def _sha(s: str) -> str:
 
 
 _UTC_FORM = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
+def now_utc() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(timezone.utc)
 
 
 def utc_text(dt: datetime | str | None) -> str | None:
@@ -233,11 +229,6 @@ def items_digest(leaves: Iterable[str | bytes]) -> str:
 
 # -- appending ------------------------------------------------------------------------------
 
-def ensure_schema(con: Any) -> None:
-    """Create the ``events`` and ``log_items`` tables if missing."""
-    con.execute(SCHEMA_SQL)
-
-
 def chain_head(con: Any) -> dict[str, Any]:
     """``{"seq", "hash", "at"}`` of the newest event (``seq`` 0 and :data:`GENESIS` when empty)."""
     rows = con.execute("SELECT seq, hash, logged_at FROM events ORDER BY seq DESC LIMIT 1").fetchall()
@@ -254,8 +245,6 @@ def _insert_items(con: Any, seq: int, kind: str, items: Sequence[tuple[Any, Any,
     tbl = pa.table({"seq": pa.array([seq] * len(items), pa.int64()), "kind": pa.array([kind] * len(items), pa.string()),
                     "k1": pa.array(k1, pa.string()), "k2": pa.array(k2, pa.string()),
                     "leaf": pa.array(leaf, pa.string())})
-    from .workspace import insert_arrow
-
     insert_arrow(con, "log_items", tbl)
 
 
@@ -444,241 +433,6 @@ def check_chain(events: Iterable[Mapping[str, Any]], *, start_prev: str = GENESI
             last_at = at if last_at is None or at > last_at else last_at
         head = {"seq": seq, "hash": e.get("hash"), "at": at}
     return out, head
-
-
-@dataclass
-class LogReport:
-    """The outcome of :func:`verify_workspace`."""
-
-    workspace: str
-    events: int = 0
-    head: dict[str, Any] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    findings: list[LogFinding] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.findings
-
-    def lines(self) -> list[str]:
-        if self.ok:
-            covered = ", ".join(f"{v} {k}" for k, v in self.counts.items())
-            return [f"[ok] event log of {self.workspace}: {self.events} events, head {self.head.get('hash', '')[:16]}… "
-                    f"(seq {self.head.get('seq')}); checked {covered}"]
-        out = [f"[FAIL] event log of {self.workspace}: {self.findings[0].line()}"]
-        out += [f"    {f.line()}" for f in self.findings[1:50]]
-        if len(self.findings) > 50:
-            out.append(f"    … {len(self.findings) - 50} more findings")
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"workspace": self.workspace, "ok": self.ok, "events": self.events, "head": self.head,
-                "counts": self.counts, "findings": [asdict(f) for f in self.findings]}
-
-
-def latest_items(con: Any, kind: str) -> dict[tuple, tuple[str, int]]:
-    """``{(k1, k2): (leaf, seq)}``: the newest logged fingerprint of every row of ``kind``
-    (fingerprints a withdrawal detached from their keys are left out)."""
-    rows = con.execute(
-        "SELECT k1, k2, leaf, seq FROM log_items WHERE kind = ? AND k1 IS NOT NULL "
-        "QUALIFY row_number() OVER (PARTITION BY k1, k2 ORDER BY seq DESC) = 1", [kind]).fetchall()
-    return {(a, b): (leaf, int(s)) for a, b, leaf, s in rows}
-
-
-def _chunks(con: Any, sql: str, size: int = 100_000) -> Iterator[list[tuple]]:
-    cur = con.execute(sql)
-    while True:
-        rows = cur.fetchmany(size)
-        if not rows:
-            return
-        yield rows
-
-
-#: The tables checked row by row against their newest leaf: (item kind, table, query, key of a
-#: row, leaf of a row, how to name a row, what a row is).
-_ROW_CHECKS = (
-    ("doc", "documents", "SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
-                         "generation, text FROM documents",
-     lambda r: (r[0], None), lambda r: doc_leaf(*r[:11]), lambda r: f"doc {r[0]}", "document row"),
-    ("score", "scores", "SELECT spec_hash, text_sha256, status, raw, scale, direction, ai_probability, verdict, "
-                        "vendor_version, scanned_at, CAST(json_extract(detail, '$.hazards') AS VARCHAR) FROM scores",
-     lambda r: (r[0], r[1]), lambda r: score_leaf(*r[:10], _obj(r[10])), lambda r: f"spec {r[0][:12]}… text {r[1][:12]}…",
-     "score row"),
-    ("link", "submissions", "SELECT doc_id, spec_hash, submitted_sha256 FROM submissions",
-     lambda r: (r[0], r[1]), lambda r: link_leaf(*r), lambda r: f"doc {r[0]}", "link"),
-)
-_ORIGIN = {"doc": "its import", "score": "its scan batch", "link": "its scan batch"}
-_EDITED = {"doc": "label, arm, subgroup, tags, provenance or text hash", "score": "value, status or scan date",
-           "link": "submitted text"}
-
-
-def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
-    """Check a workspace's chain and every table against it.
-
-    Checks: the chain (:func:`check_chain`); each event's item digests against the
-    ``log_items`` rows; every document, score and submission row against its latest
-    leaf (a row with no leaf is "not covered by the log"); each committed protocol
-    (its bytes, name and ``committed_at``) against its commit event; each run's results
-    against its run event; each import row against its import event.
-    """
-    con = ws.con
-    rep = LogReport(workspace=str(ws.path))
-
-    def add(f: LogFinding) -> None:
-        if len(rep.findings) < max_findings:
-            rep.findings.append(f)
-
-    with ws.lock:
-        have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        if not {"events", "log_items"} <= have:
-            add(LogFinding("chain", "this workspace has no event log (it was created before veribench kept one): "
-                                    "none of its rows can be checked; open it once read-write to start the log"))
-            return rep
-        events = read_events(con)
-        rep.events = len(events)
-        found, rep.head = check_chain(events)
-        for f in found:
-            add(f)
-        # item digests
-        groups: dict[tuple[int, str], list[str]] = {}
-        for rows in _chunks(con, "SELECT seq, kind, leaf FROM log_items"):
-            for s, k, leaf in rows:
-                groups.setdefault((int(s), k), []).append(leaf)
-        for e in events:
-            for kind in ITEM_KINDS:
-                n = e["payload"].get(f"n_{kind}")
-                if n is None:
-                    continue
-                leaves = groups.pop((e["seq"], kind), [])
-                if len(leaves) != n or items_digest(leaves) != e["payload"].get(f"{kind}_sha256"):
-                    add(LogFinding("items", f"{kind} fingerprints differ from the event's digest "
-                                            f"({len(leaves)} stored, {n} logged)", e["seq"], "log_items"))
-        for (s, k) in groups:
-            add(LogFinding("items", f"{k} fingerprints stored for an event that logged none", s, "log_items"))
-        budget = blanked_budget(events)
-        detached = dict(con.execute("SELECT kind, count(*) FROM log_items WHERE k1 IS NULL GROUP BY kind").fetchall())
-        for kind in ITEM_KINDS:
-            if int(detached.get(kind, 0)) != budget[kind]:
-                add(LogFinding("items", f"{detached.get(kind, 0)} {kind} fingerprints are detached from their rows, "
-                                        f"but logged withdrawals account for {budget[kind]}", table="log_items"))
-
-        for kind, table, sql, key, leaf, what, label in _ROW_CHECKS:
-            latest = latest_items(con, kind)
-            n = 0
-            for rows in _chunks(con, sql):
-                for r in rows:
-                    n += 1
-                    got = latest.pop(key(r), None)
-                    if got is None:
-                        add(LogFinding(table, f"{label} is not covered by the log (stored outside a logged write, or "
-                                              "before the log existed)", table=table, key=what(r)))
-                        continue
-                    if leaf(r) != got[0]:
-                        add(LogFinding(table, f"{label} differs from what {_ORIGIN[kind]} logged "
-                                              f"({_EDITED[kind]} edited)", got[1], table, what(r)))
-                    if kind == "doc" and r[11] is not None and \
-                            hashlib.sha256(r[11].encode("utf-8")).hexdigest() != r[1]:
-                        add(LogFinding(table, "stored text does not hash to its text_sha256", got[1], table, what(r)))
-            for k, (_, s_) in latest.items():
-                add(LogFinding(table, f"logged {label} is missing from the table (deleted)", s_, table,
-                               what(k + (None,) * 2)))
-            rep.counts[table] = n
-
-        # protocols
-        commits = {e["payload"].get("protocol_sha256"): e for e in events
-                   if e["type"] in ("protocol_commit", "protocol_amend")}
-        rows = con.execute("SELECT protocol_hash, name, committed_at, content FROM protocols").fetchall()
-        for h, name, at, content in rows:
-            e = commits.pop(h, None)
-            if e is None:
-                add(LogFinding("protocols", "committed protocol has no commit event", table="protocols",
-                               key=f"protocol {h[:16]}…"))
-                continue
-            if utc_text(at) != e["at"]:
-                add(LogFinding("protocols", f"committed_at {utc_text(at)} differs from the commit event's time "
-                                            f"{e['at']}", e["seq"], "protocols", f"protocol {name}"))
-            if name != e["payload"].get("name"):
-                add(LogFinding("protocols", f"name {name!r} differs from the committed name "
-                                            f"{e['payload'].get('name')!r}", e["seq"], "protocols", f"protocol {h[:16]}…"))
-            if content is None or hashlib.sha256(content.encode("utf-8")).hexdigest() != h:
-                add(LogFinding("protocols", "stored protocol bytes do not hash to the committed SHA-256", e["seq"],
-                               "protocols", f"protocol {name}"))
-        for h, e in commits.items():
-            add(LogFinding("protocols", "logged protocol commit is missing from the table", e["seq"], "protocols",
-                           f"protocol {h[:16] if h else h}…"))
-        rep.counts["protocols"] = len(rows)
-
-        # commitment records: each must be the record its commit event re-derives
-        from ..protocol.commit import commitment_record, record_bytes
-
-        has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'commitments'").fetchone()
-        crow = con.execute("SELECT protocol_sha256, record FROM commitments").fetchall() if has[0] else []
-        by_hash = {e["payload"].get("protocol_sha256"): e for e in events
-                   if e["type"] in ("protocol_commit", "protocol_amend")}
-        for h, record in crow:
-            e = by_hash.get(h)
-            if e is None:
-                add(LogFinding("commitments", "commitment record has no commit event", table="commitments",
-                               key=f"protocol {str(h)[:16]}…"))
-            elif record is not None and record.encode("utf-8") != record_bytes(commitment_record(e)):
-                add(LogFinding("commitments", "stored commitment record differs from the one its commit event "
-                                              "re-derives (edited)", e["seq"], "commitments", f"protocol {h[:16]}…"))
-        rep.counts["commitments"] = len(crow)
-
-        # detector specs: a spec's hash is the SHA-256 of its canonical JSON, and its columns
-        # are that JSON's fields (a swapped name or setting would relabel every score of it)
-        from ..spec import Spec
-
-        srows = con.execute("SELECT spec_hash, kind, name, version, settings, spec_json FROM specs").fetchall()
-        for h, kind, name, version, settings, sj in srows:
-            try:
-                sp = Spec.from_json(sj)
-                ok = sp.hash == h and (sp.kind, sp.name, sp.version) == (kind, name, version) and \
-                    canonical_json(dict(sp.settings)) == canonical_json(json.loads(settings) if isinstance(
-                        settings, str) else (settings or {}))
-            except (TypeError, ValueError, KeyError):
-                ok = False
-            if not ok:
-                add(LogFinding("specs", "detector spec row does not match its hash (name, version, settings or "
-                                        "spec JSON edited)", table="specs", key=f"spec {str(h)[:16]}…"))
-        rep.counts["specs"] = len(srows)
-
-        # runs
-        run_events = {e["payload"].get("run_id"): e for e in events if e["type"] == "run"}
-        rows = con.execute("SELECT run_id, tag, protocol_hash, results FROM runs").fetchall()
-        for run_id, tag, ph, results in rows:
-            e = run_events.pop(run_id, None)
-            if e is None:
-                add(LogFinding("runs", "run has no run event", table="runs", key=f"run {run_id}"))
-                continue
-            try:
-                rs = results_digest(json.loads(results))
-            except (TypeError, ValueError):
-                rs = None
-            if rs != e["payload"].get("results_sha256"):
-                add(LogFinding("runs", "stored results differ from what the run event logged", e["seq"], "runs",
-                               f"run {run_id}"))
-            if tag != e["payload"].get("tag") or ph != e["payload"].get("protocol_sha256"):
-                add(LogFinding("runs", "tag or protocol hash differs from the run event", e["seq"], "runs",
-                               f"run {run_id}"))
-        for run_id, e in run_events.items():
-            add(LogFinding("runs", "logged run is missing from the table", e["seq"], "runs", f"run {run_id}"))
-        rep.counts["runs"] = len(rows)
-
-        # imports
-        imp_events = {e["payload"].get("import_id"): e for e in events if e["type"] == "import"}
-        rows = con.execute("SELECT import_id, kind FROM imports").fetchall()
-        for iid, kind in rows:
-            e = imp_events.pop(iid, None)
-            if e is None:
-                add(LogFinding("imports", "import has no import event", table="imports", key=f"import {iid}"))
-            elif kind != e["payload"].get("kind"):
-                add(LogFinding("imports", "import kind differs from its event", e["seq"], "imports", f"import {iid}"))
-        for iid, e in imp_events.items():
-            add(LogFinding("imports", "logged import is missing from the table", e["seq"], "imports",
-                           f"import {iid}"))
-        rep.counts["imports"] = len(rows)
-    return rep
 
 
 def results_digest(results: Mapping[str, Any]) -> str:

@@ -1,171 +1,39 @@
 """The workspace: one folder holding an embedded DuckDB database (``veribench.duckdb``).
 
-Tables
-------
-documents    one row per document (see :mod:`veribench.corpus.document`)
-specs        every plug-in spec seen (hash -> name, version, settings)
-scores       the score cache and record, keyed by (spec_hash, text_sha256 of the
-             text actually submitted); never computed or paid for twice
-submissions  which submitted text a detector scored for a document (doc_id, spec_hash,
-             submitted_sha256); ``submitted_sha256 != documents.text_sha256`` is flagged
-imports      one row per import, with its report (JSON)
-document_segments  mixed texts only: doc_id -> segments (JSON ``[{start, end, label}]``,
-             character offsets; see :class:`veribench.corpus.document.Segment`)
-protocols    committed protocol files: hash, date, content, amendments (a cache; the
-             event log is the record)
-runs         evaluation runs: protocol hash, tag, date, results (JSON)
-withdrawals  documents withdrawn by their contributors, logged without their text
-             (created on first use by :func:`veribench.rubric.write.armb.withdraw_document`)
-events       the hash-chained event log, and ``log_items`` its row fingerprints
-             (:mod:`veribench.store.events`); every write below appends to it
-
-Every write that belongs together runs in one transaction, so a failed import or a
-killed run leaves what was stored before intact.
+Its tables are :mod:`veribench.store.schema`'s (and listed there); opening a workspace
+read-write migrates an older one forward in one transaction
+(:mod:`veribench.store.migrations`). Every logged write goes through
+:mod:`veribench.store.writes`, which appends its event in the same transaction, so a failed
+import or a killed run leaves what was stored before intact. This module opens, locks and
+reads.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import threading
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import duckdb
 
-from ..detectors.base import ScoreResult
-from ..errors import VeribenchError
-from ..hashing import canonical_json
-from ..spec import Spec
-from . import events as ev
+from veribench.errors import VeribenchError
+from veribench.records import ScoreResult
+from veribench.spec import Spec
+from veribench.store import migrations, schema
+from veribench.store.events import now_utc
+from veribench.store.sql import DuckSqlAccess, reentrant_transaction
+from veribench.text.words import word_count
+
+__all__ = ["DB_NAME", "DEFAULT_WORKSPACE", "Workspace", "WorkspaceBusy", "connect", "now_utc"]
 
 DEFAULT_WORKSPACE = "veribench-workspace"
 DB_NAME = "veribench.duckdb"
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS documents (
-    doc_id VARCHAR PRIMARY KEY,
-    corpus VARCHAR,
-    text VARCHAR,
-    text_sha256 VARCHAR NOT NULL,
-    label VARCHAR NOT NULL,
-    arm VARCHAR,
-    kind VARCHAR,
-    subgroup VARCHAR,
-    tags JSON,
-    group_key VARCHAR,
-    provenance JSON,
-    generation JSON,
-    import_id VARCHAR
-);
-CREATE TABLE IF NOT EXISTS document_segments (
-    doc_id VARCHAR PRIMARY KEY,
-    segments JSON NOT NULL
-);
-CREATE TABLE IF NOT EXISTS specs (
-    spec_hash VARCHAR PRIMARY KEY,
-    kind VARCHAR, name VARCHAR, version VARCHAR, settings JSON, spec_json VARCHAR
-);
-CREATE TABLE IF NOT EXISTS scores (
-    spec_hash VARCHAR NOT NULL,
-    text_sha256 VARCHAR NOT NULL,
-    status VARCHAR NOT NULL,
-    raw DOUBLE,
-    scale VARCHAR,
-    direction VARCHAR,
-    ai_probability DOUBLE,
-    verdict VARCHAR,
-    vendor_version VARCHAR,
-    detail JSON,
-    scanned_at TIMESTAMPTZ,
-    PRIMARY KEY (spec_hash, text_sha256)
-);
-CREATE TABLE IF NOT EXISTS submissions (
-    doc_id VARCHAR NOT NULL,
-    spec_hash VARCHAR NOT NULL,
-    submitted_sha256 VARCHAR NOT NULL,
-    PRIMARY KEY (doc_id, spec_hash)
-);
-CREATE TABLE IF NOT EXISTS imports (
-    import_id VARCHAR PRIMARY KEY, kind VARCHAR, source VARCHAR, created_at TIMESTAMPTZ, report JSON
-);
-CREATE TABLE IF NOT EXISTS protocols (
-    protocol_hash VARCHAR PRIMARY KEY, name VARCHAR, path VARCHAR, committed_at TIMESTAMPTZ,
-    content VARCHAR, amendments JSON
-);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id VARCHAR PRIMARY KEY, tag VARCHAR, protocol_hash VARCHAR, created_at TIMESTAMPTZ, results JSON
-);
-"""
-
-
-def _json(obj: Any) -> str | None:
-    if obj is None:
-        return None
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, default=str, allow_nan=False)
-
-
-def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-# Column types for bulk inserts through Arrow (DuckDB's executemany costs ~5 ms a row).
-_SCORE_COLUMNS = [("spec_hash", "string"), ("text_sha256", "string"), ("status", "string"), ("raw", "float64"),
-                  ("scale", "string"), ("direction", "string"), ("ai_probability", "float64"),
-                  ("verdict", "string"), ("vendor_version", "string"), ("detail", "string"),
-                  ("scanned_at", "timestamp")]
-_SUBMISSION_COLUMNS = [("doc_id", "string"), ("spec_hash", "string"), ("submitted_sha256", "string")]
-
-
-@contextmanager
-def arrow_view(con: Any, arrow_table: Any, prefix: str = "_vb"):
-    """``arrow_table`` registered on DuckDB connection ``con`` under a fresh view name (yielded)
-    for the block's queries, and unregistered after it, whatever happens."""
-    import uuid
-
-    view = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    con.register(view, arrow_table)
-    try:
-        yield view
-    finally:
-        con.unregister(view)
-
-
-def insert_arrow(con: Any, table: str, arrow_table: Any, verb: str = "INSERT") -> None:
-    """``{verb} INTO table`` every row of ``arrow_table``, its columns matched by name."""
-    cols = ", ".join(arrow_table.column_names)
-    with arrow_view(con, arrow_table) as view:
-        con.execute(f"{verb} INTO {table} ({cols}) SELECT {cols} FROM {view}")
-
-
-def _insert_rows(con: duckdb.DuckDBPyConnection, verb: str, table: str, columns: Sequence[tuple[str, str]],
-                 rows: Sequence[Sequence[Any]]) -> None:
-    """``{verb} INTO table`` all ``rows`` at once through an Arrow table (same column order).
-
-    Rows repeating a primary key (the first two columns) are reduced as row-by-row
-    inserts would: the first is kept for ``INSERT OR IGNORE``, the last for ``OR REPLACE``.
-    """
-    import pyarrow as pa
-
-    keyed: dict[tuple, Sequence[Any]] = {}
-    for r in rows:
-        k = (r[0], r[1])
-        if "REPLACE" in verb:
-            keyed.pop(k, None)
-            keyed[k] = r
-        else:
-            keyed.setdefault(k, r)
-    rows = list(keyed.values())
-    types = {"string": pa.string(), "float64": pa.float64(), "timestamp": pa.timestamp("us", tz="UTC")}
-    cols = list(zip(*rows))
-    tbl = pa.table({name: pa.array(list(vals), types[t]) for (name, t), vals in zip(columns, cols)})
-    insert_arrow(con, table, tbl, verb)
-
 
 #: Seconds a command waits for another process to release the workspace before it gives
 #: up with :class:`WorkspaceBusy` (``VERIBENCH_LOCK_WAIT`` overrides; see docs/concurrency.md).
@@ -240,66 +108,6 @@ def connect(db_path: Path, *, read_only: bool, wait: float | None = None) -> duc
             raise VeribenchError(f"cannot open workspace {db_path.parent}: {msg}") from None
 
 
-@contextmanager
-def reentrant_transaction(owner: Any, begin: str = "BEGIN TRANSACTION") -> Iterator[Any]:
-    """All-or-nothing block on ``owner.con`` under ``owner.lock``: commits on success, rolls back on
-    any exception; a block opened inside another one in the same thread joins it. Shared by
-    :class:`Workspace` (DuckDB) and the rubric's SQLite store (``begin`` = ``BEGIN IMMEDIATE``)."""
-    with owner.lock:
-        if getattr(owner, "_tx_depth", 0):
-            owner._tx_depth += 1
-            try:
-                yield owner.con
-            finally:
-                owner._tx_depth -= 1
-            return
-        owner.con.execute(begin)
-        owner._tx_depth = 1
-        try:
-            yield owner.con
-        except BaseException:
-            owner._tx_depth = 0
-            owner.con.execute("ROLLBACK")
-            raise
-        else:
-            owner._tx_depth = 0
-            owner.con.execute("COMMIT")
-
-
-class SqlAccess:
-    """Locked access to one connection: ``self.con`` (DuckDB or sqlite3) and ``self.lock``
-    (a lock held for each call). Shared by the workspace, the bundles' snapshot and the
-    rubric and writing apps' stores."""
-
-    con: Any
-    lock: Any
-
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
-        """Run ``sql`` with ``params`` and return all rows."""
-        with self.lock:
-            return self.con.execute(sql, list(params or [])).fetchall()
-
-    def close(self) -> None:
-        """Close the connection (under the lock, so no call is cut off mid-query)."""
-        with self.lock:
-            self.con.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-class DuckSqlAccess(SqlAccess):
-    """:class:`SqlAccess` over DuckDB, which also answers in Arrow."""
-
-    def arrow(self, sql: str, params: Sequence[Any] | None = None):
-        """Run ``sql`` and return a ``pyarrow.Table``."""
-        with self.lock:
-            return self.con.sql(sql, params=params or None).to_arrow_table()
-
-
 class Workspace(DuckSqlAccess):
     """A veribench workspace folder.
 
@@ -318,23 +126,39 @@ class Workspace(DuckSqlAccess):
     """
 
     def __init__(self, path: str | os.PathLike[str] = DEFAULT_WORKSPACE, read_only: bool = False,
-                 wait: float | None = None):
+                 wait: float | None = None, *, create: bool = True):
         self.path = Path(path)
         self.read_only = read_only
         #: callables run by :meth:`close` (stores kept beside the database, such as the rubric's)
         self.on_close: list[Any] = []
+        self.db_path = self.path / DB_NAME
+        if self.path.exists() and not self.path.is_dir():
+            raise VeribenchError(f"workspace {self.path} is a file, not a folder (pass the workspace folder, which "
+                                 f"holds {DB_NAME})")
+        if (read_only or not create) and not self.db_path.is_file():
+            raise VeribenchError(f"no workspace at {self.path} (no {DB_NAME}); create one with an import first")
         if not read_only:
             self.path.mkdir(parents=True, exist_ok=True)
-        self.db_path = self.path / DB_NAME
-        if read_only and not self.db_path.is_file():
-            raise VeribenchError(f"no workspace at {self.path} (no {DB_NAME}); create one with an import first")
         self.con = connect(self.db_path, read_only=read_only, wait=wait)
-        self.con.execute("SET TimeZone = 'UTC'")  # times come back in UTC on every machine
-        self.con.execute("SET enable_progress_bar = false")  # no bars in logs and pipes
-        self.lock = threading.RLock()
-        if not read_only:
-            self.con.execute(SCHEMA)
-            ev.ensure_schema(self.con)
+        try:
+            self.con.execute("SET TimeZone = 'UTC'")  # times come back in UTC on every machine
+            self.con.execute("SET enable_progress_bar = false")  # no bars in logs and pipes
+            self.lock = threading.RLock()
+            #: notes from a migration done by this open (an older workspace brought forward)
+            self.migration_notes: list[str] = []
+            if read_only:
+                version = schema.stored_version(self.con)
+                if version == 0:
+                    raise VeribenchError(f"{self.db_path} is not a veribench workspace (a database with no tables)")
+                migrations.check_readable(version, self.path, read_only=True)
+            else:
+                found, self.migration_notes = migrations.migrate(self.con, self.path)
+                if 0 < found < schema.VERSION:
+                    self.migration_notes.insert(0, f"migrated workspace {self.path} from schema version {found} to "
+                                                   f"{schema.VERSION}")
+        except BaseException:
+            self.con.close()
+            raise
 
     # -- plumbing -------------------------------------------------------------------
     def close(self) -> None:
@@ -355,20 +179,10 @@ class Workspace(DuckSqlAccess):
 
         Re-entrant: a ``transaction()`` opened inside another one (same thread; the
         lock is held) joins the outer one, so an importer can wrap many
-        :meth:`put_scores` calls in one all-or-nothing block.
+        :func:`veribench.store.writes.put_scores` calls in one all-or-nothing block.
         """
         with reentrant_transaction(self) as con:
             yield con
-
-    # -- specs ----------------------------------------------------------------------
-    def put_spec(self, spec: Spec, con: duckdb.DuckDBPyConnection | None = None) -> str:
-        c = con or self.con
-        with self.lock:
-            c.execute(
-                "INSERT OR IGNORE INTO specs VALUES (?, ?, ?, ?, ?, ?)",
-                [spec.hash, spec.kind, spec.name, spec.version, canonical_json(dict(spec.settings)), spec.canonical()],
-            )
-        return spec.hash
 
     # -- scores ---------------------------------------------------------------------
     def cached_scores(self, spec_hash: str, shas: Iterable[str]) -> dict[str, ScoreResult]:
@@ -389,87 +203,6 @@ class Workspace(DuckSqlAccess):
                 verdict=verdict, vendor_version=vv, detail=json.loads(detail) if detail else {},
             )
         return out
-
-    def put_scores(
-        self,
-        spec: Spec,
-        items: Sequence[tuple[str, ScoreResult]],
-        *,
-        scanned_at: datetime | None = None,
-        links: Sequence[tuple[str, str]] = (),
-        replace: bool = False,
-    ) -> None:
-        """Store scores transactionally: ``items`` are (submitted text sha256, result).
-
-        ``links`` are (doc_id, submitted_sha256) pairs recorded in ``submissions``.
-        Existing (spec, text) rows are kept unless ``replace``: a stored call is never
-        overwritten by a repeat.
-        """
-        ts = scanned_at or now_utc()
-        if ts.tzinfo is not None and ts > now_utc():
-            from ..errors import InputError
-
-            raise InputError(f"scores of detector {spec.name}: scan date {ts.isoformat()} is in the future; a scan "
-                             "cannot be dated after the write that logs it")
-        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-        keyed: dict[str, list[Any]] = {}
-        h = spec.hash
-        for sha, r in items:
-            raw = r.raw if (r.raw is None or math.isfinite(r.raw)) else None
-            row = [h, sha, r.status, raw, r.scale, r.direction, r.ai_probability, r.verdict,
-                   r.vendor_version, _json(r.detail), ts, (r.detail or {}).get("hazards")]
-            if replace:
-                keyed.pop(sha, None)
-                keyed[sha] = row
-            else:
-                keyed.setdefault(sha, row)
-        rows = list(keyed.values())
-        link_rows = list({(d, h): [d, h, s] for d, s in links}.values())
-        with self.transaction() as c:
-            self.put_spec(spec, c)
-            if rows and not replace:  # a stored call is kept: only new rows are written and logged
-                have = {x[0] for x in c.execute(
-                    "SELECT text_sha256 FROM scores WHERE spec_hash = ? AND text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
-                    [spec.hash, [r[1] for r in rows]]).fetchall()}
-                rows = [r for r in rows if r[1] not in have]
-            if rows:
-                _insert_rows(c, verb, "scores", _SCORE_COLUMNS, [r[:11] for r in rows])
-            link_rows = self._changed_links(c, spec, link_rows)
-            if link_rows:
-                _insert_rows(c, "INSERT OR REPLACE", "submissions", _SUBMISSION_COLUMNS, link_rows)
-            if rows or link_rows:
-                self._log_scan_batch(c, spec, rows, link_rows, ts)
-
-    def _log_scan_batch(self, c: duckdb.DuckDBPyConnection, spec: Spec, rows: Sequence[Sequence[Any]],
-                        link_rows: Sequence[Sequence[Any]], ts: datetime | None) -> None:
-        """Append the ``scan_batch`` event of score rows and submission links just written."""
-        items: dict[str, list[tuple[Any, Any, str]]] = {}
-        if rows:
-            items["score"] = [(r[0], r[1], ev.score_leaf(*r[:9], r[10], r[11])) for r in rows]
-        if link_rows:
-            items["link"] = [(d, h, ev.link_leaf(d, h, s)) for d, h, s in link_rows]
-        ev.append_event(c, "scan_batch", {"spec_hash": spec.hash, "detector": spec.name,
-                                          "scanned_at": ev.utc_text(ts) if rows else None}, items=items)
-
-    def link_submissions(self, spec: Spec, links: Sequence[tuple[str, str]]) -> None:
-        """Record that ``spec`` scored ``submitted_sha256`` for each (doc_id, submitted_sha256)."""
-        h = spec.hash
-        link_rows = list({(d, h): [d, h, s] for d, s in links}.values())
-        with self.transaction() as c:
-            self.put_spec(spec, c)
-            link_rows = self._changed_links(c, spec, link_rows)
-            if link_rows:
-                _insert_rows(c, "INSERT OR REPLACE", "submissions", _SUBMISSION_COLUMNS, link_rows)
-                self._log_scan_batch(c, spec, [], link_rows, None)
-
-    @staticmethod
-    def _changed_links(c: duckdb.DuckDBPyConnection, spec: Spec, link_rows: list[list[Any]]) -> list[list[Any]]:
-        """The links that are new or point at another text than the stored one (the rest change nothing)."""
-        if not link_rows:
-            return link_rows
-        have = dict(c.execute("SELECT doc_id, submitted_sha256 FROM submissions WHERE spec_hash = ? AND doc_id IN "
-                              "(SELECT unnest(?::VARCHAR[]))", [link_rows[0][1], [r[0] for r in link_rows]]).fetchall())
-        return [r for r in link_rows if have.get(r[0]) != r[2]]
 
     def detector_specs(self) -> list[Spec]:
         """Specs of every detector that has at least one submission."""
@@ -515,11 +248,9 @@ class Workspace(DuckSqlAccess):
     def published_documents(self, where: str = "", params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """Documents as they may be published, ordered by id: every column of ``documents``
         (JSON columns parsed) plus ``fingerprint_only`` (bool) and ``words`` (the rubric's
-        word count, :func:`veribench.rubric.text.word_count`; ``None`` without a text), with
+        word count, :func:`veribench.text.words.word_count`; ``None`` without a text), with
         ``text`` set to ``None`` for every fingerprint-only document (:meth:`fingerprint_only_ids`).
         ``where`` is an SQL filter on ``documents`` (e.g. ``"WHERE arm = ?"``)."""
-        from ..rubric.text import word_count
-
         fp = self.fingerprint_only_ids()
         with self.lock:
             cur = self.con.execute(f"SELECT * FROM documents {where} ORDER BY doc_id", params or [])

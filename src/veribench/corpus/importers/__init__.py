@@ -4,11 +4,11 @@ first, then writes in one transaction (a failed import leaves the workspace as i
 and returns an :class:`veribench.corpus.report.ImportReport`, also stored in ``imports``.
 """
 
-from ._store import ScoreBatch, store_import
-from .fastdetectgpt import import_fastdetectgpt, read_fastdetectgpt
-from .generic import import_documents, read_documents
-from .liang2023 import import_liang2023, read_liang2023
-from .scores import import_scores, read_scores
+from veribench.corpus.importers._store import ScoreBatch, store_import
+from veribench.corpus.importers.fastdetectgpt import import_fastdetectgpt, read_fastdetectgpt
+from veribench.corpus.importers.generic import import_documents, read_documents
+from veribench.corpus.importers.liang2023 import import_liang2023, read_liang2023
+from veribench.corpus.importers.scores import import_scores, read_scores
 
 __all__ = [
     "ScoreBatch", "store_import", "import_documents", "read_documents", "import_liang2023", "read_liang2023",

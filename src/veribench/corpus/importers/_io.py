@@ -36,7 +36,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ...errors import InputError
+from veribench.errors import InputError
 
 #: Deepest nesting accepted in any JSON value (objects and arrays count one level each).
 MAX_DEPTH = 100

@@ -1,29 +1,35 @@
 """Writing an import to a workspace: all of it in one transaction, or nothing.
 
 Importers validate every record first and hand over documents, score batches and the
-report; :func:`store_import` then writes them inside one :meth:`Workspace.transaction`,
-so a failure at any point leaves the workspace exactly as it was.
-
-Besides the core tables this module owns ``submitted_texts (text_sha256, text)``: the
-exact texts detectors saw when they differ from the corpus text (doubled, truncated or
-substituted inputs), kept so every flagged score can be inspected.
+report; :func:`store_import` then writes them through the one logged write path
+(:mod:`veribench.store.writes`) inside one :meth:`Workspace.transaction`, so a failure at
+any point leaves the workspace exactly as it was, and the import's event covers every
+document it stored. Besides documents and scores an import may keep ``submitted_texts``:
+the exact texts detectors saw when they differ from the corpus text (doubled, truncated or
+substituted inputs), so every flagged score can be inspected.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from ...detectors.base import ScoreResult
-from ...errors import InputError
-from ...spec import Spec
-from ..document import Document
-from ..report import ImportReport
+import pyarrow as pa
 
-SUBMITTED_TEXTS_SQL = "CREATE TABLE IF NOT EXISTS submitted_texts (text_sha256 VARCHAR PRIMARY KEY, text VARCHAR)"
+from veribench.corpus.document import Document
+from veribench.corpus.report import ImportReport
+from veribench.errors import InputError
+from veribench.records import ScoreResult
+from veribench.spec import Spec
+from veribench.store import writes
+from veribench.store.sql import arrow_view
+from veribench.store.writes import UPDATABLE_FIELDS as CONFLICT_FIELDS
+from veribench.store.writes import json_text as _json
+from veribench.store.writes import new_import_id
+from veribench.text.hazards import text_hazards
 
 
 @dataclass
@@ -43,18 +49,10 @@ class ScoreBatch:
     scanned_at: datetime | None = None
 
 
-def _json(obj: Any) -> str | None:
-    if obj is None:
-        return None
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, allow_nan=False)
-
-
 def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str,
               corpora: Mapping[str, str | None] | None = None):
-    """Arrow rows of ``docs``; each document's corpus is ``corpora[doc_id]`` where given,
-    else ``corpus``."""
-    import pyarrow as pa
-
+    """Arrow rows of ``docs`` (the columns of :data:`veribench.store.writes.DOCUMENT_COLUMNS`);
+    each document's corpus is ``corpora[doc_id]`` where given, else ``corpus``."""
     cols: dict[str, list[Any]] = {k: [] for k in ("doc_id", "corpus", "text", "text_sha256", "label", "arm", "kind",
                                                   "subgroup", "tags", "group_key", "provenance", "generation",
                                                   "import_id")}
@@ -75,20 +73,13 @@ def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str,
     return pa.table({k: pa.array(v, pa.string()) for k, v in cols.items()})
 
 
-def put_segments(con: Any, docs: Sequence[Document]) -> None:
-    """Store the segments of mixed texts (``document_segments``; kept beside ``documents`` so
-    its columns stay as they are)."""
-    rows = [(d.id, _json([x.model_dump() for x in d.segments])) for d in docs if d.segments]
-    if rows:
-        con.executemany("INSERT OR REPLACE INTO document_segments VALUES (?, ?)", rows)
+def segment_rows(docs: Sequence[Document]) -> list[tuple[str, Any]]:
+    """``(doc_id, [{start, end, label}])`` of the mixed texts among ``docs``."""
+    return [(d.id, [x.model_dump() for x in d.segments]) for d in docs if d.segments]
 
 
-def new_import_id(kind: str) -> str:
-    return f"{kind}-{datetime.now().strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
-
-
-#: Document fields compared on re-import (the text is the identity: a new text needs a new id).
-CONFLICT_FIELDS = ("label", "arm", "kind", "subgroup", "group_key", "tags", "provenance", "generation")
+#: Document fields compared on re-import: :data:`veribench.store.writes.UPDATABLE_FIELDS`
+#: (the text is the identity: a new text needs a new id).
 _JSON_FIELDS = ("tags", "provenance", "generation")
 
 
@@ -97,22 +88,6 @@ def _field_value(name: str, v: Any) -> Any:
     if name in _JSON_FIELDS and isinstance(v, str):
         return json.loads(v)
     return v
-
-
-def put_submitted_texts(con: Any, texts: dict[str, str]) -> None:
-    """Keep ``{text_sha256: text}`` in ``submitted_texts`` (first copy wins), inside ``con``'s transaction."""
-    con.execute(SUBMITTED_TEXTS_SQL)
-    if not texts:
-        return
-    import pyarrow as pa
-
-    st = pa.table({"text_sha256": pa.array(list(texts), pa.string()),
-                   "text": pa.array(list(texts.values()), pa.string())})
-    con.register("_vb_submitted", st)
-    try:
-        con.execute("INSERT OR IGNORE INTO submitted_texts SELECT * FROM _vb_submitted")
-    finally:
-        con.unregister("_vb_submitted")
 
 
 def _reconcile(con: Any, view: str, report: ImportReport, update: bool) -> set[str]:
@@ -140,33 +115,9 @@ def _reconcile(con: Any, view: str, report: ImportReport, update: bool) -> set[s
     if not update:
         report.document_conflicts.extend({**c, "action": "kept stored value (--update applies it)"} for c in changes)
         return present
-    for c in changes:
-        f = c["field"]
-        con.execute(f"UPDATE documents SET {f} = (SELECT {f} FROM {view} WHERE doc_id = ?) WHERE doc_id = ?",
-                    [c["doc_id"], c["doc_id"]])
     report.document_updates.extend(changes)
-    record_document_updates(con, report.import_id, changes)
+    writes.update_documents(con, report.import_id, changes)
     return present
-
-
-def record_document_updates(con: Any, import_id: str | None, changes: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The one place where applied document corrections are recorded, inside the import's transaction.
-
-    Each change is also listed in the import report (``document_updates``, stored in the
-    ``imports`` table) and appended to the event log as a ``document_update`` event with
-    the changed rows' fingerprints (:func:`veribench.store.events.log_document_update`).
-
-    Returns:
-        The event payload ``{"import_id", "updates": [{doc_id, field, old, new}]}``, or
-        ``None`` when nothing changed.
-    """
-    if not changes:
-        return None
-    from ...store.events import log_document_update
-
-    payload = {"import_id": import_id, "updates": changes}
-    log_document_update(con, payload)
-    return payload
 
 
 def _texts_for_hashes(con: Any, shas: set[str], known: dict[str, str]) -> dict[str, str]:
@@ -187,8 +138,6 @@ def _add_hazards(con: Any, batches: Sequence[ScoreBatch], docs: Sequence[Documen
     A score whose text is not stored (a fingerprint-only document) gets ``hazards: None``
     and ``hazards_reason``.
     """
-    from ..hazards import text_hazards
-
     need = {sha for b in batches for sha, r in b.items if "hazards" not in (r.detail or {})}
     if not need:
         return
@@ -225,7 +174,7 @@ def store_import(
     A document whose id is already stored with the same text hash is not stored again
     (counted in ``report.already_present``); each other field that differs (see
     :data:`CONFLICT_FIELDS`) is a conflict, reported one line per field and left as stored,
-    or, with ``update``, applied and recorded (:func:`record_document_updates`). A stored
+    or, with ``update``, applied and recorded (:func:`veribench.store.writes.update_documents`). A stored
     id with a different text raises ``InputError`` and nothing is written. Stored scores
     are never overwritten (the cache rule). Every score gets ``detail["hazards"]``.
 
@@ -233,53 +182,26 @@ def store_import(
         ``report`` with ``import_id``, ``documents``, ``already_present`` and the conflict
         or update lists filled.
     """
-    from ...store.workspace import now_utc
-
     import_id = new_import_id(report.kind)
     report.import_id = import_id
     docs = list(docs)
     with ws.transaction() as con:
-        con.execute(SUBMITTED_TEXTS_SQL)
+        writes.begin_import(con, import_id, report.kind, report.source, report.to_dict())
         present: set[str] = set()
         if docs:
             tbl = _doc_rows(docs, report.corpus, import_id, corpora)
-            from ...store.workspace import arrow_view
-
             with arrow_view(con, tbl, "_vb_import_docs") as view:
                 present = _reconcile(con, view, report, update)
-                con.execute(f"INSERT INTO documents SELECT * FROM {view} WHERE doc_id NOT IN "
-                            "(SELECT doc_id FROM documents)")
-                put_segments(con, [d for d in docs if d.segments and d.id not in present])
+            writes.add_documents(con, tbl, segment_rows([d for d in docs if d.id not in present]))
         report.already_present = len(present)
         report.documents = len(docs) - len(present)
         _add_hazards(con, batches, docs, submitted_texts or {})
-        _log_import(con, report, import_id)
+        # the import's event first (its documents are final), then the scan batches of its scores
+        writes.finish_import(con, import_id, report.kind, report.corpus, report.source, report.to_dict())
         for b in batches:
-            ws.put_scores(b.spec, b.items, links=b.links, scanned_at=b.scanned_at)
-        put_submitted_texts(con, submitted_texts or {})
-        con.execute(
-            "INSERT INTO imports VALUES (?, ?, ?, ?, ?)",
-            [import_id, report.kind, report.source, now_utc(),
-             json.dumps(report.to_dict(), ensure_ascii=False, sort_keys=True, allow_nan=False, default=str)],
-        )
+            writes.put_scores(ws, b.spec, b.items, links=b.links, scanned_at=b.scanned_at)
+        writes.put_submitted_texts(con, submitted_texts or {})
     return report
-
-
-def _log_import(con: Any, report: ImportReport, import_id: str) -> None:
-    """Append the ``import`` event: one fingerprint per document this import stored."""
-    from pathlib import PurePath
-
-    from ...store import events as ev
-
-    rows = con.execute("SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
-                       "generation FROM documents WHERE import_id = ?", [import_id]).fetchall()
-    src = PurePath(str(report.source)).name if report.source else None  # no local path in the log
-    # the corpora its documents belong to (derived documents keep their sources' corpora,
-    # so one import may span several): which runs' selections this import reaches
-    corpora = sorted({str(r[6]) for r in rows if r[6] is not None})
-    ev.append_event(con, "import", {"import_id": import_id, "kind": report.kind, "corpus": report.corpus,
-                                    "corpora": corpora, "source": src},
-                    items={"doc": [(r[0], None, ev.doc_leaf(*r)) for r in rows]})
 
 
 def validation_error(e: Any, *, file: str, record: Any) -> InputError:

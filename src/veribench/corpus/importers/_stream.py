@@ -15,10 +15,12 @@ import with the file, the column and the closest name found.
 Writing
 -------
 :class:`StreamWriter` validates every record as a :class:`~veribench.corpus.Document` and
-inserts it in batches through Arrow, each batch committed, so memory holds one batch, not
-the corpus. The import is still all or nothing: a failure at any record (or Ctrl-C) deletes
-every document it stored before the error is raised, and an import killed outright is
-removed by the next one (see :class:`StreamWriter`). At the end it reports, over everything
+inserts it in batches through the one logged write path (:mod:`veribench.store.writes`),
+each batch committed, so memory holds one batch, not the corpus. The import's event, over
+every document it stored, is appended when it finishes. The import is still all or
+nothing: a failure at any record (or Ctrl-C) deletes every document it stored before the
+error is raised, and an import killed outright is removed by the next one (see
+:class:`StreamWriter`). At the end it reports, over everything
 this import stored, texts that repeat (within a split and across splits, with conflicting
 labels named) and ids that repeat in the source.
 """
@@ -28,7 +30,6 @@ from __future__ import annotations
 import csv
 import difflib
 import io
-import json
 import os
 import sys
 import time
@@ -38,10 +39,12 @@ from typing import Any, Iterator, Sequence
 
 from pydantic import ValidationError
 
-from ...errors import InputError
-from ..document import Document
-from ..report import ImportReport, text_quirks
-from ._store import _doc_rows, new_import_id, put_segments, validation_error
+from veribench.errors import InputError, VeribenchError
+from veribench.corpus.document import Document
+from veribench.corpus.report import ImportReport, text_quirks
+from veribench.corpus.importers._store import _doc_rows, segment_rows, validation_error
+from veribench.store import writes
+from veribench.store.writes import new_import_id
 
 HF_PREFIX = "hf://datasets/"
 #: Documents per inserted batch.
@@ -142,8 +145,6 @@ def _datasets():
     try:
         import datasets
     except ImportError:  # pragma: no cover - installed with the corpora extra
-        from ...errors import VeribenchError
-
         raise VeribenchError("reading this corpus needs the datasets library: pip install 'veribench[corpora]'") \
             from None
     return datasets
@@ -269,7 +270,9 @@ class StreamWriter:
     document carries the import's id; on any error (or Ctrl-C) they are deleted before the
     error is raised, and an import that was killed is removed by the next streamed import
     (named in its report). Nothing stored by anything else is touched. On success the
-    duplicates are reported and the ``imports`` row completed.
+    duplicates are reported, the ``import`` event is appended over every document the import
+    stored, and the ``imports`` row completed, in one transaction
+    (:func:`veribench.store.writes.finish_import`).
     """
 
     def __init__(self, ws: Any, report: ImportReport, *, batch_size: int = BATCH, progress: bool = True):
@@ -283,19 +286,14 @@ class StreamWriter:
         self.skipped: dict[str, Any] = {}
 
     def __enter__(self) -> "StreamWriter":
-        from ...store.workspace import now_utc
-
         with self.ws.lock:
             self._memory = self.ws.con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
             self.ws.con.execute(f"SET memory_limit = '{_memory_setting()}'")
         with self.ws.transaction() as con:
-            for (old,) in con.execute("SELECT import_id FROM imports WHERE json_extract_string(report, '$.status') "
-                                      "= 'in_progress' ORDER BY import_id").fetchall():
-                k = con.execute("SELECT count(*) FROM documents WHERE import_id = ?", [old]).fetchone()[0]
-                _delete_import(con, old)
+            for old, k in writes.unfinished_imports(con):
+                writes.discard_import(con, old)
                 self.report.notes.append(f"removed an interrupted import {old} ({k} documents) before this one")
-            con.execute("INSERT INTO imports VALUES (?, ?, ?, ?, ?)",
-                        [self.import_id, self.report.kind, self.report.source, now_utc(), self._report_json("in_progress")])
+            writes.begin_import(con, self.import_id, self.report.kind, self.report.source, self.report.to_dict())
         return self
 
     def __exit__(self, et, ev, tb) -> bool:
@@ -317,11 +315,7 @@ class StreamWriter:
 
     def _undo(self) -> None:
         with self.ws.transaction() as con:
-            _delete_import(con, self.import_id)
-
-    def _report_json(self, status: str) -> str:
-        return json.dumps({**self.report.to_dict(), "status": status}, ensure_ascii=False, sort_keys=True,
-                          allow_nan=False, default=str)
+            writes.discard_import(con, self.import_id)
 
     def add(self, data: dict[str, Any], *, record: Any, set_name: str, file: str) -> Document:
         """Validate one record and queue it; raises ``InputError`` naming the file, record and field."""
@@ -401,12 +395,9 @@ class StreamWriter:
                 import pyarrow.compute as pc
 
                 tbl = tbl.filter(pc.invert(pc.is_in(tbl["doc_id"], value_set=pa.array(sorted(skip), pa.string()))))
-                con.unregister(view)
-                con.register(view, tbl)
-            con.execute(f"INSERT INTO documents SELECT * FROM {view}")
-            put_segments(con, [it[0] for k, it in first.items() if k not in skip and it[0].segments])
         finally:
             con.unregister(view)
+        writes.add_documents(con, tbl, segment_rows([it[0] for k, it in first.items() if k not in skip]))
         return skip
 
     def _repeat(self, a, b, stored: tuple[str, str] | None = None) -> None:
@@ -426,7 +417,8 @@ class StreamWriter:
     def _finish(self) -> None:
         with self.ws.transaction() as con:
             self._summarise(con)
-            con.execute("UPDATE imports SET report = ? WHERE import_id = ?", [self._report_json("done"), self.import_id])
+            writes.finish_import(con, self.import_id, self.report.kind, self.report.corpus, self.report.source,
+                                 self.report.to_dict())
 
     def _summarise(self, con) -> None:
         rep = self.report
@@ -465,14 +457,6 @@ class StreamWriter:
                              "(stored once)")
         if self.suspicious > MAX_EXAMPLES:
             rep.notes.append(f"suspicious text: {self.suspicious} records (the first {MAX_EXAMPLES} are listed)")
-
-
-def _delete_import(con: Any, import_id: str) -> None:
-    """Remove everything one streamed import stored: its documents, their segments, its row."""
-    con.execute("DELETE FROM document_segments WHERE doc_id IN (SELECT doc_id FROM documents WHERE import_id = ?)",
-                [import_id])
-    con.execute("DELETE FROM documents WHERE import_id = ?", [import_id])
-    con.execute("DELETE FROM imports WHERE import_id = ?", [import_id])
 
 
 def _memory_setting() -> str:

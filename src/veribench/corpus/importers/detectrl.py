@@ -40,10 +40,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ..report import ImportReport
-from ._io import load_json
-from ._stream import BATCH, StreamWriter, check_columns, clean
+from veribench.errors import InputError
+from veribench.corpus.report import ImportReport
+from veribench.corpus.importers._io import load_json
+from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean
 
 COLUMNS = ("text", "label", "data_type")
 SOURCE_URL = "https://github.com/NLP2CT/DetectRL"

@@ -29,12 +29,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ...hashing import text_sha256
-from ..document import Document, Generation, Provenance
-from ..report import ImportReport, text_quirks
-from ._io import load_json, refuse_nonfinite
-from ._store import store_import
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
+from veribench.corpus.document import Document, Generation, Provenance
+from veribench.corpus.report import ImportReport, text_quirks
+from veribench.corpus.importers._io import load_json, refuse_nonfinite
+from veribench.corpus.importers._store import store_import
 
 CORPUS = "fastdetectgpt"
 SOURCE_URL = "https://github.com/baoguangsheng/fast-detect-gpt"

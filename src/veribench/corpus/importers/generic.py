@@ -22,12 +22,11 @@ from typing import Any, Iterator
 
 from pydantic import ValidationError
 
-from ...errors import InputError
-from ..document import Document
-from ..report import ImportReport, text_quirks
-from ._io import check_dotted_names, check_value, iter_csv, iter_jsonl, one_line, parse_json_text, plain_value, \
-    refuse_nonfinite
-from ._store import store_import, validation_error
+from veribench.errors import InputError
+from veribench.corpus.document import Document
+from veribench.corpus.report import ImportReport, text_quirks
+from veribench.corpus.importers._io import check_dotted_names, check_value, iter_csv, iter_jsonl, one_line, parse_json_text, plain_value, refuse_nonfinite
+from veribench.corpus.importers._store import store_import, validation_error
 
 FORMATS = ("jsonl", "csv", "parquet")
 _NESTED = ("tags", "provenance", "generation")

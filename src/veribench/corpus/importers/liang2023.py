@@ -39,14 +39,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ...detectors.base import ScoreResult
-from ...detectors.imported import ImportedDetector, get_scale
-from ...errors import InputError
-from ...hashing import text_sha256
-from ..document import Document, Generation, Provenance
-from ..report import ImportReport, classify_difference, text_quirks
-from ._io import fmt_value, json_safe, load_json, load_json_flagged, nonfinite_paths, refuse_nonfinite
-from ._store import ScoreBatch, store_import
+from veribench.records import ScoreResult
+from veribench.scales import ImportedDetector, get_scale
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
+from veribench.corpus.document import Document, Generation, Provenance
+from veribench.corpus.report import ImportReport, classify_difference, text_quirks
+from veribench.corpus.importers._io import fmt_value, json_safe, load_json, load_json_flagged, nonfinite_paths, refuse_nonfinite
+from veribench.corpus.importers._store import ScoreBatch, store_import
 
 CORPUS = "liang2023"
 DETECTORS = ("GPTZero", "OriginalityAI", "ZeroGPT", "Crossplag", "HFOpenAI", "Quil", "Sapling")

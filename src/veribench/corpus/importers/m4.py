@@ -33,11 +33,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-from ...errors import InputError
-from ...hashing import text_sha256
-from ..report import ImportReport
-from ._io import iter_jsonl
-from ._stream import BATCH, StreamWriter, check_columns, clean
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
+from veribench.corpus.report import ImportReport
+from veribench.corpus.importers._io import iter_jsonl
+from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean
 
 COLUMNS = ("prompt", "human_text", "machine_text", "model", "source")
 SOURCE_ID = ("source_ID", "source_id")

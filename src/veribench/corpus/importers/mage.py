@@ -34,9 +34,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError
-from ..report import ImportReport
-from ._stream import BATCH, StreamWriter, clean, csv_batches, resolve_sources
+from veribench.errors import InputError
+from veribench.corpus.report import ImportReport
+from veribench.corpus.importers._stream import BATCH, StreamWriter, clean, csv_batches, resolve_sources
 
 COLUMNS = ("text", "label", "src")
 FILES = {"train": "train.csv", "validation": "valid.csv", "test": "test.csv",

@@ -29,12 +29,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ...errors import InputError
-from ...hashing import text_sha256
-from ..document import Document
-from ..report import ImportReport, text_quirks
-from ._io import iter_jsonl, load_json, refuse_nonfinite
-from ._store import store_import, validation_error
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
+from veribench.corpus.document import Document
+from veribench.corpus.report import ImportReport, text_quirks
+from veribench.corpus.importers._io import iter_jsonl, load_json, refuse_nonfinite
+from veribench.corpus.importers._store import store_import, validation_error
 
 DERIVATION = "humanize"
 

@@ -12,7 +12,7 @@ detector            the detector's name (or ``--detector``; the file's value win
 raw                 the value as displayed (``score``, ``value``, or ``--value-field``); a
                     two-item list ``[verdict, value]`` gives both (ZipPy's output)
 scale               native scale (or ``--scale``, default ``p_ai``); see
-                    :data:`veribench.detectors.imported.SCALES`
+                    :data:`veribench.scales.SCALES`
 (verdict)           the tool's verdict text: read only from the field the user names with
                     ``--verdict-field`` (never by alias: a ``label`` column is usually the
                     ground truth, case c28)
@@ -42,13 +42,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from ...detectors.base import STATUS_CODES, ScoreResult
-from ...detectors.imported import ImportedDetector, get_scale, normalise
-from ...errors import InputError
-from ...hashing import text_sha256
-from ..report import ImportReport, classify_difference
-from ._io import fmt_value, iter_csv, iter_jsonl, load_json
-from ._store import ScoreBatch, store_import
+from veribench.records import STATUS_CODES, ScoreResult
+from veribench.scales import ImportedDetector, get_scale, normalise
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
+from veribench.corpus.report import ImportReport, classify_difference
+from veribench.corpus.importers._io import fmt_value, iter_csv, iter_jsonl, load_json
+from veribench.corpus.importers._store import ScoreBatch, store_import
 
 ALIASES = {
     "doc_id": ("doc_id", "id", "document_id"),

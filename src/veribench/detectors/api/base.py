@@ -18,10 +18,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ...spec import Spec
-from ..base import ScoreResult
-from .http import CallInfo, ConfigError, VendorError, VendorHTTP, check_base_url, env_key, env_var, redact, \
-    refuse_key_settings
+from veribench.spec import Spec
+from veribench.records import ScoreResult
+from veribench.detectors.api.http import CallInfo, ConfigError, VendorError, VendorHTTP, check_base_url, env_key, env_var, redact, refuse_key_settings
 
 log = logging.getLogger("veribench.api")
 

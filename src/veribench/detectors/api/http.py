@@ -8,7 +8,7 @@ One place decides, for every vendor:
   honoured): HTTP 429, 5xx, 408, timeouts, connection errors and resets. Validation
   (400/422), credit (402, or a 400/429 whose body speaks of credits/quota) and key
   (401/403/404) errors are never retried;
-- which reason code a failure gets (:data:`veribench.detectors.base.STATUS_CODES`):
+- which reason code a failure gets (:data:`veribench.records.STATUS_CODES`):
   ``auth``, ``no_credits``, ``rate_limited``, ``site_down``, ``refused``, ``timeout``,
   ``bad_response``;
 - rate limiting (a minimum interval between requests, shared by the adapter's threads)
@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 import httpx
 import tenacity
 
-from ...errors import VeribenchError
+from veribench.errors import VeribenchError
 
 log = logging.getLogger("veribench.api")
 

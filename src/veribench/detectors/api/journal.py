@@ -14,19 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...hashing import text_sha256
-from .http import CallInfo, VendorError
-
-TABLE_SQL = """
-CREATE TABLE IF NOT EXISTS api_tasks (
-    spec_hash VARCHAR NOT NULL,
-    text_sha256 VARCHAR NOT NULL,
-    vendor VARCHAR,
-    task_id VARCHAR NOT NULL,
-    submitted_at TIMESTAMPTZ,
-    PRIMARY KEY (spec_hash, text_sha256)
-);
-"""
+from veribench.hashing import text_sha256
+from veribench.detectors.api.http import CallInfo, VendorError
+from veribench.store.workspace import now_utc
 
 
 class TaskJournal:
@@ -34,15 +24,12 @@ class TaskJournal:
 
     def __init__(self, ws: Any):
         self.ws = ws
-        with ws.lock:
-            ws.con.execute(TABLE_SQL)
 
     def get(self, spec_hash: str, sha: str) -> str | None:
         rows = self.ws.query("SELECT task_id FROM api_tasks WHERE spec_hash = ? AND text_sha256 = ?", [spec_hash, sha])
         return rows[0][0] if rows else None
 
     def put(self, spec_hash: str, sha: str, vendor: str, task_id: str) -> None:
-        from ...store.workspace import now_utc
 
         with self.ws.transaction() as c:
             c.execute("INSERT OR REPLACE INTO api_tasks VALUES (?, ?, ?, ?, ?)",

@@ -36,10 +36,11 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from ..base import ScoreResult
-from .base import ApiDetector, VendorInfo, as_float, dig, in_range, want_bool, word_count
-from .journal import JournalMixin
-from .http import CREDIT_WORDS, ConfigError, VendorError, VendorHTTP, check_base_url
+from veribench.records import ScoreResult
+from veribench.detectors.api.base import ApiDetector, VendorInfo, as_float, dig, in_range, want_bool, word_count
+from veribench.detectors.api.journal import JournalMixin
+from veribench.detectors.api.http import CREDIT_WORDS, ConfigError, VendorError, VendorHTTP, check_base_url
+from veribench.metrics.segmentation import locate_sentences
 
 # -- GPTZero -------------------------------------------------------------------------
 
@@ -68,7 +69,6 @@ class SentenceSpans:
         r = super().score_one(text)  # type: ignore[misc]
         items = r.detail.get("sentences") if r.status == "ok" else None
         if items:
-            from ...metrics.segmentation import locate_sentences
 
             spans, missing = locate_sentences(self.submitted_text(text), items)  # type: ignore[attr-defined]
             r.detail["sentences"] = spans

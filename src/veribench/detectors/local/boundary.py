@@ -31,11 +31,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...metrics.segmentation import boundary_char, sentence_spans, word_starts
-from ...spec import Spec
-from ..base import ScoreResult
-from . import engine as eng
-from .models import load_causal_lm, resolve_device, resolve_dtype
+from veribench.metrics.segmentation import boundary_char, sentence_spans, word_starts
+from veribench.spec import Spec
+from veribench.records import ScoreResult
+from veribench.detectors.local import engine as eng
+from veribench.detectors.local.models import load_causal_lm, resolve_device, resolve_dtype
 
 VERSION = "1"
 DEFAULT_MODEL = "smollm2"

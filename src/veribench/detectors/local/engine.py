@@ -96,8 +96,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from ...hashing import text_sha256
-from .models import LoadedModel
+from veribench.hashing import text_sha256
+from veribench.detectors.local.models import LoadedModel
 
 #: Default fp32 logit bytes per vocabulary chunk (c·V·4 bytes); a few such copies live at once.
 DEFAULT_CHUNK_BYTES = 64 * 2**20

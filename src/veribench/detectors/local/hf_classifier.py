@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ...spec import Spec
-from ..base import ScoreResult
-from .models import ModelLoadError, _explain, _torch, _where, quiet_loading, resolve_device, resolve_dtype
+from veribench.spec import Spec
+from veribench.records import ScoreResult
+from veribench.detectors.local.models import ModelLoadError, _explain, _torch, _where, quiet_loading, resolve_device, resolve_dtype
 
 VERSION = "1"
 

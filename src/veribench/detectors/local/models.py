@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ...errors import VeribenchError
+from veribench.errors import VeribenchError
 
 
 class ModelLoadError(VeribenchError):

@@ -19,8 +19,10 @@ import math
 import os
 from typing import Any, Sequence
 
-from ...spec import Spec
-from ..base import ScoreResult
+from veribench.spec import Spec
+from veribench.records import ScoreResult
+from veribench.registry import create
+from veribench.errors import VeribenchError
 
 
 def _result_from_json(s: str) -> ScoreResult:
@@ -38,7 +40,6 @@ class _Scorer:
                 torch.set_num_threads(threads)
             except ImportError:  # a detector that needs no torch
                 pass
-        from ...registry import create
 
         self.det = create("detector", name, settings)
 
@@ -72,7 +73,6 @@ class RayDetector:
         self.actor_batch = int(actor_batch)
         self.init_kwargs = dict(init_kwargs or {})
         if spec is None:
-            from ...registry import create
 
             spec = create("detector", name, self.settings).spec
         self.spec = spec
@@ -81,8 +81,6 @@ class RayDetector:
         try:
             import ray
         except ImportError as e:  # pragma: no cover - depends on the environment
-            from ...errors import VeribenchError
-
             raise VeribenchError("--engine ray needs Ray Data: pip install 'veribench[ray]'") from e
         if not ray.is_initialized():
             addr = self.address or os.environ.get("RAY_ADDRESS")

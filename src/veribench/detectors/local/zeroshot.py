@@ -24,10 +24,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...spec import Spec
-from ..base import ScoreResult
-from . import engine as eng
-from .models import load_causal_lm, resolve_device, resolve_dtype
+from veribench.spec import Spec
+from veribench.records import ScoreResult
+from veribench.detectors.local import engine as eng
+from veribench.detectors.local.models import load_causal_lm, resolve_device, resolve_dtype
 
 VERSION = "1"
 

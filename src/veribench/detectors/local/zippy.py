@@ -38,8 +38,8 @@ import os
 import re
 from typing import Any, Sequence
 
-from ...spec import Spec
-from ..base import ScoreResult
+from veribench.spec import Spec
+from veribench.records import ScoreResult
 
 #: Above this fraction of letters deleted by clean_text, a text is "unsupported".
 MAX_DELETED_LETTER_FRACTION = 0.5

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...detectors.api.base import as_float, dig, want_bool
-from ...detectors.api.http import CREDIT_WORDS, VendorError
-from ...detectors.api.journal import JournalMixin
-from ...detectors.api.vendors import poll
-from ..base import ApiHumanizer
+from veribench.detectors.api.base import as_float, dig, want_bool
+from veribench.detectors.api.http import CREDIT_WORDS, VendorError
+from veribench.detectors.api.journal import JournalMixin
+from veribench.detectors.api.vendors import poll
+from veribench.humanizers.base import ApiHumanizer
 
 
 def _str(v: Any) -> str | None:

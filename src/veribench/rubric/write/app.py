@@ -49,11 +49,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.sessions import SessionMiddleware
 
-from ..app import SECURITY_HEADERS, RootPath
-from . import rules, store
-from .db import WriteDB, open_store
-from .evidence import describe
-from .store import WriteError
+from veribench.rubric.app import SECURITY_HEADERS, RootPath
+from veribench.rubric.write import rules, store
+from veribench.rubric.write.db import WriteDB, open_store
+from veribench.rubric.write.evidence import describe
+from veribench.rubric.write.store import WriteError
+from veribench.rubric.write.armb import try_apply_withdrawals
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "vb_write_session"
@@ -364,7 +365,6 @@ def create_app(workspace: Union[str, Path, WriteDB], *, secure_cookies: bool = F
                       confirm: str = Form("")) -> Response:
         posted(request, inv, csrf_token)
         res = store.withdraw(db, inv, via="app", confirm=confirm == "yes", form_token=form_token, require_form=True)
-        from .armb import try_apply_withdrawals
 
         removed = try_apply_withdrawals(folder, db) if res["doc_id"] else True
         request.session.clear()

@@ -26,104 +26,26 @@ provenance      ``method`` ("attested, with revision history"), ``attestation`` 
                 ``process_evidence`` (:func:`.evidence.summarise`, with history)
 ==============  ==========================================================================
 
-:func:`withdraw_document` is the one place where a document is withdrawn from a workspace
+:func:`veribench.store.writes.withdraw_document` is the one place where a document is withdrawn from a workspace
 and the withdrawal is logged.
 """
 
 from __future__ import annotations
 
-import json
-import uuid
 from pathlib import Path
 from typing import Any
 
-from ...corpus.document import Document, Provenance
-from ...corpus.report import ImportReport
-from ...store.workspace import Workspace, now_utc
-from . import rules, store
-from .db import WriteDB
+from veribench.corpus.document import Document, Provenance
+from veribench.corpus.report import ImportReport
+from veribench.store import writes
+from veribench.store.workspace import Workspace
+from veribench.rubric.write import rules, store
+from veribench.rubric.write.db import WriteDB
+from veribench.corpus.importers import store_import
+from veribench.errors import InputError
+from veribench.store.workspace import DB_NAME
+from veribench.store.workspace import WorkspaceBusy
 
-#: The workspace's withdrawal log (created on first use). When the hash-chained event log
-#: (``veribench.store.events``) is present, each row is also an ``withdrawal`` event.
-WITHDRAWALS_SQL = """
-CREATE TABLE IF NOT EXISTS withdrawals (
-    withdrawal_id VARCHAR PRIMARY KEY,
-    doc_id VARCHAR NOT NULL,
-    invitation_id VARCHAR,
-    requested_at TIMESTAMPTZ,
-    removed_at TIMESTAMPTZ NOT NULL,
-    via VARCHAR,
-    removed JSON NOT NULL
-)
-"""
-
-
-def _has_table(con: Any, name: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                            [name]).fetchone()[0])
-
-
-def withdraw_document(con: Any, doc_id: str, *, invitation_id: str | None = None, requested_at: str | None = None,
-                      via: str = "cli") -> dict[str, Any] | None:
-    """Remove a withdrawn document from the workspace and log it: the single place for this.
-
-    Runs inside the caller's open workspace transaction (``con``). Removes the document,
-    every document derived from it (``provenance.source_id`` chains: attacks, paraphrases,
-    humanized outputs, edits), their ``submissions``, and the ``scores`` and
-    ``submitted_texts`` rows of texts no remaining document or submission uses. Then it
-    appends one row to ``withdrawals``; the row holds ids and counts, never the text or
-    its hash.
-
-    It also appends the ``withdrawal`` event to the workspace's event log
-    (:func:`veribench.store.events.log_withdrawal`), which detaches the removed rows'
-    keys from their logged fingerprints.
-
-    Returns:
-        The payload ``{"withdrawal_id", "doc_id", "invitation_id", "requested_at",
-        "removed_at", "via", "documents_removed", "scores_removed",
-        "submitted_texts_removed"}``, or None when the document is not in the workspace.
-    """
-    if not con.execute("SELECT count(*) FROM documents WHERE doc_id = ?", [doc_id]).fetchone()[0]:
-        return None
-    ids = [doc_id]
-    frontier = [doc_id]
-    while frontier:
-        rows = con.execute("SELECT doc_id FROM documents WHERE json_extract_string(provenance, '$.source_id') IN "
-                           "(SELECT unnest(?::VARCHAR[]))", [frontier]).fetchall()
-        frontier = [r[0] for r in rows if r[0] not in ids]
-        ids += frontier
-    shas = {r[0] for r in con.execute("SELECT text_sha256 FROM documents WHERE doc_id IN (SELECT unnest(?::VARCHAR[])) "
-                                      "UNION SELECT submitted_sha256 FROM submissions WHERE doc_id IN "
-                                      "(SELECT unnest(?::VARCHAR[]))", [ids, ids]).fetchall()}
-    con.execute("DELETE FROM submissions WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
-    con.execute("DELETE FROM documents WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
-    still = {r[0] for r in con.execute(
-        "SELECT text_sha256 FROM documents WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[])) UNION "
-        "SELECT submitted_sha256 FROM submissions WHERE submitted_sha256 IN (SELECT unnest(?::VARCHAR[]))",
-        [sorted(shas), sorted(shas)]).fetchall()}
-    gone = sorted(shas - still)
-    n_scores = con.execute("SELECT count(*) FROM scores WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
-                           [gone]).fetchone()[0]
-    con.execute("DELETE FROM scores WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[]))", [gone])
-    n_sub = 0
-    if _has_table(con, "submitted_texts"):
-        n_sub = con.execute("SELECT count(*) FROM submitted_texts WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
-                            [gone]).fetchone()[0]
-        con.execute("DELETE FROM submitted_texts WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[]))", [gone])
-    t = now_utc()
-    payload = {"withdrawal_id": f"wd-{t:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}", "doc_id": doc_id,
-               "invitation_id": invitation_id, "requested_at": requested_at, "removed_at": t.isoformat(),
-               "via": via, "documents_removed": ids, "scores_removed": int(n_scores),
-               "submitted_texts_removed": int(n_sub)}
-    con.execute(WITHDRAWALS_SQL)
-    con.execute("INSERT INTO withdrawals VALUES (?,?,?,?,?,?,?)",
-                [payload["withdrawal_id"], doc_id, invitation_id, requested_at, t, via,
-                 json.dumps({k: payload[k] for k in ("documents_removed", "scores_removed",
-                                                     "submitted_texts_removed")})])
-    from ...store.events import log_withdrawal
-
-    log_withdrawal(con, payload, text_shas=gone)  # ids and counts; the texts' keys are detached
-    return payload
 
 
 def apply_withdrawals(ws: Workspace, db: WriteDB) -> list[dict[str, Any]]:
@@ -134,7 +56,7 @@ def apply_withdrawals(ws: Workspace, db: WriteDB) -> list[dict[str, Any]]:
     done = []
     for w in store.pending_withdrawals(db):
         with ws.transaction() as con:
-            p = withdraw_document(con, w["doc_id"], invitation_id=w["invitation_id"], requested_at=w["requested_at"],
+            p = writes.withdraw_document(con, w["doc_id"], invitation_id=w["invitation_id"], requested_at=w["requested_at"],
                                   via=w["via"])
         if p is not None:
             done.append(p)
@@ -180,7 +102,6 @@ def try_apply_withdrawals(workspace: str | Path, db: WriteDB) -> bool:
     """Apply pending withdrawals now when the workspace can be opened (no other process
     holds it); True when nothing is left pending. Used by the app right after a writer
     withdraws, so the server never holds the workspace for longer than that."""
-    from ...store.workspace import DB_NAME, WorkspaceBusy
 
     if not store.pending_withdrawals(db):
         return True
@@ -242,8 +163,6 @@ def import_submissions(ws: Workspace, db: WriteDB, *, corpus: str = rules.CORPUS
     text. A text whose stored fingerprint no longer matches is refused (InputError) and
     nothing is imported.
     """
-    from ...corpus.importers import store_import
-    from ...errors import InputError
 
     report = ImportReport(kind="write", source=str(db.path), corpus=corpus)
     docs = []

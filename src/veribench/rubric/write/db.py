@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ...store.workspace import SqlAccess
+from veribench.store.sql import SqlAccess
 
 FILE_NAME = "write.sqlite"
 #: How long a writer waits for another process's write transaction, in milliseconds.

@@ -8,7 +8,7 @@ or typing while saving was interrupted; the evidence does not say which.
 Units and definitions (the thresholds live in :mod:`.rules`):
 
 - *words*: whitespace-separated tokens holding a letter or digit
-  (:func:`veribench.rubric.text.word_count`, the rubric's word rule).
+  (:func:`veribench.text.words.word_count`, the rubric's word rule).
 - *step*: one saved revision against the one before it (the first against an empty
   draft). The change is found on whitespace tokens: the common prefix and suffix are set
   aside and the middle is aligned with :class:`difflib.SequenceMatcher` (no junk
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Sequence
 
-from ..text import word_count
-from . import rules
+from veribench.text.words import word_count
+from veribench.rubric.write import rules
 
 #: Above this many token pairs the middle of a step is taken as one replaced block
 #: (SequenceMatcher is quadratic in the worst case; a whole-text rewrite is one block anyway).

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import InputError
-from ...hashing import text_sha256
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
 
 #: Characters stripped from both ends of a text (after line endings become LF).
 STRIP_CHARS = " \t\n"

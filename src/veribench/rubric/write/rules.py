@@ -15,7 +15,7 @@ the two identical.
 
 from __future__ import annotations
 
-from ...hashing import text_sha256
+from veribench.hashing import text_sha256
 
 #: The protocol's three registers, with the description shown to writers.
 REGISTERS: dict[str, str] = {

@@ -21,13 +21,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import InputError
-from ..store import RatingError
-from ..text import word_count
-from . import rules
-from .db import WriteDB
-from .evidence import Step, diff_step, summarise
-from .fingerprint import fingerprint, normalise_text
+from veribench.errors import InputError
+from veribench.rubric.store import RatingError
+from veribench.text.words import word_count
+from veribench.rubric.write import rules
+from veribench.rubric.write.db import WriteDB
+from veribench.rubric.write.evidence import Step, diff_step, summarise
+from veribench.rubric.write.fingerprint import fingerprint, normalise_text
+from veribench.rubric.write.evidence import describe
 
 _ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 #: Control characters refused in a text (C0 and C1 except tab and line feed).
@@ -581,7 +582,6 @@ def mark_imported(db: WriteDB, invitation_ids: list[str], import_id: str) -> Non
 def list_invitations(db: WriteDB) -> list[dict[str, Any]]:
     """Every invitation for the organiser: id, register, state, revisions, words, publication,
     import state and the one-line evidence (never a text or a name)."""
-    from .evidence import describe
 
     rows = db.query("SELECT i.invitation_id, i.register, i.state, i.english, s.publication, s.words, s.imported_at, "
                     "(SELECT count(*) FROM write_revisions r WHERE r.invitation_id = i.invitation_id) "
