@@ -35,9 +35,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic import make_synthetic  # noqa: E402
+from synthetic import make_synthetic
 
-from veribench.metrics import (  # noqa: E402
+from veribench.metrics import (
     GroupedScores,
     UndefinedMetricWarning,
     argsort_scores,
@@ -160,13 +160,12 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the measurements here")
     args = ap.parse_args()
 
-    t, c = time.perf_counter(), time.process_time()
+    t, _c = time.perf_counter(), time.process_time()
     data = make_synthetic(args.docs, args.detectors, args.groups, args.seed)
     t_make = time.perf_counter() - t
     tracemalloc.start()
     times, out = run(data)
     cpu_steps = out.pop("_cpu")
-    cpu = cpu_steps["total"]
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -17,8 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from veribench.spec import Spec  # noqa: E402
-from veribench.store import Workspace  # noqa: E402
-from veribench.store import writes
+from veribench.store import Workspace, writes  # noqa: E402
 
 
 def build_workspace(path: Path, n: int) -> None:
@@ -51,10 +50,11 @@ def build_workspace(path: Path, n: int) -> None:
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    import dataclasses
+
     from veribench.evaluate import evaluate_workspace
     from veribench.protocol.model import Protocol
     from veribench.report.site import build_report
-    import dataclasses
 
     with tempfile.TemporaryDirectory() as tmp:
         ws_dir, out = Path(tmp) / "ws", Path(tmp) / "site"

@@ -32,8 +32,8 @@ def main() -> None:
 
     from veribench.rubric import loaders, results, store
     from veribench.rubric.app import create_app
-    from veribench.text.words import fk_grade
     from veribench.store import Workspace
+    from veribench.text.words import fk_grade
 
     fk_grade("Warm up the pronunciation dictionary.")  # one-off cmudict load, timed apart
     out: dict[str, float | int] = {}

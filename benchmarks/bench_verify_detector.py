@@ -49,17 +49,17 @@ rule = { fit = "best_balanced_accuracy" }
 def build(work: Path, n: int) -> Path:
     import numpy as np
 
+    from veribench.bundles.publish import publish
+    from veribench.commit import commit
     from veribench.corpus.document import Document
     from veribench.corpus.importers._store import ScoreBatch, store_import
     from veribench.corpus.report import ImportReport
-    from veribench.records import ScoreResult
     from veribench.evaluate import evaluate_workspace
     from veribench.hashing import text_sha256
-    from veribench.commit import commit
     from veribench.protocol.model import load_protocol
+    from veribench.records import ScoreResult
     from veribench.spec import Spec
     from veribench.store import Workspace
-    from veribench.bundles.publish import publish
 
     rng = np.random.default_rng(0)
     proto = work / "bench.toml"

@@ -33,7 +33,7 @@ import platform
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -172,7 +172,7 @@ def main() -> None:
         rows.append({"path": "packed/segments bf16 body", "tokens_per_s": round(sum(o.tokens_used for o in out) / el, 1),
                      "max_diff_vs_fp32": max_rel(engine_stats(out), fp32)})
     print(json.dumps({
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()} {os.cpu_count()} cores, torch {torch.__version__}",
         "model": name if a.model != "random" else "random GPT-2 (4 layers, 256 dims)",
         "texts": len(texts), "cap": a.cap, "model_load_s": round(load_s, 2),

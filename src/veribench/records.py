@@ -97,6 +97,6 @@ class ScoreResult:
         return self.detail.get("hazards")
 
     @classmethod
-    def failed(cls, status: str, reason: str = "", **detail: Any) -> "ScoreResult":
+    def failed(cls, status: str, reason: str = "", **detail: Any) -> ScoreResult:
         """A non-ok result with a reason text in ``detail['reason']``."""
         return cls(status=status, raw=None, ai_probability=None, detail={"reason": reason, **detail})

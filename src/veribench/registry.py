@@ -20,8 +20,9 @@ from __future__ import annotations
 import difflib
 import importlib
 import json
+from collections.abc import Callable
 from importlib import metadata
-from typing import Any, Callable
+from typing import Any
 
 from veribench.errors import RegistryError
 

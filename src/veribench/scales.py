@@ -28,12 +28,13 @@ Aliases: ``percent_human`` = ``human_0_100``, ``human_0_1`` = ``p_human``, ``pro
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from veribench.errors import InputError, VeribenchError
-from veribench.spec import Spec
 from veribench.records import ScoreResult
+from veribench.spec import Spec
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ text submitted), so a text is never scored or paid for twice with the same spec.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from veribench.hashing import canonical_json, sha256_bytes
 
@@ -52,9 +53,9 @@ class Spec:
         return f"{self.name}[{inner}]"
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Spec":
+    def from_dict(cls, d: Mapping[str, Any]) -> Spec:
         return cls(kind=d["kind"], name=d["name"], version=str(d.get("version", "")), settings=dict(d.get("settings") or {}))
 
     @classmethod
-    def from_json(cls, s: str) -> "Spec":
+    def from_json(cls, s: str) -> Spec:
         return cls.from_dict(json.loads(s))

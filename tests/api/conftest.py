@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from vendor_fakes import COPYLEAKS_EMAIL, VENDOR_KEYS, FakeVendors  # noqa: E402
+from vendor_fakes import COPYLEAKS_EMAIL, VENDOR_KEYS, FakeVendors
 
 
 @pytest.fixture()

@@ -5,9 +5,9 @@ submitted text (``detail["sentences"]``, CONTRACTS.md), through the fake vendor 
 from __future__ import annotations
 
 import pytest
+from vendor_fakes import FAST
 
 from veribench import registry
-from vendor_fakes import FAST  # noqa: E402 (tests/api/conftest.py puts it on the path)
 
 S1, S2 = "The harbour lantern was lit at dusk.", "Nobody saw the keeper leave."
 S3 = ("A quiet ledger records every ship that passed the point in the last forty years; it was written in copper "

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veribench.detectors.api.http import REDACTED, VendorError, clip, classify_response, redact
+from veribench.detectors.api.http import REDACTED, VendorError, classify_response, clip, redact
 
 KEY_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=_-:."
 FILLER = st.text(alphabet=" !*#()éß~\n", max_size=700)  # shares no character with any encoding of a key
@@ -88,9 +88,10 @@ def test_key_straddling_the_500th_character():
 def test_echoed_key_stored_nowhere_end_to_end(tmp_path, fake, keys, real_texts, workspace, monkeypatch):
     """Through an adapter and the workspace: the fake server answers 401 with a long plain-text body
     echoing the key at the excerpt boundary, URL-encoded and in a Basic header; nothing of it is stored."""
+    from vendor_fakes import FAST
+
     from veribench import registry
     from veribench.detectors.pipeline import score_texts
-    from vendor_fakes import FAST
 
     key = "wk_Q7v+Zp2/Lm9=Xr4sT8yN1cD"
     monkeypatch.setenv("VERIBENCH_WINSTON_API_KEY", key)

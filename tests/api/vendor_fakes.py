@@ -167,7 +167,7 @@ class FakeVendors:
     def dispatch(self, method, path, query, headers, body):
         if self.delay:
             time.sleep(self.delay)
-        for m, pat, name in self.ROUTES:
+        for m, pat, name in self.ROUTES:  # noqa: B007 - the matched route is used after the loop
             if m == method and re.fullmatch(pat, path):
                 break
         else:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from vendor_fakes import FAST, VENDOR_KEYS, FakeVendors  # noqa: E402
+from vendor_fakes import FAST, VENDOR_KEYS, FakeVendors
 
-from veribench import attacks  # noqa: E402
-from veribench.corpus.edits import apply_edits, sentence_spans  # noqa: E402
+from veribench import attacks
+from veribench.corpus.edits import apply_edits, sentence_spans
 
 OPS = {k: FAST[k] for k in ("backoff", "backoff_max", "rate_per_minute", "timeout")}
 
@@ -54,7 +54,7 @@ def test_paraphrase_attack_in_a_workspace_is_cached_and_resumable(fdg_workspace,
     ws = fdg_workspace
     params = {"base_url": fake.url + "/v1", "model": "para-1", **OPS}
     plan = attacks.attack_documents(ws, "paraphrase", params, seed=1, label="ai", dry_run=True)
-    assert plan.planned and not [c for c in fake.calls] and plan.derived == 0
+    assert plan.planned and not list(fake.calls) and plan.derived == 0
     words = sum(len(t.split()) for (t,) in ws.query("SELECT text FROM documents WHERE label='ai' ORDER BY doc_id"))
     rep = attacks.attack_documents(ws, "paraphrase", params, seed=1, label="ai", max_spend=words / 2)
     assert rep.stopped_for_budget and 0 < rep.derived < 20 and rep.not_run == 20 - rep.derived
@@ -83,7 +83,7 @@ def test_derive_arm_with_llm_paraphraser_and_a_vendor_humanizer(fdg_workspace, f
     assert rep.derived == 20 and rep.kind == "humanize"
     rows = ws.query("SELECT doc_id, arm, label, text, provenance, tags FROM documents WHERE arm = 'C-undetectable'")
     src = dict(ws.query("SELECT doc_id, text FROM documents"))
-    for did, arm, label, text, prov, tags in rows:
+    for _did, _arm, label, text, prov, tags in rows:
         prov, tags = json.loads(prov), json.loads(tags)
         assert label == "ai" and tags["derivation"] == "humanize" and tags["attack"] == "undetectable"
         assert apply_edits(src[prov["source_id"]], prov["edits"]) == text

@@ -74,7 +74,7 @@ def test_homoglyph_honours_n_and_draws_uniformly(texts):
         assert pos <= set(elig)
         first_half += sum(1 for i in elig[: len(elig) // 2] if i in pos)
         chosen += len(pos) if len(elig) % 2 == 0 else sum(1 for i in elig[:-1] if i in pos)
-        for s, e, rep in r.edits:
+        for s, _e, rep in r.edits:
             options = RAID_HOMOGLYPHS[t[s]]
             if len(options) == 2:
                 opt[options.index(rep)] += 1
@@ -117,7 +117,7 @@ def test_number(texts):
             assert [c for c in rep if not c.isdigit()] == [c for c in t[s:e] if not c.isdigit()]
             digits.update(c for c in rep if c.isdigit())
     assert with_numbers > 200
-    assert chisquare(list(digits[str(d)] for d in range(10))).pvalue > 1e-4
+    assert chisquare([digits[str(d)] for d in range(10)]).pvalue > 1e-4
 
 
 def raid_article_indices(text, article):
@@ -220,7 +220,7 @@ def test_alternative_spelling(texts):
         n_found += len(spans)
     assert n_found > 100
     _, res, changed = common("alternative_spelling", texts, {"N": 0.5})
-    for t, r in zip(texts, res):
+    for _t, r in zip(texts, res):
         assert len(r.edits) == int(0.5 * r.stats["eligible"])
 
 
@@ -255,7 +255,7 @@ def test_any_text_gives_valid_reproducing_edits():
     @settings(max_examples=150, deadline=None)
     @given(text, st.integers(0, 2**32))
     def prop(t, seed):
-        for n, atk in built.items():
+        for _n, atk in built.items():
             r = atk.apply(t, seed)
             assert r.status == "ok"
             check_edits(r.edits, len(t))

@@ -9,8 +9,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from veribench.cli.main import app
 from veribench import attacks
+from veribench.cli.main import app
 from veribench.corpus.edits import apply_edits
 
 CHEAP = ("homoglyph", "number", "article_deletion", "insert_paragraphs", "upper_lower", "whitespace",

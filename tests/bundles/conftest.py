@@ -9,7 +9,7 @@ evaluate again, publish. Tests copy it before tampering.
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -45,7 +45,7 @@ rule = { field = "ai_probability", op = ">", threshold = 0.5, source = "Liang et
 
 
 def amended(v1_hash: str) -> str:
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     return (PROTOCOL_V1.replace('name = "liang-bundle-test"', 'name = "liang-bundle-test-renamed"')
             .replace('tag = "LIANG-BUNDLE-1"', 'tag = "LIANG-BUNDLE-2"')
             .replace('name = "Sapling"\nrule = { field = "ai_probability", op = ">", threshold = 0.5',

@@ -6,7 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.bundles.bundle_helpers import corpus_lines, events, evaluate_publish_verify, read_scores, store_documents, verify
+from tests.bundles.bundle_helpers import (
+    corpus_lines,
+    evaluate_publish_verify,
+    events,
+    read_scores,
+    store_documents,
+    verify,
+)
 
 
 def test_published_bundle_verifies_every_check(liang_built, cli_run, tmp_path):
@@ -96,12 +103,12 @@ rule = { field = "ai_probability", op = ">", threshold = 0.5 }
 
 def _fingerprint_ws(ws_path: Path, proto: Path):
     """Volunteer texts published only as fingerprints (issue 15's case): SHA-256 and metadata, no text."""
+    from veribench.commit import commit
     from veribench.corpus.document import Document
-    from veribench.records import ScoreResult
     from veribench.evaluate import evaluate_workspace
     from veribench.hashing import text_sha256
-    from veribench.commit import commit
     from veribench.protocol.model import load_protocol
+    from veribench.records import ScoreResult
     from veribench.store import Workspace
 
     docs = []
@@ -192,9 +199,9 @@ rule = { field = "verdict", ai_values = ["ai \\"sure\\""] }
 def test_ids_and_values_that_need_escaping(tmp_path, cli_run):
     """Quotes, backslashes, control characters and non-ASCII in ids and values: the bundle's
     leaves, re-computed from its rows, equal the log's."""
+    from veribench.commit import commit
     from veribench.corpus.document import Document
     from veribench.records import ScoreResult
-    from veribench.commit import commit
     from veribench.store import Workspace
 
     ids = ['plain-1', 'quote"d', 'back\\slash', 'tab\there', 'ünïcödé', 'emoji 🙂', 'line\u2028sep', 'del\x7f']
@@ -244,9 +251,9 @@ def test_yaml_protocol_aliases_are_refused_before_expansion():
 
 def _small_ws(path: Path, proto_text: str, n: int = 24):
     """A committed protocol, then n documents with one detector's scores (a pre-registered run)."""
+    from veribench.commit import commit
     from veribench.corpus.document import Document
     from veribench.records import ScoreResult
-    from veribench.commit import commit
     from veribench.store import Workspace
 
     (path.parent / "p.toml").write_text(proto_text)

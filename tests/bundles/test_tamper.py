@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.bundles.bundle_helpers import corpus_lines, edit_json, edit_scores, edit_text, events, rehash, verify, write_corpus, write_events
+from tests.bundles.bundle_helpers import (
+    corpus_lines,
+    edit_json,
+    edit_scores,
+    edit_text,
+    events,
+    rehash,
+    verify,
+    write_corpus,
+    write_events,
+)
 
 
 def caught(bundle: Path, check: str, *needles: str):
@@ -233,9 +243,9 @@ def test_timestamp_token_forged_signature(bundle):
 
 
 def test_foreign_authority_certificate_pinned(bundle, tmp_path):
-    from tests.bundles.tsa_server import make_authority
     from cryptography.hazmat.primitives.serialization import Encoding
 
+    from tests.bundles.tsa_server import make_authority
     from veribench.commit.tsa import load_certificates
 
     other = make_authority("another authority")[0].public_bytes(Encoding.PEM)

@@ -35,7 +35,7 @@ def _name(cn: str) -> x509.Name:
 
 def make_authority(cn: str = "veribench test TSA"):
     """(root CA cert, TSA cert, TSA private key), valid from yesterday for ten years."""
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = (x509.CertificateBuilder().subject_name(_name(cn + " root")).issuer_name(_name(cn + " root"))
           .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
@@ -89,7 +89,7 @@ class Authority:
             imprint = tsp.MessageImprint({"hash_algorithm": {"algorithm": "sha256"},
                                           "hashed_message": hashlib.sha256(b"some other bytes").digest()})
         info = {"version": "v1", "policy": POLICY, "message_imprint": imprint, "serial_number": serial,
-                "gen_time": dt.datetime.now(dt.timezone.utc).replace(microsecond=0), "accuracy": {"seconds": 1}}
+                "gen_time": dt.datetime.now(dt.UTC).replace(microsecond=0), "accuracy": {"seconds": 1}}
         if req["nonce"].native is not None:
             info["nonce"] = req["nonce"].native
         tst = tsp.TSTInfo(info)
@@ -101,7 +101,7 @@ class Authority:
         attrs = cms.CMSAttributes([
             cms.CMSAttribute({"type": "content_type", "values": ["tst_info"]}),
             cms.CMSAttribute({"type": "signing_time", "values": [cms.Time({"utc_time": core.UTCTime(
-                dt.datetime.now(dt.timezone.utc).replace(microsecond=0))})]}),
+                dt.datetime.now(dt.UTC).replace(microsecond=0))})]}),
             cms.CMSAttribute({"type": "message_digest", "values": [hashlib.sha256(tst_der).digest()]}),
             cms.CMSAttribute({"type": "signing_certificate_v2", "values": [ess]}),
         ])
@@ -134,7 +134,7 @@ class TSAServer:
         auth = self.authority
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server API
+            def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n)
                 if self.headers.get("Content-Type") != "application/timestamp-query":
@@ -155,7 +155,7 @@ class TSAServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/tsr"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "TSAServer":
+    def __enter__(self) -> TSAServer:
         self._thread.start()
         return self
 

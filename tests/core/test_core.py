@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from veribench import registry
-from veribench.records import ScoreResult
 from veribench.detectors.pipeline import RunStats, score_documents, score_texts
 from veribench.errors import RegistryError
 from veribench.hashing import text_sha256
+from veribench.records import ScoreResult
 from veribench.spec import Spec
 
 

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from veribench.cli.main import app
 from veribench.corpus.edits import apply_edits, edit_budget, sentence_spans, word_spans
 from veribench.corpus.importers.edited import import_edited
-from veribench.protocol.model import load_protocol, parse_protocol
 from veribench.errors import InputError, ProtocolError
+from veribench.protocol.model import load_protocol, parse_protocol
 
 
 @pytest.fixture()

@@ -345,7 +345,7 @@ def test_beemo_hub_layout_gives_every_version(workspace):
     assert ex["label"] == "ai-edited-human" and ex["arm"] == "C2" and ex["text"] == r["human_edits"]
     assert ex["tags"]["derivation"] == "edit" and ex["provenance"]["source_id"] == f"beemo:{rid}:model"
     ll = d[f"beemo:{rid}:llama-3.1-70b:P3"]
-    assert ll["text"] == f"Llama's \"third\" rewrite of 0." and ll["tags"]["attack"] == "llama-3.1-70b/P3"
+    assert ll["text"] == "Llama's \"third\" rewrite of 0." and ll["tags"]["attack"] == "llama-3.1-70b/P3"
     assert ll["tags"]["derivation"] == "humanize" and ll["generation"]["model"] == "llama-3.1-70b"
     assert len({v["group_key"] for v in d.values()}) == 3
     assert all(v["kind"] == v["tags"]["category"] for v in d.values())

@@ -11,8 +11,8 @@ from sklearn.metrics import roc_auc_score
 
 from veribench import registry
 from veribench.corpus.importers import import_documents, import_scores
-from veribench.scales import SCALES, ImportedDetector, get_scale, normalise
 from veribench.errors import InputError, VeribenchError
+from veribench.scales import SCALES, ImportedDetector, get_scale, normalise
 
 
 def _docs(ws, tmp_path, labels: dict[str, str]) -> None:

@@ -11,10 +11,10 @@ from sklearn.metrics import roc_auc_score
 from typer.testing import CliRunner
 
 from veribench.cli.main import app
-from veribench.text.hazards import text_hazards
 from veribench.corpus.importers import import_documents, import_liang2023, import_scores
 from veribench.errors import InputError
 from veribench.store import Workspace
+from veribench.text.hazards import text_hazards
 
 
 def cli(*args: str) -> str:

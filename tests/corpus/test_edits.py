@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veribench.corpus.edits import (apply_edits, check_edits, diff_edits, measure_edit, sentence_spans,
-                                    word_spans)
+from veribench.corpus.edits import apply_edits, check_edits, diff_edits, measure_edit, sentence_spans, word_spans
 
 ALPHABET = st.sampled_from(list("ab c.\n\u200bé,") + ["the ", "The cat. ", "x"])
 TEXT = st.lists(ALPHABET, max_size=40).map("".join)

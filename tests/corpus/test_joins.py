@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from vendor_fakes import VENDOR_KEYS, FakeVendors, humanized  # noqa: E402
+from vendor_fakes import VENDOR_KEYS, FakeVendors, humanized
 
-from veribench.cli.main import app  # noqa: E402
-from veribench.hashing import text_sha256  # noqa: E402
+from veribench.cli.main import app
+from veribench.hashing import text_sha256
 
 FAST = ["--set", "rate_per_minute=0", "--set", "backoff=0.01", "--set", "max_attempts=1"]
 JULY = Path(__file__).resolve().parents[1] / "data" / "humanizerbench" / "July 2026"

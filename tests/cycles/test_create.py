@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.cycles.cycles_helpers import edit_json
 
+from tests.cycles.cycles_helpers import edit_json
 from veribench import registry
 from veribench.records import ScoreResult
 from veribench.spec import Spec

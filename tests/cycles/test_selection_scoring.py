@@ -7,14 +7,33 @@ import statistics
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from veribench.bundles.jscompat import dumps_js, js_math_round, js_number_to_string, js_to_fixed, js_word_count, utf16_units
+from veribench.bundles.jscompat import (
+    dumps_js,
+    js_math_round,
+    js_number_to_string,
+    js_to_fixed,
+    js_word_count,
+    utf16_units,
+)
 from veribench.bundles.reader import published_rounding_matches
-from veribench.cycles.scoring import (ScoringRules, ai_probability_by_detector, compute_leaderboard,
-                                      recognise_scoring, render_scoring_js)
-from veribench.cycles.selection import (UnknownAlgorithm, djb2, extract_placeholders, recognise_selection,
-                                        resolve_prompts, substitute_placeholders)
+from veribench.cycles.scoring import (
+    ScoringRules,
+    ai_probability_by_detector,
+    compute_leaderboard,
+    recognise_scoring,
+    render_scoring_js,
+)
+from veribench.cycles.selection import (
+    UnknownAlgorithm,
+    djb2,
+    extract_placeholders,
+    recognise_selection,
+    resolve_prompts,
+    substitute_placeholders,
+)
 
 CYCLES = ["June 2026", "July 2026"]
 

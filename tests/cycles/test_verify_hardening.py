@@ -165,9 +165,8 @@ def test_plus_one_in_a_published_digit_fails_end_to_end(cli, hb_dir, tmp_path_fa
        st.text(alphabet=st.sampled_from("\t\n\v\f\r \u00a0\u2028\u3000\ufeff"), max_size=4))
 def test_nonce_is_trimmed_with_javascripts_whitespace_set(hb_dir, tmp_path_factory, lead, trail):
     """Any ECMAScript WhiteSpace/LineTerminator around the nonce is trimmed (String.prototype.trim)."""
-    from veribench.cycles.verify import verify_cycle
-
     from tests.cycles.conftest import copy_cycle
+    from veribench.cycles.verify import verify_cycle
 
     july = copy_cycle(hb_dir / "July 2026", tmp_path_factory.mktemp("n") / "July 2026")
     nonce = (july / "nonce.txt").read_text().strip()

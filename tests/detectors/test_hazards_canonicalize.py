@@ -9,13 +9,13 @@ from typer.testing import CliRunner
 
 from veribench import registry
 from veribench.cli.main import app
-from veribench.evaluate.run import submission_hazards
-from veribench.text.hazards import canonicalize, text_hazards
 from veribench.corpus.importers import import_documents
 from veribench.detectors.base import Canonicalized
-from veribench.records import ScoreResult
 from veribench.detectors.pipeline import RunStats, score_documents, score_texts
+from veribench.evaluate.run import submission_hazards
 from veribench.hashing import text_sha256
+from veribench.records import ScoreResult
+from veribench.text.hazards import canonicalize, text_hazards
 
 pytest.importorskip("zippy.zippy")
 C08 = ("plain", "homoglyph", "zero_width")

@@ -3,7 +3,6 @@ and loaded back through veribench's real loading path (a local folder)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest

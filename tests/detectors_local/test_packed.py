@@ -14,8 +14,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.detectors_local.test_zeroshot_reference import (close, ref_binoculars, ref_fast_detectgpt_pair, ref_model,
-                                                           ref_single)
+from tests.detectors_local.test_zeroshot_reference import (
+    close,
+    ref_binoculars,
+    ref_fast_detectgpt_pair,
+    ref_model,
+    ref_single,
+)
 from veribench.detectors.local import engine
 from veribench.detectors.local import zeroshot as zs
 

@@ -88,7 +88,7 @@ def test_demo_detectors_auroc_matches_independent_computation(smol, pairs):
         a_ref = roc_auc_score(y, sign * want)
         assert a_ours == pytest.approx(a_ref, abs=1e-12)
         auroc[name] = a_ours
-    print("SmolLM2-135M AUROC, xsum/gpt-3.5-turbo, %d pairs, %d tokens:" % (N_PAIRS, CAP), auroc)
+    print(f"SmolLM2-135M AUROC, xsum/gpt-3.5-turbo, {N_PAIRS} pairs, {CAP} tokens:", auroc)
     # Real signal, as measured in docs (offline models) (loglik 0.975 on 100 pairs)
     assert auroc["loglik"] > 0.85 and auroc["fast-detectgpt"] > 0.75
     # Directions come from the papers (zeroshot.STATISTICS), not from these AUROCs.

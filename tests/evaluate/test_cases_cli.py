@@ -147,8 +147,8 @@ def test_c06_wilson_through_the_tables(cases_dir, tmp_path):
 def test_c10_ranking_on_the_native_criterion(cases_dir, tmp_path):
     """AUROC on Fast-DetectGPT's own criterion is 1.0, even when each score also carries the
     two-Gaussian "probability", which is not monotone in it and would rank otherwise."""
-    from veribench.records import ScoreResult
     from veribench.detectors.local.zeroshot import fast_detectgpt_probability
+    from veribench.records import ScoreResult
     from veribench.spec import Spec
     from veribench.store import Workspace
 

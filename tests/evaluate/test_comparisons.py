@@ -22,9 +22,21 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from veribench.errors import ProtocolError
-from veribench.evaluate.comparisons import (NO_COMMON, NO_TEXTS, TIER_RULE, ComparisonConfig, DetectorInput, compute_comparisons,
-                                            format_significance, format_tiers, pairwise_comparisons, parse_comparisons,
-                                            parse_gaps, slice_masks, tiers_for)
+from veribench.evaluate.comparisons import (
+    NO_COMMON,
+    NO_TEXTS,
+    TIER_RULE,
+    ComparisonConfig,
+    DetectorInput,
+    compute_comparisons,
+    format_significance,
+    format_tiers,
+    pairwise_comparisons,
+    parse_comparisons,
+    parse_gaps,
+    slice_masks,
+    tiers_for,
+)
 from veribench.metrics.paired import NO_DISCORDANT, delong_paired, paired_rate_difference
 
 ISSUE_COMPARISON_KEYS = {"slice", "metric", "a", "b", "estimate", "ci95", "p_value", "p_adjusted", "test"}
@@ -141,7 +153,7 @@ def test_undefined_cases_are_null_with_reason_never_nan():
 
 
 def test_tiers_worked_examples():
-    rel = lambda pairs: {p: True for p in pairs}  # noqa: E731
+    rel = lambda pairs: dict.fromkeys(pairs, True)  # noqa: E731
     assert tiers_for(["A", "B", "C"], rel([("A", "B"), ("B", "C"), ("A", "C")])) == [["A"], ["B"], ["C"]]
     # A beats C only: B is not separated from either, so no ordering at all
     assert tiers_for(["A", "B", "C"], rel([("A", "C")])) == [["A", "B", "C"]]

@@ -9,12 +9,12 @@ import pytest
 from sklearn.metrics import roc_auc_score
 from statsmodels.stats.proportion import proportion_confint
 
-from veribench.records import ScoreResult
+from veribench.commit import commit
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.tables import markdown, write_outputs
 from veribench.hashing import text_sha256
-from veribench.commit import commit
 from veribench.protocol.model import load_protocol
+from veribench.records import ScoreResult
 from veribench.spec import Spec
 from veribench.store import writes
 

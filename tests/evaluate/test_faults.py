@@ -21,11 +21,10 @@ from sklearn.metrics import roc_auc_score
 from typer.testing import CliRunner
 
 from veribench.cli.main import app
-from veribench.records import ScoreResult
 from veribench.hashing import text_sha256
+from veribench.records import ScoreResult
 from veribench.spec import Spec
-from veribench.store import Workspace
-from veribench.store import writes
+from veribench.store import Workspace, writes
 
 
 def run(*args: str, code: int = 0):
@@ -79,7 +78,7 @@ def test_no_rule_is_null_with_reason_in_every_output(tmp_path, ):
     from veribench.report.site import build_report
 
     sys.path.insert(0, str(Path(__file__).parents[1] / "report"))
-    from report_pagecheck import check_page  # noqa: E402
+    from report_pagecheck import check_page
 
     ws_dir = tmp_path / "ws"
     docs = synthetic() + [{"id": f"c2-{i}", "label": "ai", "arm": "C2"} for i in range(5)]
@@ -134,8 +133,8 @@ def test_fitted_rule_on_a_split_without_ai_texts_is_null_with_reason(workspace, 
     f = tmp_path / "p.toml"
     f.write_text('[protocol]\nname = "p"\n[split]\nrule = "hash"\nevery = 2\ncorpora = ["cal"]\n'
                  '[[detectors]]\nname = "stat"\nrule = { fit = "best_balanced_accuracy" }\n')
-    from veribench.evaluate import evaluate_workspace
     from veribench.commit import commit
+    from veribench.evaluate import evaluate_workspace
     from veribench.protocol.model import load_protocol
 
     commit(workspace, f)
@@ -164,8 +163,8 @@ def test_agreement_counts_only_texts_every_detector_scored(workspace):
 
 # --------------------------------------------------------------------------- operating points
 def test_tpr_at_fpr_threshold_from_calibration_humans(workspace, tmp_path):
-    from veribench.evaluate import evaluate_workspace
     from veribench.commit import commit
+    from veribench.evaluate import evaluate_workspace
     from veribench.protocol.model import load_protocol
     from veribench.protocol.split import calibration_mask
 
@@ -331,7 +330,7 @@ def test_probability_scales_rank_on_their_common_probability(workspace):
 # --------------------------------------------------------------------------- paid APIs
 def test_evaluate_never_pays_without_allow_paid(tmp_path, monkeypatch):
     sys.path.insert(0, str(Path(__file__).parents[1] / "api"))
-    from vendor_fakes import FAST, VENDOR_KEYS, FakeVendors  # noqa: E402
+    from vendor_fakes import FAST, VENDOR_KEYS, FakeVendors
 
     monkeypatch.setenv("VERIBENCH_SAPLING_API_KEY", VENDOR_KEYS["sapling"])
     srv = FakeVendors()
@@ -349,7 +348,7 @@ def test_evaluate_never_pays_without_allow_paid(tmp_path, monkeypatch):
         assert sum(srv.counter.values()) == 0  # not one call
         r = run("evaluate", "--workspace", str(ws), "--protocol", str(f), "--quiet", "--allow-paid", code=1)
         assert "--max-spend" in r.output and sum(srv.counter.values()) == 0
-        words = len(f"An invented text for document d000 written for this test.".split())
+        words = len("An invented text for document d000 written for this test.".split())
         out = tmp_path / "o.json"
         run("evaluate", "--workspace", str(ws), "--protocol", str(f), "--quiet", "--allow-paid",
             "--max-spend", str(3 * words), "--json", str(out))

@@ -33,7 +33,7 @@ def raid_frame(domains=3, sources=100, seed=0, rounding=(None, 1, 2)):
     rng = np.random.default_rng(seed)
     rows = []
     for d in range(domains):
-        for s in range(sources):
+        for _s in range(sources):
             for a in ("none", "homoglyph", "paraphrase"):
                 rows.append(("human", None, None, a, f"dom{d}"))
                 for m in ("gpt4", "chatgpt", "mistral", "mpt"):

@@ -19,9 +19,16 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from veribench.metrics import auroc_delong_variance
-from veribench.metrics.paired import (NO_DISCORDANT, ZERO_VARIANCE, adjust_pvalues, delong_paired, mcnemar_exact,
-                                      newcombe_paired, paired_rate_difference, paired_table)
-
+from veribench.metrics.paired import (
+    NO_DISCORDANT,
+    ZERO_VARIANCE,
+    adjust_pvalues,
+    delong_paired,
+    mcnemar_exact,
+    newcombe_paired,
+    paired_rate_difference,
+    paired_table,
+)
 
 # -- a plain DeLong, straight from DeLong, DeLong & Clarke-Pearson (1988) ---------------------------
 

@@ -13,13 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom, fisher_exact, norm
 from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.proportion import (power_proportions_2indep, proportion_confint,
-                                          samplesize_confint_proportion, samplesize_proportions_2indep_onetail)
+from statsmodels.stats.proportion import (
+    power_proportions_2indep,
+    proportion_confint,
+    samplesize_confint_proportion,
+    samplesize_proportions_2indep_onetail,
+)
 from typer.testing import CliRunner
 
 from veribench.cli.main import app
 from veribench.metrics import planning, wilson
-
 
 # -- 1. Wilson half-width ------------------------------------------------------------------------------
 

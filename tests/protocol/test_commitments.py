@@ -4,16 +4,15 @@ skipped, renamed or backdated, and RFC 3161 timestamps from a real authority on 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from veribench.errors import ProtocolError
-from veribench.commit import commit
-from veribench.store.commitments import commitment_record, record_bytes, require_committed, versions
-from veribench.protocol.model import load_protocol
-
 from tests.bundles.tsa_server import TSAServer
+from veribench.commit import commit
+from veribench.errors import ProtocolError
+from veribench.protocol.model import load_protocol
+from veribench.store.commitments import commitment_record, record_bytes, require_committed, versions
 
 BASE = """[protocol]
 name = "commit-test"
@@ -22,14 +21,13 @@ tag = "C-1"
 name = "DetA"
 rule = { field = "ai_probability", op = ">", threshold = 0.5 }
 """
-TODAY = datetime.now(timezone.utc).date()
+TODAY = datetime.now(UTC).date()
 
 
 def _fill(ws, n=40):
+    from tests.bundles.bundle_helpers import store_documents
     from veribench.corpus.document import Document
     from veribench.records import ScoreResult
-
-    from tests.bundles.bundle_helpers import store_documents
 
     docs = [Document(id=f"d{i:03d}", text=f"text number {i} " + "y" * i, label="human" if i % 2 else "ai")
             for i in range(n)]
@@ -193,8 +191,8 @@ def test_authority_stamping_other_bytes_is_refused(workspace, tmp_path):
 
 
 def test_authority_rejection_and_unreachable_authority(workspace, tmp_path):
-    from veribench.commit.tsa import TimestampError
     from veribench.commit import add_timestamp
+    from veribench.commit.tsa import TimestampError
 
     f = tmp_path / "p.toml"
     f.write_text(BASE)

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 
-from veribench.errors import ProtocolError
 from veribench.commit import commit
-from veribench.store.commitments import require_committed
+from veribench.errors import ProtocolError
 from veribench.protocol.model import load_protocol
 from veribench.protocol.split import calibration_mask
+from veribench.store.commitments import require_committed
 
 BASE = """
 [protocol]
@@ -68,7 +68,7 @@ def test_commit_then_amend(workspace, tmp_path):
         commit(workspace, f)
     with pytest.raises(ProtocolError, match="not committed"):
         require_committed(workspace, load_protocol(f))
-    today = datetime.now(timezone.utc).date()  # an amendment may not predate the version it supersedes
+    today = datetime.now(UTC).date()  # an amendment may not predate the version it supersedes
     f.write_text(BASE.replace("0.5", "0.7") + f'\n[[amendments]]\ndate = "{today}"\nsupersedes = "{rec.hash}"\n'
                  'summary = "threshold raised to the vendor default"\n')
     rec2 = commit(workspace, f)

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from veribench import labels
 from veribench.cli.main import app
 from veribench.errors import ProtocolError
-from veribench import labels
 from veribench.protocol import roles
 from veribench.protocol.model import json_schema, load_protocol, parse_protocol
 

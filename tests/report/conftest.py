@@ -106,10 +106,9 @@ def demo_ws(tmp_path_factory) -> Path:
 def demo_results(tmp_path_factory, demo_ws) -> Path:
     """The demo run's results with the issue-14/18 keys computed from its stored rows
     (``phase2.augment``; the Liang TOEFL against US-essay gap declared as in docs/statistics.md)."""
+    from tests.report.phase2 import LIANG_GAP, augment
     from veribench.evaluate import latest_run
     from veribench.store import Workspace
-
-    from tests.report.phase2 import LIANG_GAP, augment
 
     with _shared(tmp_path_factory, "report-demo-stats") as (root, built):
         f = root / "demo-stats.json"

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import numpy as np
+
 from veribench.store import writes
 
 
 def fill_synthetic(ws, n: int = 240, seed: int = 7) -> dict:
     """Documents with writer tags and every label, scored by two detectors (through the store API)."""
-    from veribench.records import ScoreResult
     from veribench.hashing import text_sha256
+    from veribench.records import ScoreResult
     from veribench.spec import Spec
 
     rng = np.random.default_rng(seed)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 from typer.testing import CliRunner
 
@@ -431,10 +432,9 @@ def test_ratings_page_in_the_rubric_terms(tmp_path, cycles_dir):
 def test_pdf_has_one_section_per_page_and_table1_numbers(tmp_path, liang_ws, cycles_dir):
     """On the Liang run (with its statistics keys: the TOEFL gap, the comparisons) and an excerpt
     of the July cycle: kept small, WeasyPrint lays out a few pages a second on this machine."""
+    from tests.report.phase2 import LIANG_GAP, augment
     from veribench.evaluate import latest_run
     from veribench.store import Workspace
-
-    from tests.report.phase2 import LIANG_GAP, augment
 
     with Workspace(liang_ws, read_only=True) as ws:
         res = augment(ws, latest_run(ws), gaps=[LIANG_GAP], corpus_slices=False)

@@ -11,11 +11,10 @@ from urllib.parse import urljoin, urlparse
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.rubric.rubric_helpers import HTML, hidden, login, real_pairs, tool_variants
 from veribench.rubric import store
 from veribench.rubric.app import create_app
 from veribench.store import Workspace
-
-from tests.rubric.rubric_helpers import HTML, hidden, login, real_pairs, tool_variants
 
 
 class Page(HTMLParser):

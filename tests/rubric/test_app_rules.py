@@ -15,11 +15,10 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.rubric.rubric_helpers import HTML, ServerThread, hidden, login, real_pairs
 from veribench.rubric import rules, store
 from veribench.rubric.app import create_app
 from veribench.rubric.store import RatingError
-
-from tests.rubric.rubric_helpers import HTML, ServerThread, hidden, login, real_pairs
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,12 @@ import json
 import shutil
 
 import httpx
-
 import pytest
 
+from tests.rubric.rubric_helpers import ServerThread, real_pairs, words
 from veribench.rubric import store
 from veribench.rubric.app import create_app
 from veribench.store import Workspace
-
-from tests.rubric.rubric_helpers import ServerThread, real_pairs, words
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
@@ -79,7 +77,7 @@ def test_two_editors_third_read_export_and_aggregates(browser, tmp_path, july_te
         tok = {e: store.add_editor(ws, e) for e in ("alice", "bob")}
         store.ensure_assignments(ws)
         tok["carol"] = store.add_editor(ws, "carol")
-        bid = {k: b for k, b in store.db(ws).query("SELECT pair_key, blind_id FROM rubric_items")}
+        bid = dict(store.db(ws).query("SELECT pair_key, blind_id FROM rubric_items"))
         sents = {k: json.loads(s) for k, s in store.db(ws).query("SELECT pair_key, output_sentences FROM rubric_items")}
     x1, x2, y = (p.pair_key for p in pairs)
     X1, X2, Y = bid[x1], bid[x2], bid[y]

@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from veribench.rubric import results, rules, store
 from veribench.rubric.store import Pair
@@ -104,7 +105,7 @@ def _setup(workspace):
         store.add_editor(workspace, e)
     store.ensure_assignments(workspace)
     store.add_editor(workspace, "carol")
-    return {k: b for k, b in store.db(workspace).query("SELECT pair_key, blind_id FROM rubric_items")}
+    return dict(store.db(workspace).query("SELECT pair_key, blind_id FROM rubric_items"))
 
 
 def _rate(ws, e, b, score, claims, found, marks):
@@ -141,7 +142,7 @@ def test_aggregates_match_hand_computed(workspace):
     assert A["dropped_claims_total"] == 0.5 and A["dropped_claims_mean"] == 0.25
     assert A["invented_facts_total"] == 1.0 and A["changed_facts_total"] == 0.0  # a2 changed 0,1,0 -> 0
     assert A["output_words"] == 20
-    assert A["writing_errors"] == {**{c: 0 for c in rules.WRITING_CLASSES}, "synonym_misfire": 1,
+    assert A["writing_errors"] == {**dict.fromkeys(rules.WRITING_CLASSES, 0), "synonym_misfire": 1,
                                    "broken_reference": 1}
     assert A["errors_per_100_words"]["synonym_misfire"] == pytest.approx(100 / 20)
     assert A["errors_per_100_words"]["fragment_run_on"] == 0.0

@@ -7,13 +7,13 @@ import re
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.rubric.rubric_helpers import real_pairs
 from veribench.errors import InputError
 from veribench.rubric import loaders, results, store
 from veribench.rubric.store import Pair, RatingError
-
-from tests.rubric.rubric_helpers import real_pairs
 
 
 def _synthetic(n_tools: int = 2, per_tool: int = 3) -> list[Pair]:

@@ -9,13 +9,22 @@ import re
 import httpx
 import pytest
 
+from tests.rubric.rubric_helpers import ServerThread
+from tests.rubric.write_helpers import (
+    HTML,
+    PROMPT,
+    HttpWriter,
+    first_words,
+    hidden,
+    liang_texts,
+    sentences,
+    words,
+    write_directly,
+)
 from veribench.rubric.write import armb, store
 from veribench.rubric.write.app import create_app
 from veribench.rubric.write.db import open_store
 from veribench.store import Workspace
-
-from tests.rubric.rubric_helpers import ServerThread
-from tests.rubric.write_helpers import HTML, PROMPT, HttpWriter, first_words, hidden, liang_texts, sentences, words, write_directly
 
 
 @pytest.fixture()

@@ -11,17 +11,16 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from tests.rubric.rubric_helpers import ServerThread
+from tests.rubric.test_browser import browser  # noqa: F401 - the rating app's Chromium fixture, same launch flags
+from tests.rubric.test_write_cli import PROTOCOL, _files_hold
+from tests.rubric.write_helpers import PROMPT, first_words, liang_texts, sentences, words
 from veribench.cli.main import app as cli
 from veribench.rubric.write import store
 from veribench.rubric.write.app import create_app
 from veribench.rubric.write.db import open_store
 from veribench.rubric.write.fingerprint import fingerprint
 from veribench.store import Workspace
-
-from tests.rubric.rubric_helpers import ServerThread
-from tests.rubric.test_browser import browser  # noqa: F401 - the rating app's Chromium fixture, same launch flags
-from tests.rubric.test_write_cli import PROTOCOL, _files_hold
-from tests.rubric.write_helpers import PROMPT, first_words, liang_texts, sentences, words
 
 
 def onboard(page, url: str, token: str, *, english: str, language: str, years: str) -> str:
@@ -59,7 +58,8 @@ def submit(page, name: str, publication: str) -> str:
 
 
 @pytest.mark.slow
-def test_two_writers_autosave_submit_import_and_fingerprint_only_export(browser, tmp_path, data_dir, liang_dir):
+def test_two_writers_autosave_submit_import_and_fingerprint_only_export(browser,  # noqa: F811
+        tmp_path, data_dir, liang_dir):
     runner = CliRunner()
     path = tmp_path / "ws"
     r = runner.invoke(cli, ["import", "fastdetectgpt", str(data_dir / "fastdetectgpt"), "--sets", "writing_gpt2-xl",

@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.rubric.write_helpers import PROMPT, liang_texts, sentences, words, write_directly
 from veribench.cli.main import app as cli
 from veribench.rubric.write import rules, store
 from veribench.rubric.write.db import open_store
 from veribench.store import Workspace
-
-from tests.rubric.write_helpers import PROMPT, liang_texts, sentences, words, write_directly
 
 REPO = Path(__file__).resolve().parents[2]
 PROTOCOL = REPO / "examples" / "protocols" / "arm-b.toml"
@@ -321,7 +320,7 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
             .not_valid_after(now + datetime.timedelta(days=1))

@@ -4,23 +4,22 @@ per-step reference, and real essays pasted and typed."""
 from __future__ import annotations
 
 import difflib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.rubric.write_helpers import first_words, liang_texts, words
 from veribench.hashing import text_sha256
 from veribench.rubric.write import rules
 from veribench.rubric.write.evidence import Step, describe, diff_step, summarise
 from veribench.rubric.write.fingerprint import file_fingerprint, fingerprint, normalise_text
 
-from tests.rubric.write_helpers import first_words, liang_texts, words
-
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzé0123456789", min_size=1, max_size=6)
 TOKEN = st.one_of(WORD, st.sampled_from([",", ".", "—", "(", ")", "...", "'s"]), WORD.map(lambda w: w + "."))
 TEXT = st.lists(TOKEN, max_size=40).map(" ".join)
-T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
 @settings(max_examples=200, deadline=None)

@@ -7,12 +7,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.rubric.write_helpers import liang_texts
 from veribench.corpus.document import Document
 from veribench.corpus.importers import store_import
 from veribench.corpus.report import ImportReport
 from veribench.store import Workspace
-
-from tests.rubric.write_helpers import liang_texts
 
 DOC = st.fixed_dictionaries({"text": st.booleans(), "fp": st.sampled_from([None, False, True]),
                              "source": st.one_of(st.none(), st.integers(0, 11))})
@@ -58,7 +57,7 @@ def test_fingerprint_only_follows_every_derivation(scratch, docs):
     expect = reference(docs)
     assert ws.fingerprint_only_ids() == expect
     pub = {d["doc_id"]: d for d in ws.published_documents()}
-    for i, d in enumerate(docs):
+    for i, _d in enumerate(docs):
         rec = pub[f"d{i}"]
         assert rec["fingerprint_only"] == (f"d{i}" in expect)
         assert rec["text"] == (None if f"d{i}" in expect else texts[i])

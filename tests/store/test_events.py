@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veribench.store import events as ev
-from veribench.store.logcheck import verify_workspace
 from veribench.store import writes
+from veribench.store.logcheck import verify_workspace
 
 PROTO = """[protocol]
 name = "log-test"
@@ -27,9 +27,9 @@ rule = { field = "ai_probability", op = ">", threshold = 0.5 }
 @pytest.fixture(scope="module")
 def liang_ws(tmp_path_factory, liang_dir):
     """A workspace with the Liang corpus imported, a protocol committed and one run (built once)."""
+    from veribench.commit import commit
     from veribench.corpus.importers.liang2023 import import_liang2023
     from veribench.evaluate import evaluate_workspace
-    from veribench.commit import commit
     from veribench.protocol.model import load_protocol
     from veribench.store import Workspace
 
@@ -250,10 +250,9 @@ hazards = st.one_of(st.none(), st.fixed_dictionaries({"confusables": st.integers
 def test_fast_leaf_encoding_is_canonical_json(h, t, status, raw, scale, dirn, p, vd, vv, did, sub, hz):
     """The per-row leaf encoders equal SHA-256 of canonical JSON exactly (escapes, floats, unicode)."""
     import hashlib
+    import math
 
     from veribench.hashing import canonical_json
-
-    import math
 
     # integers are stored as doubles; a non-finite value is stored as null
     f = lambda x: None if x is None or not math.isfinite(float(x)) else float(x)  # noqa: E731
@@ -277,7 +276,6 @@ def test_a_workspace_without_a_log_is_a_clear_failure(tmp_path):
     import duckdb
 
     from veribench.store import Workspace
-
     from veribench.store.migrations import SchemaVersionError
 
     (tmp_path / "old").mkdir()

@@ -15,8 +15,14 @@ How a derived document is stored is in :mod:`veribench.corpus.document` and
 from __future__ import annotations
 
 from veribench.attacks.base import Attack, AttackError, AttackResult, create, doc_seed, names
-from veribench.attacks.derive import (DeriveReport, attack_documents, derived_documents, humanize_arm, pairs,
-                                      select_sources)
+from veribench.attacks.derive import (
+                                      DeriveReport,
+                                      attack_documents,
+                                      derived_documents,
+                                      humanize_arm,
+                                      pairs,
+                                      select_sources,
+)
 
 __all__ = ["Attack", "AttackError", "AttackResult", "DeriveReport", "attack_documents", "create", "derived_documents",
            "doc_seed", "humanize_arm", "names", "pairs", "select_sources"]

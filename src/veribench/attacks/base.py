@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veribench import registry
+from veribench.corpus.edits import Edit, apply_edits, check_edits, drop_noops, sentence_spans
 from veribench.errors import InputError
 from veribench.spec import Spec
-from veribench.corpus.edits import Edit, apply_edits, check_edits, drop_noops
-from veribench.corpus.edits import sentence_spans
 
 #: Source of the attacks (RAID, ACL 2024): repository and the commit read.
 RAID_SOURCE = "liamdugan/raid generation/adversarial/ @ d1b12c0a58f565c0b889b6b72e840e10e3178ccb (MIT)"
@@ -79,7 +79,7 @@ class AttackResult:
 
 def doc_seed(seed: int, attack: str, doc_id: str) -> int:
     """The per-document seed (64-bit, from SHA-256; see the module docstring)."""
-    h = hashlib.sha256(f"{SEED_SCHEME}|{int(seed)}|{attack}|{doc_id}".encode("utf-8")).digest()
+    h = hashlib.sha256(f"{SEED_SCHEME}|{int(seed)}|{attack}|{doc_id}".encode()).digest()
     return int.from_bytes(h[:8], "big")
 
 

@@ -18,23 +18,21 @@ cached, budgeted execution layer (:func:`veribench.humanizers.pipeline.humanize_
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from veribench.hashing import canonical_json, sha256_bytes
-from veribench.spec import Spec
-from veribench.corpus.edits import apply_edits
-from veribench.corpus.stored import load_documents, store_derived
-from veribench.attacks.base import SEED_SCHEME, Attack, AttackError, AttackResult, doc_seed
-from veribench.attacks.base import create
+from veribench.attacks.base import SEED_SCHEME, Attack, AttackError, AttackResult, create, doc_seed
 from veribench.attacks.paraphrase import build_humanizer
 from veribench.corpus.document import Document
-from veribench.corpus.edits import diff_edits
+from veribench.corpus.edits import apply_edits, diff_edits
 from veribench.corpus.report import ImportReport
+from veribench.corpus.stored import load_documents, store_derived
 from veribench.detectors.pipeline import RunStats
 from veribench.errors import InputError
-from veribench.hashing import text_sha256
+from veribench.hashing import canonical_json, sha256_bytes, text_sha256
 from veribench.humanizers.pipeline import humanize_texts
+from veribench.spec import Spec
 
 
 @dataclass
@@ -317,7 +315,7 @@ def pairs(ws: Any, *, derivation: str | None = None, attack: str | None = None) 
         params.append(attack)
     rows = ws.query("SELECT doc_id, json_extract_string(provenance, '$.source_id') FROM documents WHERE "
                     + " AND ".join(where) + " ORDER BY doc_id", params)
-    return {d: s for d, s in rows}
+    return dict(rows)
 
 
 def derived_documents(ws: Any) -> list[dict[str, Any]]:

@@ -19,17 +19,16 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from pydantic import Field
 
 from veribench.attacks.base import Attack, AttackError, AttackResult, Params, choice, n_of, sentence_word_spans
 from veribench.detectors.local import engine as eng
-from veribench.detectors.local.models import OFFLINE_MODELS
-from veribench.detectors.local.models import load_causal_lm
-from veribench.detectors.local.models import resolve_device
+from veribench.detectors.local.models import OFFLINE_MODELS, load_causal_lm, resolve_device
 from veribench.hashing import sha256_bytes
 from veribench.llm.embedders import MiniLMEmbedder
 

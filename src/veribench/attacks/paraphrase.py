@@ -17,26 +17,22 @@ can also use any registered humanizer (``--set humanizer=NAME``).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from veribench.hashing import sha256_bytes
-from veribench.spec import Spec
-from veribench.attacks.base import Attack, AttackError, AttackResult, Params
 from veribench import registry
-from veribench.corpus.edits import diff_edits
-from veribench.corpus.edits import sentence_spans
+from veribench.attacks.base import Attack, AttackError, AttackResult, Params
+from veribench.corpus.edits import diff_edits, sentence_spans
 from veribench.detectors.api.base import word_count
-from veribench.detectors.api.http import ConfigError
-from veribench.detectors.api.http import VendorError
-from veribench.detectors.api.http import refuse_key_settings
+from veribench.detectors.api.http import ConfigError, VendorError, refuse_key_settings
 from veribench.errors import VeribenchError
-from veribench.hashing import text_sha256
+from veribench.hashing import sha256_bytes, text_sha256
 from veribench.humanizers.base import HumanizeResult
 from veribench.humanizers.pipeline import humanize_texts
-from veribench.llm.client import ChatClient
-from veribench.llm.client import strip_think
+from veribench.llm.client import ChatClient, strip_think
+from veribench.spec import Spec
 
 VERSION = "1"
 SYSTEM_PROMPT = (

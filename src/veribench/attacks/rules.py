@@ -18,7 +18,18 @@ from typing import Literal
 
 from pydantic import Field
 
-from veribench.attacks.base import Attack, AttackError, AttackResult, Params, choice, choices, n_of, nltk_word_spans, sample, share_params
+from veribench.attacks.base import (
+    Attack,
+    AttackError,
+    AttackResult,
+    Params,
+    choice,
+    choices,
+    n_of,
+    nltk_word_spans,
+    sample,
+    share_params,
+)
 from veribench.corpus.edits import sentence_spans
 
 # --------------------------------------------------------------------------- homoglyph

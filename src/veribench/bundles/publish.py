@@ -22,20 +22,25 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from veribench import __version__
+from veribench.bundles import layout
+from veribench.bundles.reader import scan, sha256_file
+from veribench.bundles.snapshot import (
+    DetectorPlan,
+    Snapshot,
+    decisions,
+    derive,
+    hazards_text,
+    protocol_from_bytes,
+    split_sides,
+)
 from veribench.errors import InputError
+from veribench.evaluate import honesty
+from veribench.evaluate.tables import write_outputs
 from veribench.hashing import canonical_json, sha256_bytes
 from veribench.spec import Spec
 from veribench.store import events as ev
 from veribench.store import logcheck
-from veribench.bundles import layout
-from veribench.evaluate import honesty
-from veribench.bundles.snapshot import DetectorPlan, Snapshot, decisions, derive, hazards_text, protocol_from_bytes, split_sides
-from veribench.bundles.reader import scan
-from veribench.bundles.reader import sha256_file
-from veribench.store.commitments import stored_commitment
-from veribench.store.commitments import versions_of
-from veribench.evaluate.tables import write_outputs
-from veribench.store.commitments import changelog_of, record_bytes
+from veribench.store.commitments import changelog_of, record_bytes, stored_commitment, versions_of
 
 
 @dataclass
@@ -308,7 +313,7 @@ def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any
     sides = split_sides(docs, proto).tolist()
     dec = decisions(docs, arrays, proto, again)
     per = {"det_index": [], "doc_id": [], "split": [], "flag": []}
-    for j, (plan, arr) in enumerate(zip(plans, arrays)):
+    for j, (plan, _arr) in enumerate(zip(plans, arrays)):
         fl = dec[plan.label]
         per["det_index"] += [j] * len(ids)
         per["doc_id"] += ids
@@ -321,7 +326,7 @@ def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any
                      "detector_settings": pa.array([canonical_json(dict(p.spec.settings)) for p in plans], pa.string()),
                      "spec_hash": pa.array([p.spec.hash for p in plans], pa.string()),
                      "corpora": pa.array([list(p.corpora) or None for p in plans], pa.list_(pa.string()))})
-    used = [(k, r) for k, r in score_rows.items()]
+    used = list(score_rows.items())
     extra = pa.table({"spec_hash": pa.array([k[0] for k, _ in used], pa.string()),
                       "text_sha256": pa.array([k[1] for k, _ in used], pa.string()),
                       "reason": pa.array([_reason(r[10]) for _, r in used], pa.string()),

@@ -30,11 +30,13 @@ import math
 import os
 import re
 import stat
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
+
 from veribench.bundles.jscompat import js_math_round, js_trim
 
 #: Cap for a file read and parsed whole (JSON, JavaScript, text): 256 MiB.

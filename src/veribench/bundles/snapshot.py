@@ -10,21 +10,21 @@ derived; a bundle is checked by deriving them again from its published rows.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from veribench.store.snapshot import Snapshot
 from veribench.bundles.layout import CANONICALIZE_SETTING
 from veribench.errors import ProtocolError
-from veribench.evaluate.core import compute_results
-from veribench.evaluate.run import load_detector
-from veribench.evaluate.run import load_documents
+from veribench.evaluate.core import compute_results, document_rows, split_documents
+from veribench.evaluate.run import load_detector, load_documents
 from veribench.protocol.model import load_protocol
-from veribench.evaluate.core import document_rows, split_documents
 from veribench.store.events import CANONICAL
+from veribench.store.snapshot import Snapshot
+
 
 @dataclass
 class DetectorPlan:

@@ -42,36 +42,38 @@ import json
 import re
 import tempfile
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
+from veribench.bundles import layout, reader
 from veribench.bundles.findings import Finding
+from veribench.bundles.publish import arrow_schema, manifest_root, readme
+from veribench.bundles.reader import ReadError, same_number
+from veribench.bundles.snapshot import (
+    DetectorPlan,
+    Snapshot,
+    decisions,
+    derive,
+    needs_texts,
+    protocol_from_bytes,
+    split_sides,
+)
+from veribench.commit import tsa
+from veribench.evaluate.tables import write_outputs
 from veribench.hashing import canonical_json, sha256_bytes
 from veribench.spec import Spec
 from veribench.store import events as ev
-from veribench.bundles import layout, reader
-from veribench.bundles.reader import ReadError
-from veribench.bundles.publish import arrow_schema
-from veribench.bundles.publish import manifest_root
-from veribench.bundles.publish import readme
-from veribench.bundles.reader import same_number
-from veribench.bundles.snapshot import DetectorPlan
-from veribench.bundles.snapshot import Snapshot
-from veribench.bundles.snapshot import decisions
-from veribench.bundles.snapshot import derive
-from veribench.bundles.snapshot import needs_texts
-from veribench.bundles.snapshot import protocol_from_bytes
-from veribench.bundles.snapshot import split_sides
-from veribench.commit import tsa
-from veribench.evaluate.tables import write_outputs
-from veribench.store.commitments import changelog_of
-from veribench.store.commitments import commitment_record
-from veribench.store.commitments import earlier_runs_of
-from veribench.store.commitments import heads_of
-from veribench.store.commitments import record_bytes
-from veribench.store.commitments import versions_of
+from veribench.store.commitments import (
+    changelog_of,
+    commitment_record,
+    earlier_runs_of,
+    heads_of,
+    record_bytes,
+    versions_of,
+)
 
 CHECKS = ("reader", "manifest", "chain", "commitment", "amendments", "corpus", "scores", "timing", "split", "results",
           "tables", "timestamp")
@@ -552,7 +554,7 @@ def _check_corpus(c: _Ctx, events: list[dict[str, Any]], head_seq: int, proto: A
             c.fail("corpus", "documents attributed to an event that is no import or correction before the run "
                              "(added documents)", layout.CORPUS, f"doc_seq {seq}", got=len(leaves[seq]))
     detached = 0
-    for kind, seq, k1, _, leaf in (x for x in extra if x[0] == "doc"):
+    for _kind, seq, k1, _, leaf in (x for x in extra if x[0] == "doc"):
         if seq not in imports and seq not in updates:
             c.fail("corpus", "a document fingerprint of no import or correction", layout.LEAVES, f"seq {seq}")
             continue
@@ -767,13 +769,13 @@ def _check_scores(c: _Ctx, con: Any, n: int, extra: list[tuple], events: list[di
         c.fail("scores", f"{k} rows of documents outside the detector's corpora", layout.SCORES_CSV,
                f"detector {label!r}")
     # keys held by more than one row (rare: a detector listed twice, documents sharing a text) must agree
-    for did, h in con.execute("WITH g AS (SELECT doc_id, spec_hash FROM rows GROUP BY ALL HAVING count(*) > 1) "
+    for did, _h in con.execute("WITH g AS (SELECT doc_id, spec_hash FROM rows GROUP BY ALL HAVING count(*) > 1) "
                               "SELECT doc_id, spec_hash FROM rows JOIN g USING (doc_id, spec_hash) GROUP BY ALL "
                               "HAVING count(DISTINCT (submitted_sha256, link_seq)) > 1 LIMIT 5").fetchall():
         c.fail("scores", "two rows disagree on one document's link", layout.SCORES_CSV, f"doc {did}")
     score_cols = ("status, raw, scale, direction, ai_probability, verdict, vendor_version, scanned_at, hazards, "
                   "score_seq")
-    for h, sub in con.execute(f"WITH g AS (SELECT spec_hash, submitted_sha256 FROM rows GROUP BY ALL HAVING count(*) > 1) "
+    for _h, sub in con.execute(f"WITH g AS (SELECT spec_hash, submitted_sha256 FROM rows GROUP BY ALL HAVING count(*) > 1) "
                               f"SELECT spec_hash, submitted_sha256 FROM rows JOIN g USING (spec_hash, submitted_sha256) "
                               f"GROUP BY ALL HAVING count(DISTINCT ({score_cols})) FILTER (WHERE status IS NOT NULL) > 1 "
                               f"OR (count(*) FILTER (WHERE status IS NULL) > 0 AND count(*) FILTER (WHERE status IS "
@@ -790,7 +792,7 @@ def _check_scores(c: _Ctx, con: Any, n: int, extra: list[tuple], events: list[di
     con.register("_extra", ex)
     try:
         detached = {"score": 0, "link": 0}
-        for kind, seq, k1, k2, leaf in extra:
+        for kind, seq, k1, _k2, leaf in extra:
             if kind == "doc":
                 continue  # the corpus check's
             if kind not in ("score", "link") or seq not in batches:
@@ -946,7 +948,7 @@ def _check_results(c: _Ctx, snap: Any, specs: dict[str, Spec], proto: Any,
     dec = decisions(darr, arrays, proto, again)
     id_arr = pa.array(ids, pa.string())
     parts = []
-    for p, a in zip(plans, arrays):
+    for p, _a in zip(plans, arrays):
         f = dec[p.label]
         parts.append(pa.table({"detector": pa.array([p.label] * len(ids), pa.string()), "doc_id": id_arr,
                                "flag": pa.array(f.tolist(), pa.bool_())}))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -48,24 +47,23 @@ def _print_plan(rep) -> None:
 
 @friendly_errors
 def attack_cmd(
-    name: Optional[str] = typer.Argument(None, help="Attack: homoglyph, number, article_deletion, insert_paragraphs, "
+    name: str | None = typer.Argument(None, help="Attack: homoglyph, number, article_deletion, insert_paragraphs, "
                                                     "perplexity_misspelling, upper_lower, whitespace, zero_width_space, "
                                                     "synonym, paraphrase, alternative_spelling."),
     workspace: Path = WorkspaceOpt,
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="Only sources of this corpus."),
-    arm: Optional[str] = typer.Option(None, "--arm", help="Only sources of this arm."),
-    label: Optional[str] = typer.Option(None, "--label", help="Only sources with this label (human texts too)."),
+    corpus: str | None = typer.Option(None, "--corpus", help="Only sources of this corpus."),
+    arm: str | None = typer.Option(None, "--arm", help="Only sources of this arm."),
+    label: str | None = typer.Option(None, "--label", help="Only sources with this label (human texts too)."),
     seed: int = typer.Option(0, "--seed", help="Run seed; each document's draws derive from it and its id."),
-    set_: Optional[list[str]] = typer.Option(None, "--set", help="Attack parameter key=value (repeatable), e.g. N=0.3."),
-    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="paraphrase: stop before the cost (words) "
+    set_: list[str] | None = typer.Option(None, "--set", help="Attack parameter key=value (repeatable), e.g. N=0.3."),
+    max_spend: float | None = typer.Option(None, "--max-spend", help="paraphrase: stop before the cost (words) "
                                               "would exceed this."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Store nothing; paraphrase: send nothing, print the plan."),
     list_: bool = typer.Option(False, "--list", help="List the attacks with RAID's default parameters."),
     progress: bool = typer.Option(False, "--progress/--no-progress"),
 ) -> None:
     """Derive one attacked document per selected source document; prints how many."""
-    from veribench import registry
-    from veribench import attacks
+    from veribench import attacks, registry
     from veribench.errors import InputError
 
     if list_:
@@ -91,12 +89,12 @@ def derive_arm_cmd(
                                   "(undetectable, stealthgpt, writehuman, hix, humbot, llm-humanizer, manual)."),
     name: str = typer.Option(..., "--name", help="Name of the new arm."),
     workspace: Path = WorkspaceOpt,
-    corpus: Optional[str] = typer.Option(None, "--corpus"),
-    arm: Optional[str] = typer.Option(None, "--arm", help="Only sources of this arm."),
-    label: Optional[str] = typer.Option(None, "--label"),
-    seed: Optional[int] = typer.Option(None, "--seed", help="llm-paraphraser: the chat request seed."),
-    set_: Optional[list[str]] = typer.Option(None, "--set", help="Humanizer setting key=value (repeatable)."),
-    max_spend: Optional[float] = typer.Option(None, "--max-spend"),
+    corpus: str | None = typer.Option(None, "--corpus"),
+    arm: str | None = typer.Option(None, "--arm", help="Only sources of this arm."),
+    label: str | None = typer.Option(None, "--label"),
+    seed: int | None = typer.Option(None, "--seed", help="llm-paraphraser: the chat request seed."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Humanizer setting key=value (repeatable)."),
+    max_spend: float | None = typer.Option(None, "--max-spend"),
     dry_run: bool = typer.Option(False, "--dry-run"),
     progress: bool = typer.Option(False, "--progress/--no-progress"),
 ) -> None:

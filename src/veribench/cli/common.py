@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import typer
 
@@ -25,13 +26,13 @@ def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*a, **kw)
         except VeribenchError as e:
             typer.secho(f"error: {e}", fg="red", err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
         except FileNotFoundError as e:
             typer.secho(f"error: {e}", fg="red", err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
         except KeyboardInterrupt:
             typer.secho("interrupted: what was stored before stays stored (each batch of scores is committed "
                         "as it arrives); run the same command again to go on", fg="yellow", err=True)
-            raise typer.Exit(130)
+            raise typer.Exit(130) from None
 
     return wrapper

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -52,8 +52,8 @@ def import_liang(
 @friendly_errors
 def import_fdg(
     directory: Path = typer.Argument(..., help="Folder with <set>.raw_data.json and <set>.args.json files."),
-    sets: Optional[str] = typer.Option(None, "--sets", help="Comma-separated set names (default: all)."),
-    pairs: Optional[int] = typer.Option(None, "--pairs", help="Only the first N pairs of each set."),
+    sets: str | None = typer.Option(None, "--sets", help="Comma-separated set names (default: all)."),
+    pairs: int | None = typer.Option(None, "--pairs", help="Only the first N pairs of each set."),
     workspace: Path = WorkspaceOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
@@ -69,7 +69,7 @@ def _documents_command(fmt: str):
     @friendly_errors
     def cmd(
         file: Path = typer.Argument(..., help=f"The {fmt.upper()} file (schema: docs/corpus-schema.md)."),
-        corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name (default: the file name stem)."),
+        corpus: str | None = typer.Option(None, "--corpus", help="Corpus name (default: the file name stem)."),
         workspace: Path = WorkspaceOpt,
         update: bool = typer.Option(False, "--update", help="Apply changed fields (label, arm, kind, subgroup, "
                                     "tags, group_key, provenance, generation) of documents already stored; "
@@ -95,14 +95,14 @@ for _fmt in ("jsonl", "csv", "parquet"):
 @friendly_errors
 def import_scores_cmd(
     file: Path = typer.Argument(..., help="CSV, JSON or JSONL of (doc_id, raw value, ...) records."),
-    detector: Optional[str] = typer.Option(None, "--detector", help="Detector name for rows without one."),
-    version: Optional[str] = typer.Option(None, "--version", help="Detector version for rows without one."),
-    scale: Optional[str] = typer.Option(None, "--scale",
+    detector: str | None = typer.Option(None, "--detector", help="Detector name for rows without one."),
+    version: str | None = typer.Option(None, "--version", help="Detector version for rows without one."),
+    scale: str | None = typer.Option(None, "--scale",
                                         help="Native scale: p_ai, percent_ai, p_human, human_0_100, "
                                              "zippy_confidence, ... (default p_ai)."),
-    value_field: Optional[str] = typer.Option(None, "--value-field", help="Field holding the value "
+    value_field: str | None = typer.Option(None, "--value-field", help="Field holding the value "
                                               "(default: raw, score or value)."),
-    verdict_field: Optional[str] = typer.Option(None, "--verdict-field", help="Field holding the tool's own "
+    verdict_field: str | None = typer.Option(None, "--verdict-field", help="Field holding the tool's own "
                                                 "verdict. No column is ever read as a verdict unless named here "
                                                 "(a 'label' column is usually the ground truth)."),
     workspace: Path = WorkspaceOpt,
@@ -121,10 +121,10 @@ def import_scores_cmd(
 def import_edited_cmd(
     file: Path = typer.Argument(..., help="JSONL or CSV of {draft_id, text, [id, draft_sha256, editor, edited_at, "
                                           "attestation, method, tags]} (docs/robustness.md)."),
-    protocol: Optional[Path] = typer.Option(None, "--protocol", "-p", help="Protocol whose [arms] table sets the "
+    protocol: Path | None = typer.Option(None, "--protocol", "-p", help="Protocol whose [arms] table sets the "
                                             "edit budget (default: 10% of words, no sentence added or removed)."),
     arm: str = typer.Option("C2", "--arm", help="Arm of the edited documents."),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name (default: the draft's corpus)."),
+    corpus: str | None = typer.Option(None, "--corpus", help="Corpus name (default: the draft's corpus)."),
     workspace: Path = WorkspaceOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
@@ -149,7 +149,7 @@ def import_edited_cmd(
 @friendly_errors
 def export_documents_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Output JSONL file."),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="Only this corpus."),
+    corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus."),
     workspace: Path = WorkspaceOpt,
 ) -> None:
     """Write one JSON object per document (import schema plus source_id, attack, edits)."""
@@ -185,7 +185,7 @@ def _corpus_command(name: str, target: str, doc: str, source: Any = SourceArg, s
 
     corpus_opt = typer.Option(name, "--corpus", help="Corpus name stored with each document.")
     if split:
-        def cmd(source: str = source, split: Optional[str] = SplitOpt, corpus: str = corpus_opt,
+        def cmd(source: str = source, split: str | None = SplitOpt, corpus: str = corpus_opt,
                 workspace: Path = WorkspaceOpt, quiet: bool = typer.Option(False, "--quiet", "-q"),
                 no_progress: bool = NoProgressOpt) -> None:
             run(source, corpus, workspace, quiet, no_progress, split=split)
@@ -220,9 +220,9 @@ _corpus_command("beemo", "veribench.corpus.importers.beemo:import_beemo", "Impor
 @import_app.command("semeval")
 @friendly_errors
 def import_semeval_cmd(source: str = typer.Argument(..., help="A subtask{A,B,C}_*.jsonl file or a folder of them."),
-                       subtask: Optional[str] = typer.Option(None, "--subtask", help="A, B or C (default: file name)."),
-                       split: Optional[str] = typer.Option(None, "--split", help="train, dev or test (default: file name)."),
-                       gold: Optional[Path] = typer.Option(None, "--gold", help="Gold labels ({id, label} lines) of a test file."),
+                       subtask: str | None = typer.Option(None, "--subtask", help="A, B or C (default: file name)."),
+                       split: str | None = typer.Option(None, "--split", help="train, dev or test (default: file name)."),
+                       gold: Path | None = typer.Option(None, "--gold", help="Gold labels ({id, label} lines) of a test file."),
                        corpus: str = typer.Option("semeval2024-task8", "--corpus"), workspace: Path = WorkspaceOpt,
                        quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
     """Import SemEval-2024 Task 8 (subtasks A, B; C as mixed texts with their human/machine boundary)."""
@@ -236,8 +236,8 @@ def import_semeval_cmd(source: str = typer.Argument(..., help="A subtask{A,B,C}_
 @import_app.command("hc3")
 @friendly_errors
 def import_hc3_cmd(source: str = SourceArg,
-                   config: Optional[str] = typer.Option(None, "--config", help="One source file (finance, ...; all)."),
-                   language: Optional[str] = typer.Option(None, "--language", help="en or zh (default: from the source)."),
+                   config: str | None = typer.Option(None, "--config", help="One source file (finance, ...; all)."),
+                   language: str | None = typer.Option(None, "--language", help="en or zh (default: from the source)."),
                    corpus: str = typer.Option("hc3", "--corpus"), workspace: Path = WorkspaceOpt,
                    quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
     """Import HC3 (hf://datasets/Hello-SimpleAI/HC3 or HC3-Chinese): every human and ChatGPT answer."""
@@ -252,7 +252,7 @@ def import_hc3_cmd(source: str = SourceArg,
 @friendly_errors
 def export_scores(
     out: Path = typer.Option(..., "--out", "-o", help="Output file: .csv or .parquet."),
-    run: Optional[str] = typer.Option(None, "--run", help="Export one evaluation run (its tag or id; the newest "
+    run: str | None = typer.Option(None, "--run", help="Export one evaluation run (its tag or id; the newest "
                                       "run of a tag): each document x detector it evaluated, with the split side, "
                                       "the rule, the threshold, counted/flagged and the exclusion reason."),
     workspace: Path = WorkspaceOpt,

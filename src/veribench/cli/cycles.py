@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -22,7 +21,7 @@ def cycle_new(
     templates: Path = typer.Option(..., "--templates", help="templates.json: [{slug, category, prompt_text}]."),
     banks: Path = typer.Option(..., "--banks", help="banks.json: {TOKEN: [value, ...]}."),
     prompt_set_version: str = typer.Option("1.0.0", "--prompt-set-version"),
-    secrets_dir: Optional[Path] = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR",
+    secrets_dir: Path | None = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR",
                                                help="Private folder for the nonce (mode 0700; file 0600)."),
 ) -> None:
     """Start a cycle: draw a secret 32-byte nonce and write commit.json with its SHA-256."""
@@ -38,12 +37,12 @@ def cycle_new(
 @friendly_errors
 def cycle_prompts(
     directory: Path = typer.Argument(..., help="The cycle folder."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write the prompts (JSON) here instead of stdout."),
-    secrets_dir: Optional[Path] = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR"),
+    out: Path | None = typer.Option(None, "--out", help="Write the prompts (JSON) here instead of stdout."),
+    secrets_dir: Path | None = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR"),
 ) -> None:
     """Derive this cycle's prompts for the operator (private until publish)."""
-    from veribench.cycles.create import derive_prompts
     from veribench.bundles.jscompat import dumps_js
+    from veribench.cycles.create import derive_prompts
 
     prompts = derive_prompts(directory, secrets_dir=secrets_dir)
     text = dumps_js(prompts)
@@ -58,9 +57,9 @@ def cycle_prompts(
 @friendly_errors
 def cycle_import(
     directory: Path = typer.Argument(..., help="The cycle folder."),
-    samples: Optional[Path] = typer.Option(None, "--samples", help="Source texts: JSON or CSV "
+    samples: Path | None = typer.Option(None, "--samples", help="Source texts: JSON or CSV "
                                            "(id, prompt_slug, input_text[, source_model_slug])."),
-    outputs: Optional[Path] = typer.Option(None, "--outputs", help="Humanizer outputs: JSON or CSV "
+    outputs: Path | None = typer.Option(None, "--outputs", help="Humanizer outputs: JSON or CSV "
                                            "(sample_id, humanizer_slug, output_text[, status, failure_reason_code])."),
 ) -> None:
     """Import source texts and hand-run humanizer outputs into a cycle (flags computed)."""
@@ -114,7 +113,7 @@ def cycle_measure(
 @friendly_errors
 def cycle_publish(
     directory: Path = typer.Argument(..., help="The cycle folder."),
-    secrets_dir: Optional[Path] = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR"),
+    secrets_dir: Path | None = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR"),
 ) -> None:
     """Close the cycle: reveal the nonce, freeze the files, write the manifest and leaderboard."""
     from veribench.cycles.create import publish_cycle
@@ -128,13 +127,13 @@ def cycle_publish(
 @friendly_errors
 def cycle_score(
     directory: Path = typer.Argument(..., help="A cycle folder with samples, tests and detector scores."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write the leaderboard JSON here (default stdout)."),
+    out: Path | None = typer.Option(None, "--out", help="Write the leaderboard JSON here (default stdout)."),
     seed: int = typer.Option(20260701, "--seed", help="Bootstrap seed (recorded)."),
     resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples (recorded)."),
 ) -> None:
     """Leaderboard in the published shape, with seeded bootstrap 95% intervals."""
-    from veribench.cycles.create import score_directory
     from veribench.bundles.jscompat import dumps_js
+    from veribench.cycles.create import score_directory
 
     lb = score_directory(directory, seed=seed, n_resamples=resamples)
     text = dumps_js(lb)
@@ -154,7 +153,7 @@ def cycle_rescore(
     set_: list[str] = typer.Option([], "--set", help="Detector setting key=value (applies to every --detector)."),
     embedder: str = typer.Option("minilm", "--embedder", help="minilm (offline) or openai-3-large."),
     readability: str = typer.Option("published", "--readability", help="published | judge | none"),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N samples (quick looks)."),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N samples (quick looks)."),
     mapping: str = MappingOpt,
     judge_set: list[str] = JudgeOpt,
     workspace: Path = WorkspaceOpt,

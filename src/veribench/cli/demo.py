@@ -15,8 +15,8 @@ from typing import Any
 
 import typer
 
-from veribench.heap import CollectionPause
 from veribench.cli.common import WorkspaceOpt, friendly_errors
+from veribench.heap import CollectionPause
 
 #: The offline model the demo's zero-shot detectors run on.
 DEMO_MODEL = "smollm2"
@@ -79,7 +79,7 @@ class _Prefetch:
                 det, texts, sink = self._job
                 with engine.report_progress(sink, interval=3.0), engine.cancelled_by(self._cancel):
                     det.warm(texts)
-        except BaseException:  # noqa: BLE001 - the scoring step reports its own error
+        except BaseException:
             pass
 
     def submit(self, ws, proto, sink) -> int:
@@ -159,11 +159,11 @@ def demo_cmd(
                 done = {r[0] for r in ws.query("SELECT DISTINCT corpus FROM documents")}
                 # a fresh workspace will need the model: load it while the corpora are imported
                 prefetch = _Prefetch(startup_gc) if use_models and "fastdetectgpt" not in done else None
+                from veribench.commit import commit
                 from veribench.corpus.importers import import_fastdetectgpt, import_liang2023
                 from veribench.detectors.local import engine
                 from veribench.evaluate import evaluate_workspace
                 from veribench.evaluate.tables import print_tables, print_warnings, write_outputs
-                from veribench.commit import commit
                 from veribench.protocol.model import load_protocol
 
                 con.rule("[bold]1. Import the bundled corpora")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,21 +13,21 @@ from veribench.cli.common import WorkspaceOpt, friendly_errors
 @friendly_errors
 def evaluate_cmd(
     workspace: Path = WorkspaceOpt,
-    protocol: Optional[Path] = typer.Option(None, "--protocol", "-p", help="Committed protocol file (TOML/YAML)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the results JSON here."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write Markdown, CSV, JSON, HTML and raw scores here."),
+    protocol: Path | None = typer.Option(None, "--protocol", "-p", help="Committed protocol file (TOML/YAML)."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the results JSON here."),
+    out: Path | None = typer.Option(None, "--out", help="Write Markdown, CSV, JSON, HTML and raw scores here."),
     no_score: bool = typer.Option(False, "--no-score", help="Never run a detector; use stored scores only."),
     allow_paid: bool = typer.Option(False, "--allow-paid", help="Let evaluate call paid (vendor) detectors for "
                                     "selected documents without a stored score; needs --max-spend."),
-    max_spend: Optional[float] = typer.Option(None, "--max-spend", min=0.0, help="With --allow-paid: stop before "
+    max_spend: float | None = typer.Option(None, "--max-spend", min=0.0, help="With --allow-paid: stop before "
                                               "the paid calls of this evaluation would cost more (words)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the tables."),
-    grid: Optional[str] = typer.Option(None, "--grid", help="RAID's grid over these comma-separated tags (e.g. "
+    grid: str | None = typer.Option(None, "--grid", help="RAID's grid over these comma-separated tags (e.g. "
                                        "domain,model,decoding,repetition_penalty,attack): every cell and 'all' roll-up, "
                                        "TPR at 5%/1% FPR and AUROC with intervals, as 'grid' in the results JSON."),
-    grid_threshold_by: Optional[str] = typer.Option(None, "--grid-threshold-by", help="Tag whose values get their own "
+    grid_threshold_by: str | None = typer.Option(None, "--grid-threshold-by", help="Tag whose values get their own "
                                                     "thresholds (default: domain when it is a grid tag; 'none': one)."),
-    raid_json: Optional[Path] = typer.Option(None, "--raid-json", help="With --grid: also write each detector's grid "
+    raid_json: Path | None = typer.Option(None, "--raid-json", help="With --grid: also write each detector's grid "
                                              "in RAID's leaderboard results.json shape into this folder."),
 ):
     """Evaluate stored scores under a protocol; print Table 1, Table 2 and the side rows.
@@ -38,12 +37,11 @@ def evaluate_cmd(
     on all documents (no split). `evaluate` never calls a paid API unless given
     --allow-paid --max-spend N; score vendor detectors with `veribench score`.
     """
+    from veribench.errors import InputError
     from veribench.evaluate import evaluate_workspace
     from veribench.evaluate.tables import print_tables, print_warnings, wide_console, write_outputs
     from veribench.protocol.model import load_protocol
     from veribench.store import Workspace
-
-    from veribench.errors import InputError
 
     if allow_paid and max_spend is None:
         raise InputError("--allow-paid needs --max-spend N (the most the paid calls may cost, in words)",

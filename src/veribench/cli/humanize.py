@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -49,11 +49,11 @@ def _settings(pairs: list[str] | None) -> dict[str, Any]:
 @friendly_errors
 def humanize_cmd(
     humanizer: str = typer.Option(..., "--humanizer", "-H", help="undetectable, stealthgpt, writehuman, hix, humbot, llm-humanizer or manual."),
-    set_: Optional[list[str]] = typer.Option(None, "--set", help="Humanizer setting key=value (repeatable), e.g. base_url=..., strength=..., prompt_file=..., path=... (manual)."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Humanizer setting key=value (repeatable), e.g. base_url=..., strength=..., prompt_file=..., path=... (manual)."),
     input: Path = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="JSONL file of {id, humanizer, spec_hash, input_sha256, status, output, vendor_version, detail} rows (`veribench import humanized` reads it)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="JSONL file of {id, humanizer, spec_hash, input_sha256, status, output, vendor_version, detail} rows (`veribench import humanized` reads it)."),
     workspace: Path = WorkspaceOpt,
-    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Budget for this run, across resumes (words; finite, >= 0): stored in the workspace under the run's key, so rerunning a killed command never sends more than this in total."),
+    max_spend: float | None = typer.Option(None, "--max-spend", help="Budget for this run, across resumes (words; finite, >= 0): stored in the workspace under the run's key, so rerunning a killed command never sends more than this in total."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Send nothing; print what would be sent and its cost."),
     retry_transient: bool = typer.Option(False, "--retry-transient", help="Try again stored site_down/timeout/rate_limited failures."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
@@ -102,7 +102,7 @@ def humanize_cmd(
 @friendly_errors
 def generate_cmd(
     prompts: Path = typer.Option(..., "--prompts", "-p", help="Cycle prompts.json (rows with 'resolved') or a JSON list of strings."),
-    set_: Optional[list[str]] = typer.Option(None, "--set", help="Client setting key=value: base_url, model, provider, temperature, top_p, max_tokens, ..."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Client setting key=value: base_url, model, provider, temperature, top_p, max_tokens, ..."),
     samples: int = typer.Option(1, "--samples", help="Texts per prompt (sample i uses seed+i)."),
     seed: int = typer.Option(0, "--seed"),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL of {prompt_slug, category, prompt, sample, status, text, generation} (`veribench import generated` reads it)."),
@@ -112,11 +112,10 @@ def generate_cmd(
 
     Exits with status 1 when any request failed (the output file still lists every row).
     """
+    from veribench.corpus.importers._io import load_json
     from veribench.errors import InputError
     from veribench.llm.generate import generate_sources
     from veribench.store import Workspace
-
-    from veribench.corpus.importers._io import load_json
 
     if not prompts.is_file():
         raise InputError("no such file", file=str(prompts))
@@ -138,7 +137,7 @@ def generate_cmd(
 
 @friendly_errors
 def readability_cmd(
-    set_: Optional[list[str]] = typer.Option(None, "--set", help="Judge client setting key=value: base_url, model, provider."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Judge client setting key=value: base_url, model, provider."),
     input: Path = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows."),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL of {id, readability, status, reason, call}."),
     workspace: Path = WorkspaceOpt,
@@ -156,14 +155,14 @@ def readability_cmd(
 @friendly_errors
 def import_generated_cmd(
     file: Path = typer.Argument(..., help="`veribench generate` output (JSONL)."),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name and id prefix (default: the file stem)."),
+    corpus: str | None = typer.Option(None, "--corpus", help="Corpus name and id prefix (default: the file stem)."),
     arm: str = typer.Option("C", "--arm", help="Protocol arm of the generated texts."),
     workspace: Path = WorkspaceOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Import generated texts as AI documents, each with its generation spec (version = the server's model string)."""
-    from veribench.corpus.importers.outputs import read_generated
     from veribench.corpus.importers._store import store_import
+    from veribench.corpus.importers.outputs import read_generated
     from veribench.store import Workspace
 
     report, docs = read_generated(file, corpus=corpus, arm=arm)
@@ -174,8 +173,8 @@ def import_generated_cmd(
 @friendly_errors
 def import_humanized_cmd(
     file: Path = typer.Argument(..., help="`veribench humanize` output (JSONL); its ids are workspace document ids."),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name (default: the file stem)."),
-    arm: Optional[str] = typer.Option(None, "--arm", help="Arm of the outputs (default: each source's arm; C2 for "
+    corpus: str | None = typer.Option(None, "--corpus", help="Corpus name (default: the file stem)."),
+    arm: str | None = typer.Option(None, "--arm", help="Arm of the outputs (default: each source's arm; C2 for "
                                                           "lightly edited AI text)."),
     workspace: Path = WorkspaceOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -191,16 +190,16 @@ def import_humanized_cmd(
 @friendly_errors
 def import_cycle_cmd(
     directory: Path = typer.Argument(..., help="HumanizerBench-format cycle bundle (samples.json, tests.json)."),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus name and id prefix (default: the cycle name)."),
+    corpus: str | None = typer.Option(None, "--corpus", help="Corpus name and id prefix (default: the cycle name)."),
     arm: str = typer.Option("C", "--arm", help="Arm of the samples (AI source texts)."),
-    humanized_arm: Optional[str] = typer.Option(None, "--humanized-arm",
+    humanized_arm: str | None = typer.Option(None, "--humanized-arm",
                                                 help="Arm of the humanized outputs (default: the sample's arm)."),
     workspace: Path = WorkspaceOpt,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Import a cycle's samples (AI documents) and complete humanizer outputs (derived documents)."""
-    from veribench.corpus.importers.outputs import read_cycle
     from veribench.corpus.importers._store import store_import
+    from veribench.corpus.importers.outputs import read_cycle
     from veribench.store import Workspace
 
     report, docs = read_cycle(directory, corpus=corpus, arm=arm, humanized_arm=humanized_arm)

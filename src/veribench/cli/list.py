@@ -20,7 +20,7 @@ import json
 import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -219,11 +219,11 @@ def plugin_infos(kind: str) -> list[PluginInfo]:
 def corpus_infos(ws_path: Path | None) -> dict[str, Any]:
     """The corpus importers (the ``import`` commands, with their options) and, when a
     workspace exists, the corpora stored in it with documents per label and arm."""
+    import importlib
+
     from typer.main import get_command
 
     from veribench.cli.corpus import import_app
-
-    import importlib
 
     grp = get_command(import_app)
     importers = []
@@ -309,7 +309,7 @@ def list_humanizers(as_json: bool = typer.Option(False, "--json", help="Print JS
 
 @list_app.command("corpora")
 @friendly_errors
-def list_corpora(workspace: Optional[Path] = typer.Option(None, "--workspace", "-w",
+def list_corpora(workspace: Path | None = typer.Option(None, "--workspace", "-w",
                                                           help="Also list the corpora stored in this workspace."),
                  as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """The corpus importers with their options, and the corpora stored in a workspace."""

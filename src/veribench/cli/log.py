@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -16,7 +15,7 @@ log_app = typer.Typer(help="Check and read the workspace's tamper-evident event 
 @log_app.command("verify")
 @friendly_errors
 def verify_cmd(workspace: Path = WorkspaceOpt,
-               json_out: Optional[Path] = typer.Option(None, "--json", help="Write a machine-readable report to FILE "
+               json_out: Path | None = typer.Option(None, "--json", help="Write a machine-readable report to FILE "
                                                                             "('-' for standard output).")) -> None:
     """Check the chain and every table against it (protocols, documents, scores, links, runs, imports).
 
@@ -45,7 +44,7 @@ def verify_cmd(workspace: Path = WorkspaceOpt,
 @log_app.command("show")
 @friendly_errors
 def show_cmd(workspace: Path = WorkspaceOpt,
-             type_: Optional[str] = typer.Option(None, "--type", help="Only events of this type."),
+             type_: str | None = typer.Option(None, "--type", help="Only events of this type."),
              last: int = typer.Option(50, "--last", help="Show the last N events (0 = all).")) -> None:
     """Print the events, oldest first: sequence number, time, type, hash and payload."""
     from veribench.store import Workspace

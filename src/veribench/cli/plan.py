@@ -9,8 +9,9 @@ to detect a difference between two detectors on the same texts. Formulas and sou
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import typer
 
@@ -34,7 +35,7 @@ def _run(fn: Callable[[], Any]) -> Any:
         raise typer.BadParameter(str(e)) from None
 
 
-def _write(json_out: Optional[Path], payload: dict[str, Any]) -> None:
+def _write(json_out: Path | None, payload: dict[str, Any]) -> None:
     if json_out is None:
         return
     json_out.parent.mkdir(parents=True, exist_ok=True)
@@ -49,11 +50,11 @@ def _pct(x: float | None) -> str:
 @friendly_errors
 def plan_fpr(
     rate: float = typer.Option(0.05, "--rate", help="Expected false-positive rate (or any rate), e.g. 0.05."),
-    half_width: Optional[float] = typer.Option(None, "--half-width",
+    half_width: float | None = typer.Option(None, "--half-width",
                                                help="Target half-width of the interval, e.g. 0.02 for +-2 points."),
-    n: Optional[int] = typer.Option(None, "--n", min=1, help="Show the interval this many texts give."),
+    n: int | None = typer.Option(None, "--n", min=1, help="Show the interval this many texts give."),
     confidence: float = typer.Option(0.95, "--confidence", help="Interval confidence, e.g. 0.95."),
-    json_out: Optional[Path] = JsonOpt,
+    json_out: Path | None = JsonOpt,
 ):
     """Human texts needed for a Wilson interval of a given half-width at an expected FPR.
 
@@ -89,7 +90,7 @@ def plan_gap(
     alpha: float = AlphaOpt,
     tests: int = TestsOpt,
     ratio: float = typer.Option(1.0, "--ratio", help="Texts in group b per text in group a."),
-    json_out: Optional[Path] = JsonOpt,
+    json_out: Path | None = JsonOpt,
 ):
     """Texts per subgroup to detect a gap between two independent rates (Fisher's exact test)."""
     from veribench.metrics import planning
@@ -110,12 +111,12 @@ def plan_gap(
 def plan_paired(
     rate_a: float = typer.Option(..., "--rate-a", help="Expected rate of detector a (FPR on human or catch rate on AI texts)."),
     rate_b: float = typer.Option(..., "--rate-b", help="Expected rate of detector b on the same texts."),
-    discordant: Optional[float] = typer.Option(
+    discordant: float | None = typer.Option(
         None, "--discordant", help="Expected share of texts where exactly one detector flags (default: independence)."),
     power: float = PowerOpt,
     alpha: float = AlphaOpt,
     tests: int = TestsOpt,
-    json_out: Optional[Path] = JsonOpt,
+    json_out: Path | None = JsonOpt,
 ):
     """Texts (scored by both detectors) to detect a paired difference of rates (McNemar's exact test)."""
     from veribench.metrics import planning

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -16,7 +15,7 @@ TsaCertOpt = typer.Option(None, "--tsa-cert", help="The authority's root certifi
                                                    "signature now and keep the certificate for verifiers.")
 
 
-def _read_cert(p: Optional[Path]) -> Optional[bytes]:
+def _read_cert(p: Path | None) -> bytes | None:
     if p is None:
         return None
     from veribench.errors import InputError
@@ -30,10 +29,10 @@ def _read_cert(p: Optional[Path]) -> Optional[bytes]:
 @protocol_app.command("commit")
 @friendly_errors
 def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .yaml)."), workspace: Path = WorkspaceOpt,
-               tsa: Optional[str] = TsaOpt, tsa_cert: Optional[Path] = TsaCertOpt,
+               tsa: str | None = TsaOpt, tsa_cert: Path | None = TsaCertOpt,
                new_protocol: bool = typer.Option(False, "--new-protocol", help="Declare an unrelated protocol in a "
                                                  "workspace that already holds runs (logged and shown)."),
-               record_dir: Optional[Path] = typer.Option(None, "--record-dir", help="Where to write the commitment "
+               record_dir: Path | None = typer.Option(None, "--record-dir", help="Where to write the commitment "
                                                          "record (default WS/commitments).")):
     """Commit the protocol's exact bytes to the event log before any scan, and write the record to publish.
 
@@ -67,7 +66,7 @@ def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .y
 @friendly_errors
 def timestamp_cmd(file: Path = typer.Argument(..., help="A committed protocol file."), workspace: Path = WorkspaceOpt,
                   tsa: str = typer.Option(..., "--tsa", help="RFC 3161 timestamp authority URL."),
-                  tsa_cert: Optional[Path] = TsaCertOpt):
+                  tsa_cert: Path | None = TsaCertOpt):
     """Add an RFC 3161 token to an existing commitment (it proves the record existed from the token's time on)."""
     from veribench.commit import add_timestamp
     from veribench.protocol.model import load_protocol
@@ -83,8 +82,8 @@ def timestamp_cmd(file: Path = typer.Argument(..., help="A committed protocol fi
 @friendly_errors
 def show_cmd(workspace: Path = WorkspaceOpt):
     """List committed protocol versions from the event log: id, version, hash, log time, amendment."""
-    from veribench.store.commitments import versions
     from veribench.store import Workspace
+    from veribench.store.commitments import versions
 
     with Workspace(workspace, read_only=True) as ws:
         vs = sorted(versions(ws.con).values(), key=lambda e: e["seq"])

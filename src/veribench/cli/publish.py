@@ -21,8 +21,8 @@ def publish_cmd(
     The workspace's log is verified and the run re-derived from the rows first; then
     `veribench verify OUT` re-checks everything from the bundle alone.
     """
-    from veribench.evaluate import honesty
     from veribench.bundles.publish import publish
+    from veribench.evaluate import honesty
     from veribench.store import Workspace
 
     with Workspace(workspace) as ws:

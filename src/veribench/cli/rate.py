@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -40,10 +39,10 @@ def _ws(path: Path):
 @friendly_errors
 def assign(
     workspace: Path = WorkspaceOpt,
-    from_cycle: Optional[Path] = typer.Option(None, "--from-cycle", help="Cycle bundle folder (samples.json + tests.json)."),
+    from_cycle: Path | None = typer.Option(None, "--from-cycle", help="Cycle bundle folder (samples.json + tests.json)."),
     from_workspace: bool = typer.Option(False, "--from-workspace",
                                         help="Load pairs from workspace documents tagged humanizer + input_doc_id."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Load at most N pairs (a fixed spread-out subset)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Load at most N pairs (a fixed spread-out subset)."),
     rebalance: bool = typer.Option(False, "--rebalance",
                                    help="Move not-yet-started readings to editors who joined later, to even loads."),
 ) -> None:
@@ -114,7 +113,7 @@ def serve(workspace: Path = WorkspaceOpt, host: str = typer.Option("127.0.0.1", 
           root_path: str = typer.Option("", "--root-path",
                                         help="Path prefix the proxy serves the app under, e.g. /rubric (links, "
                                              "redirects and the cookie path carry it)."),
-          forwarded_allow_ips: Optional[str] = typer.Option(None, "--forwarded-allow-ips",
+          forwarded_allow_ips: str | None = typer.Option(None, "--forwarded-allow-ips",
                                                             help="Proxy addresses whose X-Forwarded-* headers are "
                                                                  "trusted (uvicorn's option; default 127.0.0.1).")
           ) -> None:
@@ -143,7 +142,7 @@ def _fmt(x, nd: int = 2) -> str:
 @friendly_errors
 def results(workspace: Path = WorkspaceOpt,
             as_json: bool = typer.Option(False, "--json", help="Print the results JSON."),
-            out: Optional[Path] = typer.Option(None, "--out", help="Also write the results JSON here.")) -> None:
+            out: Path | None = typer.Option(None, "--out", help="Also write the results JSON here.")) -> None:
     """Per tool: mean meaning score, dropped/invented counts, errors per 100 words, third reads, alpha."""
     from rich.console import Console
     from rich.table import Table
@@ -180,7 +179,7 @@ def results(workspace: Path = WorkspaceOpt,
 def export(workspace: Path = WorkspaceOpt,
            out: Path = typer.Option(Path("ratings.csv"), "--out", help="ratings.csv path."),
            unblind: bool = typer.Option(False, "--unblind", help="Add a tool column (for publication only)."),
-           results_json: Optional[Path] = typer.Option(None, "--results-json", help="Also write the results JSON.")
+           results_json: Path | None = typer.Option(None, "--results-json", help="Also write the results JSON.")
            ) -> None:
     """Write ratings.csv (schema: docs/ratings-schema.md)."""
     from veribench.rubric.results import ratings_rows, results_document, write_ratings_csv

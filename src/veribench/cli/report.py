@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
 
 import typer
 
@@ -12,7 +11,7 @@ from veribench.cli.common import friendly_errors
 
 @friendly_errors
 def report(
-    inputs: List[Path] = typer.Argument(..., help="Workspace folders, HumanizerBench cycle bundles, folders of bundles, "
+    inputs: list[Path] = typer.Argument(..., help="Workspace folders, HumanizerBench cycle bundles, folders of bundles, "
                                                    "or `veribench evaluate --json` files.", show_default=False),
     out: Path = typer.Option(Path("veribench-report"), "--out", "-o", help="Site folder to write (created, or rebuilt "
                                                                          "if an earlier report lives there)."),

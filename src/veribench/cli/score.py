@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -57,13 +57,13 @@ def output_row(rid: str, detector: Any, r: Any) -> dict[str, Any]:
 
 def score_cmd(
     detector: str = typer.Option(..., "--detector", "-d", help="Detector name (see the registry), e.g. loglik, fast-detectgpt, binoculars, hf-classifier, zippy."),
-    set_: Optional[list[str]] = typer.Option(None, "--set", help="Detector setting key=value (repeatable): model, scoring_model, sampling_model, observer, performer, max_tokens, batch_size, device, dtype."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Detector setting key=value (repeatable): model, scoring_model, sampling_model, observer, performer, max_tokens, batch_size, device, dtype."),
     input: Path = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows."),
     output: Path = typer.Option(..., "--output", "-o", help="JSONL file to write {id, detector, statistic, ai_probability, status, ...} rows."),
     workspace: Path = WorkspaceOpt,
     engine: str = typer.Option("local", "--engine", help="local (this process) or ray (Ray Data actors on a Ray cluster)."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address for --engine ray (default: $RAY_ADDRESS or a local instance)."),
-    max_spend: Optional[float] = typer.Option(None, "--max-spend", help="Budget for this run, across resumes (words or credits; finite, >= 0): stored in the workspace under the run's key, so rerunning a killed command never sends more than this in total."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster address for --engine ray (default: $RAY_ADDRESS or a local instance)."),
+    max_spend: float | None = typer.Option(None, "--max-spend", help="Budget for this run, across resumes (words or credits; finite, >= 0): stored in the workspace under the run's key, so rerunning a killed command never sends more than this in total."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Score nothing; print what would be sent and its cost."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
 ) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -12,11 +11,11 @@ import typer
 def verify(
     paths: list[Path] = typer.Argument(..., help="Bundle folders (detector runs or cycles), or folders of them."),
     strict: bool = typer.Option(False, "--strict", help="Cycles: fail on gaps the bundle's own methodology allows."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write a machine-readable verdict to FILE "
+    json_out: Path | None = typer.Option(None, "--json", help="Write a machine-readable verdict to FILE "
                                                                  "('-' for standard output)."),
-    tsa_root: Optional[Path] = typer.Option(None, "--tsa-root", help="PEM root certificate(s) of the timestamp "
+    tsa_root: Path | None = typer.Option(None, "--tsa-root", help="PEM root certificate(s) of the timestamp "
                                                                      "authority to trust (pins the bundle's own)."),
-    max_file_mb: Optional[int] = typer.Option(None, "--max-file-mb", help="Size cap (MiB) of a file read whole "
+    max_file_mb: int | None = typer.Option(None, "--max-file-mb", help="Size cap (MiB) of a file read whole "
                                                                           "(default 256)."),
 ) -> None:
     """Verify bundles without executing anything in them.
@@ -37,7 +36,7 @@ def verify(
             roots = load_certificates(tsa_root.read_bytes(), str(tsa_root))
         except (OSError, TimestampError) as e:
             typer.secho(f"error: --tsa-root {tsa_root}: {e}", fg="red", err=True)
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
     cap = max_file_mb * 2**20 if max_file_mb else None
     runs, cycles = [], []
     for p in paths:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -52,8 +51,8 @@ def invite(
     count: int = typer.Option(1, "--count", min=1, max=1000, help="How many personal links."),
     base_url: str = typer.Option("http://127.0.0.1:8100", "--base-url",
                                  help="Where `write serve` is reached, with any root path."),
-    min_words: Optional[int] = typer.Option(None, "--min-words", help="Target length, lower end (default 300)."),
-    max_words: Optional[int] = typer.Option(None, "--max-words", help="Target length, upper end (default 1200)."),
+    min_words: int | None = typer.Option(None, "--min-words", help="Target length, lower end (default 300)."),
+    max_words: int | None = typer.Option(None, "--max-words", help="Target length, upper end (default 1200)."),
 ) -> None:
     """Create one-time personal links (tokens stored hashed) to write on a prompt."""
     from veribench.errors import InputError
@@ -84,9 +83,9 @@ def serve(workspace: Path = WorkspaceOpt, host: str = typer.Option("127.0.0.1", 
           secure_cookies: bool = typer.Option(False, "--secure-cookies",
                                               help="Secure cookie and HSTS: for HTTPS (or a TLS proxy in front)."),
           root_path: str = typer.Option("", "--root-path", help="Path prefix behind a proxy, e.g. /write."),
-          ssl_certfile: Optional[Path] = typer.Option(None, "--ssl-certfile", help="Serve HTTPS with this certificate."),
-          ssl_keyfile: Optional[Path] = typer.Option(None, "--ssl-keyfile", help="The certificate's private key."),
-          forwarded_allow_ips: Optional[str] = typer.Option(None, "--forwarded-allow-ips",
+          ssl_certfile: Path | None = typer.Option(None, "--ssl-certfile", help="Serve HTTPS with this certificate."),
+          ssl_keyfile: Path | None = typer.Option(None, "--ssl-keyfile", help="The certificate's private key."),
+          forwarded_allow_ips: str | None = typer.Option(None, "--forwarded-allow-ips",
                                                             help="Proxy addresses whose X-Forwarded-* headers are "
                                                                  "trusted (uvicorn's option; default 127.0.0.1).")
           ) -> None:
@@ -216,7 +215,7 @@ def reissue_cmd(invitation: str = typer.Argument(...), workspace: Path = Workspa
 @friendly_errors
 def export_cmd(workspace: Path = WorkspaceOpt,
                out: Path = typer.Option(..., "--out", "-o", help="JSON Lines file to write."),
-               corpus: Optional[str] = typer.Option(None, "--corpus", help="Only this corpus (default: every arm-B "
+               corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus (default: every arm-B "
                                                                             "document).")) -> None:
     """Write the publishable arm-B records: the text only where its writer chose full publication."""
     from veribench.errors import InputError
@@ -240,7 +239,7 @@ def export_cmd(workspace: Path = WorkspaceOpt,
 @write_app.command("fingerprint")
 @friendly_errors
 def fingerprint_cmd(file: Path = typer.Argument(..., help="A UTF-8 text file."),
-                    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w",
+                    workspace: Path | None = typer.Option(None, "--workspace", "-w",
                                                              help="Also say whether the corpus holds this text.")
                     ) -> None:
     """Print the text's fingerprint: SHA-256 of its UTF-8 bytes after line endings become LF and

@@ -23,7 +23,7 @@ The record is the workspace's event log (:mod:`veribench.store.events`), not the
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,8 +35,16 @@ from veribench.hashing import sha256_bytes
 from veribench.protocol.model import load_protocol
 from veribench.store import events as ev
 from veribench.store import writes
-from veribench.store.commitments import (CommitRecord, changelog, commitment_record, heads, record_bytes, record_of,
-                                         stored_commitment, versions)
+from veribench.store.commitments import (
+    CommitRecord,
+    changelog,
+    commitment_record,
+    heads,
+    record_bytes,
+    record_of,
+    stored_commitment,
+    versions,
+)
 from veribench.store.workspace import Workspace
 
 
@@ -104,7 +112,7 @@ def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_r
                     f"to {head['payload']['protocol_sha256']} ({head['payload']['name']!r}, "
                     f"{head['at'][:19]}Z); supersede the current version")
             day, sup_day = _day(cur.get("date")), ev.parse_utc(head["at"]).date()
-            today = datetime.now(timezone.utc).date()
+            today = datetime.now(UTC).date()
             if day is None:
                 raise ProtocolError(f"protocol {path}, field 'amendments': date {cur.get('date')!r} is not a date")
             if day < sup_day:

@@ -14,9 +14,10 @@ A token stamps the SHA-256 of a commitment record's bytes (see
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
-from typing import Any, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from veribench.errors import VeribenchError
 
@@ -171,9 +172,9 @@ def check_token(token: bytes, message: bytes, *, roots: Sequence[Any] = (), inte
                              "authority's root certificate)")
     gen = info.gen_time
     if gen.tzinfo is None:
-        gen = gen.replace(tzinfo=timezone.utc)
+        gen = gen.replace(tzinfo=UTC)
     return TokenInfo(
-        gen_time=gen.astimezone(timezone.utc).isoformat().replace("+00:00", "Z"), serial=str(info.serial_number),
+        gen_time=gen.astimezone(UTC).isoformat().replace("+00:00", "Z"), serial=str(info.serial_number),
         policy=info.policy.dotted_string, imprint_sha256=imprint.message.hex(),
         signer=signer.subject.rfc4514_string() if signer is not None else None,
         signer_sha256=_der_sha256(signer) if signer is not None else None, signature_checked=checked,

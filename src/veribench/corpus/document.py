@@ -43,14 +43,14 @@ from __future__ import annotations
 import math
 import re
 from datetime import date, datetime
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from veribench.hashing import text_sha256
-from veribench.protocol.roles import LABELS as ROLE_LABELS
-from veribench.labels import NEGATIVE_LABELS, POSITIVE_LABELS  # noqa: F401 - re-exported
 from veribench.corpus.edits import check_edits
+from veribench.hashing import text_sha256
+from veribench.labels import NEGATIVE_LABELS, POSITIVE_LABELS  # noqa: F401 - re-exported
+from veribench.protocol.roles import LABELS as ROLE_LABELS
 
 #: The labels. Their roles (positive, negative, side) live in one table:
 #: :data:`veribench.labels.LABEL_ROLES` (see ``docs/labels.md``).
@@ -106,13 +106,13 @@ class Provenance(BaseModel):
     """
 
     model_config = ConfigDict(extra="allow")
-    source_url: Optional[str] = None
-    published: Optional[str] = None
-    licence: Optional[str] = None
-    method: Optional[str] = None
-    attestation: Optional[str] = None
-    citation: Optional[str] = None
-    fingerprint_only: Optional[bool] = None
+    source_url: str | None = None
+    published: str | None = None
+    licence: str | None = None
+    method: str | None = None
+    attestation: str | None = None
+    citation: str | None = None
+    fingerprint_only: bool | None = None
 
     @field_validator("published")
     @classmethod
@@ -124,17 +124,17 @@ class Generation(BaseModel):
     """How an AI text was produced: enough for anyone to regenerate it."""
 
     model_config = ConfigDict(extra="allow")
-    provider: Optional[str] = None
-    model: Optional[str] = None
-    version: Optional[str] = None
-    date: Optional[str] = None
-    prompt: Optional[str] = None
-    temperature: Optional[float] = None
-    top_p: Optional[float] = None
-    max_tokens: Optional[int] = None
-    seed: Optional[int] = None
+    provider: str | None = None
+    model: str | None = None
+    version: str | None = None
+    date: str | None = None
+    prompt: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
-    post_editing: Optional[str] = None
+    post_editing: str | None = None
 
     @field_validator("date")
     @classmethod
@@ -155,7 +155,7 @@ class Segment(BaseModel):
     label: Literal["human", "ai"]
 
     @model_validator(mode="after")
-    def _order(self) -> "Segment":
+    def _order(self) -> Segment:
         if self.end <= self.start:
             raise ValueError(f"segment end {self.end} must be after its start {self.start}")
         return self
@@ -177,17 +177,17 @@ class Document(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1)
-    text: Optional[str] = None
-    text_sha256: Optional[str] = None
+    text: str | None = None
+    text_sha256: str | None = None
     label: Label
-    arm: Optional[str] = None
-    kind: Optional[str] = None
-    subgroup: Optional[str] = None
+    arm: str | None = None
+    kind: str | None = None
+    subgroup: str | None = None
     tags: dict[str, str] = Field(default_factory=dict)
-    group_key: Optional[str] = None
+    group_key: str | None = None
     provenance: Provenance = Field(default_factory=Provenance)
-    generation: Optional[Generation] = None
-    segments: Optional[list[Segment]] = None
+    generation: Generation | None = None
+    segments: list[Segment] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -230,7 +230,7 @@ class Document(BaseModel):
 
     @field_validator("text")
     @classmethod
-    def _text_not_empty(cls, v: Optional[str]) -> Optional[str]:
+    def _text_not_empty(cls, v: str | None) -> str | None:
         if v is not None and not v.strip():
             raise ValueError("text is empty or whitespace only")
         return v
@@ -250,7 +250,7 @@ class Document(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _derived(self) -> "Document":
+    def _derived(self) -> Document:
         der = self.tags.get("derivation")
         extra = self.provenance.model_extra or {}
         if der is not None and der not in DERIVATIONS:
@@ -276,12 +276,12 @@ class Document(BaseModel):
         return self
 
     @property
-    def source_id(self) -> Optional[str]:
+    def source_id(self) -> str | None:
         """The source document's id for a derived document, else ``None``."""
         return (self.provenance.model_extra or {}).get("source_id")
 
     @model_validator(mode="after")
-    def _hash(self) -> "Document":
+    def _hash(self) -> Document:
         if self.text is None and not self.text_sha256:
             raise ValueError("either text or text_sha256 is required")
         if self.text is not None:

@@ -42,9 +42,10 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -214,8 +215,8 @@ class EditMeasure(BaseModel):
     draft_words: int
     edited_words: int
     words_changed: int = Field(description="word-level Levenshtein distance, draft -> edited")
-    changed_word_share: Optional[float] = Field(description="words_changed / draft_words; None without draft words")
-    changed_word_share_reason: Optional[str] = None
+    changed_word_share: float | None = Field(description="words_changed / draft_words; None without draft words")
+    changed_word_share_reason: str | None = None
     draft_sentences: int
     edited_sentences: int
     sentences_added: int

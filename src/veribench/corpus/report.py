@@ -192,7 +192,7 @@ class ImportReport:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ImportReport":
+    def from_dict(cls, d: dict[str, Any]) -> ImportReport:
         names = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in names})
 

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veribench.hashing import sha256_bytes
 from veribench.bundles import reader
-from veribench.bundles.reader import ReadError
-from veribench.bundles.reader import parse_json
+from veribench.bundles.reader import ReadError, parse_json
+from veribench.hashing import sha256_bytes
 
 #: Files outside the manifest: the commitment (published at cycle start) and the manifest itself.
 META_FILES = ("commit.json", "cycle.json")
@@ -85,7 +84,7 @@ class Bundle:
     _parsed: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: Path, max_file_bytes: int | None = None) -> "Bundle":
+    def load(cls, path: Path, max_file_bytes: int | None = None) -> Bundle:
 
         cap = max_file_bytes or reader.MAX_FILE_BYTES
         b = cls(Path(path))

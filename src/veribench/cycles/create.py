@@ -25,21 +25,22 @@ import json
 import os
 import secrets
 import uuid
-from datetime import datetime, timezone
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from veribench.errors import InputError, ProtocolError, VeribenchError
-from veribench.hashing import sha256_bytes
+from veribench import __version__
+from veribench.bundles.jscompat import dumps_js, js_math_round, js_word_count
 from veribench.cycles.bundle import VERIBENCH_FORMAT, BundleFileError, parse_json_bytes
 from veribench.cycles.flags import classify_output
 from veribench.cycles.frozen import SELECT_PLACEHOLDERS_JS
 from veribench.cycles.intervals import bootstrap_ci, method_record
-from veribench.bundles.jscompat import dumps_js, js_math_round, js_word_count
 from veribench.cycles.scoring import ScoringRules, compute_leaderboard, recognise_scoring, render_scoring_js
 from veribench.cycles.selection import extract_placeholders, resolve_prompts
 from veribench.cycles.verify import ACCESS_FAILURE_CODES
-from veribench import __version__
+from veribench.errors import InputError, ProtocolError, VeribenchError
+from veribench.hashing import sha256_bytes
 
 SECRETS_ENV = "VERIBENCH_SECRETS_DIR"
 UUID_NS = uuid.UUID("6c1f1f0e-3f0a-4d38-9b8e-0a5e0c7f1b21")  # veribench cycles (uuid5 namespace)
@@ -49,7 +50,7 @@ UUID_NS = uuid.UUID("6c1f1f0e-3f0a-4d38-9b8e-0a5e0c7f1b21")  # veribench cycles 
 
 def _now_iso() -> str:
     """``new Date().toISOString()`` form: UTC, milliseconds, ``Z``."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 

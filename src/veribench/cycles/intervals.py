@@ -14,7 +14,8 @@ an undocumented method and are not reproduced.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

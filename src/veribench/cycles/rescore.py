@@ -17,22 +17,23 @@ from __future__ import annotations
 
 import math
 import os
-from datetime import datetime, timezone
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from veribench import registry
-from veribench.records import ScoreResult
-from veribench.errors import InputError, VeribenchError
-from veribench.hashing import text_sha256
+from veribench.bundles.jscompat import dumps_js
 from veribench.cycles.bundle import Bundle
 from veribench.cycles.create import _load, _write_work, publish_cycle
-from veribench.llm.embedders import cosine01, describe, embed_cached
 from veribench.cycles.flags import classify_output
-from veribench.bundles.jscompat import dumps_js
 from veribench.cycles.scoring import ScoringRules, recognise_scoring
 from veribench.cycles.verify import verify_cycle
 from veribench.detectors.pipeline import score_texts
+from veribench.errors import InputError, VeribenchError
+from veribench.hashing import text_sha256
+from veribench.llm.embedders import cosine01, describe, embed_cached
+from veribench.records import ScoreResult
 
 #: Verdict strings (lower-case prefixes) that mean "AI" for the ``verdict`` mapping.
 AI_VERDICTS = ("ai", "machine", "generated", "fake", "gpt")
@@ -90,7 +91,7 @@ def check_mapping(mapping: str) -> str:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 def _readability_judge(outputs: list[str], ws: Any, settings: Mapping[str, Any]) -> tuple[list[float | None], dict]:

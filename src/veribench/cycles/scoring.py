@@ -27,15 +27,15 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from veribench.hashing import sha256_bytes
-from veribench.cycles.frozen import KNOWN_SCORING_FILES, KNOWN_SCORING_TEMPLATES, SCORING_JS_HOLES, SCORING_JS_TEMPLATE
 from veribench.bundles.jscompat import js_number_to_string, js_word_count, utf16_units
+from veribench.bundles.reader import compile_template, match_frozen
+from veribench.cycles.frozen import KNOWN_SCORING_FILES, KNOWN_SCORING_TEMPLATES, SCORING_JS_HOLES, SCORING_JS_TEMPLATE
 from veribench.cycles.selection import UnknownAlgorithm
-from veribench.bundles.reader import compile_template
-from veribench.bundles.reader import match_frozen
+from veribench.hashing import sha256_bytes
 
 SUB_SCORES = ("bypass_rate", "meaning_preservation", "readability", "consistency_across_categories")
 PENALTY_CODES = ("refusal_in_output", "identical_to_input", "severe_meaning_drift", "length_inflation",
@@ -88,11 +88,11 @@ class ScoringRules:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "ScoringRules":
+    def from_dict(cls, d: Mapping[str, Any]) -> ScoringRules:
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
-    def replace(self, **kw: Any) -> "ScoringRules":
+    def replace(self, **kw: Any) -> ScoringRules:
         return ScoringRules.from_dict({**self.to_dict(), **kw})
 
 

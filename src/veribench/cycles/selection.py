@@ -21,13 +21,13 @@ unknown selection algorithm" and is never executed.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from veribench.hashing import sha256_bytes
 from veribench.bundles.jscompat import utf16_units
-from veribench.cycles.frozen import KNOWN_SELECTION_FILES
-from veribench.cycles.frozen import KNOWN_SELECTION_TEXTS
+from veribench.cycles.frozen import KNOWN_SELECTION_FILES, KNOWN_SELECTION_TEXTS
+from veribench.hashing import sha256_bytes
 
 PLACEHOLDER_RE = re.compile(r"\[([A-Z][A-Z_]*)\]")
 

@@ -38,19 +38,26 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from veribench.hashing import sha256_bytes
-from veribench.cycles.bundle import ALLOWED_MANIFEST_NAMES, MANIFEST_FILES, META_FILES, REQUIRED_FILES, Bundle, BundleFileError
-from veribench.bundles.reader import ReadError, reference_trim
 from veribench.bundles.findings import Finding
 from veribench.bundles.jscompat import js_math_round
-from veribench.bundles.reader import published_rounding_matches
+from veribench.bundles.reader import ReadError, published_rounding_matches, reference_trim
+from veribench.cycles.bundle import (
+    ALLOWED_MANIFEST_NAMES,
+    MANIFEST_FILES,
+    META_FILES,
+    REQUIRED_FILES,
+    Bundle,
+    BundleFileError,
+    discover,
+)
 from veribench.cycles.scoring import SUB_SCORES, compute_leaderboard, recognise_scoring
 from veribench.cycles.selection import UnknownAlgorithm, recognise_selection, resolve_prompts
-from veribench.cycles.bundle import discover
+from veribench.hashing import sha256_bytes
 
 #: Failure codes that count as access failures (HumanizerBench methodology,
 #: "Unavailable tools are excluded": site down, paywall, captcha, no output

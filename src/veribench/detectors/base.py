@@ -5,8 +5,9 @@ detector returns (its label convention is stated there)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from veribench.hashing import text_sha256
 from veribench.records import ScoreResult

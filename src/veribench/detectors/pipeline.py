@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
+from veribench.detectors.base import Detector, results_per_input, submitted_text, with_hazards
 from veribench.errors import InputError
 from veribench.hashing import canonical_json, sha256_bytes, text_sha256
-from veribench.detectors.base import Detector, results_per_input, submitted_text, with_hazards
 from veribench.records import ScoreResult
 from veribench.store import writes
 from veribench.store.workspace import now_utc
-
 
 #: Failures a later run may send again when asked (``retry_statuses``); never credit or key errors.
 TRANSIENT = ("site_down", "timeout", "rate_limited")

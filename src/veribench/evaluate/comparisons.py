@@ -42,8 +42,9 @@ gaps x detectors: a second family). A difference *survives* when its adjusted p-
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -505,7 +506,7 @@ def tiers_for(names: Sequence[str], better_than: Mapping[tuple[str, str], bool])
     tiers, start = [], 0
     for k in range(1, len(order)):
         upper, lower = order[:k], order[k:]
-        if all(better_than.get((u, l), False) for u in upper for l in lower):
+        if all(better_than.get((u, w), False) for u in upper for w in lower):
             tiers.append(sorted(order[start:k]))
             start = k
     if order:

@@ -41,16 +41,16 @@ from typing import Any
 
 import numpy as np
 
-from veribench.metrics import grouped as mgrouped
+from veribench import labels
 from veribench.evaluate import groups as mgroups
 from veribench.evaluate.comparisons import DetectorInput, compute_comparisons
 from veribench.evaluate.robustness import robustness_rows
+from veribench.metrics import grouped as mgrouped
 from veribench.metrics import rates as mrates
 from veribench.metrics import roc as mroc
 from veribench.metrics import thresholds as mthr
 from veribench.metrics.threshold_bootstrap import METHOD as TPR_CI_METHOD
 from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_scores
-from veribench import labels
 from veribench.protocol import roles
 from veribench.protocol.model import AI_VERDICTS, DecisionRule, Protocol
 from veribench.protocol.split import calibration_mask, split_summary

@@ -61,15 +61,16 @@ set (cells x distinct human scores, in bounded chunks).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.stats import norm
 
+from veribench.evaluate.core import split_documents
 from veribench.metrics.rates import wilson_arrays
 from veribench.metrics.thresholds import FLAG_RULE, allowed_false_positives, threshold_at_fpr_sorted
-from veribench.evaluate.core import split_documents
 from veribench.protocol import roles
 
 #: The roll-up value of a tag in a cell (RAID's name).
@@ -443,7 +444,7 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
     in_group = pres[:, :G] > 0
     n_groups = in_group.sum(axis=1)
     tpr_parts = []
-    for ti, t in enumerate(targets):
+    for ti, _t in enumerate(targets):
         tp = cell[f"tp{ti}"][cells]
         rate, rlo, rhi = wilson_arrays(tp.astype(np.int64), mm.astype(np.int64), alpha)
         den = in_group @ nh_u

@@ -22,8 +22,9 @@ its panel that judged any text of the row judged (``n``; the rest ``n_partial``)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from veribench.scales import SCALES
 from veribench.errors import InputError
+from veribench.scales import SCALES
 
 #: Scales on which P(AI) is an affine function of the native value, so ranking on P(AI)
 #: equals ranking on the native value. Sources: ``veribench.scales.SCALES``

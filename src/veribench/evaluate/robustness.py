@@ -34,7 +34,8 @@ reason in ``unpaired``.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -123,7 +124,7 @@ def robustness_rows(doc_id: np.ndarray, label_code: np.ndarray, tags: Sequence[d
                 if not sel.any():
                     continue
                 d, s = der[sel], src[sel]
-                unpaired = {k: 0 for k in UNPAIRED}
+                unpaired = dict.fromkeys(UNPAIRED, 0)
                 has_src = s >= 0
                 unpaired["source"] = int((~has_src).sum())
                 d, s = d[has_src], s[has_src]

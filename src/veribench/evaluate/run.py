@@ -5,25 +5,24 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from veribench import __version__, registry
-from veribench.errors import ProtocolError, RegistryError
+from veribench.detectors.pipeline import RunStats, score_documents
+from veribench.errors import InputError, ProtocolError, RegistryError
+from veribench.evaluate.core import DetArrays, DocArrays, compute_results, document_rows
+from veribench.evaluate.grid import grid_results
+from veribench.evaluate.ranking import ranking_scores
 from veribench.protocol.model import DecisionRule, DetectorEntry, Protocol
 from veribench.spec import Spec
 from veribench.store import writes
 from veribench.store.commitments import require_committed, run_integrity
 from veribench.store.workspace import Workspace, now_utc
-from veribench.evaluate.core import DetArrays, DocArrays, compute_results, document_rows
-from veribench.evaluate.ranking import ranking_scores
-from veribench.detectors.pipeline import RunStats
-from veribench.detectors.pipeline import score_documents
-from veribench.errors import InputError
-from veribench.evaluate.grid import grid_results
 from veribench.text.hazards import SETTING, canonicalize_setting, text_hazards
 
 SELECTION_KEYS = {"corpora": "corpus", "labels": "label", "arms": "arm", "subgroups": "subgroup", "kinds": "kind"}

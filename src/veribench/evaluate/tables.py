@@ -14,10 +14,11 @@ from __future__ import annotations
 import csv
 import html
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from veribench.console import wide_console  # noqa: F401 - re-exported
+from veribench.console import wide_console
 from veribench.errors import InputError
 from veribench.evaluate import honesty
 from veribench.evaluate.run import export_run

@@ -13,11 +13,22 @@ and ``timeout`` mean the tool could not be exercised; ``refused`` and ``bad_resp
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from veribench.detectors.api.base import OPERATIONAL, spec_settings, word_count
-from veribench.detectors.api.http import CallInfo, ConfigError, VendorError, VendorHTTP, check_base_url, env_key, env_var, redact, refuse_key_settings
+from veribench.detectors.api.http import (
+    CallInfo,
+    ConfigError,
+    VendorError,
+    VendorHTTP,
+    check_base_url,
+    env_key,
+    env_var,
+    redact,
+    refuse_key_settings,
+)
 from veribench.records import STATUS_CODES
 from veribench.spec import Spec
 
@@ -48,7 +59,7 @@ class HumanizeResult:
             raise ValueError("an ok HumanizeResult needs an output string")
 
     @classmethod
-    def failed(cls, status: str, reason: str = "", **detail: Any) -> "HumanizeResult":
+    def failed(cls, status: str, reason: str = "", **detail: Any) -> HumanizeResult:
         return cls(status=status, output=None, detail={"reason": reason, **detail})
 
 

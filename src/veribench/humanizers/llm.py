@@ -17,8 +17,9 @@ same humanizer.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
@@ -26,9 +27,9 @@ from veribench.detectors.api.base import word_count
 from veribench.detectors.api.http import ConfigError, VendorError
 from veribench.errors import InputError
 from veribench.hashing import sha256_bytes
+from veribench.humanizers.base import HumanizeResult
 from veribench.llm.client import ChatClient, strip_think
 from veribench.spec import Spec
-from veribench.humanizers.base import HumanizeResult
 
 OUTPUT_OVERRIDE = (
     "## Output\n\nReturn only the final rewritten text. Do not include drafts, analysis, lists of changes, "

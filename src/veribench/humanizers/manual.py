@@ -18,14 +18,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from veribench.records import STATUS_CODES
 from veribench.errors import InputError
 from veribench.hashing import sha256_bytes, text_sha256
-from veribench.spec import Spec
 from veribench.humanizers.base import HumanizeResult
+from veribench.records import STATUS_CODES
+from veribench.spec import Spec
 
 ADAPTER_VERSION = "1"
 

@@ -10,15 +10,16 @@ without losing a stored result.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from veribench.detectors.pipeline import TRANSIENT, RunStats, run_cached  # noqa: F401 (TRANSIENT re-exported for the CLI)
 from veribench.hashing import text_sha256
+from veribench.humanizers.base import Humanizer, HumanizeResult
 from veribench.spec import Spec
-from veribench.humanizers.base import HumanizeResult, Humanizer
 from veribench.store import writes
-from veribench.store.writes import json_text as _json
 from veribench.store.workspace import now_utc
+from veribench.store.writes import json_text as _json
 
 
 def cached_humanizations(ws: Any, spec_hash: str, shas: Iterable[str]) -> dict[str, HumanizeResult]:

@@ -19,16 +19,26 @@ plain text robustly.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from veribench.detectors.api.base import OPERATIONAL
-from veribench.detectors.api.http import CallInfo, ConfigError, VendorError, VendorHTTP, check_base_url, env_key, redact, refuse_key_settings
+from veribench.detectors.api.http import (
+    CallInfo,
+    ConfigError,
+    VendorError,
+    VendorHTTP,
+    check_base_url,
+    env_key,
+    redact,
+    refuse_key_settings,
+)
 from veribench.hashing import canonical_json, sha256_bytes
 from veribench.spec import Spec
 from veribench.store import writes
-from veribench.store.writes import json_text as _json
 from veribench.store.workspace import now_utc
+from veribench.store.writes import json_text as _json
 
 #: Sampling settings passed through to the server when set (OpenAI chat-completions names).
 SAMPLING = ("temperature", "top_p", "max_tokens", "seed", "stop", "presence_penalty", "frequency_penalty",
@@ -103,10 +113,10 @@ class ChatClient:
             raise ConfigError(f"llm client: unknown setting(s) {sorted(unknown)}")
         self.base_url = check_base_url(base_url)
         self.model, self.provider = str(model), str(provider)
-        self.sampling = {k: v for k, v in dict(
-            temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed, stop=stop,
-            presence_penalty=presence_penalty, frequency_penalty=frequency_penalty,
-            response_format=response_format, n=n).items() if v is not None}
+        self.sampling = {k: v for k, v in {
+            "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed, "stop": stop,
+            "presence_penalty": presence_penalty, "frequency_penalty": frequency_penalty,
+            "response_format": response_format, "n": n}.items() if v is not None}
         self.extra_body = dict(extra_body or {})
         o = {k: ops.get(k, v) for k, v in OPERATIONAL.items()}
         self.max_concurrency = int(o["max_concurrency"] or 4)

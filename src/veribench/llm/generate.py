@@ -9,11 +9,12 @@ every sampling setting), ready to become :class:`veribench.corpus.Document` rows
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from veribench.detectors.api.http import VendorError
-from veribench.llm.client import make_client, strip_think
 from veribench.errors import InputError
+from veribench.llm.client import make_client, strip_think
 
 
 def generate_sources(client_or_settings: Any, prompts: Iterable[Any], ws: Any = None, *, samples: int = 1,

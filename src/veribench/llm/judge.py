@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from veribench.detectors.api.http import VendorError
 from veribench.hashing import sha256_bytes
-from veribench.spec import Spec
 from veribench.llm.client import ChatClient, make_client, strip_think
+from veribench.spec import Spec
 
 JUDGE_VERSION = "readability-1"
 JUDGE_SEED = 0

@@ -8,10 +8,37 @@ an :class:`UndefinedMetricWarning`, never a crash; non-finite scores raise ``Val
 
 from veribench.metrics._base import UndefinedMetricWarning, as_binary, as_scores, drop_nonfinite
 from veribench.metrics.bootstrap import BootstrapCI, bootstrap_ci
-from veribench.metrics.grouped import GroupAuroc, argsort_scores, GroupedScores, GroupTprAtFpr, group_agreement, group_auroc, group_counts, group_tpr_at_fpr, mean_of_defined
+from veribench.metrics.grouped import (
+    GroupAuroc,
+    GroupedScores,
+    GroupTprAtFpr,
+    argsort_scores,
+    group_agreement,
+    group_auroc,
+    group_counts,
+    group_tpr_at_fpr,
+    mean_of_defined,
+)
 from veribench.metrics.rates import Rate, rates_from_arrays, wilson, wilson_arrays
-from veribench.metrics.roc import AurocCI, RocCurve, TprAtFpr, auroc, auroc_ci, auroc_delong_variance, roc_curve_points, tpr_at_fpr
-from veribench.metrics.thresholds import FLAG_RULE, balanced_accuracy, balanced_accuracy_arrays, confusion, fit_threshold, flag, threshold_at_fpr
+from veribench.metrics.roc import (
+    AurocCI,
+    RocCurve,
+    TprAtFpr,
+    auroc,
+    auroc_ci,
+    auroc_delong_variance,
+    roc_curve_points,
+    tpr_at_fpr,
+)
+from veribench.metrics.thresholds import (
+    FLAG_RULE,
+    balanced_accuracy,
+    balanced_accuracy_arrays,
+    confusion,
+    fit_threshold,
+    flag,
+    threshold_at_fpr,
+)
 
 __all__ = [
     "FLAG_RULE", "AurocCI", "BootstrapCI", "GroupAuroc", "GroupTprAtFpr", "GroupedScores", "Rate", "RocCurve",

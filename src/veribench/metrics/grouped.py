@@ -13,8 +13,9 @@ Sun & Xu (2014), IEEE SPL 21(11) (see :mod:`veribench.metrics.roc`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.stats import norm

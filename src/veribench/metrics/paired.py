@@ -29,16 +29,17 @@ Undefined results are ``None`` with a reason, never NaN or 0.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from scipy.stats import norm
 
+from veribench.heap import frozen
 from veribench.metrics._base import as_binary, check_pair
 from veribench.metrics.rates import _check_alpha, _check_counts, wilson
 from veribench.metrics.roc import delong_components
-from veribench.heap import frozen
 
 #: Names written into result rows (``test`` / ``interval``).
 DELONG_TEST = "paired DeLong (Sun & Xu 2014 fast algorithm)"
@@ -125,7 +126,7 @@ def delong_paired(y_true: Any, score_a: Any, score_b: Any, alpha: float = 0.05, 
     _, sb = check_pair(y, score_b)
     m = int(y.sum())
     n = int(y.size) - m
-    base = dict(n=int(y.size), test=DELONG_TEST, interval=DELONG_INTERVAL)
+    base = {"n": int(y.size), "test": DELONG_TEST, "interval": DELONG_INTERVAL}
     if m == 0 or n == 0:
         why = f"AUROC is undefined with one class only (AI n={m}, human n={n})"
         return PairedResult(None, None, None, None, None, None, reason=why, detail={"n_ai": m, "n_human": n}, **base)
@@ -275,7 +276,7 @@ def paired_rate_difference(flags_a: Any, flags_b: Any, alpha: float = 0.05) -> P
     both, a_only, b_only, neither = paired_table(flags_a, flags_b)
     n = both + a_only + b_only + neither
     detail = {"both": both, "a_only": a_only, "b_only": b_only, "neither": neither}
-    base = dict(n=n, test=MCNEMAR_TEST, interval=NEWCOMBE_PAIRED_INTERVAL, detail=detail)
+    base = {"n": n, "test": MCNEMAR_TEST, "interval": NEWCOMBE_PAIRED_INTERVAL, "detail": detail}
     if n == 0:
         return PairedResult(None, None, None, None, None, None, reason="no texts scored validly by both detectors", **base)
     theta, lo, hi = newcombe_paired(both, a_only, b_only, neither, alpha)

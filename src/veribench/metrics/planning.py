@@ -37,8 +37,9 @@ can be off by the width of a ripple (a few texts).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import gammaln

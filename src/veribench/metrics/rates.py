@@ -121,11 +121,11 @@ def wilson_arrays(k, n, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray, np
     ok = nf > 0
     if ok.any():
         kk, nn = kf[ok], nf[ok]
-        l, h = proportion_confint(kk, nn, alpha=alpha, method="wilson")
+        wl, wh = proportion_confint(kk, nn, alpha=alpha, method="wilson")
         r = kk / nn
-        l = np.where(kk == 0, 0.0, np.clip(l, 0.0, r))
-        h = np.where(kk == nn, 1.0, np.clip(h, r, 1.0))
-        rate[ok], lo[ok], hi[ok] = r, l, h
+        wl = np.where(kk == 0, 0.0, np.clip(wl, 0.0, r))
+        wh = np.where(kk == nn, 1.0, np.clip(wh, r, 1.0))
+        rate[ok], lo[ok], hi[ok] = r, wl, wh
     return rate, lo, hi
 
 

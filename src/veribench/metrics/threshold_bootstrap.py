@@ -157,7 +157,7 @@ def tpr_at_fpr_interval(
     y, s = check_pair(y_true, y_score, pos_label)
     n_ai = int(y.sum())
     n_human = int(y.size) - n_ai
-    common = dict(target_fpr=target, n_ai=n_ai, n_human=n_human, n_boot=int(n_boot), seed=int(seed), alpha=alpha)
+    common = {"target_fpr": target, "n_ai": n_ai, "n_human": n_human, "n_boot": int(n_boot), "seed": int(seed), "alpha": alpha}
     point = tpr_at_fpr(y, s, target)
     if point.tpr is None:
         return TprAtFprInterval(None, None, None, None, None, n_false_positives_allowed=None, n_valid=0,

@@ -70,7 +70,7 @@ import tomllib
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -127,17 +127,17 @@ class Head(_Strict):
 
     name: str = Field(min_length=1, description="the protocol's name")
     tag: str = Field("adhoc", min_length=1, description="run tag, e.g. BENCH-2026-Q4")
-    description: Optional[str] = Field(None, description="free text")
+    description: str | None = Field(None, description="free text")
 
 
 class Selection(_Strict):
     """``[selection]``: documents must match every key given (a string or a list of strings)."""
 
-    corpora: Optional[StrList] = None
-    labels: Optional[list[Literal["human", "ai", "ai-edited-human", "mixed"]]] = None
-    arms: Optional[StrList] = None
-    subgroups: Optional[StrList] = None
-    kinds: Optional[StrList] = None
+    corpora: StrList | None = None
+    labels: list[Literal["human", "ai", "ai-edited-human", "mixed"]] | None = None
+    arms: StrList | None = None
+    subgroups: StrList | None = None
+    kinds: StrList | None = None
 
     @field_validator("labels", mode="before")
     @classmethod
@@ -200,16 +200,16 @@ class Tables(_Strict):
 class RuleModel(_Strict):
     """A detector's decision rule: a fixed comparison, a verdict rule, or a fitted threshold."""
 
-    field: Optional[Literal["ai_probability", "raw", "oriented", "verdict"]] = None
-    op: Optional[Literal[">", ">=", "<", "<="]] = None
-    threshold: Optional[Finite] = None
-    ai_values: Optional[StrList] = None
-    fit: Optional[Literal["best_balanced_accuracy", "target_fpr"]] = None
-    target_fpr: Optional[Finite] = None
-    source: Optional[str] = Field(None, description="where the threshold comes from (paper, model card, vendor)")
+    field: Literal["ai_probability", "raw", "oriented", "verdict"] | None = None
+    op: Literal[">", ">=", "<", "<="] | None = None
+    threshold: Finite | None = None
+    ai_values: StrList | None = None
+    fit: Literal["best_balanced_accuracy", "target_fpr"] | None = None
+    target_fpr: Finite | None = None
+    source: str | None = Field(None, description="where the threshold comes from (paper, model card, vendor)")
 
     @model_validator(mode="after")
-    def _combination(self) -> "RuleModel":
+    def _combination(self) -> RuleModel:
         if self.fit is not None:
             extra = [k for k in ("field", "op", "threshold", "ai_values") if getattr(self, k) is not None]
             if extra:
@@ -244,8 +244,8 @@ class DetectorModel(_Strict):
 
     name: str = Field(min_length=1, description="stored detector name or registry plug-in")
     settings: dict[str, Any] = Field(default_factory=dict, description="plug-in settings (part of the spec)")
-    label: Optional[str] = Field(None, min_length=1, description="display name in the tables")
-    rule: Optional[RuleModel] = Field(None, description="default: ai_probability > 0.5")
+    label: str | None = Field(None, min_length=1, description="display name in the tables")
+    rule: RuleModel | None = Field(None, description="default: ai_probability > 0.5")
     corpora: StrList = Field(default_factory=list, description="restrict this detector to these corpora")
 
 
@@ -260,7 +260,7 @@ class Amendment(_Strict):
 
     date: Annotated[str, BeforeValidator(_date_str)] = Field(min_length=4)
     summary: str = Field(min_length=1)
-    supersedes: Optional[str] = Field(None, pattern=r"^[0-9a-fA-F]{64}$",
+    supersedes: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$",
                                       description="sha256 of the committed version this one replaces")
 
     @field_validator("date")
@@ -289,7 +289,7 @@ class ArmModel(_Strict):
     """One ``[arms]`` entry: the arm's role and, for edited arms, its edit budget."""
 
     role: Literal["headline", "side"]
-    edit_budget: Optional[EditBudget] = None
+    edit_budget: EditBudget | None = None
     on_violation: str = Field("refuse", pattern=r"^(refuse|move:\S+)$",
                               description="'refuse', or 'move:<arm>' to move over-budget texts to that arm")
 
@@ -311,12 +311,12 @@ class Gap(_Strict):
     slice: SliceKind
     group_a: str = Field(min_length=1)
     group_b: str = Field(min_length=1)
-    label_a: Optional[str] = None
-    label_b: Optional[str] = None
+    label_a: str | None = None
+    label_b: str | None = None
     metric: Literal["fpr", "catch_rate"] = "fpr"
 
     @model_validator(mode="after")
-    def _distinct(self) -> "Gap":
+    def _distinct(self) -> Gap:
         if self.group_a == self.group_b:
             raise ValueError(f"@group_b: group_a and group_b are both {self.group_a!r}")
         return self
@@ -335,12 +335,12 @@ class ProtocolFile(_Strict):
     detectors: list[DetectorModel] = Field(default_factory=list)
     arms: dict[str, Annotated[ArmModel, BeforeValidator(_arm_shorthand)]] = Field(
         default_factory=dict, description="arm -> role; default A/B/C headline, anything else side")
-    comparisons: Optional[Comparisons] = Field(None, description="absent: no comparisons are planned")
+    comparisons: Comparisons | None = Field(None, description="absent: no comparisons are planned")
     gaps: list[Gap] = Field(default_factory=list)
     amendments: list[Amendment] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _cross(self) -> "ProtocolFile":
+    def _cross(self) -> ProtocolFile:
         labels = [d.label or d.name for d in self.detectors]
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
@@ -403,7 +403,7 @@ class DecisionRule:
                 "fit": self.fit, "target_fpr": self.target_fpr, "source": self.source}
 
     @classmethod
-    def from_model(cls, m: RuleModel | None) -> "DecisionRule":
+    def from_model(cls, m: RuleModel | None) -> DecisionRule:
         if m is None:
             return cls()
         if m.fit is not None:
@@ -467,14 +467,14 @@ class Protocol:
     model: ProtocolFile | None = None
 
     @classmethod
-    def default(cls) -> "Protocol":
+    def default(cls) -> Protocol:
         """The rules used when ``evaluate`` runs without a protocol file: every stored
         detector, ``ai_probability > 0.5`` (verdict when no probability), no split."""
         return cls(name="default", tag="adhoc", hash=None, path=None, raw={}, detectors=[])
 
     @classmethod
     def from_model(cls, m: ProtocolFile, *, path: str | None = None, digest: str | None = None,
-                   raw: dict[str, Any] | None = None) -> "Protocol":
+                   raw: dict[str, Any] | None = None) -> Protocol:
         dets = [DetectorEntry(name=d.name, settings=dict(d.settings), label=d.label,
                               rule=DecisionRule.from_model(d.rule), corpora=tuple(d.corpora)) for d in m.detectors]
         sel = {k: v for k, v in m.selection.model_dump().items() if v is not None}
@@ -568,7 +568,7 @@ def _message(err: dict[str, Any]) -> tuple[str, str]:
         close = [low[c] for c in difflib.get_close_matches(inp.lower(), list(low), n=1, cutoff=0.5)] \
             if isinstance(inp, str) else []
         msg = f"{inp!r} is not allowed; {msg[0].lower() + msg[1:]}" + (f"; did you mean {close[0]!r}?" if close else "")
-    elif typ.endswith("_type") or typ.endswith("_parsing"):
+    elif typ.endswith(("_type", "_parsing")):
         msg = f"{msg}, got {json.dumps(err.get('input'), default=str)}"
     return _loc(loc), msg
 

@@ -33,13 +33,14 @@ every derived document, is reported in a **side row** of its group
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from veribench.labels import (LABEL_ROLES, LABELS, NEGATIVE, POSITIVE, SIDE)
+from veribench.labels import LABEL_ROLES, LABELS, NEGATIVE, POSITIVE, SIDE
 
 #: Arm roles.
 HEADLINE = "headline"

@@ -16,7 +16,8 @@ to, but not exactly, 1 in ``every``: :func:`split_summary` records the achieved 
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -6,6 +6,7 @@ Entry point: :func:`build_report` (``veribench report WS_OR_BUNDLE... --out DIR`
 from __future__ import annotations
 
 from typing import Any
+
 from veribench.report.site import build_report as _build
 
 

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from veribench.cycles.verify import verify_cycle
 from veribench.errors import InputError
 from veribench.report import plots
-from veribench.cycles.verify import verify_cycle
 
 #: Sub-scores of the composite, in the methodology's order (spec 000, "Scoring formula").
 SUBSCORES = ("bypass_rate", "meaning_preservation", "readability", "consistency_across_categories")

@@ -14,8 +14,8 @@ WeasyPrint needs Pango (Debian: ``libpango-1.0-0``, ``libpangoft2-1.0-0``) and f
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from markupsafe import escape
 

@@ -20,9 +20,10 @@ Conventions every chart follows (checked by ``tests/report``, which parses the S
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 #: Colour-blind-safe colours, in order: Okabe & Ito (2008) "Color Universal Design" (8),
 #: then Paul Tol's "muted" (9) and three of his "bright" scheme that differ from all of
@@ -182,7 +183,7 @@ def _legend(owner, handles: Sequence[Any], labels: Sequence[str], where: str = "
     return leg
 
 
-def _dot(ax, gid: "_Gids", k: int, st: SeriesStyle, v: float, y: float, ci: Any, ms: float = 5.0) -> None:
+def _dot(ax, gid: _Gids, k: int, st: SeriesStyle, v: float, y: float, ci: Any, ms: float = 5.0) -> None:
     """Series ``k``'s dot at ``v`` (a proportion, drawn in percent) on row ``y``, with its
     interval ``ci`` ([lo, hi] proportions) as a whisker when defined."""
     if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(_finite(c) for c in ci):

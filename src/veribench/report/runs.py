@@ -21,15 +21,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+from veribench.bundles import layout, reader
+from veribench.bundles.verify import is_detector_bundle, verify_bundle
 from veribench.errors import InputError
-from veribench.report import plots
-from veribench.bundles import layout
-from veribench.bundles import reader
-from veribench.bundles.verify import is_detector_bundle
-from veribench.bundles.verify import verify_bundle
 from veribench.evaluate import honesty
-from veribench.store.events import read_events
 from veribench.evaluate.run import latest_run
+from veribench.report import plots
+from veribench.store.events import read_events
+
 
 def _runs_table(ws) -> list[dict[str, Any]]:
     """Every run of the workspace, newest first, with its protocol id and results SHA-256 from the event log."""

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
+from veribench.metrics.rates import wilson
 from veribench.report import plots
 from veribench.report.fmt import MINUS, format_value
-from veribench.metrics.rates import wilson
 
 #: Short display names of native score scales (text only; the scales themselves are
 #: defined by the detectors: ``veribench.scales.SCALES`` and the local

@@ -31,9 +31,10 @@ import math
 import os
 import shutil
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -43,9 +44,9 @@ from veribench.report import cycles as cyc
 from veribench.report import ratingsview, runview
 from veribench.report import runs as runmod
 from veribench.report.fmt import NULL, cell, format_value, get_path, pointer
+from veribench.report.pdf import write_pdf
 from veribench.store import Workspace
 from veribench.store.workspace import DB_NAME
-from veribench.report.pdf import write_pdf
 
 HERE = Path(__file__).parent
 MARKER = ".veribench-report"

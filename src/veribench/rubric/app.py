@@ -36,7 +36,7 @@ import hmac
 import secrets
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any
 
 import jinja2
 from fastapi import FastAPI, Form, Request
@@ -46,10 +46,10 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.middleware.sessions import SessionMiddleware
 
-from veribench.store.workspace import Workspace
 from veribench.rubric import rules, store
 from veribench.rubric.db import RubricDB
 from veribench.rubric.store import RatingError
+from veribench.store.workspace import Workspace
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "vb_session"
@@ -74,8 +74,8 @@ class MarkIn(BaseModel):
     """One mark: an output sentence (by 0-based index, or by its exact text) and a class id."""
 
     model_config = ConfigDict(strict=True, extra="forbid", populate_by_name=True)
-    sentence_index: Optional[int] = Field(None, ge=0)
-    sentence: Optional[str] = None
+    sentence_index: int | None = Field(None, ge=0)
+    sentence: str | None = None
     class_: str = Field(alias="class")
 
 
@@ -87,7 +87,7 @@ class ReadingIn(BaseModel):
     """
 
     model_config = ConfigDict(strict=True, extra="forbid")
-    claims: Optional[list[str]] = None
+    claims: list[str] | None = None
     found: list[int] = Field(default_factory=list)
     score: int
     marks: list[MarkIn] = Field(default_factory=list)
@@ -127,7 +127,7 @@ class RootPath:
         await self.app(scope, receive, send)
 
 
-def create_app(workspace: Union[Workspace, RubricDB, str, Path], *, secure_cookies: bool = False,
+def create_app(workspace: Workspace | RubricDB | str | Path, *, secure_cookies: bool = False,
                root_path: str = "") -> FastAPI:
     """Build the app.
 
@@ -336,8 +336,8 @@ def create_app(workspace: Union[Workspace, RubricDB, str, Path], *, secure_cooki
             body = ReadingIn.model_validate_json(raw)
         except ValidationError as e:
             if any(err.get("type") in ("json_invalid", "model_type") for err in e.errors()):
-                raise RatingError("the body must be a JSON object", 400)
-            raise _validation_error(e)
+                raise RatingError("the body must be a JSON object", 400) from None
+            raise _validation_error(e) from None
         from starlette.concurrency import run_in_threadpool
 
         marks = [m.model_dump(by_alias=True, exclude_none=True) for m in body.marks]

@@ -19,9 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from veribench.store.sql import SqlAccess
+from veribench.store.sql import SqlAccess, reentrant_transaction
 from veribench.store.workspace import Workspace
-from veribench.store.sql import reentrant_transaction
 
 FILE_NAME = "rubric.sqlite"
 #: How long a writer waits for another process's write transaction, in milliseconds.

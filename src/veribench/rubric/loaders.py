@@ -19,10 +19,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from veribench.errors import InputError
-from veribench.store.workspace import Workspace
-from veribench.rubric.store import Pair
 from veribench.corpus.importers._io import load_json
+from veribench.errors import InputError
+from veribench.rubric.store import Pair
+from veribench.store.workspace import Workspace
 
 
 def _read_json_list(path: Path) -> list[Any]:

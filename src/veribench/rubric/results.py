@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from veribench.store.workspace import Workspace
 from veribench.rubric import rules
 from veribench.rubric.store import ensure_schema
+from veribench.store.workspace import Workspace
 
 SCHEMA_ID = "veribench.rubric.results/1"
 
@@ -132,8 +132,8 @@ def output_results(ws: Workspace) -> list[dict[str, Any]]:
         readers: dict[tuple[int, str], set[str]] = defaultdict(set)
         for e, i, _text, cls in marks.get(b, []):
             readers[(i, cls)].add(e)
-        counted = {cls: 0 for cls in rules.WRITING_CLASSES}
-        for (i, cls), es in readers.items():
+        counted = dict.fromkeys(rules.WRITING_CLASSES, 0)
+        for (_i, cls), es in readers.items():
             if cls in counted and len(es) >= rules.MARK_QUORUM:
                 counted[cls] += 1
         med = (lambda k: float(statistics.median(r[k] for r in rs))) if complete else (lambda k: None)
@@ -258,7 +258,7 @@ def ratings_rows(ws: Workspace, *, unblind: bool = False) -> list[dict[str, Any]
                              "sentence_text": text, "mark_readers": n,
                              "mark_counted": str(n >= rules.MARK_QUORUM).lower() if grp == rules.WRITING else ""})
             if not mine:
-                mine = [{k: "" for k in RATINGS_COLUMNS[13:]}]
+                mine = [dict.fromkeys(RATINGS_COLUMNS[13:], "")]
             rows.extend({**base, **m} for m in mine)
     return rows
 

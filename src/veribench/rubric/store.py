@@ -31,16 +31,17 @@ import hashlib
 import json
 import re
 import secrets
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence, Union
+from typing import Any
 
 from veribench.errors import InputError, VeribenchError
 from veribench.hashing import text_sha256
-from veribench.store.workspace import Workspace
 from veribench.rubric import rules
 from veribench.rubric.db import RubricDB, open_store
+from veribench.store.workspace import Workspace
 from veribench.text.words import readability_delta, split_sentences, word_count
 
 SCHEMA = """
@@ -128,7 +129,7 @@ class RatingError(VeribenchError):
 
 
 def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def sha256_hex(s: str) -> str:
@@ -142,7 +143,7 @@ def _ts() -> str:
 
 #: What the functions below accept: the rubric store itself, or a workspace (its store is
 #: opened beside it once and closed with it).
-Store = Union[Workspace, RubricDB]
+Store = Workspace | RubricDB
 
 
 def db(ws: Store) -> RubricDB:
@@ -359,7 +360,7 @@ def plan_assignments(editors: Sequence[str], items: Sequence[str], current: Iter
     by sha256(blind_id, editor). Items are taken in blind-id order, which is random. With a
     fixed editor set this keeps loads within one of each other.
     """
-    load = {e: 0 for e in editors}
+    load = dict.fromkeys(editors, 0)
     on_item: dict[str, dict[str, int]] = {b: {} for b in items}
     for b, e, n in current:
         on_item.setdefault(b, {})[e] = n
@@ -451,7 +452,7 @@ def rebalance(ws: Store) -> int:
         rows = c.execute("SELECT a.blind_id, a.editor, a.claims IS NULL AND r.blind_id IS NULL "
                          "FROM rubric_assignments a LEFT JOIN rubric_ratings r USING (blind_id, editor)").fetchall()
         on_item: dict[str, set[str]] = {}
-        load = {e: 0 for e in editors}
+        load = dict.fromkeys(editors, 0)
         movable: dict[str, list[str]] = {e: [] for e in editors}
         for b, e, free in rows:
             on_item.setdefault(b, set()).add(e)
@@ -499,9 +500,9 @@ def assignment_status(ws: Store) -> dict[str, Any]:
             f"SELECT count(*) FROM rubric_items i WHERE (SELECT count(*) FROM rubric_assignments a WHERE "
             f"a.blind_id = i.blind_id AND a.read_no <= {rules.READERS_PER_OUTPUT}) < {rules.READERS_PER_OUTPUT}"),
         "third_reads_waiting_for_an_editor": needed,
-        "load": {e: n for e, n in ws.query(
+        "load": dict(ws.query(
             "SELECT e.editor, count(a.blind_id) FROM rubric_editors e LEFT JOIN rubric_assignments a "
-            "USING (editor) GROUP BY 1 ORDER BY 1")},
+            "USING (editor) GROUP BY 1 ORDER BY 1")),
     }
 
 
@@ -645,7 +646,7 @@ def parse_mark(value: Any, sentences: Sequence[str]) -> tuple[int, str]:
     try:
         i = int(idx)
     except (TypeError, ValueError):
-        raise RatingError(f"mark on a sentence that is not in the output (sentence {idx!r})", 400, "marks")
+        raise RatingError(f"mark on a sentence that is not in the output (sentence {idx!r})", 400, "marks") from None
     if not 0 <= i < len(sentences):
         raise RatingError(f"mark on a sentence that is not in the output (sentence {i + 1}; the output has "
                           f"{len(sentences)} sentences)", 400, "marks")
@@ -686,7 +687,7 @@ def submit_reading(ws: Store, editor: str, blind_id: str, *, score: Any, found: 
         try:
             i = int(f)
         except (TypeError, ValueError):
-            raise RatingError(f"ticked claim {f!r} is not a claim number", 400, "found")
+            raise RatingError(f"ticked claim {f!r} is not a claim number", 400, "found") from None
         if not 0 <= i < len(claims):
             raise RatingError(f"ticked claim {i + 1} does not exist (you listed {len(claims)})", 400, "found")
         found_set.add(i)

@@ -1,5 +1,5 @@
 """The embedded DuckDB workspace: corpus, score cache, submissions, protocols and runs."""
 
-from veribench.store.workspace import Workspace, DEFAULT_WORKSPACE
+from veribench.store.workspace import DEFAULT_WORKSPACE, Workspace
 
 __all__ = ["Workspace", "DEFAULT_WORKSPACE"]

@@ -49,9 +49,10 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from veribench.hashing import canonical_json
 from veribench.store.sql import insert_arrow
@@ -60,7 +61,7 @@ from veribench.store.sql import insert_arrow
 GENESIS = "0" * 64
 #: The canonical JSON form of the log (sorted keys, compact, UTF-8, no NaN): also the form of
 #: every line of a bundle's ``corpus.jsonl``.
-CANONICAL = dict(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+CANONICAL = {"ensure_ascii": False, "sort_keys": True, "separators": (",", ":"), "allow_nan": False}
 #: Every event type (later users append ``withdrawal`` and ``document_update``).
 EVENT_TYPES = ("protocol_commit", "protocol_amend", "timestamp", "import", "scan_batch", "run", "withdrawal",
                "document_update")
@@ -81,7 +82,7 @@ _UTC_FORM = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 
 def now_utc() -> datetime:
     """The current time, timezone-aware UTC."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def utc_text(dt: datetime | str | None) -> str | None:
@@ -93,14 +94,14 @@ def utc_text(dt: datetime | str | None) -> str | None:
             return dt  # already in the log's form
         dt = datetime.fromisoformat(dt.replace("Z", "+00:00"))
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).strftime(TIME_FORMAT)
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC).strftime(TIME_FORMAT)
 
 
 def parse_utc(s: str) -> datetime:
     """Inverse of :func:`utc_text` (accepts any ISO 8601 form with an offset or ``Z``)."""
     d = datetime.fromisoformat(s.replace("Z", "+00:00"))
-    return d if d.tzinfo else d.replace(tzinfo=timezone.utc)
+    return d if d.tzinfo else d.replace(tzinfo=UTC)
 
 
 def _num(x: Any) -> float | None:
@@ -275,7 +276,7 @@ def append_event(con: Any, type: str, payload: dict[str, Any], *,
         payload[f"n_{kind}"] = len(rows)
         payload[f"{kind}_sha256"] = items_digest(r[2] for r in rows)
     head = chain_head(con)
-    now = utc_text(datetime.now(timezone.utc))
+    now = utc_text(datetime.now(UTC))
     at = max(now, head["at"]) if head["at"] else now  # fixed-width text: order = time order
     seq = head["seq"] + 1
     pj = canonical_json(payload)
@@ -331,7 +332,7 @@ def log_withdrawal(con: Any, payload: dict[str, Any], *, text_shas: Sequence[str
 
 def blanked_budget(events: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """Per item kind, how many fingerprints logged withdrawals detached from their keys."""
-    out = {k: 0 for k in ITEM_KINDS}
+    out = dict.fromkeys(ITEM_KINDS, 0)
     for e in events:
         if e["type"] == "withdrawal":
             for k, v in ((e["payload"].get("blanked") or {}).items()):

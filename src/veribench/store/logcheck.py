@@ -18,8 +18,20 @@ from typing import Any
 from veribench.hashing import canonical_json
 from veribench.spec import Spec
 from veribench.store.commitments import commitment_record, record_bytes
-from veribench.store.events import (ITEM_KINDS, LogFinding, _obj, blanked_budget, check_chain, doc_leaf, items_digest,
-                                    link_leaf, read_events, results_digest, score_leaf, utc_text)
+from veribench.store.events import (
+    ITEM_KINDS,
+    LogFinding,
+    _obj,
+    blanked_budget,
+    check_chain,
+    doc_leaf,
+    items_digest,
+    link_leaf,
+    read_events,
+    results_digest,
+    score_leaf,
+    utc_text,
+)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+
 @contextmanager
 def reentrant_transaction(owner: Any, begin: str = "BEGIN TRANSACTION") -> Iterator[Any]:
     """All-or-nothing block on ``owner.con`` under ``owner.lock``: commits on success, rolls back on

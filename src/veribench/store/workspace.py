@@ -64,7 +64,7 @@ def _holder(message: str) -> str:
     if cmd:
         # "python -m veribench.cli.main score ..." / ".../bin/veribench score ..." -> "veribench score ..."
         for i, c in enumerate(cmd):
-            if c.endswith("veribench") or c.endswith("veribench.cli.main") or c.endswith("veribench/cli/main.py"):
+            if c.endswith(("veribench", "veribench.cli.main", "veribench/cli/main.py")):
                 cmd = ["veribench", *cmd[i + 1:]]
                 break
         text = " ".join(" ".join(cmd).split())
@@ -167,7 +167,7 @@ class Workspace(DuckSqlAccess):
         self.on_close.clear()
         self.con.close()
 
-    def __enter__(self) -> "Workspace":
+    def __enter__(self) -> Workspace:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -278,7 +278,7 @@ class Workspace(DuckSqlAccess):
         rows = self.query(
             "SELECT doc_id, text FROM documents WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [list(doc_ids)]
         )
-        return {d: t for d, t in rows}
+        return dict(rows)
 
     # -- export ---------------------------------------------------------------------
     RAW_SCORES_SQL = """

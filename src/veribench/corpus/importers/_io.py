@@ -33,8 +33,9 @@ import io
 import json
 import math
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from veribench.errors import InputError
 

@@ -33,16 +33,17 @@ import io
 import os
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from pydantic import ValidationError
 
-from veribench.errors import InputError, VeribenchError
 from veribench.corpus.document import Document
-from veribench.corpus.report import ImportReport, text_quirks
 from veribench.corpus.importers._store import _doc_rows, segment_rows, validation_error
+from veribench.corpus.report import ImportReport, text_quirks
+from veribench.errors import InputError, VeribenchError
 from veribench.store import writes
 from veribench.store.writes import new_import_id
 
@@ -237,7 +238,8 @@ class Progress:
         self.what, self.n, self.t0 = what, 0, time.perf_counter()
         self._p = None
         if enabled and sys.stderr.isatty():
-            from rich.progress import Progress as RP, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RP
+            from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
             self._p = RP(SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed:,} records"),
                          TimeElapsedColumn(), transient=True)
@@ -285,7 +287,7 @@ class StreamWriter:
         self.suspicious = 0
         self.skipped: dict[str, Any] = {}
 
-    def __enter__(self) -> "StreamWriter":
+    def __enter__(self) -> StreamWriter:
         with self.ws.lock:
             self._memory = self.ws.con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
             self.ws.con.execute(f"SET memory_limit = '{_memory_setting()}'")
@@ -427,7 +429,7 @@ class StreamWriter:
             "list(DISTINCT coalesce(json_extract_string(tags, '$.split'), '') ORDER BY 1) "
             "FROM documents WHERE import_id = ? GROUP BY text_sha256 HAVING count(*) > 1 "
             "ORDER BY n DESC, text_sha256 LIMIT ?", [self.import_id, MAX_EXAMPLES]).fetchall()
-        for sha, k, ids, labels, splits in groups:
+        for sha, _k, ids, labels, splits in groups:
             g = {"set": ",".join(s for s in splits if s) or None, "text_sha256": sha, "doc_ids": list(ids),
                  "kept": "all"}
             if len(labels) > 1:

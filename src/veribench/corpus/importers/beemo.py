@@ -37,9 +37,9 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from veribench.errors import InputError
-from veribench.corpus.report import ImportReport
 from veribench.corpus.importers._stream import BATCH, Source, StreamWriter, check_columns, clean, hub_batches
+from veribench.corpus.report import ImportReport
+from veribench.errors import InputError
 
 COLUMNS = ("id", "category", "model", "prompt_id", "prompt", "model_output", "human_output", "human_edits",
            "llama-3.1-70b_edits", "gpt-4o_edits")

@@ -40,10 +40,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from veribench.errors import InputError
-from veribench.corpus.report import ImportReport
 from veribench.corpus.importers._io import load_json
 from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean
+from veribench.corpus.report import ImportReport
+from veribench.errors import InputError
 
 COLUMNS = ("text", "label", "data_type")
 SOURCE_URL = "https://github.com/NLP2CT/DetectRL"
@@ -64,7 +64,7 @@ def attack_of(data_type: str | None) -> tuple[str | None, str | None]:
         return data_type, None
     if data_type.startswith("paraphrase_"):
         return data_type, "paraphrase"
-    if data_type.startswith("adversarial_") or data_type.startswith("perturbation_"):
+    if data_type.startswith(("adversarial_", "perturbation_")):
         return data_type, "attack"
     return None, None
 

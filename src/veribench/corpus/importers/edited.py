@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -27,12 +27,12 @@ class EditedRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
     draft_id: str = Field(min_length=1)
     text: str
-    id: Optional[str] = None
-    draft_sha256: Optional[str] = None
-    editor: Optional[str] = None
-    edited_at: Optional[str] = None
-    attestation: Optional[str] = None
-    method: Optional[str] = None
+    id: str | None = None
+    draft_sha256: str | None = None
+    editor: str | None = None
+    edited_at: str | None = None
+    attestation: str | None = None
+    method: str | None = None
     tags: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("draft_id", "id", mode="before")
@@ -69,7 +69,7 @@ def _edited_report_cls():
         edits: list[dict[str, Any]] = field(default_factory=list)
         budget: dict[str, Any] = field(default_factory=dict)
 
-        def print(self, console: Any = None, *, max_rows: int = 8) -> None:  # noqa: A003
+        def print(self, console: Any = None, *, max_rows: int = 8) -> None:
             from rich.console import Console
             from rich.markup import escape
 

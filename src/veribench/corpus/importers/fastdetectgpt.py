@@ -29,12 +29,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from veribench.errors import InputError
-from veribench.hashing import text_sha256
 from veribench.corpus.document import Document, Generation, Provenance
-from veribench.corpus.report import ImportReport, text_quirks
 from veribench.corpus.importers._io import load_json, refuse_nonfinite
 from veribench.corpus.importers._store import store_import
+from veribench.corpus.report import ImportReport, text_quirks
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
 
 CORPUS = "fastdetectgpt"
 SOURCE_URL = "https://github.com/baoguangsheng/fast-detect-gpt"
@@ -173,7 +173,7 @@ def read_fastdetectgpt(directory: str | Path, sets: list[str] | None = None,
         entry.update({"records": 2 * n, "documents": 2 * n, "labels": {"human": n, "ai": n},
                       "pairs_in_file": len(orig)})
         for i in range(n):
-            for role, text, label in (("original", orig[i], "human"), ("sampled", samp[i], "ai")):
+            for role, text, _label in (("original", orig[i], "human"), ("sampled", samp[i], "ai")):
                 if not isinstance(text, str):
                     raise InputError(f"expected a string, got {type(text).__name__}", file=str(raw_f), record=i,
                                      field=role)

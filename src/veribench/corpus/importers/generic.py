@@ -17,16 +17,26 @@ the import then writes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import ValidationError
 
-from veribench.errors import InputError
 from veribench.corpus.document import Document
-from veribench.corpus.report import ImportReport, text_quirks
-from veribench.corpus.importers._io import check_dotted_names, check_value, iter_csv, iter_jsonl, one_line, parse_json_text, plain_value, refuse_nonfinite
+from veribench.corpus.importers._io import (
+    check_dotted_names,
+    check_value,
+    iter_csv,
+    iter_jsonl,
+    one_line,
+    parse_json_text,
+    plain_value,
+    refuse_nonfinite,
+)
 from veribench.corpus.importers._store import store_import, validation_error
+from veribench.corpus.report import ImportReport, text_quirks
+from veribench.errors import InputError
 
 FORMATS = ("jsonl", "csv", "parquet")
 _NESTED = ("tags", "provenance", "generation")

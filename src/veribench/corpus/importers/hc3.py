@@ -30,9 +30,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veribench.errors import InputError
-from veribench.corpus.report import ImportReport
 from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean, hub_batches, resolve_sources
+from veribench.corpus.report import ImportReport
+from veribench.errors import InputError
 
 COLUMNS = ("question", "human_answers", "chatgpt_answers")
 FILES = {"en": {c: f"{c}.jsonl" for c in ("reddit_eli5", "finance", "medicine", "open_qa", "wiki_csai", "all")},

@@ -35,18 +35,25 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from veribench.records import ScoreResult
-from veribench.scales import ImportedDetector, get_scale
+from veribench.corpus.document import Document, Generation, Provenance
+from veribench.corpus.importers._io import (
+    fmt_value,
+    json_safe,
+    load_json,
+    load_json_flagged,
+    nonfinite_paths,
+    refuse_nonfinite,
+)
+from veribench.corpus.importers._store import ScoreBatch, store_import
+from veribench.corpus.report import ImportReport, classify_difference, text_quirks
 from veribench.errors import InputError
 from veribench.hashing import text_sha256
-from veribench.corpus.document import Document, Generation, Provenance
-from veribench.corpus.report import ImportReport, classify_difference, text_quirks
-from veribench.corpus.importers._io import fmt_value, json_safe, load_json, load_json_flagged, nonfinite_paths, refuse_nonfinite
-from veribench.corpus.importers._store import ScoreBatch, store_import
+from veribench.records import ScoreResult
+from veribench.scales import ImportedDetector, get_scale
 
 CORPUS = "liang2023"
 DETECTORS = ("GPTZero", "OriginalityAI", "ZeroGPT", "Crossplag", "HFOpenAI", "Quil", "Sapling")
@@ -61,7 +68,7 @@ DECISION_RULE = {"rule": "score > 0.5 on each detector's recorded P(AI)",
                  "source": "Liang et al. 2023 (Patterns 4(7)); the same as veribench's no-protocol default"}
 #: The scans predate the paper's first public version (arXiv:2304.02819v1, 6 April 2023);
 #: their exact dates are not recorded, so that date stands for "on or before".
-SCAN_DATE = datetime(2023, 4, 6, tzinfo=timezone.utc)
+SCAN_DATE = datetime(2023, 4, 6, tzinfo=UTC)
 SCAN_DATE_NOTE = "on or before 2023-04-06 (arXiv:2304.02819v1); exact scan dates not recorded upstream"
 
 #: name.json ``kind`` -> label; AI-Generated under Human_Data/ is a human text edited by AI.

@@ -30,14 +30,15 @@ an empty ``machine_text`` gives only its human document (counted in the report).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from veribench.errors import InputError
-from veribench.hashing import text_sha256
-from veribench.corpus.report import ImportReport
 from veribench.corpus.importers._io import iter_jsonl
 from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean
+from veribench.corpus.report import ImportReport
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
 
 COLUMNS = ("prompt", "human_text", "machine_text", "model", "source")
 SOURCE_ID = ("source_ID", "source_id")

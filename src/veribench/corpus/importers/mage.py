@@ -34,9 +34,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veribench.errors import InputError
-from veribench.corpus.report import ImportReport
 from veribench.corpus.importers._stream import BATCH, StreamWriter, clean, csv_batches, resolve_sources
+from veribench.corpus.report import ImportReport
+from veribench.errors import InputError
 
 COLUMNS = ("text", "label", "src")
 FILES = {"train": "train.csv", "validation": "valid.csv", "test": "test.csv",

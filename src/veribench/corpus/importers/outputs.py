@@ -29,12 +29,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from veribench.errors import InputError
-from veribench.hashing import text_sha256
 from veribench.corpus.document import Document
-from veribench.corpus.report import ImportReport, text_quirks
 from veribench.corpus.importers._io import iter_jsonl, load_json, refuse_nonfinite
 from veribench.corpus.importers._store import store_import, validation_error
+from veribench.corpus.report import ImportReport, text_quirks
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
 
 DERIVATION = "humanize"
 
@@ -284,7 +284,7 @@ def read_cycle(directory: str | Path, *, corpus: str | None = None, arm: str = "
     prompts: dict[str, str] = {}
     if (d / "prompts.json").is_file():
         pj = load_json(d / "prompts.json")
-        for i, pr in enumerate(pj if isinstance(pj, list) else []):
+        for pr in (pj if isinstance(pj, list) else []):
             if isinstance(pr, dict) and isinstance(pr.get("slug"), str) and isinstance(pr.get("resolved"), str):
                 prompts[pr["slug"]] = pr["resolved"]
     report = ImportReport(kind="cycle", source=str(d), corpus=corpus)

@@ -41,9 +41,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veribench.errors import InputError
+from veribench.corpus.importers._stream import (
+    BATCH,
+    StreamWriter,
+    check_columns,
+    clean,
+    csv_batches,
+    csv_header,
+    resolve_sources,
+)
 from veribench.corpus.report import ImportReport
-from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean, csv_batches, csv_header, resolve_sources
+from veribench.errors import InputError
 
 COLUMNS = ("id", "adv_source_id", "source_id", "model", "decoding", "repetition_penalty", "attack", "domain",
            "title", "prompt", "generation")

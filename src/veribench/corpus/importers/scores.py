@@ -38,17 +38,18 @@ repeated (document, detector) pair, a non-numeric value or a bad date raises
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from veribench.records import STATUS_CODES, ScoreResult
-from veribench.scales import ImportedDetector, get_scale, normalise
-from veribench.errors import InputError
-from veribench.hashing import text_sha256
-from veribench.corpus.report import ImportReport, classify_difference
 from veribench.corpus.importers._io import fmt_value, iter_csv, iter_jsonl, load_json
 from veribench.corpus.importers._store import ScoreBatch, store_import
+from veribench.corpus.report import ImportReport, classify_difference
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
+from veribench.records import STATUS_CODES, ScoreResult
+from veribench.scales import ImportedDetector, get_scale, normalise
 
 ALIASES = {
     "doc_id": ("doc_id", "id", "document_id"),
@@ -98,8 +99,8 @@ def _date(v: Any, *, file: str, record: Any, field: str) -> datetime:
         d = datetime.fromisoformat(str(v).strip().replace("Z", "+00:00"))
     except ValueError:
         raise InputError(f"not an ISO date or date-time: {v!r}", file=file, record=record, field=field) from None
-    d = d if d.tzinfo else d.replace(tzinfo=timezone.utc)
-    now = datetime.now(timezone.utc)
+    d = d if d.tzinfo else d.replace(tzinfo=UTC)
+    now = datetime.now(UTC)
     if d > now:  # a scan cannot be dated after the import that records it (the log would contradict it)
         raise InputError(f"scan date {v!r} is in the future (now {now.isoformat(timespec='seconds')})", file=file,
                          record=record, field=field)

@@ -42,11 +42,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from veribench.errors import InputError
-from veribench.metrics.segmentation import boundary_char
-from veribench.corpus.report import ImportReport
 from veribench.corpus.importers._io import iter_jsonl
 from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean
+from veribench.corpus.report import ImportReport
+from veribench.errors import InputError
+from veribench.metrics.segmentation import boundary_char
 
 SOURCE_URL = "https://github.com/mbzuai-nlp/SemEval2024-task8"
 LICENCE = "task repository Apache-2.0 (code); data from M4, no licence stated"

@@ -15,12 +15,23 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
-from veribench.spec import Spec
+from veribench.detectors.api.http import (
+    CallInfo,
+    ConfigError,
+    VendorError,
+    VendorHTTP,
+    check_base_url,
+    env_key,
+    env_var,
+    redact,
+    refuse_key_settings,
+)
 from veribench.records import ScoreResult
-from veribench.detectors.api.http import CallInfo, ConfigError, VendorError, VendorHTTP, check_base_url, env_key, env_var, redact, refuse_key_settings
+from veribench.spec import Spec
 
 log = logging.getLogger("veribench.api")
 

@@ -35,8 +35,9 @@ import re
 import ssl
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -270,7 +271,7 @@ def _retry_after(resp: httpx.Response) -> float | None:
 BODY_EXCERPT = 500
 
 
-def _body(resp: httpx.Response, red: "Redactor") -> Any:
+def _body(resp: httpx.Response, red: Redactor) -> Any:
     """The response body, redacted: parsed JSON, else a text excerpt cut after redaction."""
     try:
         return red(resp.json())

@@ -12,10 +12,11 @@ The only window left is between the vendor accepting a submit and its answer rea
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from veribench.hashing import text_sha256
 from veribench.detectors.api.http import CallInfo, VendorError
+from veribench.hashing import text_sha256
 from veribench.store.workspace import now_utc
 
 

@@ -33,14 +33,14 @@ import os
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from veribench.records import ScoreResult
 from veribench.detectors.api.base import ApiDetector, VendorInfo, as_float, dig, in_range, want_bool, word_count
-from veribench.detectors.api.journal import JournalMixin
 from veribench.detectors.api.http import CREDIT_WORDS, ConfigError, VendorError, VendorHTTP, check_base_url
+from veribench.detectors.api.journal import JournalMixin
 from veribench.metrics.segmentation import locate_sentences
+from veribench.records import ScoreResult
 
 # -- GPTZero -------------------------------------------------------------------------
 
@@ -296,7 +296,7 @@ def _parse_expiry(v: Any) -> float | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 

@@ -27,15 +27,16 @@ Tokens past ``max_tokens`` are not scored; their words take no value (``detail
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from veribench.metrics.segmentation import boundary_char, sentence_spans, word_starts
-from veribench.spec import Spec
-from veribench.records import ScoreResult
 from veribench.detectors.local import engine as eng
 from veribench.detectors.local.models import load_causal_lm, resolve_device, resolve_dtype
+from veribench.metrics.segmentation import boundary_char, sentence_spans, word_starts
+from veribench.records import ScoreResult
+from veribench.spec import Spec
 
 VERSION = "1"
 DEFAULT_MODEL = "smollm2"

@@ -91,13 +91,14 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
-from veribench.hashing import text_sha256
 from veribench.detectors.local.models import LoadedModel
+from veribench.hashing import text_sha256
 
 #: Default fp32 logit bytes per vocabulary chunk (c·V·4 bytes); a few such copies live at once.
 DEFAULT_CHUNK_BYTES = 64 * 2**20
@@ -119,7 +120,7 @@ class SinglePass:
     def tokens_used(self) -> int:
         return int(self.ids.shape[0])
 
-    def prefix(self, n: int) -> "SinglePass":
+    def prefix(self, n: int) -> SinglePass:
         """The outputs for the first ``n`` tokens (valid by causality)."""
         if n >= self.tokens_used:
             return self
@@ -150,7 +151,7 @@ class PairPass:
     def tokens_used(self) -> int:
         return int(self.ids.shape[0])
 
-    def prefix(self, n: int) -> "PairPass":
+    def prefix(self, n: int) -> PairPass:
         if n >= self.tokens_used:
             return self
         return PairPass(self.n_total, self.ids[:n], self.ll[: n - 1], self.mu[:n], self.m2[:n], self.vocab_cut)
@@ -1180,7 +1181,7 @@ def _run_groups(desc: str, plan: Plan, items: list, groups: list[list[int]], fn:
 
 
 def _run_side_by_side(plan: Plan, items: list, groups: list[list[int]], fn: Callable[[list], None],
-                      sizes: list[tuple[int, int]], pr: "_Progress", workers: int) -> None:
+                      sizes: list[tuple[int, int]], pr: _Progress, workers: int) -> None:
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     import torch

@@ -17,11 +17,20 @@ initialised (a head missing from the checkpoint would give random scores).
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from veribench.spec import Spec
+from veribench.detectors.local.models import (
+    ModelLoadError,
+    _explain,
+    _torch,
+    _where,
+    quiet_loading,
+    resolve_device,
+    resolve_dtype,
+)
 from veribench.records import ScoreResult
-from veribench.detectors.local.models import ModelLoadError, _explain, _torch, _where, quiet_loading, resolve_device, resolve_dtype
+from veribench.spec import Spec
 
 VERSION = "1"
 
@@ -109,7 +118,7 @@ def usable_positions(model: Any) -> int | None:
     import torch
 
     for name, mod in model.named_modules():
-        if isinstance(mod, torch.nn.Embedding) and (name.endswith("position_embeddings") or name.endswith("wpe")):
+        if isinstance(mod, torch.nn.Embedding) and (name.endswith(("position_embeddings", "wpe"))):
             off = mod.padding_idx + 1 if mod.padding_idx is not None else 0
             return int(mod.num_embeddings - off)
     return None

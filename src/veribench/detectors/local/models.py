@@ -32,9 +32,10 @@ import secrets
 import shutil
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from veribench.errors import VeribenchError
 
@@ -216,7 +217,7 @@ def quiet_loading() -> Iterator[None]:
     level = hf_logging.get_verbosity()
     gg = None
     try:
-        import transformers.modeling_gguf_pytorch_utils as gg  # noqa: F811
+        import transformers.modeling_gguf_pytorch_utils as gg
 
         orig_tqdm = getattr(gg, "tqdm", None)
     except Exception:  # an installation without the GGUF reader

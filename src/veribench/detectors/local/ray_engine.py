@@ -17,12 +17,13 @@ import dataclasses
 import json
 import math
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from veribench.spec import Spec
+from veribench.errors import VeribenchError
 from veribench.records import ScoreResult
 from veribench.registry import create
-from veribench.errors import VeribenchError
+from veribench.spec import Spec
 
 
 def _result_from_json(s: str) -> ScoreResult:

@@ -18,16 +18,17 @@ than two tokens are ``too_short``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from veribench.spec import Spec
-from veribench.records import ScoreResult
 from veribench.detectors.local import engine as eng
 from veribench.detectors.local.models import load_causal_lm, resolve_device, resolve_dtype
+from veribench.records import ScoreResult
+from veribench.spec import Spec
 
 VERSION = "1"
 
@@ -319,7 +320,7 @@ class _LocalLM:
     def _lm(self, name: str):
         return load_causal_lm(name, device=self.device, dtype=self.dtype)
 
-    def plan(self, lm) -> "eng.Plan":
+    def plan(self, lm) -> eng.Plan:
         """The engine plan for ``lm`` under this detector's execution settings."""
         if lm.key not in self._plans:
             self._plans[lm.key] = eng.resolve_plan(lm, batch_size=self.forward_batch,

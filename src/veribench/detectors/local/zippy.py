@@ -34,12 +34,12 @@ calling the package's per-chunk scorer, so it is safe in servers, threads and te
 from __future__ import annotations
 
 import os
-
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from veribench.spec import Spec
 from veribench.records import ScoreResult
+from veribench.spec import Spec
 
 #: Above this fraction of letters deleted by clean_text, a text is "unsupported".
 MAX_DELETED_LETTER_FRACTION = 0.5

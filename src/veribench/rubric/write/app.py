@@ -38,7 +38,7 @@ import hmac
 import secrets
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import jinja2
 from fastapi import FastAPI, Form, Request
@@ -51,10 +51,10 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from veribench.rubric.app import SECURITY_HEADERS, RootPath
 from veribench.rubric.write import rules, store
+from veribench.rubric.write.armb import try_apply_withdrawals
 from veribench.rubric.write.db import WriteDB, open_store
 from veribench.rubric.write.evidence import describe
 from veribench.rubric.write.store import WriteError
-from veribench.rubric.write.armb import try_apply_withdrawals
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "vb_write_session"
@@ -110,7 +110,7 @@ def _ascii(value: Any) -> bytes | None:
     return value.encode("ascii")
 
 
-def create_app(workspace: Union[str, Path, WriteDB], *, secure_cookies: bool = False, root_path: str = "") -> FastAPI:
+def create_app(workspace: str | Path | WriteDB, *, secure_cookies: bool = False, root_path: str = "") -> FastAPI:
     """Build the writing app.
 
     Args:

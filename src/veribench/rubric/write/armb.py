@@ -36,16 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from veribench.corpus.document import Document, Provenance
+from veribench.corpus.importers import store_import
 from veribench.corpus.report import ImportReport
-from veribench.store import writes
-from veribench.store.workspace import Workspace
+from veribench.errors import InputError
 from veribench.rubric.write import rules, store
 from veribench.rubric.write.db import WriteDB
-from veribench.corpus.importers import store_import
-from veribench.errors import InputError
-from veribench.store.workspace import DB_NAME
-from veribench.store.workspace import WorkspaceBusy
-
+from veribench.store import writes
+from veribench.store.workspace import DB_NAME, Workspace, WorkspaceBusy
 
 
 def apply_withdrawals(ws: Workspace, db: WriteDB) -> list[dict[str, Any]]:

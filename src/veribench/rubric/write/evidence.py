@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import difflib
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
-from veribench.text.words import word_count
 from veribench.rubric.write import rules
+from veribench.text.words import word_count
 
 #: Above this many token pairs the middle of a step is taken as one replaced block
 #: (SequenceMatcher is quadratic in the worst case; a whole-text rewrite is one block anyway).

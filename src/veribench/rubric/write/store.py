@@ -16,19 +16,18 @@ import hashlib
 import json
 import re
 import secrets
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veribench.errors import InputError
 from veribench.rubric.store import RatingError
-from veribench.text.words import word_count
 from veribench.rubric.write import rules
 from veribench.rubric.write.db import WriteDB
-from veribench.rubric.write.evidence import Step, diff_step, summarise
+from veribench.rubric.write.evidence import Step, describe, diff_step, summarise
 from veribench.rubric.write.fingerprint import fingerprint, normalise_text
-from veribench.rubric.write.evidence import describe
+from veribench.text.words import word_count
 
 _ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 #: Control characters refused in a text (C0 and C1 except tab and line feed).
@@ -43,7 +42,7 @@ class WriteError(RatingError):
 
 
 def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _iso(t: datetime) -> str:
