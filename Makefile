@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH_ARGS ?=
 
-.PHONY: install demo test bench wheel wheel-demo clean
+.PHONY: install demo test lint bench wheel wheel-demo clean
 
 $(BIN)/veribench: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -29,6 +29,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q -n 2 --timeout 900
+
+# The code's own checks (run by .ci/run before the tests): style, layers, types.
+lint: install
+	$(BIN)/ruff check .
+	PYTHONPATH=src $(BIN)/lint-imports --no-cache
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py
