@@ -129,14 +129,22 @@ class Authority:
 class TSAServer:
     """``with TSAServer() as tsa: tsa.url`` - the authority served over HTTP on 127.0.0.1."""
 
-    def __init__(self, mode: str = "ok"):
+    def __init__(self, mode: str = "ok", basic_auth: str | None = None):
+        """``basic_auth``: the ``Authorization`` header value the authority requires (401 otherwise)."""
         self.authority = Authority(mode)
+        self.seen_auth: list[str | None] = []
         auth = self.authority
+        seen = self.seen_auth
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n)
+                seen.append(self.headers.get("Authorization"))
+                if basic_auth is not None and self.headers.get("Authorization") != basic_auth:
+                    self.send_response(401)
+                    self.end_headers()
+                    return
                 if self.headers.get("Content-Type") != "application/timestamp-query":
                     self.send_response(415)
                     self.end_headers()

@@ -186,8 +186,16 @@ def test_authority_stamping_other_bytes_is_refused(workspace, tmp_path):
     with TSAServer(mode="wrong_imprint") as t:
         with pytest.raises(TimestampError, match="token stamps other bytes"):
             commit(workspace, f, tsa_url=t.url, tsa_roots=t.authority.ca_pem)
-    assert not read_events(workspace.con, types=("timestamp",))  # nothing stored for a refused token
-    assert load_protocol(f).hash in versions(workspace.con)  # the commit itself stands
+    # with --tsa the commitment and its token are recorded together or not at all
+    assert not read_events(workspace.con, types=("timestamp",))
+    assert load_protocol(f).hash not in versions(workspace.con)
+    assert workspace.query("SELECT count(*) FROM protocols")[0][0] == 0
+    assert not (workspace.path / "commitments").exists()
+    # committed again once the authority answers: one commitment, with its token
+    with TSAServer() as t:
+        rec = commit(workspace, f, tsa_url=t.url, tsa_roots=t.authority.ca_pem)
+    assert rec.new and rec.timestamp["signature_checked"]
+    assert [e["type"] for e in read_events(workspace.con)] == ["protocol_commit", "timestamp"]
 
 
 def test_authority_rejection_and_unreachable_authority(workspace, tmp_path):
@@ -199,10 +207,63 @@ def test_authority_rejection_and_unreachable_authority(workspace, tmp_path):
     with TSAServer(mode="rejection") as t:
         with pytest.raises(TimestampError, match="did not grant"):
             commit(workspace, f, tsa_url=t.url)
+    assert load_protocol(f).hash not in versions(workspace.con)  # nothing recorded without its token
     with TSAServer() as t:
         url = t.url
+    with pytest.raises(TimestampError, match="no answer"):  # the authority is gone: nothing recorded again
+        commit(workspace, f, tsa_url=url)
+    assert load_protocol(f).hash not in versions(workspace.con)
+    commit(workspace, f)  # committed without --tsa; a token added later
     with pytest.raises(TimestampError, match="no answer"):
         add_timestamp(workspace, load_protocol(f).hash, url)
+    assert not workspace.query("SELECT count(*) FROM events WHERE type = 'timestamp'")[0][0]
+
+
+@pytest.mark.parametrize("url", ["http://user:s3cr3t-pw@127.0.0.1:{port}/tsr", "http://s3cr3t-pw@127.0.0.1:{port}/tsr",
+                                 "http://user:s3cr3t%2Dpw@127.0.0.1:{port}/tsr", "ftp://127.0.0.1:{port}/tsr"])
+def test_a_tsa_url_with_credentials_is_refused_before_anything_is_written(workspace, tmp_path, url):
+    """Credentials in a URL would reach the workspace, the log and every bundle (they cannot
+    be removed from a hash chain): refused at once, without echoing them, nothing written."""
+    from veribench.commit import add_timestamp
+    from veribench.commit.tsa import TimestampError
+
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    with TSAServer() as t:
+        u = url.format(port=t.url.split(":")[2].split("/")[0])
+        with pytest.raises(TimestampError) as e:
+            commit(workspace, f, tsa_url=u)
+        assert t.authority.requests == 0
+    assert "s3cr3t" not in str(e.value) and "\n" not in str(e.value)
+    assert workspace.query("SELECT count(*) FROM events")[0][0] == 0
+    commit(workspace, f)
+    with pytest.raises(TimestampError) as e:
+        add_timestamp(workspace, load_protocol(f).hash, u)
+    assert "s3cr3t" not in str(e.value)
+    assert workspace.query("SELECT count(*) FROM events WHERE type = 'timestamp'")[0][0] == 0
+
+
+def test_tsa_credentials_come_from_the_environment_and_stay_out_of_the_workspace(workspace, tmp_path, monkeypatch):
+    import base64
+
+    from veribench.commit.tsa import PASSWORD_ENV, USER_ENV, TimestampError
+
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    want = "Basic " + base64.b64encode(b"alice:s3cr3t-pw").decode()
+    with TSAServer(basic_auth=want) as t:
+        with pytest.raises(TimestampError, match="HTTP 401"):
+            commit(workspace, f, tsa_url=t.url)
+        monkeypatch.setenv(USER_ENV, "alice")
+        monkeypatch.setenv(PASSWORD_ENV, "s3cr3t-pw")
+        rec = commit(workspace, f, tsa_url=t.url, tsa_roots=t.authority.ca_pem)
+        assert t.seen_auth[-1] == want
+    assert rec.timestamp["signature_checked"]
+    dump = "\n".join(str(r) for table in ("events", "commitments", "protocols")
+                     for r in workspace.query(f"SELECT * FROM {table}"))
+    files = b"".join(p.read_bytes() for p in (workspace.path / "commitments").iterdir())
+    for secret in ("s3cr3t", "alice", base64.b64encode(b"alice:s3cr3t-pw").decode()):
+        assert secret not in dump and secret.encode() not in files
 
 
 def test_cli_commit_with_tsa_and_timestamp_later(tmp_path):

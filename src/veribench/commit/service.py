@@ -26,7 +26,6 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from veribench.commit import tsa
 from veribench.errors import ProtocolError
@@ -60,7 +59,7 @@ def _day(s: Any) -> date | None:
 
 
 def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_roots: bytes | None = None,
-           new_protocol: bool = False, record_dir: str | Path | None = None) -> CommitRecord:
+           new_protocol: bool = False, record_dir: str | Path | None = None, client: Any = None) -> CommitRecord:
     """Commit ``path``'s exact bytes. Idempotent for bytes already committed.
 
     Args:
@@ -77,9 +76,13 @@ def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_r
             the current version; an amendment of an outdated version, backdated or dated
             in the future; a name already committed; an undeclared new protocol beside
             existing runs.
-        TimestampError: the authority failed or returned a token for other bytes (the
-            commit itself stands; add the token later with :func:`add_timestamp`).
+        TimestampError: a URL with credentials in it, or the authority failed or returned a
+            token for other bytes. The commit is then not recorded either (with ``tsa_url``
+            the commitment and its token are recorded together or not at all); commit
+            without ``tsa_url`` and add a token later with :func:`add_timestamp`.
     """
+    if tsa_url:
+        tsa.check_url(tsa_url)  # before anything: a URL holding credentials is refused
     proto = load_protocol(path)
     assert proto.hash is not None
     raw = Path(path).read_bytes()
@@ -168,11 +171,11 @@ def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_r
                                  amendments=proto.amendments,
                                  record=lambda ev_: record_bytes(commitment_record(ev_)))
         rec = record_of(e, changelog(con, pid, upto=e["seq"]))
+        if tsa_url:  # inside the commit's transaction: the commitment and its token, or neither
+            rec.timestamp = _stamp(con, commitment_record(e), proto.hash, tsa_url, tsa_roots, client)
     rec.new = True
     rec.warnings = design_check(ws, proto)
     rec.record_path = write_record(ws, rec.hash, record_dir)
-    if tsa_url:
-        rec.timestamp = add_timestamp(ws, rec.hash, tsa_url, tsa_roots=tsa_roots, record_dir=record_dir)
     return rec
 
 
@@ -205,16 +208,29 @@ def add_timestamp(ws: Workspace, protocol_hash: str, tsa_url: str, *, tsa_roots:
     Raises:
         TimestampError: see :func:`veribench.commit.tsa.check_token`.
     """
+    tsa.check_url(tsa_url)
     rec, _, _ = stored_commitment(ws, protocol_hash)
+    with ws.transaction() as con:
+        info = _stamp(con, rec, protocol_hash, tsa_url, tsa_roots, client)
+    write_record(ws, protocol_hash, record_dir)
+    return info
+
+
+def _stamp(con: Any, rec: dict[str, Any], protocol_hash: str, tsa_url: str, tsa_roots: bytes | None,
+           client: Any) -> dict[str, Any]:
+    """Request a token over the record's bytes, check it, and record it with its ``timestamp``
+    event in the caller's transaction (a failure raises before anything is written).
+
+    The event names the authority by host (and port) only; the URL is kept in the
+    workspace's ``commitments`` row, never in the log or a bundle.
+    """
     msg = record_bytes(rec)
     token, nonce = tsa.request_token(tsa_url, msg, client=client)
     roots = tsa.load_certificates(tsa_roots, "the authority's certificate") if tsa_roots else []
     info = tsa.check_token(token, msg, roots=roots, nonce=nonce)
-    with ws.transaction() as con:
-        writes.record_timestamp(con, {
-            "protocol_id": rec["protocol_id"], "protocol_sha256": protocol_hash, "record_sha256": sha256_bytes(msg),
-            "token_sha256": sha256_bytes(token), "authority": urlsplit(tsa_url).netloc, "gen_time": info.gen_time,
-            "serial": info.serial, "signature_checked": info.signature_checked},
-            token=token, tsa_url=tsa_url, tsa_roots=tsa_roots)
-    write_record(ws, protocol_hash, record_dir)
+    writes.record_timestamp(con, {
+        "protocol_id": rec["protocol_id"], "protocol_sha256": protocol_hash, "record_sha256": sha256_bytes(msg),
+        "token_sha256": sha256_bytes(token), "authority": tsa.authority_name(tsa_url), "gen_time": info.gen_time,
+        "serial": info.serial, "signature_checked": info.signature_checked},
+        token=token, tsa_url=tsa_url, tsa_roots=tsa_roots)
     return info.to_dict()

@@ -14,10 +14,12 @@ A token stamps the SHA-256 of a commitment record's bytes (see
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from veribench.errors import VeribenchError
 
@@ -28,8 +30,52 @@ REPLY_TYPE = "application/timestamp-reply"
 MAX_RESPONSE_BYTES = 1 << 20
 
 
+#: Environment variables holding an authority's HTTP Basic credentials (never a URL's
+#: ``user:password@``, which would reach the workspace, the log and every bundle).
+USER_ENV = "VERIBENCH_TSA_USER"
+PASSWORD_ENV = "VERIBENCH_TSA_PASSWORD"
+
+
 class TimestampError(VeribenchError):
     """An authority that cannot be reached, refuses, or returns a token that does not verify."""
+
+
+def check_url(url: str) -> str:
+    """``url`` if it is an http(s) URL without credentials.
+
+    Raises:
+        TimestampError: another scheme, no host, or user information (``user:password@``)
+            in the URL; the message never repeats the credentials.
+    """
+    try:
+        u = urlsplit(url)
+        host = u.hostname
+    except ValueError:
+        raise TimestampError("--tsa: not a valid URL (give https://host/path)") from None
+    if u.scheme not in ("http", "https") or not host:
+        raise TimestampError(f"--tsa: {u.scheme or 'no'} scheme or no host: give an http(s) URL such as "
+                             "https://freetsa.org/tsr")
+    if u.username is not None or u.password is not None or "@" in u.netloc:
+        raise TimestampError(f"--tsa: the URL of {host} holds credentials (user information before '@'); "
+                             f"they would be written into the workspace and its log: remove them from the URL and "
+                             f"set {USER_ENV} and {PASSWORD_ENV} instead")
+    return url
+
+
+def authority_name(url: str) -> str:
+    """The authority as the log names it: host and port only (no user information, path or query)."""
+    u = urlsplit(check_url(url))
+    return f"{u.hostname}:{u.port}" if u.port else str(u.hostname)
+
+
+def _auth() -> Any:
+    """HTTP Basic credentials from :data:`USER_ENV` / :data:`PASSWORD_ENV`, or None."""
+    user, pw = os.environ.get(USER_ENV), os.environ.get(PASSWORD_ENV)
+    if not user and not pw:
+        return None
+    import httpx
+
+    return httpx.BasicAuth(user or "", pw or "")
 
 
 @dataclass
@@ -93,28 +139,32 @@ def request_token(url: str, message: bytes, *, timeout: float = 30.0, client: An
         (the response's DER bytes, the request nonce).
 
     Raises:
-        TimestampError: no answer, an HTTP error, a wrong media type or an oversized reply.
+        TimestampError: a URL with credentials, no answer, an HTTP error, a wrong media type
+            or an oversized reply (messages name the authority by host only).
     """
     import httpx
     from rfc3161_client import HashAlgorithm, TimestampRequestBuilder
 
+    check_url(url)
+    name = authority_name(url)
     req = TimestampRequestBuilder().data(message).hash_algorithm(HashAlgorithm.SHA256).build()
     own = client is None
     c = client or httpx.Client(timeout=timeout)
     try:
-        r = c.post(url, content=req.as_bytes(), headers={"Content-Type": QUERY_TYPE, "Accept": REPLY_TYPE})
+        r = c.post(url, content=req.as_bytes(), headers={"Content-Type": QUERY_TYPE, "Accept": REPLY_TYPE},
+                   auth=_auth())
     except httpx.HTTPError as e:
-        raise TimestampError(f"timestamp authority {url}: no answer ({type(e).__name__}: {e})") from None
+        raise TimestampError(f"timestamp authority {name}: no answer ({type(e).__name__})") from None
     finally:
         if own:
             c.close()
     if r.status_code != 200:
-        raise TimestampError(f"timestamp authority {url}: HTTP {r.status_code}")
+        raise TimestampError(f"timestamp authority {name}: HTTP {r.status_code}")
     if len(r.content) > MAX_RESPONSE_BYTES:
-        raise TimestampError(f"timestamp authority {url}: response of {len(r.content)} bytes is too large")
+        raise TimestampError(f"timestamp authority {name}: response of {len(r.content)} bytes is too large")
     ctype = (r.headers.get("content-type") or "").split(";")[0].strip()
     if ctype and ctype != REPLY_TYPE:
-        raise TimestampError(f"timestamp authority {url}: answered {ctype!r}, not {REPLY_TYPE}")
+        raise TimestampError(f"timestamp authority {name}: answered {ctype!r}, not {REPLY_TYPE}")
     return r.content, int(req.nonce)
 
 
