@@ -38,6 +38,14 @@ def _encodings(key: str, user: str) -> dict[str, str]:
         "basic-auth": "Basic " + base64.b64encode(f"{user}:{key}".encode()).decode(),
         "base64url": base64.urlsafe_b64encode(f"{user}:{key}".encode()).decode(),
         "base64-of-key": base64.b64encode(key.encode()).decode(),
+        # issue 24: a key echoed in another case, as hex, or as JSON \u escapes
+        "upper": key.upper(),
+        "lower": key.lower(),
+        "hex": key.encode().hex(),
+        "HEX": key.encode().hex().upper(),
+        "json-u-escapes": "".join(f"\\u{ord(c):04x}" for c in key),
+        "json-U-escapes": "".join(f"\\u{ord(c):04X}" for c in key),
+        "basic-auth-upper": "Basic " + base64.b64encode(f"{user}:{key.upper()}".encode()).decode(),
     }
 
 
@@ -112,6 +120,58 @@ def test_echoed_key_stored_nowhere_end_to_end(tmp_path, fake, keys, real_texts, 
             assert piece not in blob, piece
 
 
+def test_key_echoed_upper_cased_hex_or_escaped_stored_nowhere_end_to_end(fake, real_texts, workspace, monkeypatch):
+    """Issue 24: a server that echoes the key in upper case (or as hex, or as \\u escapes)
+    in a 200 answer: nothing of it reaches the stored score."""
+    from vendor_fakes import FAST
+
+    from veribench import registry
+    from veribench.detectors.pipeline import score_texts
+
+    key = "wk_Q7vZp2Lm9Xr4sT8yN1cD"
+    monkeypatch.setenv("VERIBENCH_WINSTON_API_KEY", key)
+    fake.keys["winston"] = key
+    forms = {"upper": key.upper(), "hex": key.encode().hex(), "u": "".join(f"\\u{ord(c):04X}" for c in key)}
+    texts = real_texts[1:4]
+    for t, form in zip(texts, forms.values()):
+        fake.script[t] = [{"http": 401, "raw": f"invalid key {form} for this account"}]
+    det = registry.create("detector", "winston", {"base_url": fake.url, **FAST})
+    score_texts(workspace, det, texts)
+    blob = "\n".join(repr(row) for (tbl,) in workspace.query("SELECT table_name FROM information_schema.tables")
+                     for row in workspace.query(f'SELECT * FROM "{tbl}"'))
+    assert "[REDACTED]" in blob
+    for form in forms.values():
+        assert form not in blob and form.lower() not in blob.lower()
+
+
 @pytest.mark.parametrize("secret", ["", "abc"])
 def test_short_secrets_are_not_redacted(secret):
     assert redact("abc def", [secret]) == "abc def"
+
+
+@settings(max_examples=300, deadline=None)
+@given(KEYS, st.lists(st.booleans(), min_size=48, max_size=48), st.sampled_from(["json", "percent", "mixed"]),
+       FILLER, FILLER)
+def test_a_key_with_some_characters_escaped_is_redacted(key, which, how, before, after):
+    """A mix no single pattern names (some characters \\u-escaped or percent-encoded, in any
+    case): the decoded reading still holds the key, so the text is redacted whole."""
+    def enc(i, c):
+        if not which[i]:
+            return c
+        if how == "json" or (how == "mixed" and i % 2):
+            return f"\\u{ord(c):04x}"
+        return f"%{ord(c):02X}"
+
+    text = before + "".join(enc(i, c) for i, c in enumerate(key)) + after
+    out = redact(text, [key])
+    assert key not in out and key.casefold() not in out.casefold()
+    assert REDACTED in out
+
+
+def test_redaction_of_case_hex_and_escapes_examples():
+    k = "sk-Test-1234567890abcdef"
+    for echoed in (k.upper(), k.lower(), k.encode().hex(), k.encode().hex().upper(),
+                   "".join(f"\\u{ord(c):04x}" for c in k), "%73k-Test-1234567890abcdef",
+                   base64.b64encode(("u:" + k.upper()).encode()).decode()):
+        assert redact(f"key: {echoed} end", [k]) in ("key: [REDACTED] end", "[REDACTED]"), echoed
+    assert redact("nothing to hide here", [k]) == "nothing to hide here"

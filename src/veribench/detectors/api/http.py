@@ -143,6 +143,27 @@ MIN_SECRET_CHARS = 4
 _B64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
 
 
+_HEX_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}){4,}")
+_U_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+
+
+def _readings(s: str) -> list[str]:
+    """``s`` read through each encoding a secret could hide in, case-folded: percent-decoded
+    (twice, for a doubly encoded value), JSON ``\\uXXXX`` escapes decoded, both (in either
+    order), and each run of hex digits decoded as UTF-8 (undecodable bytes dropped)."""
+    from urllib.parse import unquote, unquote_plus
+
+    def unescape(x: str) -> str:
+        return _U_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), x)
+
+    out = [unescape(s)]
+    for dec in (unquote, unquote_plus):  # '+' is a space in a form, itself elsewhere
+        once = dec(s)
+        out += [once, dec(once), unescape(once), dec(unescape(s))]
+    out += [bytes.fromhex(m.group()).decode("utf-8", "ignore") for m in _HEX_RUN.finditer(s)]
+    return [x.casefold() for x in out]
+
+
 def _b64_cores(secret: str) -> list[str]:
     """Base64 (standard and URL-safe) text that every encoding of ``secret`` contains, at each of
     the three byte alignments it can have inside a longer value (``user:key`` in HTTP Basic
@@ -164,12 +185,16 @@ def _b64_cores(secret: str) -> list[str]:
 class Redactor:
     """Replaces every copy of a set of secrets in text by ``[REDACTED]``.
 
-    Copies looked for, per secret: the secret itself; its percent-encoded forms (``quote``,
-    ``quote_plus``, upper- or lower-case hex); its JSON-escaped form; and base64 (standard and
-    URL-safe) of any value that contains it, such as ``base64("user:" + key)`` in an
+    Copies looked for, per secret, in any letter case (a server that echoes a key upper-cased
+    still echoes it): the secret itself; its percent-encoded forms (``quote``, ``quote_plus``);
+    its JSON-escaped form, and its form with every character a ``\\uXXXX`` escape; its
+    UTF-8 bytes in hex; and base64 (standard and URL-safe) of any value that contains it or
+    its upper- or lower-cased form, such as ``base64("user:" + key)`` in an
     ``Authorization: Basic`` header: a base64 run that holds the secret's bytes at any
-    alignment is redacted whole. Redaction runs on the whole text, before any truncation
-    (:meth:`clip`), so a cut can never keep part of a key.
+    alignment is redacted whole. Last, a text whose percent-decoded, JSON-unescaped or
+    hex-decoded reading still holds a secret (a mix of encodings no pattern above names) is
+    redacted whole. Redaction runs on the whole text, before any truncation (:meth:`clip`), so
+    a cut can never keep part of a key.
     """
 
     def __init__(self, secrets: Iterable[str]):
@@ -177,21 +202,19 @@ class Redactor:
 
         self.secrets = sorted({x for x in secrets if isinstance(x, str) and len(x) >= MIN_SECRET_CHARS},
                               key=len, reverse=True)
+        self._folded = [s.casefold() for s in self.secrets]
         plain: set[str] = set()
         cores: set[str] = set()
         for sec in self.secrets:
             plain.add(sec)
-            for enc in (quote(sec, safe=""), quote(sec), quote_plus(sec), json.dumps(sec)[1:-1]):
+            for enc in (quote(sec, safe=""), quote(sec), quote_plus(sec), json.dumps(sec)[1:-1],
+                        "".join(f"\\u{ord(c):04x}" for c in sec), sec.encode("utf-8").hex()):
                 plain.add(enc)
-            cores.update(_b64_cores(sec))
-        pats = []
-        for p in sorted(plain, key=len, reverse=True):
-            esc = re.escape(p)
-            # percent-encodings: hex digits in either case
-            esc = re.sub(r"%([0-9A-F])([0-9A-F])", lambda m: f"%[{m.group(1)}{m.group(1).lower()}]"
-                                                            f"[{m.group(2)}{m.group(2).lower()}]", esc)
-            pats.append(esc)
-        self._plain = re.compile("|".join(pats)) if pats else None
+            for variant in {sec, sec.upper(), sec.lower()}:
+                cores.update(_b64_cores(variant))
+        pats = [re.escape(p) for p in sorted(plain, key=len, reverse=True)]
+        # any letter case: the key itself, hex digits of percent and \\u escapes, hex bytes
+        self._plain = re.compile("|".join(pats), re.IGNORECASE) if pats else None
         self._cores = sorted(cores, key=len, reverse=True)
 
     def text(self, s: str) -> str:
@@ -199,6 +222,8 @@ class Redactor:
             s = self._plain.sub(REDACTED, s)
         if self._cores and any(c in s for c in self._cores):
             s = _B64.sub(lambda m: REDACTED if any(c in m.group() for c in self._cores) else m.group(), s)
+        if self._folded and any(f in v for v in _readings(s) for f in self._folded):
+            return REDACTED
         return s
 
     def __call__(self, obj: Any) -> Any:
