@@ -292,3 +292,31 @@ def test_a_workspace_without_a_log_is_a_clear_failure(tmp_path):
     with Workspace(tmp_path / "old") as w:
         rep = verify_workspace(w)
     assert not rep.ok and "document row is not covered by the log" in rep.lines()[0]
+
+
+def test_batched_leaves_give_the_event_append_event_gives(workspace):
+    """An import's leaves in pages (a streamed corpus): same digest, count and leaf rows as
+    one list; the digest is :func:`items_digest` of the leaves whatever the pages' order."""
+    import hashlib
+    import random
+
+    from veribench.store import events as ev
+
+    leaves = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(2_500)]
+    leaves += ["00" * 32, "ff" * 32, "00" * 31 + "01", "01" + "00" * 31]  # extremes of byte order
+    items = [(f"d{i}", None, lf) for i, lf in enumerate(leaves)]
+    rng = random.Random(3)
+    shuffled = items[:]
+    rng.shuffle(shuffled)
+    pages = [shuffled[i:i + 97] for i in range(0, len(shuffled), 97)]
+    with workspace.transaction() as con:
+        a = ev.append_event(con, "import", {"import_id": "x"}, items={"doc": items})
+        b = ev.append_event_batched(con, "import", {"import_id": "x"}, "doc", iter(pages))
+        c = ev.append_event_batched(con, "import", {"import_id": "empty"}, "doc", iter([[], []]))
+    assert a["payload"]["doc_sha256"] == b["payload"]["doc_sha256"] == ev.items_digest(leaves)
+    assert b["payload"]["n_doc"] == len(leaves) and b["seq"] == a["seq"] + 1
+    assert c["payload"] == {"import_id": "empty", "n_doc": 0, "doc_sha256": ev.items_digest([])}
+    got = workspace.query("SELECT seq, count(*) FROM log_items GROUP BY seq ORDER BY seq")
+    assert got == [(a["seq"], len(leaves)), (b["seq"], len(leaves))]
+    found, head = ev.check_chain(ev.read_events(workspace.con))
+    assert found == [] and head["seq"] == c["seq"]

@@ -276,6 +276,15 @@ def append_event(con: Any, type: str, payload: dict[str, Any], *,
         payload[f"n_{kind}"] = len(rows)
         payload[f"{kind}_sha256"] = items_digest(r[2] for r in rows)
     head = chain_head(con)
+    e = _insert_event(con, head, type, payload)
+    for kind, rows in (items or {}).items():
+        if rows:
+            _insert_items(con, e["seq"], kind, rows)
+    return e
+
+
+def _insert_event(con: Any, head: Mapping[str, Any], type: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Insert the event row after ``head`` (its time never earlier than the head's)."""
     now = utc_text(datetime.now(UTC))
     at = max(now, head["at"]) if head["at"] else now  # fixed-width text: order = time order
     seq = head["seq"] + 1
@@ -283,11 +292,44 @@ def append_event(con: Any, type: str, payload: dict[str, Any], *,
     psha = _sha(pj)
     h = event_hash(seq, at, type, psha, head["hash"])
     con.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)", [seq, at, type, pj, psha, head["hash"], h])
-    for kind, rows in (items or {}).items():
-        if rows:
-            _insert_items(con, seq, kind, rows)
     return {"seq": seq, "at": at, "type": type, "payload": payload, "payload_sha256": psha, "prev": head["hash"],
             "hash": h}
+
+
+def append_event_batched(con: Any, type: str, payload: dict[str, Any], kind: str,
+                         batches: Iterable[Sequence[tuple[Any, Any, str]]]) -> dict[str, Any]:
+    """:func:`append_event` for one item kind whose leaves come in batches (a streamed corpus
+    of millions of documents): each batch's leaves are stored as it comes, and only the
+    32-byte leaves are held to compute the digest (32 bytes per row, sorted with numpy),
+    never the rows. The event is the one :func:`append_event` would write for the same leaves.
+
+    Raises:
+        ValueError: unknown type or item kind, or a leaf that is not 64 hex characters.
+    """
+    import numpy as np
+
+    if type not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {type!r}; use one of {EVENT_TYPES}")
+    if kind not in ITEM_KINDS:
+        raise ValueError(f"unknown item kind {kind!r}; use one of {ITEM_KINDS}")
+    head = chain_head(con)
+    seq = head["seq"] + 1
+    parts = []
+    n = 0
+    for rows in batches:
+        if not rows:
+            continue
+        _insert_items(con, seq, kind, rows)
+        raw = b"".join(bytes.fromhex(r[2]) for r in rows)
+        if len(raw) != 32 * len(rows):
+            raise ValueError("a leaf is not 64 hex characters")
+        parts.append(np.frombuffer(raw, dtype=np.uint8).reshape(-1, 32))
+        n += len(rows)
+    leaves = np.concatenate(parts) if parts else np.zeros((0, 32), dtype=np.uint8)
+    # rows sorted as byte strings: np.lexsort sorts by its last key first
+    order = np.lexsort(leaves.T[::-1]) if n else np.zeros(0, dtype=np.int64)
+    payload = {**payload, f"n_{kind}": n, f"{kind}_sha256": hashlib.sha256(leaves[order].tobytes()).hexdigest()}
+    return _insert_event(con, head, type, payload)
 
 
 def log_document_update(con: Any, payload: dict[str, Any], doc_ids: Sequence[str] | None = None) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import PurePath
 from typing import Any
@@ -291,16 +291,34 @@ def finish_import(con: Any, import_id: str, kind: str, corpus: str | None, sourc
     Returns:
         The event.
     """
-    rows = con.execute("SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
-                       "generation FROM documents WHERE import_id = ?", [import_id]).fetchall()
     src = PurePath(str(source)).name if source else None
-    corpora = sorted({str(r[6]) for r in rows if r[6] is not None})
-    e = ev.append_event(con, "import", {"import_id": import_id, "kind": kind, "corpus": corpus, "corpora": corpora,
-                                        "source": src},
-                        items={"doc": [(r[0], None, ev.doc_leaf(*r)) for r in rows]})
+    corpora = sorted(str(r[0]) for r in con.execute("SELECT DISTINCT corpus FROM documents WHERE import_id = ? AND "
+                                                    "corpus IS NOT NULL", [import_id]).fetchall())
+    e = ev.append_event_batched(con, "import", {"import_id": import_id, "kind": kind, "corpus": corpus,
+                                                "corpora": corpora, "source": src},
+                                "doc", _doc_leaf_batches(con, import_id))
     con.execute("UPDATE imports SET report = ? WHERE import_id = ?", [json_text({**report, "status": DONE}),
                                                                       import_id])
     return e
+
+
+#: Documents read at a time to compute an import's leaves (memory holds one page of rows).
+LEAF_PAGE = 50_000
+
+
+def _doc_leaf_batches(con: Any, import_id: str) -> Iterator[list[tuple[str, None, str]]]:
+    """The leaves of an import's documents, a page at a time in ``doc_id`` order (keyset
+    pagination: each page is its own query, so the pages of a corpus of millions of rows
+    never sit in memory together)."""
+    last = ""
+    while True:
+        rows = con.execute("SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, "
+                           "provenance, generation FROM documents WHERE import_id = ? AND doc_id > ? "
+                           "ORDER BY doc_id LIMIT ?", [import_id, last, LEAF_PAGE]).fetchall()
+        if not rows:
+            return
+        yield [(r[0], None, ev.doc_leaf(*r)) for r in rows]
+        last = rows[-1][0]
 
 
 def discard_import(con: Any, import_id: str) -> int:
