@@ -55,7 +55,7 @@ class RubricDB(SqlAccess):
         #: notes from a migration done by this open (an older store brought forward)
         self.migration_notes: list[str] = []
         with self.lock:
-            self.con = sq.connect(path)
+            self.con = sq.connect(path, migrations.STORE)
 
     def transaction(self):
         """All-or-nothing block (``BEGIN IMMEDIATE``: the write lock is taken at once, so two

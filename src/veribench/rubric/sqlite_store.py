@@ -64,14 +64,15 @@ class StoreSchema:
             con.execute(self.create_sql(name))
 
 
-def connect(path: Path | None, pragmas: tuple[str, ...] = ()) -> sqlite3.Connection:
+def connect(path: Path | None, store: StoreSchema, pragmas: tuple[str, ...] = ()) -> sqlite3.Connection:
     """A connection to the SQLite file ``path`` (``None``: a new in-memory database) shared by
     the threads of one process, in autocommit mode (transactions are explicit), waiting up
-    to :data:`BUSY_TIMEOUT_MS` for another process's write. A file gets write-ahead logging
-    and ``synchronous = FULL`` (a committed write survives a power cut), then ``pragmas``.
+    to :data:`BUSY_TIMEOUT_MS` for another process's write. Once the file is known to be
+    ``store`` (or new), it gets write-ahead logging and ``synchronous = FULL`` (a committed
+    write survives a power cut), then ``pragmas``; another program's file is left untouched.
 
     Raises:
-        VeribenchError: the file cannot be opened as an SQLite database (one line naming it).
+        VeribenchError: the file is not an SQLite database, or not this store (one line naming it).
     """
     target = str(path) if path is not None else ":memory:"
     try:
@@ -80,6 +81,7 @@ def connect(path: Path | None, pragmas: tuple[str, ...] = ()) -> sqlite3.Connect
         raise VeribenchError(f"{path}: cannot open this SQLite file ({e})") from None
     try:
         con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        stored_version(con, store, path)  # refuses another program's database before anything is set
         if path is not None:
             con.execute("PRAGMA journal_mode = WAL")
             con.execute("PRAGMA synchronous = FULL")
@@ -87,7 +89,10 @@ def connect(path: Path | None, pragmas: tuple[str, ...] = ()) -> sqlite3.Connect
             con.execute(p)
     except sqlite3.Error as e:
         con.close()
-        raise VeribenchError(f"{path}: cannot open this SQLite file ({e}; is it a veribench store?)") from None
+        raise VeribenchError(f"{path}: cannot open this SQLite file as a veribench {store.what} ({e})") from None
+    except BaseException:
+        con.close()
+        raise
     return con
 
 

@@ -54,8 +54,8 @@ class WriteDB(SqlAccess):
         if not self.path.exists():
             fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
             os.close(fd)
-        self.con = sq.connect(self.path, ("PRAGMA foreign_keys = ON",
-                                          "PRAGMA secure_delete = ON"))  # a withdrawn text is overwritten
+        # secure_delete: a withdrawn text is overwritten in the file, not just unlinked
+        self.con = sq.connect(self.path, migrations.STORE, ("PRAGMA foreign_keys = ON", "PRAGMA secure_delete = ON"))
         try:
             found, notes = migrations.migrate(self.con, self.path, self.folder)
         except BaseException:
