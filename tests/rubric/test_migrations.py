@@ -10,6 +10,8 @@ import gzip
 import hashlib
 import re
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -278,6 +280,38 @@ def test_a_failure_after_the_version_is_written_rolls_it_back_too(tmp_path, kind
     with pytest.raises(KeyboardInterrupt):
         _open(kind, tmp_path / "ws")
     assert _sha(path) == digest and _dump(path)["user_version"] == 0
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_two_opens_at_once_migrate_once(tmp_path, kind, monkeypatch):
+    """The second opener (its own connection, as another process has) waits for the first
+    one's migration under SQLite's write lock, then finds the store current."""
+    _, _, _, _, mig, what = STORES[kind]
+    path = _unpack(kind, tmp_path / "ws")
+    dump = _dump(path)
+    real, inside = mig.STEPS[1], threading.Event()
+
+    def slow(con):
+        inside.set()
+        time.sleep(0.5)
+        return real(con)
+
+    monkeypatch.setitem(mig.STEPS, 1, slow)
+    notes: dict[str, list[str]] = {}
+
+    def first():
+        with _open(kind, tmp_path / "ws") as db:
+            notes["first"] = db.migration_notes
+
+    t = threading.Thread(target=first)
+    t.start()
+    assert inside.wait(10)
+    with _open(kind, tmp_path / "ws") as db:
+        notes["second"] = db.migration_notes
+    t.join(10)
+    assert notes == {"first": [f"migrated {what} {path} from schema version 1 to 2"], "second": []}
+    after = _dump(path)
+    assert after["user_version"] == 2 and after["tables"] == dump["tables"]
 
 
 @pytest.mark.parametrize("kind", STORES)

@@ -64,11 +64,11 @@ class StoreSchema:
             con.execute(self.create_sql(name))
 
 
-def connect(path: Path | None, store: StoreSchema, pragmas: tuple[str, ...] = ()) -> sqlite3.Connection:
+def connect(path: Path | None, schema: StoreSchema, pragmas: tuple[str, ...] = ()) -> sqlite3.Connection:
     """A connection to the SQLite file ``path`` (``None``: a new in-memory database) shared by
     the threads of one process, in autocommit mode (transactions are explicit), waiting up
     to :data:`BUSY_TIMEOUT_MS` for another process's write. Once the file is known to be
-    ``store`` (or new), it gets write-ahead logging and ``synchronous = FULL`` (a committed
+    ``schema``'s store (or new), it gets write-ahead logging and ``synchronous = FULL`` (a committed
     write survives a power cut), then ``pragmas``; another program's file is left untouched.
 
     Raises:
@@ -81,7 +81,7 @@ def connect(path: Path | None, store: StoreSchema, pragmas: tuple[str, ...] = ()
         raise VeribenchError(f"{path}: cannot open this SQLite file ({e})") from None
     try:
         con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        stored_version(con, store, path)  # refuses another program's database before anything is set
+        stored_version(con, schema, path)  # refuses another program's database before anything is set
         if path is not None:
             con.execute("PRAGMA journal_mode = WAL")
             con.execute("PRAGMA synchronous = FULL")
@@ -89,7 +89,7 @@ def connect(path: Path | None, store: StoreSchema, pragmas: tuple[str, ...] = ()
             con.execute(p)
     except sqlite3.Error as e:
         con.close()
-        raise VeribenchError(f"{path}: cannot open this SQLite file as a veribench {store.what} ({e})") from None
+        raise VeribenchError(f"{path}: cannot open this SQLite file as a veribench {schema.what} ({e})") from None
     except BaseException:
         con.close()
         raise
