@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from tests.rubric.rubric_helpers import real_pairs
 from veribench.errors import InputError
 from veribench.rubric import loaders, results, store
+from veribench.rubric import schema as rubric_schema
 from veribench.rubric.store import Pair, RatingError
 
 
@@ -309,7 +310,8 @@ def test_rubric_tables_kept_in_the_duckdb_file_by_earlier_versions_are_copied(tm
     db.close()
     old = tmp_path / "old"
     with Workspace(old) as ws:  # write the rows where earlier versions kept them
-        ws.con.execute(store.SCHEMA)
+        for t in rubric_schema.LEGACY_DUCKDB_TABLES:
+            ws.con.execute(rubric_schema.create_sql(t))
         for t, rows in legacy.items():
             for r in rows:
                 ws.con.execute(f"INSERT INTO {t} VALUES ({', '.join('?' * len(r))})", list(r))

@@ -8,8 +8,13 @@ writes, and writers wait for each other (``busy_timeout``) instead of failing. T
 app therefore never opens the DuckDB file: everything it stores lives in
 ``<workspace>/rubric.sqlite`` (see ``docs/concurrency.md``).
 
+Tables: :mod:`veribench.rubric.schema`; versions and migrations:
+:mod:`veribench.rubric.migrations` (opening an older store read-write migrates it in one
+transaction; a newer one, or an older one opened read-only, is refused with one line).
+
 A workspace whose rubric tables still live in its DuckDB file (veribench before this
-store) is copied into ``rubric.sqlite`` on first use; the DuckDB copy is left as it was.
+store) is copied into ``rubric.sqlite`` when the store is made, in the transaction that
+makes it; the DuckDB copy is left as it was.
 """
 
 from __future__ import annotations
@@ -19,42 +24,38 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from veribench.rubric import migrations, schema
+from veribench.rubric import sqlite_store as sq
 from veribench.store.sql import SqlAccess, reentrant_transaction
 from veribench.store.workspace import Workspace
 
 FILE_NAME = "rubric.sqlite"
-#: How long a writer waits for another process's write transaction, in milliseconds.
-BUSY_TIMEOUT_MS = 30_000
-#: Tables copied from a DuckDB workspace written by earlier versions.
-LEGACY_TABLES = ("rubric_items", "rubric_editors", "rubric_assignments", "rubric_ratings", "rubric_marks",
-                 "rubric_forms", "rubric_meta")
 
 
 class RubricDB(SqlAccess):
     """One SQLite connection to a rubric store, shared by the threads of one process.
 
     Args:
-        path: the SQLite file, or ``None`` for an empty in-memory store (read-only use of
-            a workspace that has no rubric store).
-        schema: SQL creating the tables (``CREATE TABLE IF NOT EXISTS ...``).
+        path: the SQLite file, or ``None`` for a new in-memory store (read-only use of a
+            workspace that has no rubric store).
 
-    The interface mirrors :class:`veribench.store.Workspace` where the rubric uses it:
-    ``lock``, ``con.execute``, :meth:`query`, :meth:`transaction` (re-entrant, all or nothing).
+    Opening connects only (:func:`veribench.rubric.sqlite_store.connect`); the tables and
+    their version are :func:`open_store`'s. The interface mirrors
+    :class:`veribench.store.Workspace` where the rubric uses it: ``lock``, ``con.execute``,
+    :meth:`query`, :meth:`transaction` (re-entrant, all or nothing).
+
+    Raises:
+        VeribenchError: the file cannot be opened as an SQLite database.
     """
 
-    def __init__(self, path: Path | None, schema: str):
+    def __init__(self, path: Path | None):
         self.path = path
         self.lock = threading.RLock()
         self._tx_depth = 0
-        target = str(path) if path is not None else ":memory:"
-        self.con = sqlite3.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                   check_same_thread=False)
+        #: notes from a migration done by this open (an older store brought forward)
+        self.migration_notes: list[str] = []
         with self.lock:
-            self.con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            if path is not None:
-                self.con.execute("PRAGMA journal_mode = WAL")
-                self.con.execute("PRAGMA synchronous = FULL")  # a submitted reading survives a power cut
-            self.con.executescript(schema)
+            self.con = sq.connect(path, migrations.STORE)
 
     def transaction(self):
         """All-or-nothing block (``BEGIN IMMEDIATE``: the write lock is taken at once, so two
@@ -63,14 +64,13 @@ class RubricDB(SqlAccess):
         return reentrant_transaction(self, "BEGIN IMMEDIATE")
 
 
-
 def _legacy_rows(duck: Any) -> dict[str, tuple[list[str], list[tuple]]] | None:
     """Rubric rows kept in a DuckDB workspace by earlier versions, or None when there are none."""
     have = {r[0] for r in duck.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     if "rubric_items" not in have:
         return None
     out = {}
-    for t in LEGACY_TABLES:
+    for t in schema.LEGACY_DUCKDB_TABLES:
         if t not in have:
             continue
         cur = duck.execute(f"SELECT * FROM {t}")
@@ -80,42 +80,72 @@ def _legacy_rows(duck: Any) -> dict[str, tuple[list[str], list[tuple]]] | None:
     return out
 
 
-def _copy_legacy(db: RubricDB, legacy: dict[str, tuple[list[str], list[tuple]]]) -> None:
-    with db.transaction() as c:
-        for t, (cols, rows) in legacy.items():
+def _copy_legacy(legacy: dict[str, tuple[list[str], list[tuple]]] | None):
+    """The ``fill_new`` of a new store: the legacy rows, inserted in the transaction that makes it."""
+
+    def fill(con: sqlite3.Connection) -> None:
+        for t, (cols, rows) in (legacy or {}).items():
             if rows:
-                c.executemany(f"INSERT OR IGNORE INTO {t} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                              rows)
+                con.executemany(f"INSERT OR IGNORE INTO {t} ({', '.join(cols)}) "
+                                f"VALUES ({', '.join('?' * len(cols))})", rows)
+    return fill
 
 
-def open_store(folder: str | Path, schema: str, *, duck: Any = None, read_only: bool = False) -> RubricDB:
-    """The rubric store of workspace ``folder``.
+def _legacy(folder: Path, duck: Any) -> dict[str, tuple[list[str], list[tuple]]] | None:
+    """The legacy rubric rows of workspace ``folder`` (from ``duck``, or its DuckDB file opened
+    read-only when there is one), or None."""
+    if duck is not None:
+        return _legacy_rows(duck)
+    if (folder / "veribench.duckdb").exists():
+        with Workspace(folder, read_only=True) as ws:
+            return _legacy_rows(ws.con)
+    return None
+
+
+def open_store(folder: str | Path, *, duck: Any = None, read_only: bool = False) -> RubricDB:
+    """The rubric store of workspace ``folder``, at :data:`veribench.rubric.schema.VERSION`.
+
+    A new store is made with every table and the version in one transaction, with the rubric
+    rows that earlier versions kept in the workspace's DuckDB file (the DuckDB copy is left as
+    it was). An older store is migrated forward in one transaction
+    (:mod:`veribench.rubric.migrations`; the notes are in ``migration_notes``).
 
     Args:
         duck: an open DuckDB connection to the workspace, used to copy rubric tables kept
             there by earlier versions (``None``: open the DuckDB file read-only for that,
-            only when ``rubric.sqlite`` does not exist yet).
-        read_only: never create a file; a workspace without a rubric store gets an empty
-            in-memory one (or an in-memory copy of its legacy tables).
+            only when the store is new).
+        read_only: never create or change a file; a workspace without a rubric store gets
+            an in-memory one (holding a copy of its legacy tables, if any).
+
+    Raises:
+        SchemaVersionError: a store newer than this veribench, or an older one opened
+            read-only (one line naming both versions and the command to run).
+        VeribenchError: the file is not an SQLite database or not a rating store, or SQLite
+            failed mid-migration (nothing was changed).
     """
     folder = Path(folder)
     path = folder / FILE_NAME
-    if path.exists():
-        return RubricDB(path, schema)
-    legacy = None
-    if duck is not None:
-        legacy = _legacy_rows(duck)
-    elif (folder / "veribench.duckdb").exists():
-
-        with Workspace(folder, read_only=True) as ws:
-            legacy = _legacy_rows(ws.con)
-    if read_only:
-        db = RubricDB(None, schema)
-    else:
+    if read_only and path.exists():
+        db = RubricDB(path)
+        try:
+            version = migrations.stored_version(db.con, path)
+            migrations.check_readable(version, path, folder, read_only=True)
+        except BaseException:
+            db.close()
+            raise
+        if version:
+            return db
+        db.close()  # an empty file: no store yet
+    if not read_only:
         folder.mkdir(parents=True, exist_ok=True)
-        db = RubricDB(path, schema)
-    if legacy:
-        _copy_legacy(db, legacy)
+    db = RubricDB(None if read_only else path)
+    try:
+        legacy = None if sq.table_names(db.con) else _legacy(folder, duck)
+        found, notes = migrations.migrate(db.con, path, folder, fill_new=_copy_legacy(legacy))
+    except BaseException:
+        db.close()
+        raise
+    db.migration_notes = sq.migration_note(migrations.STORE, path, found) + notes
     return db
 
 
@@ -124,4 +154,5 @@ def store_exists(folder: str | Path, duck: Any = None) -> bool:
     if (Path(folder) / FILE_NAME).exists():
         return True
     return duck is not None and bool(duck.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name IN ('rubric_items', 'rubric_ratings')").fetchall()[0][0])
+        "SELECT count(*) FROM information_schema.tables WHERE table_name IN ('rubric_items', 'rubric_ratings')"
+    ).fetchall()[0][0])

@@ -1,18 +1,7 @@
-"""Storage of the editors' rubric in the workspace DuckDB, and the assignment rules.
+"""Storage of the editors' rubric (the rating app's SQLite store), and the assignment rules.
 
-Tables (created on first use with ``CREATE TABLE IF NOT EXISTS``):
-
-rubric_items        one row per input/output pair: random blind id, the tool (never shown
-                    to editors), texts, the output's stored sentence list and word count,
-                    readability of input and output
-rubric_editors      editor name and the SHA-256 of their token (the token itself is never stored)
-rubric_assignments  (blind id, editor, read number 1-3, claims listed so far); read 3 is a third read
-rubric_ratings      one submitted reading: score 1-5, claims and which were found, counts
-rubric_marks        marked output sentences (and their text) with a rubric class
-rubric_forms        one-time form tokens (hashed): a submitted form cannot be replayed
-rubric_meta         the session-signing secret (so sessions survive a restart)
-rubric_sessions     signed-in sessions (hashed ids): a signed cookie is honoured only while
-                    its session is here, unexpired and not revoked (sign-out revokes it)
+Tables: :mod:`veribench.rubric.schema` (items, editors, assignments, ratings, marks, one-time
+forms, the session secret, sessions).
 
 The tables live in the rating app's own SQLite store beside the workspace's DuckDB file
 (:mod:`veribench.rubric.db`, ``docs/concurrency.md``); every function takes that store or a
@@ -43,76 +32,6 @@ from veribench.rubric import rules
 from veribench.rubric.db import RubricDB, open_store
 from veribench.store.workspace import Workspace
 from veribench.text.words import readability_delta, split_sentences, word_count
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS rubric_items (
-    blind_id VARCHAR PRIMARY KEY,
-    pair_key VARCHAR UNIQUE NOT NULL,
-    source VARCHAR,
-    pair_id VARCHAR,
-    sample_id VARCHAR,
-    tool VARCHAR NOT NULL,
-    input_text VARCHAR NOT NULL,
-    output_text VARCHAR NOT NULL,
-    input_sha256 VARCHAR NOT NULL,
-    output_sha256 VARCHAR NOT NULL,
-    output_sentences JSON NOT NULL,
-    output_words INTEGER NOT NULL,
-    readability JSON,
-    loaded_at TIMESTAMPTZ
-);
-CREATE TABLE IF NOT EXISTS rubric_editors (
-    editor VARCHAR PRIMARY KEY,
-    token_sha256 VARCHAR UNIQUE NOT NULL,
-    created_at TIMESTAMPTZ
-);
-CREATE TABLE IF NOT EXISTS rubric_assignments (
-    blind_id VARCHAR NOT NULL,
-    editor VARCHAR NOT NULL,
-    read_no INTEGER NOT NULL,
-    assigned_at TIMESTAMPTZ,
-    claims JSON,
-    claims_at TIMESTAMPTZ,
-    PRIMARY KEY (blind_id, editor)
-);
-CREATE TABLE IF NOT EXISTS rubric_ratings (
-    blind_id VARCHAR NOT NULL,
-    editor VARCHAR NOT NULL,
-    read_no INTEGER NOT NULL,
-    score INTEGER NOT NULL,
-    claims JSON NOT NULL,
-    claims_found JSON NOT NULL,
-    dropped_claims INTEGER NOT NULL,
-    invented_facts INTEGER NOT NULL,
-    changed_facts INTEGER NOT NULL,
-    submitted_at TIMESTAMPTZ,
-    PRIMARY KEY (blind_id, editor)
-);
-CREATE TABLE IF NOT EXISTS rubric_marks (
-    blind_id VARCHAR NOT NULL,
-    editor VARCHAR NOT NULL,
-    sentence_index INTEGER NOT NULL,
-    sentence_text VARCHAR NOT NULL,
-    class VARCHAR NOT NULL,
-    PRIMARY KEY (blind_id, editor, sentence_index, class)
-);
-CREATE TABLE IF NOT EXISTS rubric_forms (
-    nonce_sha256 VARCHAR PRIMARY KEY,
-    editor VARCHAR NOT NULL,
-    blind_id VARCHAR NOT NULL,
-    purpose VARCHAR NOT NULL,
-    issued_at TIMESTAMPTZ,
-    used_at TIMESTAMPTZ
-);
-CREATE TABLE IF NOT EXISTS rubric_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
-CREATE TABLE IF NOT EXISTS rubric_sessions (
-    sid_sha256 VARCHAR PRIMARY KEY,
-    editor VARCHAR NOT NULL,
-    created_at TIMESTAMPTZ,
-    expires_at TIMESTAMPTZ,
-    revoked_at TIMESTAMPTZ
-);
-"""
 
 _EDITOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _BLIND_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
@@ -147,12 +66,18 @@ Store = Workspace | RubricDB
 
 
 def db(ws: Store) -> RubricDB:
-    """The rubric store (SQLite, ``<workspace>/rubric.sqlite``; :mod:`veribench.rubric.db`)."""
+    """The rubric store (SQLite, ``<workspace>/rubric.sqlite``; :mod:`veribench.rubric.db`), opened
+    once per workspace (read-only when the workspace is) and closed with it.
+
+    Raises:
+        SchemaVersionError: a store newer than this veribench, or an older one beside a
+            read-only workspace (:func:`veribench.rubric.db.open_store`).
+    """
     if isinstance(ws, RubricDB):
         return ws
     cached = getattr(ws, "_rubric_db", None)
     if cached is None:
-        cached = open_store(ws.path, SCHEMA, duck=ws.con, read_only=getattr(ws, "read_only", False))
+        cached = open_store(ws.path, duck=ws.con, read_only=getattr(ws, "read_only", False))
         ws._rubric_db = cached  # type: ignore[attr-defined]
         closers = getattr(ws, "on_close", None)
         if closers is not None:
@@ -161,8 +86,13 @@ def db(ws: Store) -> RubricDB:
 
 
 def open_rubric(folder: str | Path, *, read_only: bool = False) -> RubricDB:
-    """Open the rubric store of workspace ``folder`` without opening its DuckDB file (close it after use)."""
-    return open_store(folder, SCHEMA, read_only=read_only)
+    """Open the rubric store of workspace ``folder`` without opening its DuckDB file (close it after
+    use); read-write, an older store is migrated in one transaction (:func:`veribench.rubric.db.open_store`).
+
+    Raises:
+        SchemaVersionError: a store newer than this veribench, or an older one opened read-only.
+    """
+    return open_store(folder, read_only=read_only)
 
 
 def ensure_schema(ws: Store) -> RubricDB:

@@ -8,22 +8,9 @@ instead of failing. ``write serve`` therefore keeps invitations, sessions, draft
 revisions here; ``write import`` copies submitted texts into the workspace as arm-B
 documents. The file holds drafts and typed names: keep it private (mode 0600).
 
-Tables
-------
-write_meta          key/value: the session-signing secret
-write_prompts       prompt id (``p-`` + 12 hex of its SHA-256), text, SHA-256
-write_invitations   one row per personal link: public id, SHA-256 of the link token (the
-                    token itself is never stored), prompt, register, word range, state
-                    (``invited`` | ``started`` | ``consented`` | ``writing`` | ``submitted`` |
-                    ``withdrawn``), consent and self-report, editor-opened time
-write_revisions     every saved revision: text, server time, and its step numbers
-                    (words, inserted, deleted, largest inserted block)
-write_submissions   the submitted revision: attestation id, typed name, publication choice,
-                    text, SHA-256, process evidence (JSON), import into the workspace
-write_sessions      server-side sessions (SHA-256 of the session id), revocable
-write_forms         one-time form tokens (hashed): a submitted form cannot be replayed
-write_withdrawals   one row per withdrawal: when, how, the workspace document it removes,
-                    and when it was removed there
+Tables: :mod:`veribench.rubric.write.schema`; versions and migrations:
+:mod:`veribench.rubric.write.migrations` (opening an older store migrates it in one
+transaction; a newer one is refused).
 """
 
 from __future__ import annotations
@@ -35,98 +22,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from veribench.rubric import sqlite_store as sq
+from veribench.rubric.write import migrations
 from veribench.store.sql import SqlAccess
 
 FILE_NAME = "write.sqlite"
-#: How long a writer waits for another process's write transaction, in milliseconds.
-BUSY_TIMEOUT_MS = 30_000
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS write_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS write_prompts (
-    prompt_id TEXT PRIMARY KEY, text TEXT NOT NULL, sha256 TEXT NOT NULL, created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS write_invitations (
-    invitation_id TEXT PRIMARY KEY,
-    token_sha256 TEXT UNIQUE NOT NULL,
-    prompt_id TEXT NOT NULL REFERENCES write_prompts(prompt_id),
-    register TEXT NOT NULL,
-    min_words INTEGER NOT NULL,
-    max_words INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    token_used_at TEXT,
-    revoked_at TEXT,
-    state TEXT NOT NULL,
-    consent_version TEXT,
-    consented_at TEXT,
-    english TEXT,
-    first_language TEXT,
-    years_writing_english INTEGER,
-    self_report_at TEXT,
-    editor_opened_at TEXT,
-    withdrawn_at TEXT
-);
-CREATE TABLE IF NOT EXISTS write_revisions (
-    invitation_id TEXT NOT NULL REFERENCES write_invitations(invitation_id),
-    revision_no INTEGER NOT NULL,
-    saved_at TEXT NOT NULL,
-    text TEXT NOT NULL,
-    words INTEGER NOT NULL,
-    inserted_words INTEGER NOT NULL,
-    deleted_words INTEGER NOT NULL,
-    largest_insertion_words INTEGER NOT NULL,
-    via TEXT NOT NULL,
-    PRIMARY KEY (invitation_id, revision_no)
-);
-CREATE TABLE IF NOT EXISTS write_submissions (
-    invitation_id TEXT PRIMARY KEY REFERENCES write_invitations(invitation_id),
-    attestation_id TEXT UNIQUE NOT NULL,
-    attestation_version TEXT NOT NULL,
-    attestation_name TEXT NOT NULL,
-    publication TEXT NOT NULL,
-    revision_no INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    text_sha256 TEXT NOT NULL,
-    words INTEGER NOT NULL,
-    evidence TEXT NOT NULL,
-    submitted_at TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    imported_at TEXT,
-    import_id TEXT
-);
-CREATE TABLE IF NOT EXISTS write_sessions (
-    sid_sha256 TEXT PRIMARY KEY,
-    invitation_id TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    expires_at TEXT NOT NULL,
-    revoked_at TEXT
-);
-CREATE TABLE IF NOT EXISTS write_forms (
-    nonce_sha256 TEXT PRIMARY KEY,
-    invitation_id TEXT NOT NULL,
-    purpose TEXT NOT NULL,
-    issued_at TEXT NOT NULL,
-    used_at TEXT
-);
-CREATE TABLE IF NOT EXISTS write_withdrawals (
-    invitation_id TEXT PRIMARY KEY,
-    requested_at TEXT NOT NULL,
-    via TEXT NOT NULL,
-    state_before TEXT NOT NULL,
-    doc_id TEXT,
-    workspace_removed_at TEXT
-);
-"""
 
 
 class WriteDB(SqlAccess):
     """One SQLite connection to a writing store, shared by the threads of one process.
 
     Args:
-        path: the SQLite file (created with mode 0600 when missing).
+        path: the SQLite file (created with mode 0600 when missing). Opening it makes a new
+            store, or migrates an older one, in one transaction
+            (:mod:`veribench.rubric.write.migrations`; notes in ``migration_notes``).
 
     Interface as :class:`veribench.store.Workspace` where the app needs it: ``lock``,
     :meth:`query`, :meth:`transaction` (re-entrant, all or nothing), :meth:`close`.
+
+    Raises:
+        SchemaVersionError: a store newer than this veribench (one line naming both versions).
+        VeribenchError: the file is not an SQLite database or not a writing store, or SQLite
+            failed mid-migration (nothing was changed).
     """
 
     def __init__(self, path: str | os.PathLike[str]):
@@ -137,15 +54,15 @@ class WriteDB(SqlAccess):
         if not self.path.exists():
             fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
             os.close(fd)
-        self.con = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                   check_same_thread=False)
-        with self.lock:
-            self.con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self.con.execute("PRAGMA journal_mode = WAL")
-            self.con.execute("PRAGMA synchronous = FULL")  # a saved revision survives a power cut
-            self.con.execute("PRAGMA foreign_keys = ON")
-            self.con.execute("PRAGMA secure_delete = ON")  # a withdrawn text is overwritten, not just unlinked
-            self.con.executescript(SCHEMA)
+        # secure_delete: a withdrawn text is overwritten in the file, not just unlinked
+        self.con = sq.connect(self.path, migrations.STORE, ("PRAGMA foreign_keys = ON", "PRAGMA secure_delete = ON"))
+        try:
+            found, notes = migrations.migrate(self.con, self.path, self.folder)
+        except BaseException:
+            self.con.close()
+            raise
+        #: notes from a migration done by this open (an older store brought forward)
+        self.migration_notes: list[str] = sq.migration_note(migrations.STORE, self.path, found) + notes
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -168,5 +85,6 @@ class WriteDB(SqlAccess):
 
 
 def open_store(workspace: str | os.PathLike[str]) -> WriteDB:
-    """The writing store of workspace folder ``workspace`` (created when missing)."""
+    """The writing store of workspace folder ``workspace`` (created when missing; an older one
+    is migrated, a newer one refused: see :class:`WriteDB`)."""
     return WriteDB(Path(workspace) / FILE_NAME)
