@@ -41,7 +41,7 @@ from typer.testing import CliRunner
 
 from tests.api.vendor_fakes import VENDOR_KEYS, FakeVendors
 from tests.bundles.tsa_server import TSAServer
-from veribench.bundles.verify import CHECKS
+from veribench.bundles.verify_report import CHECKS
 from veribench.cli.main import app
 from veribench.corpus.edits import word_spans
 from veribench.corpus.importers import _stream
