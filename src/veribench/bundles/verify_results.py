@@ -79,7 +79,7 @@ def check_results(c: Context, snap: Any, specs: dict[str, Spec], proto: Any,
                                                                            "flag": pa.array([], pa.bool_())}))
     try:
         for did, sel in con.execute("SELECT d.doc_id, s.doc_id IS NOT NULL FROM docs d LEFT JOIN _sel_ids s USING "
-                                    "(doc_id) WHERE d.in_run IS DISTINCT FROM (s.doc_id IS NOT NULL) LIMIT 5").fetchall():
+                                    "(doc_id) WHERE d.in_run IS DISTINCT FROM (s.doc_id IS NOT NULL) ORDER BY 1 LIMIT 5").fetchall():
             c.fail("corpus", "in_run differs from the protocol's selection", layout.CORPUS, f"doc {did}", sel, not sel)
         moved = con.execute("SELECT count(*) FROM rows r JOIN _sel_ids s USING (doc_id) WHERE r.split IS DISTINCT "
                             "FROM s.side").fetchall()[0][0]

@@ -176,13 +176,13 @@ def check_scores(c: Context, con: Any, n: int, extra: list[tuple], events: list[
     con.register("_dets", det_map)
     for label, k in con.execute("SELECT r.detector, count(*) FROM rows r JOIN docs d USING (doc_id) JOIN _dets m "
                                 "USING (detector) WHERE m.corpora IS NOT NULL AND NOT list_contains(m.corpora, "
-                                "d.corpus) GROUP BY 1").fetchall():
+                                "d.corpus) GROUP BY 1 ORDER BY 1").fetchall():
         c.fail("scores", f"{k} rows of documents outside the detector's corpora", layout.SCORES_CSV,
                f"detector {label!r}")
     # keys held by more than one row (rare: a detector listed twice, documents sharing a text) must agree
     for did, _h in con.execute("WITH g AS (SELECT doc_id, spec_hash FROM rows GROUP BY ALL HAVING count(*) > 1) "
                               "SELECT doc_id, spec_hash FROM rows JOIN g USING (doc_id, spec_hash) GROUP BY ALL "
-                              "HAVING count(DISTINCT (submitted_sha256, link_seq)) > 1 LIMIT 5").fetchall():
+                              "HAVING count(DISTINCT (submitted_sha256, link_seq)) > 1 ORDER BY 1, 2 LIMIT 5").fetchall():
         c.fail("scores", "two rows disagree on one document's link", layout.SCORES_CSV, f"doc {did}")
     score_cols = ("status, raw, scale, direction, ai_probability, verdict, vendor_version, scanned_at, hazards, "
                   "score_seq")
@@ -190,7 +190,7 @@ def check_scores(c: Context, con: Any, n: int, extra: list[tuple], events: list[
                               f"SELECT spec_hash, submitted_sha256 FROM rows JOIN g USING (spec_hash, submitted_sha256) "
                               f"GROUP BY ALL HAVING count(DISTINCT ({score_cols})) FILTER (WHERE status IS NOT NULL) > 1 "
                               f"OR (count(*) FILTER (WHERE status IS NULL) > 0 AND count(*) FILTER (WHERE status IS "
-                              f"NOT NULL) > 0) LIMIT 5").fetchall():
+                              f"NOT NULL) > 0) ORDER BY 1, 2 LIMIT 5").fetchall():
         c.fail("scores", "two rows disagree on one score", layout.SCORES_CSV, f"text {sub[:12]}…")
 
     # the logged items: every scan batch of the run's detectors up to the chain head
@@ -217,28 +217,28 @@ def check_scores(c: Context, con: Any, n: int, extra: list[tuple], events: list[
                 c.fail("scores", "not a hex SHA-256", layout.LEAVES, f"seq {seq}", got=leaf)
         checks = [
             ("SELECT kind, seq, k1 FROM _extra WHERE k1 IS NOT NULL GROUP BY kind, seq, k1, k2 HAVING count(*) > 1 "
-             "LIMIT 5",
+             "ORDER BY 1, 2, 3 LIMIT 5",
              "a leaf listed twice", layout.LEAVES),
             ("SELECT 'link', x.seq, x.k1 FROM _extra x JOIN (SELECT DISTINCT doc_id, spec_hash, link_seq FROM rows) r "
-             "ON x.kind = 'link' AND x.k1 = r.doc_id AND x.k2 = r.spec_hash AND x.seq = r.link_seq LIMIT 5",
+             "ON x.kind = 'link' AND x.k1 = r.doc_id AND x.k2 = r.spec_hash AND x.seq = r.link_seq ORDER BY 2, 3 LIMIT 5",
              "a leaf listed both in the rows and in leaves.csv", layout.LEAVES),
             ("SELECT 'score', x.seq, x.k2 FROM _extra x JOIN (SELECT DISTINCT spec_hash, submitted_sha256, score_seq "
              "FROM rows WHERE status IS NOT NULL) r ON x.kind = 'score' AND x.k1 = r.spec_hash AND "
-             "x.k2 = r.submitted_sha256 AND x.seq = r.score_seq LIMIT 5",
+             "x.k2 = r.submitted_sha256 AND x.seq = r.score_seq ORDER BY 2, 3 LIMIT 5",
              "a leaf listed both in the rows and in leaves.csv", layout.LEAVES),
             ("SELECT 'link', x.seq, r.doc_id FROM _extra x JOIN (SELECT DISTINCT doc_id, spec_hash, link_seq FROM rows) "
-             "r ON x.kind = 'link' AND x.k1 = r.doc_id AND x.k2 = r.spec_hash AND x.seq > r.link_seq LIMIT 5",
+             "r ON x.kind = 'link' AND x.k1 = r.doc_id AND x.k2 = r.spec_hash AND x.seq > r.link_seq ORDER BY 2, 3 LIMIT 5",
              "a row's link is not the latest the log holds", layout.SCORES_CSV),
             ("SELECT 'score', x.seq, r.submitted_sha256 FROM _extra x JOIN (SELECT DISTINCT spec_hash, "
              "submitted_sha256, score_seq FROM rows WHERE status IS NOT NULL) r ON x.kind = 'score' AND "
-             "x.k1 = r.spec_hash AND x.k2 = r.submitted_sha256 AND x.seq > r.score_seq LIMIT 5",
+             "x.k1 = r.spec_hash AND x.k2 = r.submitted_sha256 AND x.seq > r.score_seq ORDER BY 2, 3 LIMIT 5",
              "a row's score is not the latest the log holds (an older or replaced value)", layout.SCORES_CSV),
             ("SELECT 'score', x.seq, r.doc_id FROM _extra x JOIN rows r ON x.kind = 'score' AND x.k1 = r.spec_hash AND "
-             "x.k2 = r.submitted_sha256 WHERE r.status IS NULL LIMIT 5",
+             "x.k2 = r.submitted_sha256 WHERE r.status IS NULL ORDER BY 2, 3 LIMIT 5",
              "a row without a score, although the log holds one (a dropped score)", layout.SCORES_CSV),
             ("SELECT 'link', x.seq, x.k1 FROM _extra x JOIN docs d ON d.doc_id = x.k1 JOIN _dets m ON "
              "m.spec_hash = x.k2 WHERE x.kind = 'link' AND d.in_run AND (m.corpora IS NULL OR "
-             "list_contains(m.corpora, d.corpus)) LIMIT 5",
+             "list_contains(m.corpora, d.corpus)) ORDER BY 2, 3 LIMIT 5",
              "a logged link of a selected document has no row (a dropped score row)", layout.LEAVES),
         ]
         budget = ev.blanked_budget(e for e in events if e["seq"] <= head_seq)
@@ -250,7 +250,7 @@ def check_scores(c: Context, con: Any, n: int, extra: list[tuple], events: list[
             for kind, seq, key in con.execute(sql).fetchall():
                 c.fail("scores", msg, f, f"{kind} of event {seq}: {str(key)[:40]}")
         seqs = con.execute("SELECT DISTINCT link_seq, 'link' FROM rows UNION SELECT DISTINCT score_seq, 'score' FROM "
-                           "rows WHERE status IS NOT NULL").fetchall()
+                           "rows WHERE status IS NOT NULL ORDER BY 2, 1").fetchall()
     finally:
         con.unregister("_extra")
         con.unregister("_dets")
@@ -288,11 +288,11 @@ def check_timing(c: Context, con: Any, events: list[dict[str, Any]], ve: dict[st
     try:
         bad = con.execute("SELECT doc_id, scanned_at FROM rows WHERE status IS NOT NULL AND (scanned_at IS NULL OR NOT "
                           "regexp_full_match(scanned_at, '[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
-                          "[.][0-9]{6}Z')) LIMIT 5").fetchall()
+                          "[.][0-9]{6}Z')) ORDER BY 1 LIMIT 5").fetchall()
         for did, at in bad:
             c.fail("timing", "scan date is not in the log's UTC form", layout.SCORES_CSV, f"doc {did}", got=at)
         late = con.execute("SELECT r.doc_id, r.scanned_at, e.at FROM rows r JOIN _ev e ON e.seq = r.score_seq "
-                           "WHERE r.status IS NOT NULL AND r.scanned_at > e.at LIMIT 5").fetchall()
+                           "WHERE r.status IS NOT NULL AND r.scanned_at > e.at ORDER BY 1 LIMIT 5").fetchall()
         for did, at, eat in late:
             c.fail("timing", "a score is dated after the scan batch that logged it", layout.SCORES_CSV, f"doc {did}",
                    f"<= {eat}", at)
