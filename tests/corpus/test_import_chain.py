@@ -205,10 +205,12 @@ STEPS: dict[str, Step] = {
     # the public corpora (streamed through corpus/importers/_stream.py)
     "raid": Step(lambda t, w, f: run("import", "raid", PUBLIC / "raid", "--workspace", w, "-q", "--no-progress")),
     "m4": Step(lambda t, w, f: run("import", "m4", PUBLIC / "m4" / "data", "--workspace", w, "-q", "--no-progress")),
-    "semeval": Step(lambda t, w, f: [run("import", "semeval", p, "--workspace", w, "-q", "--no-progress") for p in (
-        PUBLIC / "semeval" / "subtaskA" / "subtaskA_train_monolingual.jsonl",
-        PUBLIC / "semeval" / "subtaskB" / "subtaskB_dev.jsonl",
-        PUBLIC / "semeval" / "subtaskC" / "subtaskC_train.jsonl")]),
+    "semeval": Step(lambda t, w, f: [run("import", "semeval", *p, "--workspace", w, "-q", "--no-progress") for p in (
+        [PUBLIC / "semeval" / "subtaskA" / "subtaskA_train_monolingual.jsonl"],
+        [PUBLIC / "semeval" / "subtaskB" / "subtaskB_dev.jsonl"],
+        [PUBLIC / "semeval" / "subtaskC" / "subtaskC_train.jsonl"],
+        [PUBLIC / "semeval" / "subtaskC" / "subtaskC_test.jsonl", "--gold",
+         PUBLIC / "semeval" / "subtaskC" / "subtaskC_test_gold.jsonl"])]),
     "mage": Step(lambda t, w, f: run("import", "mage", PUBLIC / "mage", "--workspace", w, "-q", "--no-progress")),
     "hc3": Step(lambda t, w, f: run("import", "hc3", PUBLIC / "hc3" / "all.jsonl", "--workspace", w, "-q",
                                     "--no-progress")),
