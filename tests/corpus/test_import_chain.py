@@ -13,7 +13,8 @@ generic ones) one test runs the whole chain through the CLI, the way a researche
 5. ``log verify`` again (scores and the run are logged too);
 6. ``publish``;
 7. ``verify``: exit 0 and every check of :data:`veribench.bundles.verify_report.CHECKS`
-   ran and passed (the timestamp check included: the commitment is stamped).
+   ran and passed (the timestamp check included: the commitment is stamped; ``timing``
+   passes with its note where the scores were recorded before the commitment).
 
 The streamed importers' all-or-nothing contract is proved beside it: an import that fails
 inside a batch, and one killed outright (its documents left behind, its ``imports`` row
@@ -80,7 +81,7 @@ def run_code(*args: object) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def tsa():
-    """A real RFC 3161 authority on 127.0.0.1 and its root certificate's PEM bytes."""
+    """A real RFC 3161 authority on 127.0.0.1 (its root certificate: ``tsa.authority.ca_pem``)."""
     with TSAServer() as t:
         yield t
 
