@@ -348,7 +348,7 @@ def test_a_damaged_manifest_is_a_failed_bundle_not_a_usage_error(bundle, cli_run
 def test_a_bundle_passes_only_when_every_check_ran(bundle):
     """The verdict is "ok" only if each of the checks ran and passed: a report with a check
     that did not run is a failure that names it (the class of the null-manifest pass)."""
-    from veribench.bundles.verify import CHECKS, BundleReport
+    from veribench.bundles.verify_report import CHECKS, BundleReport
 
     rep = verify(bundle)
     assert rep.ok and set(rep.checks) >= set(CHECKS)

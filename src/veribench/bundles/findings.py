@@ -1,5 +1,5 @@
 """The one shape of a verifier's finding, shared by the detector-bundle verifier
-(:mod:`veribench.bundles.verify`) and the cycle verifier (:mod:`veribench.cycles.verify`)."""
+(:mod:`veribench.bundles.verify` and the modules it runs) and the cycle verifier (:mod:`veribench.cycles.verify`)."""
 
 from __future__ import annotations
 

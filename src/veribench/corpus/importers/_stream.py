@@ -19,8 +19,8 @@ inserts it in batches through the one logged write path (:mod:`veribench.store.w
 each batch committed, so memory holds one batch, not the corpus. The import's event, over
 every document it stored, is appended when it finishes. The import is still all or
 nothing: a failure at any record (or Ctrl-C) deletes every document it stored before the
-error is raised, and an import killed outright is removed by the next one (see
-:class:`StreamWriter`). At the end it reports, over everything
+error is raised, and an import killed outright (or one whose clean-up failed too: the
+first error is still the one raised) is removed by the next one (see :class:`StreamWriter`). At the end it reports, over everything
 this import stored, texts that repeat (within a split and across splits, with conflicting
 labels named) and ids that repeat in the source.
 """
@@ -300,24 +300,39 @@ class StreamWriter:
 
     def __exit__(self, et, ev, tb) -> bool:
         self.progress.close()
+        error = ev
         try:
             if et is None:
                 try:
                     self.flush()
                     self._finish()
-                except BaseException:  # the last batch or the report failed: undo, re-raise
-                    self._undo()
+                except BaseException as e:  # the last batch or the report failed: undo, re-raise
+                    error = e
+                    self._undo(e)
                     raise
                 return False
-            self._undo()
+            self._undo(ev)
             return False
         finally:
-            with self.ws.lock:
-                self.ws.con.execute(f"SET memory_limit = '{self._memory}'")
+            try:
+                with self.ws.lock:
+                    self.ws.con.execute(f"SET memory_limit = '{self._memory}'")
+            except Exception as x:
+                if error is None:
+                    raise
+                error.add_note(f"(the workspace's memory limit could not be restored: {x})")
 
-    def _undo(self) -> None:
-        with self.ws.transaction() as con:
-            writes.discard_import(con, self.import_id)
+    def _undo(self, error: BaseException) -> None:
+        """Remove what this import stored, after ``error``. If that fails too (a broken
+        connection, a full disk), ``error`` is still the one raised, with a note: the import
+        stays marked in progress, ``log verify`` names it, and the next streamed import
+        removes it."""
+        try:
+            with self.ws.transaction() as con:
+                writes.discard_import(con, self.import_id)
+        except Exception as x:
+            error.add_note(f"import {self.import_id} could not be undone ({type(x).__name__}: {x}); its documents "
+                           "are left unlogged until the next streamed import removes them")
 
     def add(self, data: dict[str, Any], *, record: Any, set_name: str, file: str) -> Document:
         """Validate one record and queue it; raises ``InputError`` naming the file, record and field."""
