@@ -9,7 +9,8 @@ transaction; ``veribench log verify`` checks every row against the log):
 =================  =============================================================
 ``documents``      one row per document (:mod:`veribench.corpus.document`)
 ``document_segments``  mixed texts only: ``doc_id`` -> segments (JSON
-                   ``[{start, end, label}]``, character offsets)
+                   ``[{start, end, label}]``, character offsets); written with their
+                   import, not fingerprinted by a leaf (no bundle carries them yet)
 ``specs``          every plug-in spec seen (hash -> name, version, settings); a
                    row is checked against its own hash
 ``scores``         the score cache and record, keyed by (spec hash, SHA-256 of the
