@@ -218,12 +218,12 @@ def demo_cmd(
 def attack_sources(ws, proto_path: Path) -> list[str]:
     """The demo's attacked sources: per fast-detect-gpt set, the first
     :data:`DEMO_ATTACK_PER_SET` AI texts of the test split in SHA-256 order of their ids.
-    The split is the evaluation's own (``evaluate.core.split_documents`` under the demo
+    The split is the evaluation's own (``evaluate.split.split_documents`` under the demo
     protocol), so every attacked text pairs with its source in the robustness rows."""
     import hashlib
 
     from veribench.evaluate.run import load_documents
-    from veribench.evaluate.core import split_documents
+    from veribench.evaluate.split import split_documents
     from veribench.protocol.model import load_protocol
 
     proto = load_protocol(proto_path)
