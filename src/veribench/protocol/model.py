@@ -67,6 +67,7 @@ import difflib
 import json
 import re
 import tomllib
+import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -517,7 +518,7 @@ def _unwrap(tp: Any) -> list[Any]:
     origin = typing.get_origin(tp)
     if origin is Annotated:
         return _unwrap(typing.get_args(tp)[0])
-    if origin is Union or (origin is not None and str(origin) == "types.UnionType"):
+    if origin is Union or origin is types.UnionType:  # Optional[X] and X | None
         return [t for a in typing.get_args(tp) for t in _unwrap(a) if t is not type(None)]
     return [tp]
 
