@@ -19,7 +19,8 @@ import time
 
 import numpy as np
 
-from veribench.evaluate.core import DetArrays, DocArrays, compute_results
+from veribench.evaluate.arrays import DetArrays, DocArrays
+from veribench.evaluate.results import compute_results
 from veribench.protocol.model import DecisionRule, Protocol
 
 

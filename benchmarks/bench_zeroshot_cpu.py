@@ -120,7 +120,8 @@ def main() -> None:
 
     import torch
 
-    from veribench.detectors.local import engine
+    from veribench.detectors.local.engine.passes import single_passes
+    from veribench.detectors.local.engine.plan import resolve_plan
     from veribench.detectors.local.models import load_causal_lm
 
     texts = demo_texts(a.texts)
@@ -138,22 +139,22 @@ def main() -> None:
             rows.append({"path": "reference (per-text loop)", "tokens_per_s": round(n_tok / (time.perf_counter() - t0), 1)})
         plans = [
             ("padded, 2 threads, whole-chunk statistics (the engine before)",
-             engine.resolve_plan(lm, packing="padded", threads=2, stats_rows=None)),
-            ("padded", engine.resolve_plan(lm, packing="padded")),
-            ("packed/segments, whole-chunk statistics", engine.resolve_plan(lm, stats_rows=None)),
-            ("packed/segments (default)", engine.resolve_plan(lm)),
-            ("packed/segments, 1 thread", engine.resolve_plan(lm, threads=1)),
-            ("packed/segments, 2 threads", engine.resolve_plan(lm, threads=2)),
-            ("packed/segments, packs of 4096", engine.resolve_plan(lm, pack_tokens=4096)),
-            ("packed/sdpa_mask", engine.resolve_plan(lm, attention="sdpa_mask")),
+             resolve_plan(lm, packing="padded", threads=2, stats_rows=None)),
+            ("padded", resolve_plan(lm, packing="padded")),
+            ("packed/segments, whole-chunk statistics", resolve_plan(lm, stats_rows=None)),
+            ("packed/segments (default)", resolve_plan(lm)),
+            ("packed/segments, 1 thread", resolve_plan(lm, threads=1)),
+            ("packed/segments, 2 threads", resolve_plan(lm, threads=2)),
+            ("packed/segments, packs of 4096", resolve_plan(lm, pack_tokens=4096)),
+            ("packed/sdpa_mask", resolve_plan(lm, attention="sdpa_mask")),
         ]
         fp32 = None
         for label, plan in plans:
-            engine.single_passes(lm, texts[:4], a.cap, memo=None, plan=plan)  # warm-up
+            single_passes(lm, texts[:4], a.cap, memo=None, plan=plan)  # warm-up
             best = 0.0
             for _ in range(a.repeat):
                 t0 = time.perf_counter()
-                out = engine.single_passes(lm, texts, a.cap, memo=None, plan=plan)
+                out = single_passes(lm, texts, a.cap, memo=None, plan=plan)
                 el = time.perf_counter() - t0
                 n = sum(o.tokens_used for o in out)
                 best = max(best, n / el)
@@ -164,10 +165,10 @@ def main() -> None:
                 row["max_diff_vs_reference"] = max(max_rel(st, ref).values())
             rows.append(row)
         lm16 = load_causal_lm(name, device="cpu", dtype="bfloat16")
-        plan = engine.resolve_plan(lm16, packing="packed", attention="segments")
-        engine.single_passes(lm16, texts[:4], a.cap, memo=None, plan=plan)
+        plan = resolve_plan(lm16, packing="packed", attention="segments")
+        single_passes(lm16, texts[:4], a.cap, memo=None, plan=plan)
         t0 = time.perf_counter()
-        out = engine.single_passes(lm16, texts, a.cap, memo=None, plan=plan)
+        out = single_passes(lm16, texts, a.cap, memo=None, plan=plan)
         el = time.perf_counter() - t0
         rows.append({"path": "packed/segments bf16 body", "tokens_per_s": round(sum(o.tokens_used for o in out) / el, 1),
                      "max_diff_vs_fp32": max_rel(engine_stats(out), fp32)})

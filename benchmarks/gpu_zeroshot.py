@@ -138,24 +138,24 @@ def timed(device: str, fn, *a, **kw):
 
 def plans(lm, args):
     """The engine paths to compare: (label, plan)."""
-    from veribench.detectors.local import engine
+    from veribench.detectors.local.engine.plan import resolve_plan
 
     cuda = lm.device.startswith("cuda")
     packed_att = "auto" if cuda else "segments"
     comp_att = "auto" if cuda else "sdpa_mask"
     backend = args.compile_backend or ("inductor" if cuda else "eager")
-    out = [("padded", engine.resolve_plan(lm, packing="padded", batch_size=args.batch,
+    out = [("padded", resolve_plan(lm, packing="padded", batch_size=args.batch,
                                           max_batch_tokens=args.batch * 520)),
-           ("packed", engine.resolve_plan(lm, packing="packed", attention=packed_att, compile="off",
+           ("packed", resolve_plan(lm, packing="packed", attention=packed_att, compile="off",
                                           pack_tokens=args.pack_tokens))]
     try:
-        out.append(("packed+compiled", engine.resolve_plan(lm, packing="packed", attention=comp_att, compile="on",
+        out.append(("packed+compiled", resolve_plan(lm, packing="packed", attention=comp_att, compile="on",
                                                            pack_tokens=args.pack_tokens, compile_backend=backend)))
     except ValueError as e:  # e.g. no varlen kernel here
         out.append(("packed+compiled", str(e)))
     if cuda and args.cuda_graphs:
         try:
-            out.append(("packed+compiled+cudagraphs", engine.resolve_plan(
+            out.append(("packed+compiled+cudagraphs", resolve_plan(
                 lm, packing="packed", attention=comp_att, compile="on", pack_tokens=args.pack_tokens,
                 compile_backend=backend, compile_mode="reduce-overhead")))
         except ValueError as e:
@@ -164,18 +164,20 @@ def plans(lm, args):
 
 
 def run_single(lm, texts, plan):
-    from veribench.detectors.local import engine
+    from veribench.detectors.local.engine.memo import MEMO
+    from veribench.detectors.local.engine.passes import single_passes
 
-    engine.MEMO.clear()
-    out = engine.single_passes(lm, texts, 2048, chunk_bytes=1 << 30, memo=None, plan=plan)
+    MEMO.clear()
+    out = single_passes(lm, texts, 2048, chunk_bytes=1 << 30, memo=None, plan=plan)
     return sum(o.tokens_used for o in out)
 
 
 def run_pair(lp, lq, texts, plan):
-    from veribench.detectors.local import engine
+    from veribench.detectors.local.engine.memo import MEMO
+    from veribench.detectors.local.engine.passes import pair_passes
 
-    engine.MEMO.clear()
-    out = engine.pair_passes(lp, lq, texts, 512, chunk_bytes=1 << 30, memo=None, plan=plan)
+    MEMO.clear()
+    out = pair_passes(lp, lq, texts, 512, chunk_bytes=1 << 30, memo=None, plan=plan)
     return sum(o[0].tokens_used for o in out)
 
 
@@ -204,11 +206,11 @@ def agreement(lm, texts, plan, emit, label):
     import numpy as np
     import torch
 
-    from veribench.detectors.local import engine
     from veribench.detectors.local import zeroshot as zs
+    from veribench.detectors.local.engine.passes import single_passes
 
     ref_model = copy.deepcopy(lm.model).to("cpu").float().eval()
-    outs = engine.single_passes(lm, texts, 2048, memo=None, plan=plan)
+    outs = single_passes(lm, texts, 2048, memo=None, plan=plan)
     rel: dict[str, list[float]] = {}
     for t, sp in zip(texts, outs):
         ids = [int(x) for x in t.split()]
@@ -234,12 +236,12 @@ def pair_agreement(lp, lq, texts, plan, emit):
     import numpy as np
     import torch
 
-    from veribench.detectors.local import engine
     from veribench.detectors.local import zeroshot as zs
+    from veribench.detectors.local.engine.passes import pair_passes
 
     mp = copy.deepcopy(lp.model).to("cpu").float().eval()
     mq = copy.deepcopy(lq.model).to("cpu").float().eval()
-    outs = engine.pair_passes(lp, lq, texts, 512, memo=None, plan=plan)
+    outs = pair_passes(lp, lq, texts, 512, memo=None, plan=plan)
     rel: dict[str, list[float]] = {"binoculars": [], "fast-detectgpt": []}
     for t, (pr, _sp, sq) in zip(texts, outs):
         ids = [int(x) for x in t.split()][:512]
@@ -286,7 +288,8 @@ def main() -> None:
 
     import torch
 
-    from veribench.detectors.local import engine
+    from veribench.detectors.local.engine.forward import COMPILE_LOG
+    from veribench.detectors.local.engine.plan import resolve_plan
 
     dev = a.device or ("cuda" if torch.cuda.is_available() else None)
     if dev is None:
@@ -333,18 +336,18 @@ def main() -> None:
             if left() < 45:
                 emit({**base, "path": label, "skipped": "time limit"})
                 continue
-            engine.COMPILE_LOG.pop(lm.name, None)
+            COMPILE_LOG.pop(lm.name, None)
             t0 = time.perf_counter()  # warm-up; compiled: on the measured texts, so every bucket is compiled
             run_single(lm, texts if plan.compile else make_texts(4, vocab, 9, lo, hi), plan)
             warm = time.perf_counter() - t0
             n, t = timed(dev, run_single, lm, texts, plan)
-            comp = engine.COMPILE_LOG.get(lm.name, {})
+            comp = COMPILE_LOG.get(lm.name, {})
             emit({**base, "path": label, "plan": plan.record(), "tokens_per_s": n / t, "share_of_floor": n / t / floor,
                   "warmup_s": round(warm, 2), "compile_s": round(comp.get("seconds", 0.0), 2),
                   "compiled_shapes": len(comp.get("shapes", [])),
                   "peak_mem_gb": torch.cuda.max_memory_allocated() / 2**30 if dev.startswith("cuda") else None})
         if left() > 60:
-            default = engine.resolve_plan(lm)
+            default = resolve_plan(lm)
             agreement(lm, make_texts(a.agree_texts, vocab, 5, lo, min(hi, 300)), default, emit, kind)
         del lm
         if dev.startswith("cuda"):
@@ -360,19 +363,19 @@ def main() -> None:
             if isinstance(plan, str) or left() < 45:
                 emit({**base, "path": label, "skipped": plan if isinstance(plan, str) else "time limit"})
                 continue
-            engine.COMPILE_LOG.pop(lp.name, None)
-            engine.COMPILE_LOG.pop(lq.name, None)
+            COMPILE_LOG.pop(lp.name, None)
+            COMPILE_LOG.pop(lq.name, None)
             t0 = time.perf_counter()
             run_pair(lp, lq, texts if plan.compile else make_texts(4, lp.vocab_size, 9, lo, hi), plan)
             warm = time.perf_counter() - t0
             n, t = timed(dev, run_pair, lp, lq, texts, plan)
-            comp = sum(engine.COMPILE_LOG.get(m.name, {}).get("seconds", 0.0) for m in (lp, lq))
+            comp = sum(COMPILE_LOG.get(m.name, {}).get("seconds", 0.0) for m in (lp, lq))
             emit({**base, "path": label, "plan": plan.record(), "tokens_per_s": n / t,
                   "share_of_floor": n / t / floor, "warmup_s": round(warm, 2), "compile_s": round(comp, 2),
                   "peak_mem_gb": torch.cuda.max_memory_allocated() / 2**30 if dev.startswith("cuda") else None})
         if left() > 60:
             pair_agreement(lp, lq, make_texts(a.agree_texts, lp.vocab_size, 6, lo, min(hi, 300)),
-                           engine.resolve_plan(lp), emit)
+                           resolve_plan(lp), emit)
     emit({"done": True, "elapsed_s": round(time.perf_counter() - t_start, 1)})
     if sink:
         sink.close()

@@ -22,9 +22,12 @@ import importlib
 import json
 from collections.abc import Callable
 from importlib import metadata
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 from veribench.errors import RegistryError
+
+#: What a registry entry holds: a factory, a ``"module:attr"`` reference to one, or an entry point.
+Target: TypeAlias = Callable[..., Any] | str | metadata.EntryPoint
 
 #: Built-in plug-ins, the one table of them (data): kind -> name -> ``"module:attr"`` of the
 #: factory. Nothing is imported until a plug-in is built, so importing veribench never
@@ -90,15 +93,15 @@ BUILTINS: dict[str, dict[str, str]] = {
 #: wrapper takes ``(name, factory)`` and returns the factory to use. Detectors take the
 #: shared ``canonicalize`` setting this way (docs/hazards.md).
 WRAPPERS: dict[str, str] = {"detector": "veribench.detectors.base:canonicalizing"}
-_REGISTERED: dict[str, dict[str, Any]] = {}
+_REGISTERED: dict[str, dict[str, Target]] = {}
 
 
-def register(kind: str, name: str, factory: Any) -> None:
+def register(kind: str, name: str, factory: Callable[..., Any] | str) -> None:
     """Register ``factory`` (a callable or ``"module:attr"``) as plug-in ``name`` of ``kind``."""
     _REGISTERED.setdefault(kind, {})[name] = factory
 
 
-def _entry_points(kind: str) -> dict[str, Any]:
+def _entry_points(kind: str) -> dict[str, metadata.EntryPoint]:
     try:
         eps = metadata.entry_points(group=f"veribench.{kind}s")
     except Exception:  # pragma: no cover - broken metadata
@@ -112,15 +115,16 @@ def names(kind: str) -> list[str]:
     return sorted(out)
 
 
-def _resolve(target: Any) -> Callable[..., Any]:
+def _resolve(target: Target) -> Callable[..., Any]:
+    """The factory ``target`` names: an entry point is loaded, ``"module:attr"`` imported."""
     if isinstance(target, metadata.EntryPoint):
-        return target.load()
+        return cast("Callable[..., Any]", target.load())  # an entry point's value is a factory
     if isinstance(target, str):
         mod, _, attr = target.partition(":")
         obj: Any = importlib.import_module(mod)
         for part in attr.split("."):
             obj = getattr(obj, part)
-        return obj
+        return cast("Callable[..., Any]", obj)  # a reference names a factory (the registry's contract)
     return target
 
 

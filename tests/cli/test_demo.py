@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from tests.cli.demo_baseline import baseline, differences
 from veribench.cli.demo import DEMO_ATTACK_PER_SET, DEMO_ATTACKS
 from veribench.cli.main import app
-from veribench.detectors.local import engine, models
+from veribench.detectors.local import models
+from veribench.detectors.local.engine.memo import STATS
 from veribench.store import Workspace
 
 LIANG = ["GPTZero", "OriginalityAI", "ZeroGPT", "Crossplag", "HFOpenAI", "Quil", "Sapling"]
@@ -29,10 +30,10 @@ def demo(tmp_path_factory):
     root = tmp_path_factory.mktemp("demo")
     runner = CliRunner()
     args = ["demo", "--workspace", str(root / "ws"), "--out", str(root / "out")]
-    before = sum(v for k, v in engine.STATS.texts_forwarded.items() if k[0] == "smollm2")
+    before = sum(v for k, v in STATS.texts_forwarded.items() if k[0] == "smollm2")
     first = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert first.exit_code == 0, first.output[-3000:]
-    forwarded = sum(v for k, v in engine.STATS.texts_forwarded.items() if k[0] == "smollm2") - before
+    forwarded = sum(v for k, v in STATS.texts_forwarded.items() if k[0] == "smollm2") - before
     res = json.loads((root / "out" / "results.json").read_text())
     second = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert second.exit_code == 0, second.output[-3000:]

@@ -119,8 +119,8 @@ def texts() -> list[str]:
 @pytest.fixture(autouse=True)
 def _fresh_memo():
     """Each test starts with an empty pass memo and zeroed engine counters."""
-    from veribench.detectors.local import engine
+    from veribench.detectors.local.engine.memo import MEMO, STATS
 
-    engine.MEMO.clear()
-    engine.STATS.reset()
+    MEMO.clear()
+    STATS.reset()
     yield

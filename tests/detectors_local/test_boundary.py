@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from veribench import registry
 from veribench.detectors.local import boundary as bd
-from veribench.detectors.local import engine as eng
+from veribench.detectors.local.engine.passes import single_passes
 from veribench.metrics.segmentation import boundary_char, sentence_spans
 
 
@@ -70,7 +70,7 @@ def test_detector_on_a_tiny_model(gpt2_path):
     assert r.status == "ok", r.detail
     # recompute from the engine's public pass and the tokenizer's offsets, plainly
     lm = bd.load_causal_lm(gpt2_path, device="cpu", dtype="float32")
-    sp = eng.single_passes(lm, [MIXED], 64)[0]
+    sp = single_passes(lm, [MIXED], 64)[0]
     enc = lm.tokenizer(MIXED, return_offsets_mapping=True)
     ends = [e for _, e in enc["offset_mapping"]][: sp.tokens_used]
     words = MIXED.split(" ")

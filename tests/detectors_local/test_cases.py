@@ -8,8 +8,9 @@ import math
 import pytest
 import torch
 
-from veribench.detectors.local import engine
 from veribench.detectors.local import zeroshot as zs
+from veribench.detectors.local.engine.memo import MEMO
+from veribench.detectors.local.engine.vocab import cross_stats, token_stats
 
 
 def test_c27_entropy_cases(cases_dir):
@@ -21,11 +22,11 @@ def test_c27_entropy_cases(cases_dir):
         else:
             z = torch.tensor([c["logits"]], dtype=getattr(torch, c["dtype"]))
             want = c["expected_entropy_nats_approx"]
-        _, _, ent, m2, logp = engine.token_stats(z, torch.tensor([0]))
+        _, _, ent, m2, logp = token_stats(z, torch.tensor([0]))
         assert not math.isnan(float(ent[0])) and not math.isnan(float(m2[0]))
         assert float(ent[0]) == pytest.approx(want, abs=1e-6)
         # and the cross term used by Fast-DetectGPT/Binoculars stays finite too
-        mu, xm2 = engine.cross_stats(z, logp)
+        mu, xm2 = cross_stats(z, logp)
         assert math.isfinite(float(mu[0])) and float(-mu[0]) == pytest.approx(want, abs=1e-6)
 
 
@@ -44,7 +45,7 @@ def test_c11_long_text_truncates_and_equals_cut_text(stat, cases_dir, gpt2_path,
     assert r.detail["tokens_used"] == cap and r.detail["truncated"] is True
     cut = tok.decode(ids[1:cap], skip_special_tokens=False)  # drop BOS: the tokenizer adds it again
     assert tok(cut).input_ids == ids[:cap]
-    engine.MEMO.clear()
+    MEMO.clear()
     r2 = make().score_batch([cut])[0]
     assert r2.detail["truncated"] is False and r2.detail["tokens_used"] == cap
     assert r.raw == pytest.approx(r2.raw, rel=1e-5)

@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from veribench.cli.main import app
-from veribench.detectors.local import engine
 from veribench.detectors.local import zeroshot as zs
+from veribench.detectors.local.engine.memo import MEMO, STATS
 from veribench.store import writes
 
 
@@ -38,11 +38,11 @@ def test_score_cli_local_rows_and_cache(tmp_path, llama_path, texts):
         assert {"n_tokens", "tokens_used", "truncated"} <= set(g["detail"])
     assert got[-1]["status"] == "unscorable" and got[-1]["statistic"] is None
     # second run: everything from the workspace cache, no forward pass
-    engine.MEMO.clear()
-    engine.STATS.reset()
+    MEMO.clear()
+    STATS.reset()
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0 and "8 from cache" in r.output, r.output
-    assert engine.STATS.texts_forwarded == {}
+    assert STATS.texts_forwarded == {}
 
 
 def test_score_cli_bad_input_names_file_record_field(tmp_path):

@@ -89,8 +89,8 @@ def reference(model, tok, text, cap=CAP, dtype=torch.float32):
 def test_demo_detectors_auroc_matches_independent_computation(smol, pairs):
     from sklearn.metrics import roc_auc_score
 
-    from veribench.detectors.local import engine
     from veribench.detectors.local import zeroshot as zs
+    from veribench.detectors.local.engine.memo import STATS
     from veribench.detectors.local.zeroshot import demo_detectors
 
     human, ai = pairs
@@ -99,7 +99,7 @@ def test_demo_detectors_auroc_matches_independent_computation(smol, pairs):
     dets = demo_detectors(max_tokens=CAP, device="cpu", dtype="float32")
     assert [d.spec.name for d in dets] == ["loglik", "logrank", "entropy", "lrr", "fast-detectgpt"]
     ours = {d.spec.name: d.score_batch(texts) for d in dets}
-    assert engine.STATS.texts_forwarded == {smol.key: len(texts)}  # one pass per text for all five
+    assert STATS.texts_forwarded == {smol.key: len(texts)}  # one pass per text for all five
 
     refs = [reference(smol.model, smol.tokenizer, t) for t in texts]
     auroc = {}
@@ -126,20 +126,20 @@ def test_packed_equals_per_text_reference_on_smollm2(smol, smol64, pairs, pack_t
     200-token cap) in one pack (4096), and packs of 150 tokens, whose boundaries would fall
     inside the long texts (each long text then gets a pack of its own): every statistic
     equals the per-text fp32 reference within the fp32 rounding bound of :func:`fp32_bound`."""
-    from veribench.detectors.local import engine
     from veribench.detectors.local import zeroshot as zs
+    from veribench.detectors.local.engine import layout
 
     human, ai = pairs
     cap = 200
     texts = [human[0], "Short.", ai[1], "The court heard the case on Monday.", human[2][:300], ai[3]]
     seen = []
-    real = engine.layout_packed
+    real = layout.layout_packed
 
     def spy(seqs, device, **kw):
         seen.append([len(s) for s in seqs])
         return real(seqs, device, **kw)
 
-    monkeypatch.setattr(engine, "layout_packed", spy)
+    monkeypatch.setattr(layout, "layout_packed", spy)
     res = {s: zs.ZeroShotDetector(s, model="smollm2", max_tokens=cap, device="cpu", dtype="float32",
                                   pack_tokens=pack_tokens).score_batch(texts)
            for s in ("loglik", "rank", "logrank", "entropy", "gltr", "lrr")}
@@ -164,8 +164,9 @@ def test_cpu_precision_stays_within_1e4_of_fp32(smol, pairs):
     """The demo's precision on CPU (dtype auto) keeps every statistic within 1e-4 of the
     fp32 per-text reference on real texts. A bf16 body does not (measured here, about
     1e-2: benchmarks/README.md), which is why auto stays fp32 on CPU."""
-    from veribench.detectors.local import engine
     from veribench.detectors.local import zeroshot as zs
+    from veribench.detectors.local.engine.memo import MEMO
+    from veribench.detectors.local.engine.passes import single_passes
     from veribench.detectors.local.models import load_causal_lm, resolve_dtype
 
     human, ai = pairs
@@ -174,9 +175,9 @@ def test_cpu_precision_stays_within_1e4_of_fp32(smol, pairs):
     refs = [reference(smol.model, smol.tokenizer, t) for t in texts]
     worst = {}
     for dtype in ("auto", "bfloat16"):
-        engine.MEMO.clear()
+        MEMO.clear()
         lm = load_causal_lm("smollm2", device="cpu", dtype=dtype)
-        sps = engine.single_passes(lm, texts, CAP, memo=None)
+        sps = single_passes(lm, texts, CAP, memo=None)
         got = [{k: zs.STATISTICS[k].fn(sp) for k in ("loglik", "logrank", "entropy", "lrr")} for sp in sps]
         worst[dtype] = max(abs(g[k] - r[k]) / abs(r[k]) for g, r in zip(got, refs) for k in g)
     assert worst["auto"] <= 1e-4

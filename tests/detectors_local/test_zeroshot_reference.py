@@ -10,8 +10,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veribench.detectors.local import engine
 from veribench.detectors.local import zeroshot as zs
+from veribench.detectors.local.engine.memo import MEMO, STATS
+from veribench.detectors.local.engine.passes import single_passes
+from veribench.detectors.local.engine.records import SinglePass
+from veribench.detectors.local.engine.vocab import token_stats
 
 REL, ABS = 1e-5, 1e-7
 
@@ -117,7 +120,7 @@ def test_single_model_statistics_match_reference(arch, gpt2_path, llama_path, te
         assert close(r.raw, ref["fast-detectgpt"])
         assert r.ai_probability is None  # no published mapping for this model
     # one forward pass per text served all seven statistics
-    assert engine.STATS.texts_forwarded == {(path, "cpu", "float32"): len(good)}
+    assert STATS.texts_forwarded == {(path, "cpu", "float32"): len(good)}
 
 
 def test_llama_tokenizer_adds_bos_and_first_token_is_never_scored(llama_path):
@@ -141,9 +144,9 @@ def test_fast_detectgpt_pair_with_different_vocab_sizes(pair_paths, texts):
             continue
         assert close(r.raw, ref_fast_detectgpt_pair(sampling, scoring, t, 60)), t
     # the pair pass also yields each model's single-model statistics: no further pass
-    before = dict(engine.STATS.texts_forwarded)
+    before = dict(STATS.texts_forwarded)
     ll = zs.ZeroShotDetector("loglik", model=scoring, max_tokens=60).score_batch(texts)
-    assert engine.STATS.texts_forwarded == before
+    assert STATS.texts_forwarded == before
     for t, r in zip(texts, ll):
         if r.status == "ok":
             assert close(r.raw, ref_single(scoring, t, 60)["loglik"])
@@ -160,25 +163,25 @@ def test_binoculars_matches_upstream_formula(gpt2_path, pair_paths, texts):
         assert r.verdict == ("AI" if b < zs.BINOCULARS_THRESHOLDS["low-fpr"] else "Human")
         assert set(r.detail["verdicts"]) == {"accuracy", "low-fpr"}
     # Fast-DetectGPT on the same pair and loglik of either model: no extra pass
-    before = dict(engine.STATS.texts_forwarded)
+    before = dict(STATS.texts_forwarded)
     zs.FastDetectGPT(sampling_model=observer, scoring_model=performer, max_tokens=48).score_batch(good)
     zs.ZeroShotDetector("logrank", model=observer, max_tokens=48).score_batch(good)
     zs.ZeroShotDetector("loglik", model=performer, max_tokens=48).score_batch(good)
-    assert engine.STATS.texts_forwarded == before
+    assert STATS.texts_forwarded == before
     assert before == {(observer, "cpu", "float32"): len(good), (performer, "cpu", "float32"): len(good)}
 
 
 def test_score_does_not_depend_on_batch_mates(llama_path, texts):
     target = texts[0]
     alone = zs.ZeroShotDetector("logrank", model=llama_path, max_tokens=256).score_batch([target])[0].raw
-    engine.MEMO.clear()
+    MEMO.clear()
     mates = [texts[4] * 3, target, texts[3], texts[5]]
     batched = zs.ZeroShotDetector("logrank", model=llama_path, max_tokens=256, batch_size=4).score_batch(mates)[1].raw
     assert close(batched, alone)
     for stat in ("entropy", "lrr"):
-        engine.MEMO.clear()
+        MEMO.clear()
         a = zs.ZeroShotDetector(stat, model=llama_path).score_batch([target])[0].raw
-        engine.MEMO.clear()
+        MEMO.clear()
         b = zs.ZeroShotDetector(stat, model=llama_path, batch_size=8).score_batch(mates)[1].raw
         assert close(a, b)
 
@@ -186,8 +189,8 @@ def test_score_does_not_depend_on_batch_mates(llama_path, texts):
 def test_chunked_vocab_reductions_equal_unchunked(gpt2_path, texts):
     """A chunk of one row at a time gives the same numbers as one big chunk."""
     lm = engine_lm(gpt2_path)
-    big = engine.single_passes(lm, texts[:3], 64, memo=None)
-    small = engine.single_passes(lm, texts[:3], 64, memo=None, chunk_bytes=1)
+    big = single_passes(lm, texts[:3], 64, memo=None)
+    small = single_passes(lm, texts[:3], 64, memo=None, chunk_bytes=1)
     for a, b in zip(big, small):
         assert (a.rank == b.rank).all()
         assert a.ll == pytest.approx(b.ll, rel=1e-6)
@@ -202,9 +205,9 @@ def engine_lm(path):
 
 def test_ranks_count_strictly_greater_logits():
     z = torch.tensor([[1.0, 3.0, 3.0, 0.5], [2.0, 2.0, 2.0, 2.0]])
-    ll, rank, ent, m2, _ = engine.token_stats(z, torch.tensor([1, 3]))
+    ll, rank, ent, m2, _ = token_stats(z, torch.tensor([1, 3]))
     assert rank.tolist() == [1, 1]  # ties do not push a token down
-    ll, rank, *_ = engine.token_stats(z, torch.tensor([3, 0]))
+    ll, rank, *_ = token_stats(z, torch.tensor([3, 0]))
     assert rank.tolist() == [4, 1]
     assert float(ent[1]) == pytest.approx(math.log(4), rel=1e-6)
 
@@ -212,7 +215,7 @@ def test_ranks_count_strictly_greater_logits():
 def test_empty_and_whitespace_are_unscorable(gpt2_path):
     res = zs.ZeroShotDetector("loglik", model=gpt2_path).score_batch(["", "  \n\t", "fine text here"])
     assert [r.status for r in res] == ["unscorable", "unscorable", "ok"]
-    assert engine.STATS.texts_forwarded[(gpt2_path, "cpu", "float32")] == 1
+    assert STATS.texts_forwarded[(gpt2_path, "cpu", "float32")] == 1
 
 
 def test_fast_detectgpt_published_mapping():
@@ -277,7 +280,7 @@ def test_direction_never_depends_on_the_scored_values(stat, n, seed):
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    sp = engine.SinglePass(n, np.arange(n), -rng.exponential(3, n - 1), rng.integers(1, 500, n - 1),
+    sp = SinglePass(n, np.arange(n), -rng.exponential(3, n - 1), rng.integers(1, 500, n - 1),
                            rng.exponential(2, n - 1), rng.exponential(8, n - 1))
     r = zs.ZeroShotDetector(stat, model="smollm2", device="cpu")._result(sp, 64)
     assert r.status != "ok" or r.direction == zs.STATISTICS[stat].direction

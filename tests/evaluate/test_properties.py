@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 from statsmodels.stats.proportion import proportion_confint
 
-from veribench.evaluate.core import DetArrays, DocArrays, compute_results
+from veribench.evaluate.arrays import DetArrays, DocArrays
+from veribench.evaluate.results import compute_results
 from veribench.evaluate.tables import cell, markdown, print_tables, write_csv
 from veribench.protocol.model import DecisionRule, Protocol
 from veribench.protocol.split import calibration_mask

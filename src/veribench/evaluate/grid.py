@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from veribench.evaluate.core import split_documents
+from veribench.evaluate.split import split_documents
 from veribench.metrics.rates import wilson_arrays
 from veribench.metrics.thresholds import FLAG_RULE, allowed_false_positives, threshold_at_fpr_sorted
 from veribench.protocol import roles
@@ -557,8 +557,8 @@ def grid_results(docs: Any, dets: Sequence[Any], proto: Any, tags: Sequence[str]
     """RAID's grid over a run's documents and detectors (``evaluate --grid``).
 
     Args:
-        docs: the run's :class:`veribench.evaluate.core.DocArrays`.
-        dets: its :class:`veribench.evaluate.core.DetArrays` (ranking score ``oriented``:
+        docs: the run's :class:`veribench.evaluate.arrays.DocArrays`.
+        dets: its :class:`veribench.evaluate.arrays.DetArrays` (ranking score ``oriented``:
             the native score oriented once, higher = more AI).
         proto: the run's protocol: its calibration split is left out, like the tables.
         tags: grid tags; a name that is not a document column (``subgroup``, ``arm``,

@@ -10,7 +10,7 @@ derivation, attack or humanizer name, parameters and seed, i.e. the same
 (derived document, its source) couples where
 
 - both documents are in the run's selection and in the test split (a derived document
-  follows its source's split group, :func:`veribench.evaluate.core.split_documents`),
+  follows its source's split group, :func:`veribench.evaluate.split.split_documents`),
 - both are in the detector's scope, and
 - the detector's decision rule judged both (each was scored validly: status ``ok`` and the
   field the rule reads present).

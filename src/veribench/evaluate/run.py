@@ -15,9 +15,11 @@ import pyarrow as pa
 from veribench import __version__, registry
 from veribench.detectors.pipeline import RunStats, score_documents
 from veribench.errors import InputError, ProtocolError, RegistryError
-from veribench.evaluate.core import DetArrays, DocArrays, compute_results, document_rows
+from veribench.evaluate.arrays import DetArrays, DocArrays
 from veribench.evaluate.grid import grid_results
 from veribench.evaluate.ranking import ranking_scores
+from veribench.evaluate.results import compute_results
+from veribench.evaluate.rows import document_rows
 from veribench.protocol.model import DecisionRule, DetectorEntry, Protocol
 from veribench.spec import Spec
 from veribench.store import writes
@@ -291,7 +293,7 @@ def default_rule(d: DetArrays) -> DecisionRule | None:
 
 
 def rows_table(cols: dict[str, np.ndarray]) -> Any:
-    """A run's per-document rows (:func:`veribench.evaluate.core.document_rows`) as a
+    """A run's per-document rows (:func:`veribench.evaluate.rows.document_rows`) as a
     ``pyarrow.Table`` of ``run_rows`` columns (without ``run_id``), or None when empty."""
     if not cols:
         return None
@@ -315,7 +317,7 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
     """Evaluate the workspace under ``proto`` (default rules when None) and record the run.
 
     The run record is the results dict (``runs`` table) and its per-document rows
-    (``run_rows`` table, :func:`veribench.evaluate.core.document_rows`), exported by
+    (``run_rows`` table, :func:`veribench.evaluate.rows.document_rows`), exported by
     ``veribench export scores --run TAG``.
 
     Args:

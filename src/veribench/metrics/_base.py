@@ -54,7 +54,8 @@ def as_binary(y: Any, pos_label: Any = None, *, name: str = "y_true") -> np.ndar
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if pos_label is not None:
-        return (arr == pos_label).astype(np.int8)
+        hit: np.ndarray = arr == pos_label  # elementwise on a 1-D array
+        return hit.astype(np.int8)
     if arr.dtype == bool:
         return arr.astype(np.int8)
     if arr.dtype.kind in "iuf":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy.stats import norm
@@ -281,5 +281,6 @@ def group_tpr_at_fpr(
     """TPR at each target FPR per group (threshold fitted within each group, as RAID's
     per-domain tuning does, but at the exact quantile)."""
     gs = GroupedScores(codes, y_true, y_score, n_groups)
-    targets = [target_fprs] if np.isscalar(target_fprs) else list(target_fprs)
+    # np.isscalar also takes numpy scalars that are not floats (np.float32), as before
+    targets = [cast(float, target_fprs)] if np.isscalar(target_fprs) else list(cast("Sequence[float]", target_fprs))
     return [gs.tpr_at_fpr(t) for t in targets]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 from scipy.stats import norm
@@ -93,6 +93,20 @@ class PairedResult:
         return asdict(self)
 
 
+class _Delong(TypedDict):
+    """The fields of :class:`PairedResult` every DeLong outcome shares."""
+
+    n: int
+    test: str
+    interval: str
+
+
+class _McNemar(_Delong):
+    """The fields of :class:`PairedResult` every rate-difference outcome shares."""
+
+    detail: dict[str, Any]
+
+
 # --------------------------------------------------------------------------------------
 # AUROC: paired DeLong
 # --------------------------------------------------------------------------------------
@@ -126,7 +140,7 @@ def delong_paired(y_true: Any, score_a: Any, score_b: Any, alpha: float = 0.05, 
     _, sb = check_pair(y, score_b)
     m = int(y.sum())
     n = int(y.size) - m
-    base = {"n": int(y.size), "test": DELONG_TEST, "interval": DELONG_INTERVAL}
+    base: _Delong = {"n": int(y.size), "test": DELONG_TEST, "interval": DELONG_INTERVAL}
     if m == 0 or n == 0:
         why = f"AUROC is undefined with one class only (AI n={m}, human n={n})"
         return PairedResult(None, None, None, None, None, None, reason=why, detail={"n_ai": m, "n_human": n}, **base)
@@ -224,6 +238,7 @@ def newcombe_paired(both: int, a_only: int, b_only: int, neither: int, alpha: fl
     pa, pb = (a + b) / n, (a + c) / n
     ra, rb = wilson(a + b, n, alpha), wilson(a + c, n, alpha)
     la, ua, lb, ub = ra.lo, ra.hi, rb.lo, rb.hi
+    assert la is not None and ua is not None and lb is not None and ub is not None  # n > 0: both intervals exist
     margins = (a + b) * (c + d) * (a + c) * (b + d)
     if margins == 0:
         phi = 0.0
@@ -275,8 +290,8 @@ def paired_rate_difference(flags_a: Any, flags_b: Any, alpha: float = 0.05) -> P
     alpha = _check_alpha(alpha)
     both, a_only, b_only, neither = paired_table(flags_a, flags_b)
     n = both + a_only + b_only + neither
-    detail = {"both": both, "a_only": a_only, "b_only": b_only, "neither": neither}
-    base = {"n": n, "test": MCNEMAR_TEST, "interval": NEWCOMBE_PAIRED_INTERVAL, "detail": detail}
+    detail: dict[str, Any] = {"both": both, "a_only": a_only, "b_only": b_only, "neither": neither}
+    base: _McNemar = {"n": n, "test": MCNEMAR_TEST, "interval": NEWCOMBE_PAIRED_INTERVAL, "detail": detail}
     if n == 0:
         return PairedResult(None, None, None, None, None, None, reason="no texts scored validly by both detectors", **base)
     theta, lo, hi = newcombe_paired(both, a_only, b_only, neither, alpha)
@@ -318,6 +333,7 @@ def adjust_pvalues(p_values: Sequence[float | None], method: Literal["holm", "no
     if method == "none":
         return [None if v is None else float(v) for v in vals]
     idx = [i for i, v in enumerate(vals) if v is not None]
+    defined = [float(v) for v in vals if v is not None]  # the p-values at idx, in order
     out: list[float | None] = [None] * len(vals)
     if not idx:
         return out
@@ -327,7 +343,7 @@ def adjust_pvalues(p_values: Sequence[float | None], method: Literal["holm", "no
     # statsmodels' Holm branch calls gc.collect(), a full collection over every object in
     # the process (0.1-0.3 s once torch and transformers are loaded): frozen, they are skipped
     with frozen():
-        adj = multipletests(np.array([float(vals[i]) for i in idx]), method="holm")[1]
+        adj = multipletests(np.array(defined), method="holm")[1]
     for i, v in zip(idx, adj):
         out[i] = float(v)
     return out

@@ -39,13 +39,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import gammaln
 from scipy.stats import binom, norm
 
 from veribench.metrics.rates import _check_alpha
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 #: Largest n any search goes to.
 MAX_N = 10**8
@@ -54,8 +57,8 @@ MAX_N = 10**8
 class _Record:
     """``to_dict()`` for the plan dataclasses."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+    def to_dict(self: DataclassInstance) -> dict[str, Any]:
+        return asdict(self)
 
 
 def _check_p(name: str, p: Any, *, open_interval: bool = False) -> float:

@@ -107,7 +107,7 @@ def proportion_difference(k_a: int, n_a: int, k_b: int, n_b: int, alpha: float =
         empty = " and ".join(g for g, n in (("group a", n_a), ("group b", n_b)) if n == 0)
         return IndependentDifference(None, None, None, None, k_a, n_a, k_b, n_b, rate_a, rate_b,
                                      reason=f"no texts in {empty}")
-    est = rate_a - rate_b
+    est = k_a / n_a - k_b / n_b  # rate_a - rate_b (both groups hold texts here)
     lo, hi = confint_proportions_2indep(k_a, n_a, k_b, n_b, method="newcomb", compare="diff", alpha=alpha)
     lo, hi = max(-1.0, min(float(lo), est)), min(1.0, max(float(hi), est))
     events = k_a + k_b

@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass
+from typing import Any, SupportsInt
 
 import numpy as np
+import numpy.typing as npt
 from statsmodels.stats.proportion import proportion_confint
 
 #: Reason given when a rate has no documents.
@@ -43,11 +45,11 @@ class Rate:
     def ci(self) -> tuple[float | None, float | None]:
         return (self.lo, self.hi)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _check_counts(k, n) -> tuple[int, int]:
+def _check_counts(k: SupportsInt, n: SupportsInt) -> tuple[int, int]:
     for name, v in (("k", k), ("n", n)):
         if isinstance(v, (bool, np.bool_)):
             raise ValueError(f"{name} must be a whole count, got the boolean {v!r}")
@@ -93,7 +95,7 @@ def wilson(k: int, n: int, alpha: float = 0.05) -> Rate:
     return Rate(k, n, k / n, lo, hi, None)
 
 
-def wilson_arrays(k, n, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def wilson_arrays(k: npt.ArrayLike, n: npt.ArrayLike, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Vectorised :func:`wilson`: ``(rate, lo, hi)`` as float64 arrays.
 
     The same numbers as statsmodels ``proportion_confint(k, n, alpha, method="wilson")``
@@ -107,14 +109,14 @@ def wilson_arrays(k, n, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray, np
         ValueError: shape mismatch or counts outside 0 <= k <= n.
     """
     alpha = _check_alpha(alpha)
-    k = np.asarray(k)
-    n = np.asarray(n)
-    if k.shape != n.shape:
-        raise ValueError(f"k and n must have the same shape, got {k.shape} and {n.shape}")
-    if np.any(n < 0) or np.any(k < 0) or np.any(k > n):
+    ka = np.asarray(k)
+    na = np.asarray(n)
+    if ka.shape != na.shape:
+        raise ValueError(f"k and n must have the same shape, got {ka.shape} and {na.shape}")
+    if np.any(na < 0) or np.any(ka < 0) or np.any(ka > na):
         raise ValueError("counts must satisfy 0 <= k <= n")
-    kf = k.astype(np.float64)
-    nf = n.astype(np.float64)
+    kf = ka.astype(np.float64)
+    nf = na.astype(np.float64)
     rate = np.full(kf.shape, np.nan)
     lo = np.full(kf.shape, np.nan)
     hi = np.full(kf.shape, np.nan)
@@ -129,7 +131,7 @@ def wilson_arrays(k, n, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray, np
     return rate, lo, hi
 
 
-def rates_from_arrays(k, n, alpha: float = 0.05) -> list[Rate]:
+def rates_from_arrays(k: npt.ArrayLike, n: npt.ArrayLike, alpha: float = 0.05) -> list[Rate]:
     """A :class:`Rate` per element of the count arrays (n = 0 gives ``None`` + reason)."""
     r, lo, hi = wilson_arrays(k, n, alpha)
     out = []
@@ -141,6 +143,6 @@ def rates_from_arrays(k, n, alpha: float = 0.05) -> list[Rate]:
     return out
 
 
-def is_missing(x) -> bool:
+def is_missing(x: object) -> bool:
     """True for ``None`` or NaN."""
     return x is None or (isinstance(x, float) and math.isnan(x))

@@ -31,7 +31,7 @@ n_human * target_fpr < 1 the threshold is the largest human score in every repli
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -81,6 +81,17 @@ class TprAtFprInterval:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class _Common(TypedDict):
+    """The fields of :class:`TprAtFprInterval` that every outcome shares."""
+
+    target_fpr: float
+    n_ai: int
+    n_human: int
+    n_boot: int
+    seed: int
+    alpha: float
 
 
 def replicate_tprs(human: np.ndarray, ai: np.ndarray, target_fpr: float, n_boot: int,
@@ -157,7 +168,8 @@ def tpr_at_fpr_interval(
     y, s = check_pair(y_true, y_score, pos_label)
     n_ai = int(y.sum())
     n_human = int(y.size) - n_ai
-    common = {"target_fpr": target, "n_ai": n_ai, "n_human": n_human, "n_boot": int(n_boot), "seed": int(seed), "alpha": alpha}
+    common: _Common = {"target_fpr": target, "n_ai": n_ai, "n_human": n_human, "n_boot": int(n_boot), "seed": int(seed),
+                       "alpha": alpha}
     point = tpr_at_fpr(y, s, target)
     if point.tpr is None:
         return TprAtFprInterval(None, None, None, None, None, n_false_positives_allowed=None, n_valid=0,

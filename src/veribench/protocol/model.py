@@ -74,6 +74,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from veribench.errors import ProtocolError
 from veribench.hashing import sha256_bytes
@@ -85,7 +86,9 @@ FIT_RULES = ("best_balanced_accuracy", "target_fpr")
 SLICE_KINDS = ("subgroup", "arm", "kind", "corpus", "label")
 #: Metrics the statistics layer (``veribench.evaluate.comparisons``) compares.
 GAP_METRICS = ("fpr", "catch_rate")
-COMPARISON_METRICS = ("auroc", "fpr", "catch_rate")
+#: A metric that pairwise comparisons can test.
+ComparisonMetric = Literal["auroc", "fpr", "catch_rate"]
+COMPARISON_METRICS: tuple[ComparisonMetric, ...] = typing.get_args(ComparisonMetric)
 
 #: Default decision rule when no protocol is given (issue #2; Liang et al. 2023 use
 #: ``score > 0.5`` for all seven detectors).
@@ -295,12 +298,15 @@ class ArmModel(_Strict):
                               description="'refuse', or 'move:<arm>' to move over-budget texts to that arm")
 
 
+def _all_comparison_metrics() -> list[ComparisonMetric]:
+    return list(COMPARISON_METRICS)
+
+
 class Comparisons(_Strict):
     """``[comparisons]``: planned pairwise comparisons (consumed by the statistics layer)."""
 
     enabled: bool = True
-    metrics: list[Literal["auroc", "fpr", "catch_rate"]] = Field(
-        default_factory=lambda: ["auroc", "fpr", "catch_rate"])
+    metrics: list[ComparisonMetric] = Field(default_factory=_all_comparison_metrics)
     correction: Literal["holm", "none"] = "holm"
     family: Literal["run"] = Field("run", description="the family of the multiple-comparison correction")
     alpha: Finite = Field(0.05, gt=0.0, le=0.5)
@@ -414,6 +420,7 @@ class DecisionRule:
         if fld == "verdict":
             return cls(field="verdict", op="in", threshold=None,
                        ai_values=tuple(str(v).lower() for v in (m.ai_values or [])), source=m.source or "vendor verdict")
+        assert m.threshold is not None  # RuleModel requires a threshold for a comparison rule
         return cls(field=fld, op=m.op or ">", threshold=float(m.threshold), source=m.source or "protocol")
 
 
@@ -511,7 +518,7 @@ def _unwrap(tp: Any) -> list[Any]:
     origin = typing.get_origin(tp)
     if origin is Annotated:
         return _unwrap(typing.get_args(tp)[0])
-    if origin is Union or origin is types.UnionType:
+    if origin is Union or origin is types.UnionType:  # Optional[X] and X | None
         return [t for a in typing.get_args(tp) for t in _unwrap(a) if t is not type(None)]
     return [tp]
 
@@ -539,7 +546,7 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return None
 
 
-def _message(err: dict[str, Any]) -> tuple[str, str]:
+def _message(err: ErrorDetails) -> tuple[str, str]:
     """(field path, message) for one pydantic error, with a "did you mean" for unknown keys."""
     loc = tuple(err.get("loc") or ())
     typ = err.get("type", "")

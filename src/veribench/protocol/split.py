@@ -72,7 +72,8 @@ def calibration_mask(
     groups = group_of(ids, group_keys)
     uniq, inv = np.unique(np.array(groups, dtype=object).astype(str), return_inverse=True)
     drawn = hash_bucket(list(uniq), every, salt)
-    return drawn[inv] & elig
+    calib: np.ndarray = drawn[inv] & elig
+    return calib
 
 
 def split_summary(calib: np.ndarray, is_human: np.ndarray, ids: Sequence[str], group_keys: Sequence[str | None],

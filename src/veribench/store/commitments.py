@@ -125,7 +125,7 @@ def changelog(con: Any, protocol_id: str, upto: int | None = None) -> list[dict[
                         protocol_id)
 
 
-def earlier_runs_of(events: list[dict[str, Any]], protocol_id: str) -> list[dict[str, Any]]:
+def earlier_runs_of(events: list[dict[str, Any]], protocol_id: str | None) -> list[dict[str, Any]]:
     """The run events of ``protocol_id`` in ``events``, as listed beside every later run."""
     return [{"run_id": e["payload"]["run_id"], "tag": e["payload"].get("tag"),
              "protocol_sha256": e["payload"].get("protocol_sha256"), "logged_at": e["at"], "seq": e["seq"],
@@ -173,9 +173,9 @@ def stored_commitment(ws: Workspace, protocol_hash: str) -> tuple[dict[str, Any]
         if e is None:
             raise ProtocolError(f"protocol {protocol_hash} is not committed in workspace {ws.path}")
         rec = commitment_record(e)
-        row = ws.con.execute("SELECT record, tsa_token, tsa_roots FROM commitments WHERE protocol_sha256 = ?",
-                             [protocol_hash]).fetchall()
-        row = row[0] if row else None
+        rows = ws.con.execute("SELECT record, tsa_token, tsa_roots FROM commitments WHERE protocol_sha256 = ?",
+                              [protocol_hash]).fetchall()
+        row = rows[0] if rows else None
     if row is not None and row[0] is not None and row[0].encode("utf-8") != record_bytes(rec):
         raise ProtocolError(f"workspace {ws.path}: the stored commitment record of {protocol_hash} differs from the "
                             "event log (run `veribench log verify`)")
@@ -198,7 +198,7 @@ def require_committed(ws: Workspace, proto: Protocol) -> CommitRecord:
             f"run `veribench protocol commit {proto.path} --workspace {ws.path}` before any scan"
         )
     with ws.lock:
-        head = heads(ws.con).get(rec.protocol_id)
+        head = heads(ws.con).get(rec.protocol_id) if rec.protocol_id is not None else None
     if head is not None and head["payload"]["protocol_sha256"] != rec.hash:
         a = head["payload"].get("amendment") or {}
         raise ProtocolError(

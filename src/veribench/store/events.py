@@ -52,16 +52,25 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict, cast, overload
 
 from veribench.hashing import canonical_json
 from veribench.store.sql import insert_arrow
 
 #: ``prev`` of the first event.
 GENESIS = "0" * 64
+class JsonOptions(TypedDict):
+    """Keyword arguments of ``json.dumps`` and ``json.JSONEncoder`` (:data:`CANONICAL`)."""
+
+    ensure_ascii: bool
+    sort_keys: bool
+    separators: tuple[str, str]
+    allow_nan: bool
+
+
 #: The canonical JSON form of the log (sorted keys, compact, UTF-8, no NaN): also the form of
 #: every line of a bundle's ``corpus.jsonl``.
-CANONICAL = {"ensure_ascii": False, "sort_keys": True, "separators": (",", ":"), "allow_nan": False}
+CANONICAL: JsonOptions = {"ensure_ascii": False, "sort_keys": True, "separators": (",", ":"), "allow_nan": False}
 #: Every event type (later users append ``withdrawal`` and ``document_update``).
 EVENT_TYPES = ("protocol_commit", "protocol_amend", "timestamp", "import", "scan_batch", "run", "withdrawal",
                "document_update")
@@ -85,6 +94,10 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
+@overload
+def utc_text(dt: None) -> None: ...
+@overload
+def utc_text(dt: datetime | str) -> str: ...
 def utc_text(dt: datetime | str | None) -> str | None:
     """A time as the log writes it: UTC, microseconds, ``Z`` (naive times are taken as UTC)."""
     if dt is None:
@@ -93,9 +106,10 @@ def utc_text(dt: datetime | str | None) -> str | None:
         if len(dt) == 27 and dt[26] == "Z" and _UTC_FORM.fullmatch(dt):
             return dt  # already in the log's form
         dt = datetime.fromisoformat(dt.replace("Z", "+00:00"))
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC).strftime(TIME_FORMAT)
+    t = cast(datetime, dt)  # parsed above (the test is on the exact type: a subclass of str is not parsed)
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return t.astimezone(UTC).strftime(TIME_FORMAT)
 
 
 def parse_utc(s: str) -> datetime:
@@ -388,7 +402,8 @@ def blanked_budget(events: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 def read_events(con: Any, *, upto: int | None = None, types: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Events in sequence order (payload parsed), optionally up to ``seq`` ``upto`` and of ``types``."""
     sql = "SELECT seq, logged_at, type, payload, payload_sha256, prev, hash FROM events"
-    where, params = [], []
+    where: list[str] = []
+    params: list[Any] = []
     if upto is not None:
         where.append("seq <= ?")
         params.append(upto)
@@ -434,7 +449,8 @@ def check_chain(events: Iterable[Mapping[str, Any]], *, start_prev: str = GENESI
         (findings, head) with ``head = {"seq", "hash", "at"}`` of the last event read.
     """
     out: list[LogFinding] = []
-    prev, want_seq, last_at = start_prev, start_seq, None
+    prev: str | None = start_prev  # the hash recorded on the previous event
+    want_seq, last_at = start_seq, None
     head = {"seq": start_seq - 1, "hash": start_prev, "at": None}
     for e in events:
         seq = e.get("seq")
@@ -456,7 +472,7 @@ def check_chain(events: Iterable[Mapping[str, Any]], *, start_prev: str = GENESI
                 pd = None
             if pd != e.get("payload_sha256"):
                 out.append(LogFinding("chain", "payload differs from its recorded SHA-256 (payload edited)", seq))
-        at = e.get("at")
+        at: Any = e.get("at")  # recorded values are checked, not trusted: any JSON value
         if not isinstance(at, str) or len(at) != 27 or not at.endswith("Z"):
             out.append(LogFinding("chain", f"time {at!r} is not in the log's UTC form", seq))
         elif last_at is not None and at < last_at:
@@ -465,7 +481,10 @@ def check_chain(events: Iterable[Mapping[str, Any]], *, start_prev: str = GENESI
         if e.get("prev") != prev:
             out.append(LogFinding("chain", "link broken: prev is not the previous event's hash", seq))
         try:
-            h = event_hash(seq, at, e.get("type"), e.get("payload_sha256"), e.get("prev"))
+            rec_type: Any = e.get("type")
+            rec_payload_sha: Any = e.get("payload_sha256")
+            rec_prev: Any = e.get("prev")
+            h = event_hash(seq, at, rec_type, rec_payload_sha, rec_prev)  # a wrong type raises or mismatches
         except (TypeError, ValueError):
             h = None
         if h != e.get("hash"):

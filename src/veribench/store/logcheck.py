@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -64,7 +64,7 @@ class LogReport:
                 "counts": self.counts, "findings": [asdict(f) for f in self.findings]}
 
 
-def latest_items(con: Any, kind: str) -> dict[tuple, tuple[str, int]]:
+def latest_items(con: Any, kind: str) -> dict[tuple[Any, Any], tuple[str, int]]:
     """``{(k1, k2): (leaf, seq)}``: the newest logged fingerprint of every row of ``kind``
     (fingerprints a withdrawal detached from their keys are left out)."""
     rows = con.execute(
@@ -73,7 +73,7 @@ def latest_items(con: Any, kind: str) -> dict[tuple, tuple[str, int]]:
     return {(a, b): (leaf, int(s)) for a, b, leaf, s in rows}
 
 
-def _chunks(con: Any, sql: str, size: int = 100_000) -> Iterator[list[tuple]]:
+def _chunks(con: Any, sql: str, size: int = 100_000) -> Iterator[list[tuple[Any, ...]]]:
     cur = con.execute(sql)
     while True:
         rows = cur.fetchmany(size)
@@ -82,9 +82,12 @@ def _chunks(con: Any, sql: str, size: int = 100_000) -> Iterator[list[tuple]]:
         yield rows
 
 
+#: A row of a checked table, as the database returns it.
+_Row = tuple[Any, ...]
 #: The tables checked row by row against their newest leaf: (item kind, table, query, key of a
 #: row, leaf of a row, how to name a row, what a row is).
-_ROW_CHECKS = (
+_ROW_CHECKS: tuple[tuple[str, str, str, Callable[[_Row], tuple[Any, Any]], Callable[[_Row], str],
+                         Callable[[_Row], str], str], ...] = (
     ("doc", "documents", "SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, "
                          "generation, text, import_id FROM documents",
      lambda r: (r[0], None), lambda r: doc_leaf(*r[:11]), lambda r: f"doc {r[0]}", "document row"),
@@ -132,6 +135,7 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
         for rows in _chunks(con, "SELECT seq, kind, leaf FROM log_items"):
             for s, k, leaf in rows:
                 groups.setdefault((int(s), k), []).append(leaf)
+        e: dict[str, Any] | None  # an event; below, also the event a row looks up (None: none logged)
         for e in events:
             for kind in ITEM_KINDS:
                 n = e["payload"].get(f"n_{kind}")

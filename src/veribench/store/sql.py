@@ -8,10 +8,15 @@ writing apps' SQLite stores.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
 
 
 @contextmanager
@@ -45,20 +50,21 @@ class SqlAccess:
     (a lock held for each call). Shared by the workspace, the bundles' snapshot and the
     rubric and writing apps' stores."""
 
-    con: Any
-    lock: Any
+    con: Any  # a DuckDB or a sqlite3 connection (DB-API: execute, fetchall, close)
+    lock: threading.RLock
 
-    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         """Run ``sql`` with ``params`` and return all rows."""
         with self.lock:
-            return self.con.execute(sql, list(params or [])).fetchall()
+            rows: list[tuple[Any, ...]] = self.con.execute(sql, list(params or [])).fetchall()
+            return rows
 
     def close(self) -> None:
         """Close the connection (under the lock, so no call is cut off mid-query)."""
         with self.lock:
             self.con.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -68,14 +74,16 @@ class SqlAccess:
 class DuckSqlAccess(SqlAccess):
     """:class:`SqlAccess` over DuckDB, which also answers in Arrow."""
 
-    def arrow(self, sql: str, params: Sequence[Any] | None = None):
+    con: duckdb.DuckDBPyConnection
+
+    def arrow(self, sql: str, params: Sequence[Any] | None = None) -> pa.Table:
         """Run ``sql`` and return a ``pyarrow.Table``."""
         with self.lock:
             return self.con.sql(sql, params=params or None).to_arrow_table()
 
 
 @contextmanager
-def arrow_view(con: Any, arrow_table: Any, prefix: str = "_vb"):
+def arrow_view(con: duckdb.DuckDBPyConnection, arrow_table: pa.Table, prefix: str = "_vb") -> Iterator[str]:
     """``arrow_table`` registered on DuckDB connection ``con`` under a fresh view name (yielded)
     for the block's queries, and unregistered after it, whatever happens."""
     view = f"{prefix}_{uuid.uuid4().hex[:12]}"
@@ -86,14 +94,14 @@ def arrow_view(con: Any, arrow_table: Any, prefix: str = "_vb"):
         con.unregister(view)
 
 
-def insert_arrow(con: Any, table: str, arrow_table: Any, verb: str = "INSERT") -> None:
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, arrow_table: pa.Table, verb: str = "INSERT") -> None:
     """``{verb} INTO table`` every row of ``arrow_table``, its columns matched by name."""
     cols = ", ".join(arrow_table.column_names)
     with arrow_view(con, arrow_table) as view:
         con.execute(f"{verb} INTO {table} ({cols}) SELECT {cols} FROM {view}")
 
 
-def insert_rows(con: Any, verb: str, table: str, columns: Sequence[tuple[str, str]],
+def insert_rows(con: duckdb.DuckDBPyConnection, verb: str, table: str, columns: Sequence[tuple[str, str]],
                  rows: Sequence[Sequence[Any]]) -> None:
     """``{verb} INTO table`` all ``rows`` at once through an Arrow table (same column order).
 
@@ -102,7 +110,7 @@ def insert_rows(con: Any, verb: str, table: str, columns: Sequence[tuple[str, st
     """
     import pyarrow as pa
 
-    keyed: dict[tuple, Sequence[Any]] = {}
+    keyed: dict[tuple[Any, Any], Sequence[Any]] = {}
     for r in rows:
         k = (r[0], r[1])
         if "REPLACE" in verb:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -29,6 +29,9 @@ from veribench.store import migrations, schema
 from veribench.store.events import now_utc
 from veribench.store.sql import DuckSqlAccess, reentrant_transaction
 from veribench.text.words import word_count
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["DB_NAME", "DEFAULT_WORKSPACE", "Workspace", "WorkspaceBusy", "connect", "now_utc"]
 
@@ -214,9 +217,10 @@ class Workspace(DuckSqlAccess):
 
     # -- documents ------------------------------------------------------------------
     def document_count(self) -> int:
-        return self.query("SELECT count(*) FROM documents")[0][0]
+        n: int = self.query("SELECT count(*) FROM documents")[0][0]
+        return n
 
-    def documents_table(self, where: str = "", params: Sequence[Any] | None = None):
+    def documents_table(self, where: str = "", params: Sequence[Any] | None = None) -> pa.Table:
         """Documents as a pyarrow Table (tags/provenance/generation as JSON strings)."""
         return self.arrow(f"SELECT * FROM documents {where} ORDER BY doc_id", params)
 
@@ -294,7 +298,7 @@ class Workspace(DuckSqlAccess):
         ORDER BY d.doc_id, s.name, s.spec_hash
     """
 
-    def raw_scores(self):
+    def raw_scores(self) -> pa.Table:
         """Per-document raw scores as a pyarrow Table (one row per document x detector)."""
         return self.arrow(self.RAW_SCORES_SQL)
 

@@ -162,7 +162,7 @@ def _scan_chars(text: str) -> tuple[list[tuple[int, str]], int]:
                 latin += 1
                 has_latin = True
             elif k == _CONF:
-                word.append((i, target))  # type: ignore[arg-type]
+                word.append((i, target))  # type: ignore[arg-type]  # _info sets a target for every _CONF
             else:
                 all_conf = False
             continue
@@ -226,8 +226,9 @@ def _hazard_values(text: str) -> tuple[int, int, float | None]:
 
 def any_hazard(hazards: dict[str, Any] | None) -> bool:
     """True when a ``detail["hazards"]`` dict records at least one hazard."""
-    return bool(hazards) and bool(hazards.get("confusables") or hazards.get("invisible")
-                                  or hazards.get("degenerate_repetition"))
+    if not hazards:
+        return False
+    return bool(hazards.get("confusables") or hazards.get("invisible") or hazards.get("degenerate_repetition"))
 
 
 def _strip_invisible(text: str) -> str:

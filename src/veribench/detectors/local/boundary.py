@@ -1,7 +1,7 @@
 """A local baseline for mixed texts: where does human writing turn into machine text?
 
 From one forward pass of a causal LM per text (the zero-shot engine's
-:func:`~veribench.detectors.local.engine.single_passes`, shared with every other zero-shot
+:func:`~veribench.detectors.local.engine.passes.single_passes`, shared with every other zero-shot
 statistic through its memo) it takes each token's log-likelihood ``ll[t] = log p(x_{t+1} |
 x_<=t)`` (nats; machine text is usually more predictable, so higher), and:
 
@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from veribench.detectors.local import engine as eng
+from veribench.detectors.local.engine.passes import single_passes
+from veribench.detectors.local.engine.records import SinglePass
 from veribench.detectors.local.models import load_causal_lm, resolve_device, resolve_dtype
 from veribench.metrics.segmentation import boundary_char, sentence_spans, word_starts
 from veribench.records import ScoreResult
@@ -132,12 +133,12 @@ class BoundaryDetector:
         usable = [isinstance(t, str) and bool(t.strip()) for t in texts]
         todo = [t for t, u in zip(texts, usable) if u]
         lm = load_causal_lm(self.model, device=self.device, dtype=self.dtype) if todo else None
-        passes = iter(eng.single_passes(lm, todo, self.max_tokens, batch_size=self.forward_batch) if todo else ())
+        passes = iter(single_passes(lm, todo, self.max_tokens, batch_size=self.forward_batch) if todo else ())
         return [self._one(lm, t, next(passes)) if u else ScoreResult.failed("unscorable", "empty or whitespace-only text")
                 for t, u in zip(texts, usable)]
 
     def _one(self, lm: Any, text: str, sp: Any) -> ScoreResult:
-        if not isinstance(sp, eng.SinglePass):
+        if not isinstance(sp, SinglePass):
             return ScoreResult.failed("too_short", "fewer than 2 tokens: no position to score")
         try:
             ends = token_char_ends(lm, text, sp.ids)

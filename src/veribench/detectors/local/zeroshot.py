@@ -25,7 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from veribench.detectors.local import engine as eng
+from veribench.detectors.local.engine.passes import pair_passes, single_passes
+from veribench.detectors.local.engine.plan import ATTENTIONS, COMPILES, PACKINGS, Plan, resolve_plan
+from veribench.detectors.local.engine.records import Mismatch, PairPass, SinglePass
+from veribench.detectors.local.engine.tokens import model_cap
 from veribench.detectors.local.models import load_causal_lm, resolve_device, resolve_dtype
 from veribench.records import ScoreResult
 from veribench.spec import Spec
@@ -56,23 +59,23 @@ class Statistic:
     direction: str
     max_tokens: int
     source: str
-    fn: Callable[[eng.SinglePass], float]
+    fn: Callable[[SinglePass], float]
     direction_source: str = ""
 
 
-def _loglik(sp: eng.SinglePass) -> float:
+def _loglik(sp: SinglePass) -> float:
     return float(np.mean(sp.ll))  # (1/T) Σ ℓ_t
 
 
-def _rank(sp: eng.SinglePass) -> float:
+def _rank(sp: SinglePass) -> float:
     return -float(np.mean(sp.rank))  # -(1/T) Σ r_t
 
 
-def _logrank(sp: eng.SinglePass) -> float:
+def _logrank(sp: SinglePass) -> float:
     return -float(np.mean(np.log(sp.rank)))  # -(1/T) Σ log r_t
 
 
-def _entropy(sp: eng.SinglePass) -> float:
+def _entropy(sp: SinglePass) -> float:
     return float(np.mean(sp.ent))  # (1/T) Σ_t H(M_t), nats
 
 
@@ -80,7 +83,7 @@ def _entropy(sp: eng.SinglePass) -> float:
 GLTR_BUCKETS = ((1, 10), (11, 100), (101, 1000), (1001, None))
 
 
-def gltr_fractions(sp: eng.SinglePass) -> list[float]:
+def gltr_fractions(sp: SinglePass) -> list[float]:
     """Fraction of scored tokens whose rank falls in each of :data:`GLTR_BUCKETS`."""
     r = sp.rank
     out = []
@@ -90,11 +93,11 @@ def gltr_fractions(sp: eng.SinglePass) -> list[float]:
     return out
 
 
-def _gltr(sp: eng.SinglePass) -> float:
+def _gltr(sp: SinglePass) -> float:
     return gltr_fractions(sp)[0]
 
 
-def _lrr(sp: eng.SinglePass) -> float:
+def _lrr(sp: SinglePass) -> float:
     den = float(np.sum(np.log(sp.rank)))
     return -float(np.sum(sp.ll)) / den if den != 0 else math.nan  # -(Σ ℓ_t)/(Σ log r_t)
 
@@ -111,7 +114,7 @@ def fast_detectgpt_terms(ll: np.ndarray, mu: np.ndarray, m2: np.ndarray) -> floa
     return (float(np.sum(ll)) - float(np.sum(mu))) / math.sqrt(var)
 
 
-def _fdg_same(sp: eng.SinglePass) -> float:
+def _fdg_same(sp: SinglePass) -> float:
     mu = -sp.ent  # Σ_v p log p with p = q
     return fast_detectgpt_terms(sp.ll, mu, sp.m2)
 
@@ -257,7 +260,7 @@ def fast_detectgpt_probability(d: float, sampling_model: str, scoring_model: str
     return float(p1 / (p0 + p1))
 
 
-def binoculars_statistic(pair: eng.PairPass, performer: eng.SinglePass) -> tuple[float, float, float]:
+def binoculars_statistic(pair: PairPass, performer: SinglePass) -> tuple[float, float, float]:
     """(B, log PPL, log X-PPL), ahans30/Binoculars binoculars/metrics.py.
 
     log PPL = −(1/T) Σ ℓ_t from the performer's logits; log X-PPL = −(1/n) Σ_{t=1..n}
@@ -275,7 +278,7 @@ def _detail(obj: Any, cap: int) -> dict[str, Any]:
 
 
 def _not_ok(res: Any, cap: int) -> ScoreResult:
-    if isinstance(res, eng.Mismatch):
+    if isinstance(res, Mismatch):
         return ScoreResult.failed("unsupported", "the two models tokenise this text differently", n_tokens=res.n_total)
     return ScoreResult.failed("too_short", "fewer than 2 tokens: no position to score", n_tokens=res.n_total,
                               tokens_used=res.n_total, truncated=False, max_tokens=cap)
@@ -312,18 +315,18 @@ class _LocalLM:
         self.exec_settings = {"packing": packing, "attention": attention, "compile": compile,
                               "pack_tokens": pack_tokens, "bucket_tokens": bucket_tokens, "threads": threads,
                               "workers": workers}
-        for k, allowed in (("packing", eng.PACKINGS), ("attention", eng.ATTENTIONS), ("compile", eng.COMPILES)):
+        for k, allowed in (("packing", PACKINGS), ("attention", ATTENTIONS), ("compile", COMPILES)):
             if str(self.exec_settings[k]) not in allowed:
                 raise ValueError(f"{k} must be one of {allowed}, got {self.exec_settings[k]!r}")
-        self._plans: dict[tuple, eng.Plan] = {}
+        self._plans: dict[tuple, Plan] = {}
 
     def _lm(self, name: str):
         return load_causal_lm(name, device=self.device, dtype=self.dtype)
 
-    def plan(self, lm) -> eng.Plan:
+    def plan(self, lm) -> Plan:
         """The engine plan for ``lm`` under this detector's execution settings."""
         if lm.key not in self._plans:
-            self._plans[lm.key] = eng.resolve_plan(lm, batch_size=self.forward_batch,
+            self._plans[lm.key] = resolve_plan(lm, batch_size=self.forward_batch,
                                                    max_batch_tokens=self.max_batch_tokens, **self.exec_settings)
         return self._plans[lm.key]
 
@@ -365,8 +368,8 @@ class ZeroShotDetector(_LocalLM):
             out[i] = ScoreResult.failed("unscorable", "empty or whitespace-only text")
         if idx:
             lm = self._lm(self.model)
-            cap = eng.model_cap(lm, self.max_tokens)
-            passes = eng.single_passes(lm, [texts[i] for i in idx], self.max_tokens, **self._kw(lm))
+            cap = model_cap(lm, self.max_tokens)
+            passes = single_passes(lm, [texts[i] for i in idx], self.max_tokens, **self._kw(lm))
             rec = self.plan(lm).record()
             for i, sp in zip(idx, passes):
                 out[i] = self._result(sp, cap)
@@ -374,7 +377,7 @@ class ZeroShotDetector(_LocalLM):
         return out  # type: ignore[return-value]
 
     def _result(self, sp: Any, cap: int) -> ScoreResult:
-        if not isinstance(sp, eng.SinglePass):
+        if not isinstance(sp, SinglePass):
             return _not_ok(sp, cap)
         v = self.stat.fn(sp)
         d = _detail(sp, cap)
@@ -430,8 +433,8 @@ class FastDetectGPT(_LocalLM):
             out[i] = ScoreResult.failed("unscorable", "empty or whitespace-only text")
         if idx:
             lp, lq = self._lm(self.sampling_model), self._lm(self.scoring_model)
-            cap = min(eng.model_cap(lp, self.max_tokens), eng.model_cap(lq, self.max_tokens))
-            res = eng.pair_passes(lp, lq, [texts[i] for i in idx], self.max_tokens, **self._kw(lp))
+            cap = min(model_cap(lp, self.max_tokens), model_cap(lq, self.max_tokens))
+            res = pair_passes(lp, lq, [texts[i] for i in idx], self.max_tokens, **self._kw(lp))
             rec = self.plan(lp).record()
             for i, r in zip(idx, res):
                 if not isinstance(r, tuple):
@@ -484,8 +487,8 @@ class Binoculars(_LocalLM):
             out[i] = ScoreResult.failed("unscorable", "empty or whitespace-only text")
         if idx:
             lp, lq = self._lm(self.observer), self._lm(self.performer)
-            cap = min(eng.model_cap(lp, self.max_tokens), eng.model_cap(lq, self.max_tokens))
-            res = eng.pair_passes(lp, lq, [texts[i] for i in idx], self.max_tokens, **self._kw(lp))
+            cap = min(model_cap(lp, self.max_tokens), model_cap(lq, self.max_tokens))
+            res = pair_passes(lp, lq, [texts[i] for i in idx], self.max_tokens, **self._kw(lp))
             rec = self.plan(lp).record()
             for i, r in zip(idx, res):
                 if not isinstance(r, tuple):
