@@ -34,6 +34,7 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	PYTHONPATH=src $(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py
