@@ -23,9 +23,9 @@ from veribench.progress import Progress
 from veribench.registry import create, parse_settings
 from veribench.store.workspace import DB_NAME, DEFAULT_WORKSPACE, Workspace
 
-__all__ = ["CliError", "build", "FormatOpt", "OutputFormat", "ProgressOpt", "QuietOpt", "WorkspaceOpt", "check_workspace",
-           "friendly_errors", "input_path", "json_opt", "open_workspace", "out_opt", "print_json", "progress",
-           "settings", "warn", "write_json"]
+__all__ = ["CliError", "FormatOpt", "OutputFormat", "ProgressOpt", "QuietOpt", "WorkspaceOpt", "build", "check_workspace",
+           "friendly_errors", "input_path", "json_opt", "max_spend_opt", "open_workspace", "out_opt", "print_json",
+           "progress", "settings", "warn", "write_json"]
 
 #: ``--format``: what a command prints on standard output.
 OutputFormat = Literal["text", "json"]
