@@ -1,12 +1,13 @@
 """Wall time of ``veribench --help``, ``veribench score --help`` and ``veribench demo
 --no-models`` (an empty folder each run, so a fresh workspace), N runs each, median.
 
-    python benchmarks/bench_cli_startup.py [--runs 5] [--before OLD_SRC] [SRC]
+    python benchmarks/bench_cli_startup.py [--runs 5] [--before OLD_SRC] [--with-models] [SRC]
 
 ``SRC`` is the ``src/`` folder to time (default: this checkout's); ``--before`` times a
 second one in the same minutes, alternating run by run (the machine's load moves both
 alike), e.g. ``git archive <commit> src | tar -x -C /tmp/old`` then ``--before
-/tmp/old/src``. Each run is a new process of the ``veribench`` entry point of the Python
+/tmp/old/src``. ``--with-models`` adds the full ``veribench demo`` (SmolLM2; its converted
+checkpoint cached beforehand, ``VERIBENCH_CACHE_DIR``). Each run is a new process of the ``veribench`` entry point of the Python
 running this script, with ``PYTHONPATH`` set to the source folder.
 """
 
@@ -41,9 +42,12 @@ def main() -> None:
     ap.add_argument("src", nargs="?", default=str(Path(__file__).resolve().parents[1] / "src"))
     ap.add_argument("--before", help="a second src/ folder, timed alternately")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--with-models", action="store_true", help="also time the full demo (SmolLM2)")
+    ap.add_argument("--only-models", action="store_true", help="time the full demo only")
     a = ap.parse_args()
+    cases = (("demo",),) if a.only_models else CASES + ((("demo",),) if a.with_models else ())
     trees = {"before": a.before, "after": a.src} if a.before else {"this": a.src}
-    for args in CASES:
+    for args in cases:
         times: dict[str, list[float]] = {k: [] for k in trees}
         for _ in range(a.runs):
             for k, src in trees.items():

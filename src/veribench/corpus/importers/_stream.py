@@ -232,11 +232,15 @@ def _batches(ds, src: Source, first_col: str | None, batch_size: int):
 
 class Progress(_Progress):
     """Records read, with rate (:class:`veribench.progress.Progress`: a bar on a terminal,
-    a line on standard error every few seconds otherwise)."""
+    a line on standard error every few seconds otherwise). It opens with the first records,
+    so a writer that never ran leaves no reporter open (``close`` ends it either way)."""
 
     def __init__(self, what: str, enabled: bool = True):
         super().__init__(what, unit="records", enabled=enabled)
+
+    def advance(self, n: int = 1) -> None:
         self.start()
+        super().advance(n)
 
 
 class StreamWriter:
