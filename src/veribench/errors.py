@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class VeribenchError(Exception):
     """Base class of veribench errors shown to users without a traceback."""
@@ -38,3 +41,40 @@ class RegistryError(VeribenchError, KeyError):
 
 class ProtocolError(VeribenchError):
     """Protocol file invalid, or changed after commit without an amendment."""
+
+
+class SettingError(InputError):
+    """A setting (``--set key=value``) or a record field that the receiver does not know;
+    the message suggests close matches (:func:`unknown_key`)."""
+
+
+def close_matches(word: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` names of ``known`` closest to ``word`` (case-insensitive; difflib's
+    ratio >= 0.5, best first), in their own spelling. The one matcher behind every
+    "did you mean" (plug-in names, settings, record fields, protocol keys)."""
+    low: dict[str, str] = {}
+    for k in known:
+        low.setdefault(str(k).lower(), str(k))
+    return [low[c] for c in difflib.get_close_matches(str(word).lower(), list(low), n=n, cutoff=0.5)]
+
+
+def did_you_mean(word: str, known: Iterable[str], n: int = 1) -> str:
+    """``"did you mean 'model'?"`` for the closest names of ``known`` (:func:`close_matches`),
+    or ``""`` when none is close."""
+    close = close_matches(word, known, n=n)
+    return f"did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+
+
+def unknown_key(kind: str, key: str, known: Iterable[str], owner: str = "") -> str:
+    """One wording for an unknown setting or field:
+    ``unknown setting 'modle' of detector 'loglik' (did you mean 'model'? known: a, b)``.
+
+    Args:
+        kind: ``"setting"`` or ``"field"``.
+        key: the unknown name.
+        known: the names accepted (listed sorted; empty: not listed).
+        owner: what the key was given to, e.g. ``"detector 'loglik'"`` (optional).
+    """
+    names = sorted({str(k) for k in known})
+    hint = " ".join(x for x in (did_you_mean(key, names), f"known: {', '.join(names)}" if names else "") if x)
+    return f"unknown {kind} {key!r}" + (f" of {owner}" if owner else "") + (f" ({hint})" if hint else "")

@@ -17,14 +17,16 @@ see ``docs/hazards.md``), handled once for every detector rather than by each fa
 
 from __future__ import annotations
 
-import difflib
 import importlib
+import inspect
 import json
+import re
+import typing
 from collections.abc import Callable
 from importlib import metadata
 from typing import Any, TypeAlias, cast
 
-from veribench.errors import RegistryError
+from veribench.errors import RegistryError, SettingError, close_matches, unknown_key
 
 #: What a registry entry holds: a factory, a ``"module:attr"`` reference to one, or an entry point.
 Target: TypeAlias = Callable[..., Any] | str | metadata.EntryPoint
@@ -140,14 +142,79 @@ def get(kind: str, name: str) -> Callable[..., Any]:
             wrapper = WRAPPERS.get(kind)
             return _resolve(wrapper)(name, factory) if wrapper else factory
     known = names(kind)
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    close = close_matches(name, known)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise RegistryError(f"unknown {kind} {name!r}.{hint} Known {kind}s: {', '.join(known) or '(none)'}")
 
 
 def create(kind: str, name: str, settings: dict[str, Any] | None = None) -> Any:
-    """Build plug-in ``name`` of ``kind`` with ``settings``; the result has a ``spec``."""
-    return get(kind, name)(**(settings or {}))
+    """Build plug-in ``name`` of ``kind`` with ``settings``; the result has a ``spec``.
+
+    Raises:
+        RegistryError: unknown name ("did you mean").
+        SettingError: a setting the factory does not take, named with the closest known
+            ones ("did you mean", :func:`veribench.errors.unknown_key`), in place of
+            Python's ``TypeError`` (``__init__() got an unexpected keyword argument``).
+    """
+    factory = get(kind, name)
+    settings = dict(settings or {})
+    try:
+        return factory(**settings)
+    except TypeError as e:
+        m = re.search(r"unexpected keyword argument '([^']+)'", str(e))
+        if m is None or m.group(1) not in settings:
+            raise
+        params, _ = settings_of(getattr(factory, "__wrapped__", factory))
+        known = [p.name for p in params] + list(getattr(factory, "shared_settings", ()))
+        raise SettingError(unknown_key("setting", m.group(1), known, f"{kind} {name!r}")) from None
+
+
+def _keyword_params(fn: Any, skip: set[str]) -> tuple[list[inspect.Parameter], bool]:
+    """Keyword-capable parameters of ``fn`` (not in ``skip``), and whether it takes ``**kwargs``."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return [], False
+    out, var = [], False
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_KEYWORD:
+            var = True
+        elif p.kind not in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY) and p.name not in skip and p.name != "self":
+            out.append(p)
+    return out, var
+
+
+def settings_of(factory: Any) -> tuple[list[inspect.Parameter], bool]:
+    """The settings a factory takes, as ``inspect.Parameter``s (name, default), and whether
+    it still takes any other keyword at the end (``**kwargs`` that nothing below names).
+
+    A factory's ``**kwargs`` is followed into the class it builds: a class's ``__init__``
+    up its bases, a function's return annotation when it names a class (a factory such
+    as ``loglik(**settings) -> ZeroShotDetector`` passes its settings on, and the class
+    names them). A factory that validates its own settings (vendor adapters) may take
+    more than its signature shows.
+    """
+    params, var = _keyword_params(factory, set())
+    seen = {p.name for p in params}
+    target = factory if isinstance(factory, type) else None
+    skip: set[str] = set()
+    if target is None and var:
+        try:
+            ret = typing.get_type_hints(factory).get("return")
+        except Exception:  # an annotation that does not resolve: the signature is all we know
+            ret = None
+        target = ret if isinstance(ret, type) else None
+        skip = {"statistic"}  # set by the factory itself, never by the user
+    if target is not None and var:
+        for cls in target.__mro__:
+            if cls is object or "__init__" not in vars(cls):
+                continue
+            more, var = _keyword_params(vars(cls)["__init__"], skip | seen)
+            params += more
+            seen |= {p.name for p in more}
+            if not var:
+                break
+    return params, var
 
 
 def parse_settings(pairs: list[str] | None) -> dict[str, Any]:

@@ -24,12 +24,12 @@ def test_cli_score_humanize_generate_readability(tmp_path, fake, keys, real_text
 
     # API detector through the score command (dry run first: nothing sent)
     r = runner.invoke(app, ["score", "--detector", "winston", "--set", f"base_url={fake.url}", *FAST_SET,
-                            "--input", str(inp), "--output", str(tmp_path / "s.jsonl"), "-w", str(ws), "--dry-run",
+                            "--input", str(inp), "--out", str(tmp_path / "s.jsonl"), "-w", str(ws), "--dry-run",
                             "--no-progress"])
     assert r.exit_code == 0, r.output
     assert fake.calls == []
     r = runner.invoke(app, ["score", "--detector", "winston", "--set", f"base_url={fake.url}", *FAST_SET,
-                            "--input", str(inp), "--output", str(tmp_path / "s.jsonl"), "-w", str(ws), "--no-progress"])
+                            "--input", str(inp), "--out", str(tmp_path / "s.jsonl"), "-w", str(ws), "--no-progress"])
     assert r.exit_code == 0, r.output
     rows = {x["id"]: x for x in map(json.loads, (tmp_path / "s.jsonl").read_text().splitlines())}
     assert rows["short"]["status"] == "too_short"
@@ -38,7 +38,7 @@ def test_cli_score_humanize_generate_readability(tmp_path, fake, keys, real_text
 
     # humanize: dry run, then a run, then a rerun that sends nothing
     args = ["humanize", "--humanizer", "stealthgpt", "--set", f"base_url={fake.url}", *FAST_SET, "--input", str(inp),
-            "--output", str(tmp_path / "h.jsonl"), "-w", str(ws), "--no-progress"]
+            "--out", str(tmp_path / "h.jsonl"), "-w", str(ws), "--no-progress"]
     n = len(fake.calls)
     r = runner.invoke(app, args + ["--dry-run"])
     assert r.exit_code == 0, r.output
@@ -58,13 +58,13 @@ def test_cli_score_humanize_generate_readability(tmp_path, fake, keys, real_text
     # generate from the cycle's prompts, then rate readability
     prompts = data_dir / "humanizerbench" / "July 2026" / "prompts.json"
     r = runner.invoke(app, ["generate", "--prompts", str(prompts), "--set", f"base_url={fake.url}/v1",
-                            "--set", "model=m", "--set", "provider=vllm", "--samples", "1", "--output",
+                            "--set", "model=m", "--set", "provider=vllm", "--samples", "1", "--out",
                             str(tmp_path / "g.jsonl"), "-w", str(ws)])
     assert r.exit_code == 0, r.output
     gen = [json.loads(x) for x in (tmp_path / "g.jsonl").read_text().splitlines()]
     assert len(gen) == len(json.loads(prompts.read_text())) and gen[0]["generation"]["server_model"] == "fake-served/m"
     r = runner.invoke(app, ["readability", "--set", f"base_url={fake.url}/v1", "--set", "model=j", "--input", str(inp),
-                            "--output", str(tmp_path / "r.jsonl"), "-w", str(ws)])
+                            "--out", str(tmp_path / "r.jsonl"), "-w", str(ws)])
     assert r.exit_code == 0, r.output
     rr = {x["id"]: x["readability"] for x in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
     assert rr["d1"] == value_for(real_texts[1])

@@ -174,7 +174,7 @@ def test_bad_budgets_are_refused_with_one_line(bad, tmp_path, fake, keys, real_t
                 ["humanize", "--humanizer", "writehuman", "-o", str(tmp_path / "h.jsonl")]):
         r = runner.invoke(app, [*cmd, "--set", f"base_url={fake.url}", "-i", str(inp), "-w", str(tmp_path / "ws"),
                                 "--max-spend", bad, "--no-progress"])
-        assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.output
+        assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output  # a bad option value: usage
         lines = [x for x in r.output.splitlines() if x.strip()]
         assert len(lines) == 1 and "--max-spend" in lines[0] and "finite number >= 0" in lines[0], r.output
     assert fake.calls == []

@@ -228,7 +228,7 @@ def test_bad_parameters_are_one_line_errors():
     from veribench.attacks import AttackError
     from veribench.errors import RegistryError
 
-    with pytest.raises(AttackError, match="Did you mean 'N'"):
+    with pytest.raises(AttackError, match="did you mean 'N'"):
         attacks.create("homoglyph", {"n": 0.5})
     with pytest.raises(AttackError, match="N"):
         attacks.create("number", {"N": 1.5})

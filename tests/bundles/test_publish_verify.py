@@ -32,7 +32,7 @@ def test_published_bundle_verifies_every_check(liang_built, cli_run, tmp_path):
     assert run["checks"]["timing"]["status"] == "note"  # the Liang scores are from 2023: declared, not hidden
     assert run["checks"]["amendments"]["status"] == "note"  # amended after results existed: shown
     # pinning the authority's root from outside the bundle works too, and --json - prints the verdict
-    code, out = cli_run("verify", bundle, "--tsa-root", ca, "--json", "-")
+    code, out = cli_run("verify", bundle, "--tsa-root", ca, "--format", "json")
     assert code == 0 and json.loads(out)["ok"] is True
 
 
@@ -75,7 +75,7 @@ def test_log_verify_and_renamed_run_listing(liang_built, cli_run):
 
 def test_report_shows_integrity_and_runs_over_time(liang_built, cli_run, tmp_path):
     ws, bundle, _ = liang_built
-    code, out = cli_run("report", ws, bundle, "--out", tmp_path / "site")
+    code, out = cli_run("report", "-w", ws, bundle, "--out", tmp_path / "site")
     assert code == 0, out
     site = tmp_path / "site"
     trends = json.loads((site / "data" / "run-trends.json").read_text())
@@ -169,10 +169,11 @@ def test_publish_refuses_a_workspace_edited_behind_the_log(liang_built, cli_run,
 
 
 def test_verify_usage_errors(cli_run, tmp_path):
-    assert cli_run("verify", tmp_path / "nope")[0] == 2
+    code, out = cli_run("verify", tmp_path / "nope")
+    assert code == 1 and "nope: no such file or folder" in out  # refused input (docs/cli.md)
     (tmp_path / "empty").mkdir()
     code, out = cli_run("verify", tmp_path / "empty")
-    assert code == 2 and "holds no cycle or detector-run bundle" in out
+    assert code == 1 and "holds no cycle or detector-run bundle" in out
 
 
 def test_folder_of_bundles_and_cycles(liang_built, cli_run, tmp_path, data_dir):
@@ -335,7 +336,7 @@ def test_report_of_a_tampered_bundle_leads_with_its_failure(liang_built, cli_run
     res = json.loads((bad / "results.json").read_text())
     res["table1"][0]["false_positives"] += 1
     (bad / "results.json").write_text(json.dumps(res), encoding="utf-8")
-    code, out = cli_run("report", ws, bad, "--out", tmp_path / "site")
+    code, out = cli_run("report", "-w", ws, bad, "--out", tmp_path / "site")
     assert code == 0, out
     site = tmp_path / "site"
     pages = {p.stem: json.loads((site / "data" / f"{p.stem}.json").read_text()) for p in site.glob("run-*.html")

@@ -12,7 +12,7 @@ from veribench.cli.main import app
 
 
 def _json(*args: str):
-    r = CliRunner().invoke(app, ["list", *args, "--json"])
+    r = CliRunner().invoke(app, ["list", *args, "--format", "json"])
     assert r.exit_code == 0, r.output
     return json.loads(r.output)
 

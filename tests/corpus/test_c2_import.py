@@ -156,4 +156,4 @@ def test_cli_import_edited_and_export(drafts, tmp_path):
     assert apply_edits(recs[edited[0]["source_id"]]["text"], edited[0]["edits"]) == edited[0]["text"]
     r = runner.invoke(app, ["import", "edited", str(f), "--workspace", str(path), "--protocol",
                             str(tmp_path / "missing.toml")])
-    assert r.exit_code == 1 and "cannot read" in r.output
+    assert r.exit_code == 1 and "missing.toml: no such file or folder" in r.output

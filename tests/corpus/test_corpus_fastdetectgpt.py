@@ -160,4 +160,4 @@ def test_cli_import_and_export(tmp_path):
     r = run(app, ["import", "scores", str(s), "--detector", "Hand2", "--scale", "percent_ai", "-w", str(ws)])
     assert r.exit_code == 1 and "record line 2" in r.output and "'raw'" in r.output
     r = run(app, ["import", "liang2023", str(tmp_path / "nowhere"), "-w", str(ws)])
-    assert r.exit_code == 1 and "not found" in r.output
+    assert r.exit_code == 1 and "no such file or folder" in r.output

@@ -310,7 +310,7 @@ def test_score_command_input_refused(ws, tmp_path):
     f = tmp_path / "in.jsonl"
     f.write_text('{"id": "a", "text": "x \\ud800"}\n')
     before = snapshot(ws)
-    out = _invoke(["score", "--detector", "zippy", "--input", str(f), "--output", str(tmp_path / "o.jsonl"),
+    out = _invoke(["score", "--detector", "zippy", "--input", str(f), "--out", str(tmp_path / "o.jsonl"),
                    "-w", str(ws), "--no-progress"])
     _check_refused(out, file="in.jsonl", says="lone surrogate", field="text", record="record line 1")
     assert snapshot(ws) == before and not (tmp_path / "o.jsonl").exists()

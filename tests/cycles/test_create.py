@@ -121,7 +121,7 @@ def test_round_trip(cli, env, tmp_path: Path, inputs):
     texts = _texts()
     (tmp_path / "s.json").write_text(json.dumps([{"id": f"s-{k}", "prompt_slug": k, "input_text": v,
                                                   "source_model_slug": "test-model"} for k, v in texts.items()]))
-    code, out = cli("cycle", "import", d, "--samples", tmp_path / "s.json", env=env)
+    code, out = cli("cycle", "add", d, "--samples", tmp_path / "s.json", env=env)
     assert code == 0, out
     with open(tmp_path / "o.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, ["sample_id", "humanizer_slug", "output_text", "failure_reason_code"])
@@ -133,7 +133,7 @@ def test_round_trip(cli, env, tmp_path: Path, inputs):
             w.writerow({"sample_id": f"s-{k}", "humanizer_slug": "gamma",
                         "output_text": "" if k != "plain" else v + " Fine.",
                         "failure_reason_code": "site_down" if k != "plain" else ""})
-    code, out = cli("cycle", "import", d, "--outputs", tmp_path / "o.csv", env=env)
+    code, out = cli("cycle", "add", d, "--outputs", tmp_path / "o.csv", env=env)
     assert code == 0, out
     tests = json.loads((d / "tests.json").read_bytes())
     st = {(t["humanizer_slug"], t["sample_id"]): (t["status"], t["failure_reason_code"]) for t in tests}
@@ -271,13 +271,13 @@ def test_recorded_detector_failures_are_published_gaps(cli, env, tmp_path: Path,
     d = _start(cli, env, tmp_path, inputs)
     texts = _texts()
     (tmp_path / "s.json").write_text(json.dumps([{"prompt_slug": k, "input_text": v} for k, v in texts.items()]))
-    assert cli("cycle", "import", d, "--samples", tmp_path / "s.json", env=env)[0] == 0
+    assert cli("cycle", "add", d, "--samples", tmp_path / "s.json", env=env)[0] == 0
     sids = [s["id"] for s in json.loads((d / "samples.json").read_bytes())]
     rows = [{"sample_id": sid, "humanizer_slug": "alpha", "output_text": t + (" More words here." * 3 if i else " Ok.")}
             for i, (sid, t) in enumerate(zip(sids, texts.values()))]
     rows[0]["output_text"] = "Short but finished."
     (tmp_path / "o.json").write_text(json.dumps(rows))
-    assert cli("cycle", "import", d, "--outputs", tmp_path / "o.json", env=env)[0] == 0
+    assert cli("cycle", "add", d, "--outputs", tmp_path / "o.json", env=env)[0] == 0
     code, out = cli("cycle", "measure", d, "--detector", "test-picky", "--embedder", "test-bow",
                     "--readability", "none", "-w", tmp_path / "ws", env=env)
     assert code == 0, out

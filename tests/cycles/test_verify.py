@@ -35,11 +35,12 @@ def test_one_cycle_folder_and_strict(cli, hb_dir: Path):
 
 
 def test_usage_errors_exit_2(cli, tmp_path: Path):
-    assert cli("verify", tmp_path / "nope")[0] == 2
+    code, out = cli("verify", tmp_path / "nope")  # refused input (a path that is not there): exit 1, docs/cli.md
+    assert code == 1 and "nope: no such file or folder" in out
     (tmp_path / "empty").mkdir()
     code, out = cli("verify", tmp_path / "empty")
-    assert code == 2 and "holds no cycle" in out
-    assert cli("verify")[0] == 2
+    assert code == 1 and "holds no cycle" in out
+    assert cli("verify")[0] == 2  # usage: no path at all
 
 
 def _fail(cli, cycle: Path, check: str, *needles: str) -> str:

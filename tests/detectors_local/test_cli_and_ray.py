@@ -26,7 +26,7 @@ def test_score_cli_local_rows_and_cache(tmp_path, llama_path, texts):
     rows = [{"id": f"t{i}", "text": t} for i, t in enumerate(texts)] + [{"id": "blank", "text": "   "}]
     _write(inp, rows)
     args = ["score", "--detector", "fast-detectgpt", "--set", f"model={llama_path}", "--set", "max_tokens=64",
-            "--input", str(inp), "--output", str(out), "--workspace", str(ws), "--no-progress"]
+            "--input", str(inp), "--out", str(out), "--workspace", str(ws), "--no-progress"]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     got = _read(out)
@@ -48,12 +48,12 @@ def test_score_cli_local_rows_and_cache(tmp_path, llama_path, texts):
 def test_score_cli_bad_input_names_file_record_field(tmp_path):
     inp = tmp_path / "in.jsonl"
     inp.write_text('{"id": "a", "text": "ok"}\n{"id": "b"}\n')
-    r = CliRunner().invoke(app, ["score", "--detector", "loglik", "--input", str(inp), "--output",
+    r = CliRunner().invoke(app, ["score", "--detector", "loglik", "--input", str(inp), "--out",
                                  str(tmp_path / "o.jsonl"), "--workspace", str(tmp_path / "ws")])
     assert r.exit_code == 1
     assert "in.jsonl" in r.output and "record line 2" in r.output and "'text'" in r.output
     inp.write_text('{"id": "a", "text": "ok"}\n')
-    r = CliRunner().invoke(app, ["score", "--detector", "logrnak", "--input", str(inp), "--output",
+    r = CliRunner().invoke(app, ["score", "--detector", "logrnak", "--input", str(inp), "--out",
                                  str(tmp_path / "o.jsonl"), "--workspace", str(tmp_path / "ws")])
     assert r.exit_code == 1 and "logrank" in r.output  # did-you-mean
 

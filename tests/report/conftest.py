@@ -68,7 +68,7 @@ def site(tmp_path_factory, liang_ws, cycles_dir) -> Path:
     with _shared(tmp_path_factory, "report-site") as (root, built):
         out = root / "report"
         if not built:
-            r = CliRunner().invoke(app, ["report", str(liang_ws), str(cycles_dir), "--out", str(out)])
+            r = CliRunner().invoke(app, ["report", "-w", str(liang_ws), str(cycles_dir), "--out", str(out)])
             assert r.exit_code == 0, r.output
     return out
 
@@ -131,5 +131,5 @@ def demo_site(tmp_path_factory, demo_ws, demo_results, cycles_dir) -> Path:
     with _shared(tmp_path_factory, "report-demo-site") as (root, built):
         out = root / "report"
         if not built:
-            _cli(["report", demo_results, demo_ws, cycles_dir, "--out", out])
+            _cli(["report", demo_results, "-w", demo_ws, cycles_dir, "--out", out])
     return out

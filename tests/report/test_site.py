@@ -221,7 +221,7 @@ def test_bad_inputs_are_named(tmp_path, cycles_dir):
     earlier = tmp_path / "out3"
     build_report([cycles_dir / "June 2026" / ".." / "June 2026"], earlier, verify=False)
     before = sorted(p.name for p in earlier.rglob("*"))
-    r = CliRunner().invoke(app, ["report", str(ws), "--out", str(earlier)])
+    r = CliRunner().invoke(app, ["report", "-w", str(ws), "--out", str(earlier)])
     assert r.exit_code == 1 and "no evaluation run" in r.output
     # a failed build leaves the earlier report as it was, and no half-built folder behind
     assert sorted(p.name for p in earlier.rglob("*")) == before

@@ -124,7 +124,7 @@ def test_two_editors_third_read_export_and_aggregates(browser, tmp_path, july_te
     r = runner.invoke(cli, ["rate", "export", "-w", str(path), "--out", str(out)])
     assert r.exit_code == 0, r.output
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
-    r = runner.invoke(cli, ["rate", "results", "-w", str(path), "--json"])
+    r = runner.invoke(cli, ["rate", "results", "-w", str(path), "--format", "json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
 

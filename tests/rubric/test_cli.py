@@ -39,7 +39,7 @@ def test_rate_commands_on_a_real_cycle(tmp_path, june_dir):
     r = runner.invoke(app, ["rate", "assign", "-w", str(ws), "--from-cycle", str(june_dir), "--limit", "12"])
     assert "added: 0; already loaded: 12" in r.output and "new assignments: 0" in r.output
     r = runner.invoke(app, ["rate", "assign", "-w", str(ws), "--from-cycle", str(tmp_path / "missing")])
-    assert r.exit_code == 1 and "cycle bundle folder not found" in r.output
+    assert r.exit_code == 1 and "no such file or folder" in r.output
     r = runner.invoke(app, ["rate", "editors", "list", "-w", str(ws)])
     assert "alice\tassigned 12\tsubmitted 0" in r.output
     with Workspace(ws) as w:

@@ -1,6 +1,6 @@
 """End to end in real headless Chromium (Playwright driving Debian's chromium): one writer
 opens an invitation, types and autosaves, submits; a second pastes a block from the clipboard
-and chooses fingerprint-only. After `write import` both are arm-B documents with their tags,
+and chooses fingerprint-only. After `import arm-b` both are arm-B documents with their tags,
 and no export (scores CSV/Parquet, the run's files, the arm-B JSON Lines, the report site)
 holds a byte of the second text."""
 
@@ -115,7 +115,7 @@ def test_two_writers_autosave_submit_import_and_fingerprint_only_export(browser,
         ctx2.close()
 
         # the organiser imports while the app keeps serving
-        r = runner.invoke(cli, ["write", "import", "-w", str(path)])
+        r = runner.invoke(cli, ["import", "arm-b", "-w", str(path)])
         assert r.exit_code == 0, r.output
         assert "1 of 2 texts are fingerprint-only" in r.output
     finally:
@@ -143,7 +143,7 @@ def test_two_writers_autosave_submit_import_and_fingerprint_only_export(browser,
                  ["export", "scores", "--out", str(out / "scores.csv"), "-w", str(path)],
                  ["export", "scores", "--out", str(out / "scores.parquet"), "-w", str(path)],
                  ["write", "export", "-w", str(path), "--out", str(out / "arm-b.jsonl")],
-                 ["report", str(path), "--out", str(out / "site")]):
+                 ["report", "-w", str(path), "--out", str(out / "site")]):
         r = runner.invoke(cli, args)
         assert r.exit_code == 0, (args, r.output)
     secret = sentences(text2)

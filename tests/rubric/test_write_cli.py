@@ -53,7 +53,7 @@ def armb(tmp_path_factory, data_dir, liang_dir):
                                  publication="fingerprint_only" if i == 0 else "full")
             texts[inv] = t
         pubs = {i: store.submission(db, i)["publication"] for i in texts}
-    out = run("write", "import", "-w", str(path))
+    out = run("import", "arm-b", "-w", str(path))
     return {"path": path, "texts": texts, "pubs": pubs, "import_output": out}
 
 
@@ -86,7 +86,7 @@ def test_invite_prints_one_time_links_and_stores_only_hashes(tmp_path):
     # bad input: one line, no traceback, nothing stored
     r = runner.invoke(cli, ["write", "invite", "-w", str(tmp_path / "ws"), "--prompt-file", str(p), "--register",
                             "poetry"])
-    assert r.exit_code == 1 and "unknown register 'poetry'" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2 and "'poetry' is not one of" in r.output and "Traceback" not in r.output
     r = runner.invoke(cli, ["write", "invite", "-w", str(tmp_path / "ws"), "--prompt-file", str(tmp_path / "no.txt")])
     assert r.exit_code == 1 and "no such file" in r.output
     r = runner.invoke(cli, ["write", "invite", "-w", str(tmp_path / "ws"), "--prompt-file", str(p), "--min-words",
@@ -129,8 +129,8 @@ def test_import_makes_arm_b_documents_with_provenance_and_evidence(armb):
     assert len(rep["process_evidence"]) == 6 and {r["doc_id"] for r in rep["process_evidence"]} == set(rows)
     assert all(r["large_insertions"] == [] for r in rep["process_evidence"])
     # a second import finds nothing new
-    assert "write: 0 documents, 0 withdrawn" in run("write", "import", "-w", str(path), "-q")
-    st = json.loads(run("write", "status", "-w", str(path), "--json"))
+    assert "write: 0 documents, 0 withdrawn" in run("import", "arm-b", "-w", str(path), "-q")
+    st = json.loads(run("write", "status", "-w", str(path), "--format", "json"))
     assert [s["imported"] for s in st] == [True] * 6 and all("revision" in s["evidence"] for s in st)
 
 
@@ -196,7 +196,7 @@ def test_no_export_holds_a_byte_of_a_fingerprint_only_text(armb, tmp_path):
     # after the scan, whichever test of this module ran first (the fixture is shared)
     run("export", "scores", "--out", str(out / "scores.csv"), "-w", str(path))
     run("export", "scores", "--out", str(out / "scores.parquet"), "-w", str(path))
-    r = runner.invoke(cli, ["report", str(path), "--out", str(out / "site")])
+    r = runner.invoke(cli, ["report", "-w", str(path), "--out", str(out / "site")])
     assert r.exit_code == 0, r.output
     assert _files_hold(out, secret) == []
     # the checker sees text that is there: the full-text volunteers are in the arm-B export
@@ -234,7 +234,7 @@ def test_fingerprint_command_proves_a_text_belongs(armb, tmp_path):
     assert hashlib.sha256(plain.encode("utf-8")).hexdigest() == sha
     f.write_text(texts[inv] + " One more sentence.", encoding="utf-8")
     r = runner.invoke(cli, ["write", "fingerprint", str(f), "-w", str(path)])
-    assert r.exit_code == 2 and "not in this workspace" in r.output
+    assert r.exit_code == 1 and "not in the corpus of workspace" in r.output
 
 
 def test_withdraw_removes_the_document_its_derivatives_and_their_scores(armb, tmp_path):
@@ -380,7 +380,7 @@ def test_serve_over_tls_in_its_own_process_never_locks_the_workspace(tmp_path, l
         w.about()
         assert w.save(first_words(liang_texts(liang_dir, "CollegeEssay_real_70")[4], 50)).status_code == 200
         # meanwhile the workspace is free for every other command (another process)
-        out = run("write", "import", "-w", str(ws), "-q")
+        out = run("import", "arm-b", "-w", str(ws), "-q")
         assert "write: 1 documents" in out
         with Workspace(ws, read_only=True) as wsp:
             assert wsp.query("SELECT doc_id FROM documents") == [(f"arm-b/{done}",)]

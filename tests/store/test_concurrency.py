@@ -139,10 +139,10 @@ def test_commands_work_while_the_rating_app_serves(served, tmp_path):
     doc.write_text(json.dumps({"id": "new-1", "text": "A new text imported while the app serves.",
                                "label": "human"}) + "\n")
     cmds = {
-        "rate results": ["rate", "results", "-w", str(ws), "--json"],
+        "rate results": ["rate", "results", "-w", str(ws), "--format", "json"],
         "rate export": ["rate", "export", "-w", str(ws), "--out", str(tmp_path / "ratings.csv")],
         "export scores": ["export", "scores", "-w", str(ws), "-o", str(tmp_path / "scores.csv")],
-        "report": ["report", str(ws), "-o", str(tmp_path / "site"), "--no-verify"],
+        "report": ["report", "-w", str(ws), "-o", str(tmp_path / "site"), "--no-verify"],
         "import (a DuckDB writer)": ["import", "jsonl", str(doc), "-w", str(ws), "-q"],
         "rate editors add": ["rate", "editors", "add", "carol", "-w", str(ws)],
     }
@@ -166,10 +166,10 @@ def test_commands_work_while_the_rating_app_serves(served, tmp_path):
     r = httpx.get(f"{url}/api/assignments", headers={"authorization": f"Bearer {carol}"})
     assert r.status_code == 200 and r.json()["editor"] == "carol"
     # after the readings: results and the report see all twelve
-    p = run("rate", "results", "-w", str(ws), "--json")
+    p = run("rate", "results", "-w", str(ws), "--format", "json")
     doc = json.loads(p.stdout)
     assert doc["overall"]["outputs_complete"] == 6 and sum(t["reads"] for t in doc["tools"]) == 12
-    p = run("report", str(ws), "-o", str(tmp_path / "site2"), "--no-verify")
+    p = run("report", "-w", str(ws), "-o", str(tmp_path / "site2"), "--no-verify")
     assert p.returncode == 0, p.stderr
     ratings = json.loads(next((tmp_path / "site2" / "data").glob("ratings-*.json")).read_text())
     assert sum(r["reads"] for r in ratings["rows"]) == 12

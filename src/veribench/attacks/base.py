@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veribench import registry
 from veribench.corpus.edits import Edit, apply_edits, check_edits, drop_noops, sentence_spans
-from veribench.errors import InputError
+from veribench.errors import InputError, unknown_key
 from veribench.spec import Spec
 
 #: Source of the attacks (RAID, ACL 2024): repository and the commit read.
@@ -135,13 +135,8 @@ class Attack:
             loc = ".".join(str(x) for x in first.get("loc", ())) or None
             msg = first.get("msg", str(e)).removeprefix("Value error, ")
             if first.get("type") == "extra_forbidden":
-                import difflib
-
                 known = sorted(self.Settings.model_fields) + sorted(self.operational)
-                lower = {k.lower(): k for k in known}
-                close = [lower[c] for c in difflib.get_close_matches(str(loc).lower(), list(lower), n=2, cutoff=0.5)]
-                hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-                msg = f"unknown parameter of attack {self.name!r}.{hint} Known: {', '.join(known)}"
+                msg = unknown_key("parameter", str(loc), known, f"attack {self.name!r}")
             raise AttackError(msg, field=loc) from None
         self.ops = ops
         self.setup()

@@ -1,5 +1,11 @@
-"""CLI group: ``veribench import ...`` (corpora, recorded scores, edited drafts) and
-``veribench export scores|documents``."""
+"""CLI group ``veribench import SOURCE ...``.
+
+``import`` is the one verb for everything that enters a workspace (docs/cli.md): the
+field's corpora, documents in the corpus schema, recorded scores, edited drafts, the
+outputs of ``generate`` and ``humanize``, a humanizer cycle bundle and the writing app's
+submitted texts (``import arm-b``). Each import creates the workspace when it is missing
+and goes through the one logged write path, all or nothing.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +14,31 @@ from typing import Any
 
 import typer
 
-from veribench.cli.common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import QuietOpt, WorkspaceOpt, check_workspace, input_path, open_workspace
+from veribench.corpus.importers import import_fastdetectgpt, import_liang2023, import_scores, read_documents
+from veribench.corpus.importers._store import store_import
+from veribench.corpus.importers.beemo import import_beemo
+from veribench.corpus.importers.detectrl import import_detectrl
+from veribench.corpus.importers.edited import import_edited
+from veribench.corpus.importers.hc3 import import_hc3
+from veribench.corpus.importers.m4 import import_m4
+from veribench.corpus.importers.mage import import_mage
+from veribench.corpus.importers.outputs import import_humanized, read_cycle, read_generated
+from veribench.corpus.importers.raid import import_raid
+from veribench.corpus.importers.semeval import import_semeval
+from veribench.rubric.write import armb
+from veribench.rubric.write.db import FILE_NAME as WRITE_STORE
+from veribench.rubric.write.db import open_store
 
-import_app = typer.Typer(help="Import corpora and recorded detector scores into a workspace (all or nothing).",
-                         no_args_is_help=True)
-export_app = typer.Typer(help="Export raw per-document data from a workspace.", no_args_is_help=True)
+import_app = typer.Typer(help="Import corpora, recorded scores and texts into a workspace (created when missing; "
+                              "each import all or nothing, logged).", no_args_is_help=True)
+
+CorpusOpt = typer.Option(None, "--corpus", help="Corpus name stored with each document (default: the file name stem).")
+StreamProgressOpt = typer.Option(True, "--progress/--no-progress",
+                                 help="Show records read: a bar on a terminal, else a line every few seconds.")
 
 
-def _show(report, quiet: bool) -> None:
+def _show(report: Any, quiet: bool) -> None:
     if quiet:
         extra = "".join(f", {len(getattr(report, k))} {what}" for k, what in (
             ("document_conflicts", "conflicts not applied (--update applies them)"),
@@ -28,58 +51,46 @@ def _show(report, quiet: bool) -> None:
         typer.echo(f"import id: {report.import_id}")
 
 
-def _ws(path: Path):
-    from veribench.store import Workspace
-
-    return Workspace(path)
-
-
 @import_app.command("liang2023")
-@friendly_errors
 def import_liang(
-    directory: Path = typer.Argument(..., help="Folder holding Human_Data/ and GPT_Data/ (Liang et al. 2023)."),
+    directory: Path = typer.Argument(..., help="Folder holding Human_Data/ and GPT_Data/ (Liang et al. 2023).",
+                                     callback=input_path("folder")),
     workspace: Path = WorkspaceOpt,
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="One summary line instead of the full report."),
+    quiet: bool = QuietOpt,
 ) -> None:
     """Import the Liang et al. (2023) sets with the seven detectors' recorded scores."""
-    from veribench.corpus.importers import import_liang2023
-
-    with _ws(workspace) as ws:
+    with open_workspace(workspace, create=True) as ws:
         _show(import_liang2023(ws, directory), quiet)
 
 
 @import_app.command("fastdetectgpt")
-@friendly_errors
 def import_fdg(
-    directory: Path = typer.Argument(..., help="Folder with <set>.raw_data.json and <set>.args.json files."),
+    directory: Path = typer.Argument(..., help="Folder with <set>.raw_data.json and <set>.args.json files.",
+                                     callback=input_path("folder")),
     sets: str | None = typer.Option(None, "--sets", help="Comma-separated set names (default: all)."),
-    pairs: int | None = typer.Option(None, "--pairs", help="Only the first N pairs of each set."),
+    pairs: int | None = typer.Option(None, "--pairs", min=1, help="Only the first N pairs of each set."),
     workspace: Path = WorkspaceOpt,
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = QuietOpt,
 ) -> None:
     """Import fast-detect-gpt human/AI pairs (human = arm A, AI = arm C with its generation spec)."""
-    from veribench.corpus.importers import import_fastdetectgpt
-
     chosen = [s.strip() for s in sets.split(",") if s.strip()] if sets else None
-    with _ws(workspace) as ws:
+    with open_workspace(workspace, create=True) as ws:
         _show(import_fastdetectgpt(ws, directory, chosen, pairs), quiet)
 
 
-def _documents_command(fmt: str):
-    @friendly_errors
+def _documents_command(fmt: str) -> Any:
     def cmd(
-        file: Path = typer.Argument(..., help=f"The {fmt.upper()} file (schema: docs/corpus-schema.md)."),
-        corpus: str | None = typer.Option(None, "--corpus", help="Corpus name (default: the file name stem)."),
+        file: Path = typer.Argument(..., help=f"The {fmt.upper()} file (schema: docs/corpus-schema.md).",
+                                    callback=input_path("file")),
+        corpus: str | None = CorpusOpt,
         workspace: Path = WorkspaceOpt,
         update: bool = typer.Option(False, "--update", help="Apply changed fields (label, arm, kind, subgroup, "
                                     "tags, group_key, provenance, generation) of documents already stored; "
                                     "without it each difference is reported as a conflict and not applied."),
-        quiet: bool = typer.Option(False, "--quiet", "-q"),
+        quiet: bool = QuietOpt,
     ) -> None:
-        from veribench.corpus.importers import read_documents, store_import
-
         report, docs = read_documents(file, fmt, corpus)
-        with _ws(workspace) as ws:
+        with open_workspace(workspace, create=True) as ws:
             _show(store_import(ws, report, docs, update=update), quiet)
 
     cmd.__doc__ = f"Import documents from a {fmt.upper()} file (schema: docs/corpus-schema.md)."
@@ -92,47 +103,44 @@ for _fmt in ("jsonl", "csv", "parquet"):
 
 
 @import_app.command("scores")
-@friendly_errors
 def import_scores_cmd(
-    file: Path = typer.Argument(..., help="CSV, JSON or JSONL of (doc_id, raw value, ...) records."),
-    detector: str | None = typer.Option(None, "--detector", help="Detector name for rows without one."),
+    file: Path = typer.Argument(..., help="CSV, JSON or JSONL of (doc_id, raw value, ...) records.",
+                                callback=input_path("file")),
+    detector: str | None = typer.Option(None, "--detector", "-d", help="Detector name for rows without one."),
     version: str | None = typer.Option(None, "--version", help="Detector version for rows without one."),
     scale: str | None = typer.Option(None, "--scale",
-                                        help="Native scale: p_ai, percent_ai, p_human, human_0_100, "
-                                             "zippy_confidence, ... (default p_ai)."),
+                                     help="Native scale: p_ai, percent_ai, p_human, human_0_100, "
+                                          "zippy_confidence, ... (default p_ai)."),
     value_field: str | None = typer.Option(None, "--value-field", help="Field holding the value "
-                                              "(default: raw, score or value)."),
+                                           "(default: raw, score or value)."),
     verdict_field: str | None = typer.Option(None, "--verdict-field", help="Field holding the tool's own "
-                                                "verdict. No column is ever read as a verdict unless named here "
-                                                "(a 'label' column is usually the ground truth)."),
+                                             "verdict. No column is ever read as a verdict unless named here "
+                                             "(a 'label' column is usually the ground truth)."),
     workspace: Path = WorkspaceOpt,
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = QuietOpt,
 ) -> None:
     """Import detector scores gathered elsewhere (e.g. by hand from a commercial tool)."""
-    from veribench.corpus.importers import import_scores
-
-    with _ws(workspace) as ws:
+    with open_workspace(workspace, create=True) as ws:
         _show(import_scores(ws, file, detector=detector, version=version, scale=scale, value_field=value_field,
                             verdict_field=verdict_field), quiet)
 
 
 @import_app.command("edited")
-@friendly_errors
 def import_edited_cmd(
     file: Path = typer.Argument(..., help="JSONL or CSV of {draft_id, text, [id, draft_sha256, editor, edited_at, "
-                                          "attestation, method, tags]} (docs/robustness.md)."),
+                                          "attestation, method, tags]} (docs/robustness.md).",
+                                callback=input_path("file")),
     protocol: Path | None = typer.Option(None, "--protocol", "-p", help="Protocol whose [arms] table sets the "
-                                            "edit budget (default: 10% of words, no sentence added or removed)."),
+                                         "edit budget (default: 10% of words, no sentence added or removed).",
+                                         callback=input_path("file")),
     arm: str = typer.Option("C2", "--arm", help="Arm of the edited documents."),
     corpus: str | None = typer.Option(None, "--corpus", help="Corpus name (default: the draft's corpus)."),
     workspace: Path = WorkspaceOpt,
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = QuietOpt,
 ) -> None:
     """Import human-edited versions beside their drafts (the C2 arm), each edit measured
     and held to the protocol's edit budget (outside: refused or moved, as it says)."""
-    from veribench.corpus.importers.edited import import_edited
-
-    with _ws(workspace) as ws:
+    with open_workspace(workspace, create=True) as ws:
         rep = import_edited(ws, file, protocol=protocol, arm=arm, corpus=corpus)
     if quiet:
         outcomes: dict[str, int] = {}
@@ -145,139 +153,159 @@ def import_edited_cmd(
         typer.echo(f"import id: {rep.import_id}")
 
 
-@export_app.command("documents")
-@friendly_errors
-def export_documents_cmd(
-    out: Path = typer.Option(..., "--out", "-o", help="Output JSONL file."),
-    corpus: str | None = typer.Option(None, "--corpus", help="Only this corpus."),
+@import_app.command("generated")
+def import_generated_cmd(
+    file: Path = typer.Argument(..., help="`veribench generate` output (JSONL).", callback=input_path("file")),
+    corpus: str | None = typer.Option(None, "--corpus", help="Corpus name and id prefix (default: the file stem)."),
+    arm: str = typer.Option("C", "--arm", help="Protocol arm of the generated texts."),
     workspace: Path = WorkspaceOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
-    """Write one JSON object per document (import schema plus source_id, attack, edits)."""
-    from veribench.corpus.stored import export_documents
-    from veribench.errors import InputError
-    from veribench.store import Workspace
+    """Import generated texts as AI documents, each with its generation spec (version = the server's model string)."""
+    report, docs = read_generated(file, corpus=corpus, arm=arm)
+    with open_workspace(workspace, create=True) as ws:
+        _show(store_import(ws, report, docs), quiet)
 
-    if not (workspace / "veribench.duckdb").is_file():
-        raise InputError("no workspace here", file=str(workspace))
-    with Workspace(workspace, read_only=True) as ws:
-        n = export_documents(ws, out, corpus=corpus)
-    typer.echo(f"wrote {n} documents to {out}")
+
+@import_app.command("humanized")
+def import_humanized_cmd(
+    file: Path = typer.Argument(..., help="`veribench humanize` output (JSONL); its ids are workspace document ids.",
+                                callback=input_path("file")),
+    corpus: str | None = typer.Option(None, "--corpus", help="Corpus name (default: the file stem)."),
+    arm: str | None = typer.Option(None, "--arm", help="Arm of the outputs (default: each source's arm; C2 for "
+                                                       "lightly edited AI text)."),
+    workspace: Path = WorkspaceOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    """Import humanized outputs as derived documents of their sources (tags derivation=humanize, attack=<humanizer>)."""
+    with open_workspace(workspace, create=True) as ws:
+        _show(import_humanized(ws, file, corpus=corpus, arm=arm), quiet)
+
+
+@import_app.command("cycle")
+def import_cycle_cmd(
+    directory: Path = typer.Argument(..., help="HumanizerBench-format cycle bundle (samples.json, tests.json).",
+                                     callback=input_path("folder")),
+    corpus: str | None = typer.Option(None, "--corpus", help="Corpus name and id prefix (default: the cycle name)."),
+    arm: str = typer.Option("C", "--arm", help="Arm of the samples (AI source texts)."),
+    humanized_arm: str | None = typer.Option(None, "--humanized-arm",
+                                             help="Arm of the humanized outputs (default: the sample's arm)."),
+    workspace: Path = WorkspaceOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    """Import a cycle's samples (AI documents) and complete humanizer outputs (derived documents).
+
+    (`veribench cycle add` is another thing: it adds texts to a cycle folder.)
+    """
+    report, docs = read_cycle(directory, corpus=corpus, arm=arm, humanized_arm=humanized_arm)
+    with open_workspace(workspace, create=True) as ws:
+        _show(store_import(ws, report, docs), quiet)
+
+
+@import_app.command("arm-b")
+def import_armb_cmd(workspace: Path = WorkspaceOpt,
+                    corpus: str = typer.Option("arm-b", "--corpus", help="Corpus name of the documents."),
+                    quiet: bool = QuietOpt) -> None:
+    """Import the writing app's submitted texts as arm-B human documents; apply pending withdrawals.
+
+    Reads WS/write.sqlite (`veribench write invite` made it) and writes the workspace.
+    """
+    check_workspace(workspace, store=WRITE_STORE, fix=f"invite writers first: veribench write invite -w {workspace}")
+    with open_store(workspace) as db:
+        ws = open_workspace(workspace, create=True)
+        try:
+            report, removed = armb.sync(ws, db, corpus=corpus)
+        except BaseException:
+            ws.close()
+            raise
+        armb.close_after(ws, removed)
+    if quiet:
+        typer.echo(f"write: {report.documents} documents, {len(removed)} withdrawn (import {report.import_id})")
+        return
+    report.print()
+    typer.echo(f"import id: {report.import_id}")
+    for p in removed:
+        typer.echo(f"withdrawn: {p['doc_id']} ({len(p['documents_removed'])} documents, {p['scores_removed']} "
+                   f"scores removed; logged as {p['withdrawal_id']})")
 
 
 # -- the field's public corpora (issue 16): streamed, one transaction each -------------------
-SourceArg = typer.Argument(..., help="A released file, a folder laid out as the release, or hf://datasets/<repo>.")
+SourceArg = typer.Argument(..., help="A released file, a folder laid out as the release, or hf://datasets/<repo>.",
+                           callback=input_path("path"))
 SplitOpt = typer.Option(None, "--split", help="Only this split (default: every split found).")
-NoProgressOpt = typer.Option(False, "--no-progress", help="No progress display.")
 
 
-def _corpus_command(name: str, target: str, doc: str, source: Any = SourceArg, split: bool = True,
-                    multi: bool = False):
+def _corpus_command(name: str, importer: Any, doc: str, source: Any = SourceArg, split: bool = True,
+                    multi: bool = False) -> None:
     """``veribench import NAME SOURCE [--split S]`` for one of the public corpora (``multi``:
     several SOURCE arguments)."""
 
-    def run(source: Any, corpus: str, workspace: Path, quiet: bool, no_progress: bool, **kw: Any) -> None:
-        import importlib
-
-        mod, fn = target.split(":")
-        importer = getattr(importlib.import_module(mod), fn)
-        with _ws(workspace) as ws:
-            _show(importer(ws, source, corpus=corpus, progress=not no_progress, **kw), quiet)
+    def run(source: Any, corpus: str, workspace: Path, quiet: bool, progress: bool, **kw: Any) -> None:
+        with open_workspace(workspace, create=True) as ws:
+            _show(importer(ws, source, corpus=corpus, progress=progress, **kw), quiet)
 
     corpus_opt = typer.Option(name, "--corpus", help="Corpus name stored with each document.")
     if split:
         def cmd(source: str = source, split: str | None = SplitOpt, corpus: str = corpus_opt,
-                workspace: Path = WorkspaceOpt, quiet: bool = typer.Option(False, "--quiet", "-q"),
-                no_progress: bool = NoProgressOpt) -> None:
-            run(source, corpus, workspace, quiet, no_progress, split=split)
+                workspace: Path = WorkspaceOpt, quiet: bool = QuietOpt, progress: bool = StreamProgressOpt) -> None:
+            run(source, corpus, workspace, quiet, progress, split=split)
     else:
         def cmd(source: Any = source, corpus: str = corpus_opt, workspace: Path = WorkspaceOpt,
-                quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
-            run(source, corpus, workspace, quiet, no_progress)
+                quiet: bool = QuietOpt, progress: bool = StreamProgressOpt) -> None:
+            run(source, corpus, workspace, quiet, progress)
         cmd.__annotations__["source"] = "list[str]" if multi else "str"  # typer reads the hint
 
     cmd.__doc__ = doc
     cmd.__name__ = f"import_{name}_cmd"
-    import_app.command(name)(friendly_errors(cmd))
+    import_app.command(name)(cmd)
 
 
-_corpus_command("raid", "veribench.corpus.importers.raid:import_raid",
+_corpus_command("raid", import_raid,
                 "Import RAID's released CSV (train.csv, extra.csv; hf://datasets/liamdugan/raid). Predictions "
                 "([{\"id\", \"score\"}]) then enter with `veribench import scores FILE --detector NAME`.")
-_corpus_command("mage", "veribench.corpus.importers.mage:import_mage",
+_corpus_command("mage", import_mage,
                 "Import MAGE (train/valid/test and the two wilder test sets; hf://datasets/yaful/MAGE).")
-_corpus_command("m4", "veribench.corpus.importers.m4:import_m4", "Import M4 (mbzuai-nlp/M4): each line's human and "
-                "machine text.", typer.Argument(..., help="M4 <DOMAIN>_<MODEL>.jsonl files or the data/ folder."),
-                split=False, multi=True)
-_corpus_command("detectrl", "veribench.corpus.importers.detectrl:import_detectrl",
-                "Import DetectRL's benchmark files (NLP2CT/DetectRL).",
-                typer.Argument(..., help="A <setting>_{train,test}.json file or Benchmark_Data/."), split=False)
-_corpus_command("beemo", "veribench.corpus.importers.beemo:import_beemo", "Import Beemo: human, machine, "
-                "expert-edited and LLM-edited versions of each prompt's answer.",
-                typer.Argument("hf://datasets/toloka/beemo", help="hf://datasets/toloka/beemo, a local copy of it, or a "
-                               ".parquet file."), split=False)
+_corpus_command("m4", import_m4, "Import M4 (mbzuai-nlp/M4): each line's human and machine text.",
+                typer.Argument(..., help="M4 <DOMAIN>_<MODEL>.jsonl files or the data/ folder.",
+                               callback=input_path("path")), split=False, multi=True)
+_corpus_command("detectrl", import_detectrl, "Import DetectRL's benchmark files (NLP2CT/DetectRL).",
+                typer.Argument(..., help="A <setting>_{train,test}.json file or Benchmark_Data/.",
+                               callback=input_path("path")), split=False)
+_corpus_command("beemo", import_beemo, "Import Beemo: human, machine, expert-edited and LLM-edited versions of "
+                "each prompt's answer.",
+                typer.Argument("hf://datasets/toloka/beemo", help="hf://datasets/toloka/beemo, a local copy of it, "
+                               "or a .parquet file.", callback=input_path("path")), split=False)
 
 
 @import_app.command("semeval")
-@friendly_errors
-def import_semeval_cmd(source: str = typer.Argument(..., help="A subtask{A,B,C}_*.jsonl file or a folder of them."),
-                       subtask: str | None = typer.Option(None, "--subtask", help="A, B or C (default: file name)."),
-                       split: str | None = typer.Option(None, "--split", help="train, dev or test (default: file name)."),
-                       gold: Path | None = typer.Option(None, "--gold", help="Gold labels ({id, label} lines) of a test file."),
-                       corpus: str = typer.Option("semeval2024-task8", "--corpus"), workspace: Path = WorkspaceOpt,
-                       quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
+def import_semeval_cmd(
+    source: str = typer.Argument(..., help="A subtask{A,B,C}_*.jsonl file or a folder of them.",
+                                 callback=input_path("path")),
+    subtask: str | None = typer.Option(None, "--subtask", help="A, B or C (default: from the file name)."),
+    split: str | None = typer.Option(None, "--split", help="train, dev or test (default: from the file name)."),
+    gold: Path | None = typer.Option(None, "--gold", help="Gold labels ({id, label} lines) of a test file.",
+                                     callback=input_path("file")),
+    corpus: str = typer.Option("semeval2024-task8", "--corpus", help="Corpus name stored with each document."),
+    workspace: Path = WorkspaceOpt,
+    quiet: bool = QuietOpt,
+    progress: bool = StreamProgressOpt,
+) -> None:
     """Import SemEval-2024 Task 8 (subtasks A, B; C as mixed texts with their human/machine boundary)."""
-    from veribench.corpus.importers.semeval import import_semeval
-
-    with _ws(workspace) as ws:
+    with open_workspace(workspace, create=True) as ws:
         _show(import_semeval(ws, source, subtask=subtask, split=split, gold=gold, corpus=corpus,
-                             progress=not no_progress), quiet)
+                             progress=progress), quiet)
 
 
 @import_app.command("hc3")
-@friendly_errors
-def import_hc3_cmd(source: str = SourceArg,
-                   config: str | None = typer.Option(None, "--config", help="One source file (finance, ...; all)."),
-                   language: str | None = typer.Option(None, "--language", help="en or zh (default: from the source)."),
-                   corpus: str = typer.Option("hc3", "--corpus"), workspace: Path = WorkspaceOpt,
-                   quiet: bool = typer.Option(False, "--quiet", "-q"), no_progress: bool = NoProgressOpt) -> None:
-    """Import HC3 (hf://datasets/Hello-SimpleAI/HC3 or HC3-Chinese): every human and ChatGPT answer."""
-    from veribench.corpus.importers.hc3 import import_hc3
-
-    with _ws(workspace) as ws:
-        _show(import_hc3(ws, source, config=config, language=language, corpus=corpus, progress=not no_progress),
-              quiet)
-
-
-@export_app.command("scores")
-@friendly_errors
-def export_scores(
-    out: Path = typer.Option(..., "--out", "-o", help="Output file: .csv or .parquet."),
-    run: str | None = typer.Option(None, "--run", help="Export one evaluation run (its tag or id; the newest "
-                                      "run of a tag): each document x detector it evaluated, with the split side, "
-                                      "the rule, the threshold, counted/flagged and the exclusion reason."),
+def import_hc3_cmd(
+    source: str = SourceArg,
+    config: str | None = typer.Option(None, "--config", help="One source file (finance, ...; default: all)."),
+    language: str | None = typer.Option(None, "--language", help="en or zh (default: from the source)."),
+    corpus: str = typer.Option("hc3", "--corpus", help="Corpus name stored with each document."),
     workspace: Path = WorkspaceOpt,
+    quiet: bool = QuietOpt,
+    progress: bool = StreamProgressOpt,
 ) -> None:
-    """Write raw per-document scores (one row per document x detector, with text_differs), or one run's rows."""
-    from veribench.errors import InputError
-    from veribench.store import Workspace
-
-    if out.suffix.lower() not in (".csv", ".parquet"):
-        raise InputError("export format must be .csv or .parquet", file=str(out))
-    if not (workspace / "veribench.duckdb").is_file():
-        raise InputError("no workspace here", file=str(workspace))
-    with Workspace(workspace, read_only=True) as ws:
-        if run is not None:
-            from veribench.evaluate.run import export_run
-
-            p, n, run_id = export_run(ws, run, out)
-            typer.echo(f"wrote {n} rows of run {run_id} to {p}")
-            return
-        p = ws.export_scores(out)
-        n = ws.query(f"SELECT count(*) FROM ({ws.RAW_SCORES_SQL})")[0][0]
-    typer.echo(f"wrote {n} rows to {p}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``import`` and ``export`` to the root app."""
-    app.add_typer(import_app, name="import")
-    app.add_typer(export_app, name="export")
+    """Import HC3 (hf://datasets/Hello-SimpleAI/HC3 or HC3-Chinese): every human and ChatGPT answer."""
+    with open_workspace(workspace, create=True) as ws:
+        _show(import_hc3(ws, source, config=config, language=language, corpus=corpus, progress=progress), quiet)

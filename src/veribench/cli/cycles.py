@@ -1,32 +1,58 @@
-"""CLI group: humanizer cycles (``veribench verify`` and ``veribench cycle ...``)."""
+"""CLI group ``veribench cycle ...``: humanizer benchmark cycles (commit-reveal).
+
+``cycle add`` puts source texts and humanizer outputs into a cycle *folder*; ``veribench
+import cycle`` is the import of a cycle bundle into a *workspace* (one verb per source of
+imports, docs/cli.md). ``veribench verify`` checks published cycles.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Literal
 
 import typer
 
-from veribench.cli.common import WorkspaceOpt, friendly_errors
+from veribench.bundles.jscompat import dumps_js
+from veribench.cli.common import ProgressOpt, WorkspaceOpt, input_path, open_workspace, out_opt, progress, settings
+from veribench.cycles.create import (
+    derive_prompts,
+    import_outputs,
+    import_samples,
+    new_cycle,
+    publish_cycle,
+    score_directory,
+)
+from veribench.cycles.rescore import measure_cycle, rescore_bundle
 
 cycle_app = typer.Typer(help="Create, publish, score and re-score humanizer benchmark cycles (commit-reveal).",
                         no_args_is_help=True)
 
+CycleArg = typer.Argument(..., help="The cycle folder.", callback=input_path("folder"))
+SecretsOpt = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR",
+                          help="Private folder holding the cycle's nonce (default: the user's veribench secrets "
+                               "folder).")
+DetectorsOpt = typer.Option(["zippy"], "--detector", "-d", help="Registry detector name (repeatable).")
+SetOpt = typer.Option([], "--set", help="Detector setting key=value (repeatable; applies to every --detector).")
+MappingOpt = typer.Option("auto", "--mapping", help="Human likelihood of detectors without a P(AI): auto "
+                          "(probability, else verdict), verdict, or sigmoid:T[:C] on the signed score.")
+JudgeOpt = typer.Option([], "--judge-set", help="Readability judge setting key=value (base_url, model, provider).")
+Readability = Literal["published", "judge", "none"]
+
 
 @cycle_app.command("new")
-@friendly_errors
 def cycle_new(
     name: str = typer.Argument(..., help="Cycle name, e.g. \"January 2027\" (quote names with spaces)."),
     directory: Path = typer.Argument(..., help="Folder to create for the cycle (must not exist or be empty)."),
-    templates: Path = typer.Option(..., "--templates", help="templates.json: [{slug, category, prompt_text}]."),
-    banks: Path = typer.Option(..., "--banks", help="banks.json: {TOKEN: [value, ...]}."),
-    prompt_set_version: str = typer.Option("1.0.0", "--prompt-set-version"),
+    templates: Path = typer.Option(..., "--templates", help="templates.json: [{slug, category, prompt_text}].",
+                                   callback=input_path("file")),
+    banks: Path = typer.Option(..., "--banks", help="banks.json: {TOKEN: [value, ...]}.", callback=input_path("file")),
+    prompt_set_version: str = typer.Option("1.0.0", "--prompt-set-version",
+                                           help="Version of the prompt set, recorded in commit.json."),
     secrets_dir: Path | None = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR",
-                                               help="Private folder for the nonce (mode 0700; file 0600)."),
+                                            help="Private folder for the nonce (mode 0700; file 0600)."),
 ) -> None:
     """Start a cycle: draw a secret 32-byte nonce and write commit.json with its SHA-256."""
-    from veribench.cycles.create import new_cycle
-
     commit = new_cycle(name, directory, templates, banks, prompt_set_version=prompt_set_version,
                        secrets_dir=secrets_dir)
     typer.echo(f"cycle {name!r} started in {directory}; committed hash {commit['committed_hash']}")
@@ -34,16 +60,12 @@ def cycle_new(
 
 
 @cycle_app.command("prompts")
-@friendly_errors
 def cycle_prompts(
-    directory: Path = typer.Argument(..., help="The cycle folder."),
-    out: Path | None = typer.Option(None, "--out", help="Write the prompts (JSON) here instead of stdout."),
-    secrets_dir: Path | None = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR"),
+    directory: Path = CycleArg,
+    out: Path | None = out_opt("Write the prompts (JSON) to this file instead of standard output.", None),
+    secrets_dir: Path | None = SecretsOpt,
 ) -> None:
     """Derive this cycle's prompts for the operator (private until publish)."""
-    from veribench.bundles.jscompat import dumps_js
-    from veribench.cycles.create import derive_prompts
-
     prompts = derive_prompts(directory, secrets_dir=secrets_dir)
     text = dumps_js(prompts)
     if out is None:
@@ -53,18 +75,22 @@ def cycle_prompts(
         typer.echo(f"{len(prompts)} prompts written to {out}")
 
 
-@cycle_app.command("import")
-@friendly_errors
-def cycle_import(
-    directory: Path = typer.Argument(..., help="The cycle folder."),
+@cycle_app.command("add")
+def cycle_add(
+    directory: Path = CycleArg,
     samples: Path | None = typer.Option(None, "--samples", help="Source texts: JSON or CSV "
-                                           "(id, prompt_slug, input_text[, source_model_slug])."),
+                                        "(id, prompt_slug, input_text[, source_model_slug]).",
+                                        callback=input_path("file")),
     outputs: Path | None = typer.Option(None, "--outputs", help="Humanizer outputs: JSON or CSV "
-                                           "(sample_id, humanizer_slug, output_text[, status, failure_reason_code])."),
+                                        "(sample_id, humanizer_slug, output_text[, status, failure_reason_code]).",
+                                        callback=input_path("file")),
 ) -> None:
-    """Import source texts and hand-run humanizer outputs into a cycle (flags computed)."""
-    from veribench.cycles.create import import_outputs, import_samples
+    """Add source texts and hand-run humanizer outputs to a cycle folder (flags computed).
 
+    (Was `cycle import`; `veribench import cycle` imports a cycle bundle into a workspace.)
+    """
+    if samples is None and outputs is None:
+        raise typer.BadParameter("give --samples, --outputs or both", param_hint="--samples")
     if samples:
         n = import_samples(directory, samples)
         typer.echo(f"{n} samples imported")
@@ -73,68 +99,53 @@ def cycle_import(
         typer.echo(f"{n} tests imported")
 
 
-def _measure_opts(detector: list[str], set_: list[str], embedder: str, readability: str):
-    from veribench.registry import parse_settings
-
-    settings = parse_settings(set_)
-    return [(d, settings) for d in detector], embedder, readability
-
-
-MappingOpt = typer.Option("auto", "--mapping", help="Human likelihood of detectors without a P(AI): auto "
-                          "(probability, else verdict), verdict, or sigmoid:T[:C] on the signed score.")
-JudgeOpt = typer.Option([], "--judge-set", help="Readability judge setting key=value (base_url, model, provider).")
+def _detectors(detector: list[str], set_: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    conf = settings(set_)
+    return [(d, conf) for d in detector]
 
 
 @cycle_app.command("measure")
-@friendly_errors
 def cycle_measure(
-    directory: Path = typer.Argument(..., help="The cycle folder (tests imported)."),
-    detector: list[str] = typer.Option(["zippy"], "--detector", help="Registry detector name (repeatable)."),
-    set_: list[str] = typer.Option([], "--set", help="Detector setting key=value (applies to every --detector)."),
-    embedder: str = typer.Option("minilm", "--embedder", help="Embedder for meaning preservation."),
-    readability: str = typer.Option("none", "--readability", help="none | judge | published"),
+    directory: Path = typer.Argument(..., help="The cycle folder (tests imported).", callback=input_path("folder")),
+    detector: list[str] = DetectorsOpt,
+    set_: list[str] = SetOpt,
+    embedder: str = typer.Option("minilm", "--embedder", help="Embedder for meaning preservation: minilm (offline) "
+                                 "or openai-3-large."),
+    readability: Readability = typer.Option("none", "--readability", help="Readability: none, judge (the LLM "
+                                            "judge) or published (the cycle's own scores)."),
     mapping: str = MappingOpt,
     judge_set: list[str] = JudgeOpt,
     workspace: Path = WorkspaceOpt,
+    show_progress: bool = ProgressOpt,
 ) -> None:
     """Score the cycle's humanizer outputs with veribench's detectors, embedder and readability."""
-    from veribench.cycles.rescore import measure_cycle
-    from veribench.registry import parse_settings
-    from veribench.store import Workspace
-
-    dets, emb, read = _measure_opts(detector, set_, embedder, readability)
-    with Workspace(workspace) as ws:
-        summary = measure_cycle(directory, ws, detectors=dets, embedder=emb, readability=read, mapping=mapping,
-                                judge_settings=parse_settings(judge_set))
+    dets = _detectors(detector, set_)
+    with progress("cycle measure", show_progress), open_workspace(workspace, create=True) as ws:
+        summary = measure_cycle(directory, ws, detectors=dets, embedder=embedder, readability=readability,
+                                mapping=mapping, judge_settings=settings(judge_set, "--judge-set"))
     typer.echo(json.dumps(summary, indent=2))
 
 
 @cycle_app.command("publish")
-@friendly_errors
 def cycle_publish(
-    directory: Path = typer.Argument(..., help="The cycle folder."),
-    secrets_dir: Path | None = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR"),
+    directory: Path = CycleArg,
+    secrets_dir: Path | None = SecretsOpt,
 ) -> None:
     """Close the cycle: reveal the nonce, freeze the files, write the manifest and leaderboard."""
-    from veribench.cycles.create import publish_cycle
-
     lb = publish_cycle(directory, secrets_dir=secrets_dir)
     typer.echo(f"published {lb['cycle']!r}: {len(lb['humanizers'])} humanizers ranked, "
                f"{len(lb['unavailable_humanizers'])} unavailable; run `veribench verify {directory}`")
 
 
 @cycle_app.command("score")
-@friendly_errors
 def cycle_score(
-    directory: Path = typer.Argument(..., help="A cycle folder with samples, tests and detector scores."),
-    out: Path | None = typer.Option(None, "--out", help="Write the leaderboard JSON here (default stdout)."),
+    directory: Path = typer.Argument(..., help="A cycle folder with samples, tests and detector scores.",
+                                     callback=input_path("folder")),
+    out: Path | None = out_opt("Write the leaderboard JSON to this file (default: standard output).", None),
     seed: int = typer.Option(20260701, "--seed", help="Bootstrap seed (recorded)."),
-    resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples (recorded)."),
+    resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples (recorded)."),
 ) -> None:
     """Leaderboard in the published shape, with seeded bootstrap 95% intervals."""
-    from veribench.bundles.jscompat import dumps_js
-    from veribench.cycles.create import score_directory
-
     lb = score_directory(directory, seed=seed, n_resamples=resamples)
     text = dumps_js(lb)
     if out is None:
@@ -145,34 +156,27 @@ def cycle_score(
 
 
 @cycle_app.command("rescore")
-@friendly_errors
 def cycle_rescore(
-    bundle: Path = typer.Argument(..., help="A published cycle bundle (e.g. HumanizerBench July 2026)."),
-    out: Path = typer.Option(..., "--out", help="New folder for the re-scored veribench bundle."),
-    detector: list[str] = typer.Option(["zippy"], "--detector", help="Registry detector name (repeatable)."),
-    set_: list[str] = typer.Option([], "--set", help="Detector setting key=value (applies to every --detector)."),
+    bundle: Path = typer.Argument(..., help="A published cycle bundle (e.g. HumanizerBench July 2026).",
+                                  callback=input_path("folder")),
+    out: Path = out_opt("New folder for the re-scored veribench bundle."),
+    detector: list[str] = DetectorsOpt,
+    set_: list[str] = SetOpt,
     embedder: str = typer.Option("minilm", "--embedder", help="minilm (offline) or openai-3-large."),
-    readability: str = typer.Option("published", "--readability", help="published | judge | none"),
-    limit: int | None = typer.Option(None, "--limit", help="Only the first N samples (quick looks)."),
+    readability: Readability = typer.Option("published", "--readability", help="Readability: published (the "
+                                            "bundle's own scores), judge (the LLM judge) or none."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N samples (quick looks)."),
     mapping: str = MappingOpt,
     judge_set: list[str] = JudgeOpt,
     workspace: Path = WorkspaceOpt,
+    show_progress: bool = ProgressOpt,
 ) -> None:
     """Re-score a bundle's humanizer outputs with veribench's own parts; publish and compare rankings."""
-    from veribench.cycles.rescore import rescore_bundle
-    from veribench.registry import parse_settings
-    from veribench.store import Workspace
-
-    dets, emb, read = _measure_opts(detector, set_, embedder, readability)
-    with Workspace(workspace) as ws:
-        res = rescore_bundle(bundle, out, ws, detectors=dets, embedder=emb, readability=read, limit=limit,
-                             mapping=mapping, judge_settings=parse_settings(judge_set))
+    dets = _detectors(detector, set_)
+    with progress("cycle rescore", show_progress), open_workspace(workspace, create=True) as ws:
+        res = rescore_bundle(bundle, out, ws, detectors=dets, embedder=embedder, readability=readability,
+                             limit=limit, mapping=mapping, judge_settings=settings(judge_set, "--judge-set"))
     typer.echo(res["table"])
     typer.echo(f"Kendall's tau (published vs veribench ranking): {res['kendall_tau']:.4f} "
                f"(p = {res['kendall_p']:.4g}, n = {res['n_common']})")
     typer.echo(f"bundle written to {out}; run `veribench verify \"{out}\"`")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``cycle`` sub-app to the root app (``veribench verify`` lives in :mod:`veribench.cli.verify`)."""
-    app.add_typer(cycle_app, name="cycle")

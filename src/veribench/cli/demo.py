@@ -8,15 +8,33 @@ source checkout; ``veribench demo --show-data`` prints that folder.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import threading
 import time
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from veribench.cli.common import WorkspaceOpt, friendly_errors
+from veribench import registry
+from veribench.attacks import attack_documents
+from veribench.attacks.base import AttackError
+from veribench.cli.common import ProgressOpt, WorkspaceOpt, open_workspace, out_opt, progress
+from veribench.commit import commit
+from veribench.console import wide_console
+from veribench.corpus.importers import import_fastdetectgpt, import_liang2023
+from veribench.detectors.base import submitted_text
+from veribench.detectors.local import models
+from veribench.detectors.local.engine.schedule import cancelled_by, report_progress
+from veribench.errors import RegistryError
+from veribench.evaluate import evaluate_workspace
+from veribench.evaluate.split import split_documents
+from veribench.evaluate.run import load_documents, unscored_documents
+from veribench.evaluate.tables import print_tables, print_warnings, write_outputs
 from veribench.heap import CollectionPause
+from veribench.protocol.model import load_protocol
 
 #: The offline model the demo's zero-shot detectors run on.
 DEMO_MODEL = "smollm2"
@@ -37,8 +55,6 @@ def demo_data_dir() -> Path:
     Raises:
         FileNotFoundError: the installation lacks its package data (naming where it looked).
     """
-    from importlib.resources import files
-
     p = Path(str(files("veribench").joinpath("data", "demo")))
     if not (p / "protocols" / "demo.toml").is_file():
         raise FileNotFoundError(f"the demo data is missing from this installation of veribench (looked in {p}); "
@@ -56,8 +72,9 @@ class _Prefetch:
     An error here is dropped: the scoring step loads and forwards again itself and
     reports its own error."""
 
-    def __init__(self, gc_pause: CollectionPause | None = None) -> None:
+    def __init__(self, gc_pause: CollectionPause | None = None, show_progress: bool = True) -> None:
         self._gc = gc_pause
+        self._show = show_progress
         self._ready = threading.Event()
         self._cancel = threading.Event()
         self._job: tuple[Any, list[str], Any] | None = None
@@ -65,19 +82,17 @@ class _Prefetch:
         self.thread.start()
 
     def _run(self) -> None:
-        from veribench.detectors.local.engine.schedule import cancelled_by, report_progress
-        from veribench.detectors.local.models import load_causal_lm
-
         try:
             try:
-                load_causal_lm(DEMO_MODEL, device="auto", dtype="auto")
+                models.load_causal_lm(DEMO_MODEL, device="auto", dtype="auto")
             finally:
                 if self._gc is not None:
                     self._gc.resume()
             self._ready.wait()
             if self._job is not None and not self._cancel.is_set():
                 det, texts, sink = self._job
-                with report_progress(sink, interval=3.0), cancelled_by(self._cancel):
+                lines = report_progress(sink, interval=3.0) if self._show else contextlib.nullcontext()
+                with lines, cancelled_by(self._cancel):
                     det.warm(texts)
         except BaseException:
             pass
@@ -85,11 +100,6 @@ class _Prefetch:
     def submit(self, ws, proto, sink) -> int:
         """Start the forward passes of ``proto``'s first zero-shot detector on the texts it
         has yet to score (read here, on the calling thread); returns how many."""
-        from veribench import registry
-        from veribench.detectors.base import submitted_text
-        from veribench.errors import RegistryError
-        from veribench.evaluate.run import unscored_documents
-
         for e in proto.detectors:
             try:
                 factory = registry.get("detector", e.name)
@@ -116,13 +126,13 @@ class _Prefetch:
         self._ready.set()
 
 
-@friendly_errors
 def demo_cmd(
     workspace: Path = WorkspaceOpt,
-    out: Path = typer.Option(Path("veribench-report"), "--out", help="Report folder (Markdown, CSV, JSON, HTML)."),
+    out: Path = out_opt("Report folder (Markdown, CSV, JSON, HTML).", Path("veribench-report")),
     no_models: bool = typer.Option(False, "--no-models", help="Skip the SmolLM2 zero-shot detectors."),
     show_data: bool = typer.Option(False, "--show-data", help="Print the folder holding the demo data and exit."),
-):
+    show_progress: bool = ProgressOpt,
+) -> None:
     """Benchmark detectors on two bundled real corpora, offline, and print Table 1 and Table 2.
 
     Imports the Liang et al. 2023 essays with seven commercial detectors' recorded
@@ -131,6 +141,7 @@ def demo_cmd(
     ZipPy (and, with the `models` extra, five zero-shot detectors on SmolLM2-135M)
     locally, evaluates under the bundled, committed protocol (pairwise comparisons, the
     TOEFL vs US-essay false-positive gap, robustness rows) and writes a report folder.
+    The workspace is created when missing.
     """
     ex = demo_data_dir()
     if show_data:
@@ -140,11 +151,6 @@ def demo_cmd(
     startup_gc = CollectionPause()  # the imports below run with no full collection
     prefetch: _Prefetch | None = None
     try:
-        # the model starts loading (background thread) before the evaluation's own imports
-        from veribench.console import wide_console
-        from veribench.detectors.local import models
-        from veribench.store import Workspace
-
         con = wide_console()
         missing = [] if no_models else models.missing_packages(DEMO_MODEL)
         use_models = not no_models and not missing
@@ -155,17 +161,11 @@ def demo_cmd(
         note = lambda m: con.print(f"[dim]{m}[/]")  # noqa: E731
         models.LOAD_LOG.append(note)
         try:
-            with Workspace(workspace) as ws:
+            with progress("demo", show_progress), open_workspace(workspace, create=True) as ws:
                 done = {r[0] for r in ws.query("SELECT DISTINCT corpus FROM documents")}
                 # a fresh workspace will need the model: load it while the corpora are imported
-                prefetch = _Prefetch(startup_gc) if use_models and "fastdetectgpt" not in done else None
-                from veribench.commit import commit
-                from veribench.corpus.importers import import_fastdetectgpt, import_liang2023
-                from veribench.detectors.local.engine.schedule import report_progress
-                from veribench.evaluate import evaluate_workspace
-                from veribench.evaluate.tables import print_tables, print_warnings, write_outputs
-                from veribench.protocol.model import load_protocol
-
+                prefetch = _Prefetch(startup_gc, show_progress) if use_models and "fastdetectgpt" not in done \
+                    else None
                 con.rule("[bold]1. Import the bundled corpora")
                 if "liang2023" not in done:
                     rep = import_liang2023(ws, ex / "liang2023")
@@ -192,7 +192,9 @@ def demo_cmd(
                 else:
                     startup_gc.resume()
                 try:
-                    with report_progress(show, interval=3.0, console=con):
+                    lines = report_progress(show, interval=3.0, console=con) if show_progress \
+                        else contextlib.nullcontext()
+                    with lines:
                         res = evaluate_workspace(ws, proto, allow_scoring=True, progress=False, log=con.print)
                 except BaseException:
                     if prefetch is not None:  # an error or Ctrl-C: stop the background passes, do not wait
@@ -220,12 +222,6 @@ def attack_sources(ws, proto_path: Path) -> list[str]:
     :data:`DEMO_ATTACK_PER_SET` AI texts of the test split in SHA-256 order of their ids.
     The split is the evaluation's own (``evaluate.split.split_documents`` under the demo
     protocol), so every attacked text pairs with its source in the robustness rows."""
-    import hashlib
-
-    from veribench.evaluate.run import load_documents
-    from veribench.evaluate.split import split_documents
-    from veribench.protocol.model import load_protocol
-
     proto = load_protocol(proto_path)
     docs = load_documents(ws, proto)
     _, calib, _ = split_documents(docs, proto)
@@ -244,9 +240,6 @@ def _attack(ws, con, proto_path: Path) -> None:
     """Derive the demo's attacked texts (:data:`DEMO_ATTACKS` of :func:`attack_sources`);
     each already derived is kept (a second run derives nothing). An attack whose optional
     package is missing is skipped with the package named."""
-    from veribench.attacks import attack_documents
-    from veribench.attacks.base import AttackError
-
     ids = attack_sources(ws, proto_path)
     for name in DEMO_ATTACKS:
         try:
@@ -255,7 +248,3 @@ def _attack(ws, con, proto_path: Path) -> None:
             con.print(f"[yellow]attack {name} skipped: {e}[/]")
             continue
         con.print(rep.line())
-
-
-def register(app: typer.Typer) -> None:
-    app.command("demo")(demo_cmd)

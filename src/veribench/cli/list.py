@@ -1,8 +1,9 @@
 """CLI group ``list``: every plug-in with its settings, its default decision rule and the rule's source.
 
-    veribench list detectors [--json]
-    veribench list humanizers [--json]
-    veribench list corpora [-w WS] [--json]
+    veribench list detectors [--format json]
+    veribench list humanizers [--format json]
+    veribench list attacks [--format json]
+    veribench list corpora [-w WS] [--format json]
 
 Nothing here restates a rule: settings come from each plug-in's signature and setting
 tables (``vendor_settings``, ``OPERATIONAL``), and rules from the data they live in: the
@@ -15,16 +16,26 @@ third-party plug-in may declare ``default_rule = {"rule": ..., "source": ...}`` 
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
-import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import typer
+from typer.main import get_command
 
-from veribench.cli.common import friendly_errors
+from veribench import attacks, registry
+from veribench.cli.common import FormatOpt, OutputFormat, check_workspace, print_json
+from veribench.cli.corpus import import_app
+from veribench.detectors.api.base import OPERATIONAL
+from veribench.detectors.api.http import env_var
+from veribench.detectors.local.hf_classifier import KNOWN_CLASSIFIERS
+from veribench.detectors.local.zeroshot import BINOCULARS_THRESHOLDS, FAST_DETECTGPT_CALIBRATION, STATISTICS
+from veribench.protocol.model import AI_VERDICTS, DEFAULT_THRESHOLD
+from veribench.store.workspace import DB_NAME, DEFAULT_WORKSPACE, Workspace
+from veribench.text.hazards import CANONICALIZE_MODES, SETTING
 
 list_app = typer.Typer(help="List plug-ins and corpora: settings, default decision rule and where it comes from.",
                        no_args_is_help=True)
@@ -58,28 +69,11 @@ def _first_line(doc: str | None) -> str:
     return (inspect.cleandoc(doc).split("\n\n")[0].replace("\n", " ") if doc else "").strip()
 
 
-def _params(fn: Any, skip: set[str]) -> tuple[list[dict[str, Any]], str | None]:
-    """Explicit parameters of ``fn`` (name, default) and the name of its ``**kwargs``, if any."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return [], None
-    out, var = [], None
-    for p in sig.parameters.values():
-        if p.name in skip or p.name == "self":
-            continue
-        if p.kind == p.VAR_KEYWORD:
-            var = p.name
-        elif p.kind != p.VAR_POSITIONAL:
-            out.append({"name": p.name, "default": _jsonable(p.default)})
-    return out, var
-
-
 def settings_of(factory: Any) -> tuple[list[dict[str, Any]], list[str]]:
     """The settings a factory takes, with defaults; ``spec`` says whether a setting enters the spec
-    (``False`` for operational settings), where the plug-in says so."""
-    from veribench.detectors.api.base import OPERATIONAL
-
+    (``False`` for operational settings), where the plug-in says so. The generic case is
+    :func:`veribench.registry.settings_of` (the one reading of a factory's settings, also
+    behind the "did you mean" of a misspelled ``--set`` key)."""
     notes: list[str] = []
     if isinstance(factory, type) and hasattr(factory, "vendor_settings"):  # HTTP adapters
         info = getattr(factory, "info", None)
@@ -88,52 +82,27 @@ def settings_of(factory: Any) -> tuple[list[dict[str, Any]], list[str]]:
         hi = info.max_chars if info is not None else getattr(factory, "max_chars", None)
         rows = [{"name": "base_url", "default": base, "spec": True}, {"name": "min_chars", "default": lo, "spec": True},
                 {"name": "max_chars", "default": hi, "spec": True}]
-        extra, _ = _params(factory.__init__, {"base_url", "min_chars", "max_chars"})
-        rows += [{**r, "spec": True} for r in extra]
+        extra, _ = registry.settings_of(factory)
+        rows += [{"name": p.name, "default": _jsonable(p.default), "spec": True} for p in extra
+                 if p.name not in ("base_url", "min_chars", "max_chars")]
         rows += [{"name": k, "default": _jsonable(v), "spec": True} for k, v in factory.vendor_settings.items()]
         rows += [{"name": k, "default": _jsonable(v), "spec": False} for k, v in OPERATIONAL.items()]
         notes.append("keys come only from the environment: " + _env_var(factory))
         return rows, notes
-    fn = factory
-    skip: set[str] = set()
-    rows, var = _params(fn, skip)
-    seen = {r["name"] for r in rows}
-    # follow **kwargs into the class the factory returns and up its bases
-    target = factory if isinstance(factory, type) else None
-    if target is None and var is not None:
-        try:
-            ret = typing.get_type_hints(fn).get("return")
-        except Exception:
-            ret = None
-        target = ret if isinstance(ret, type) else None
-        if target is not None:
-            skip = {"statistic"}
-    if target is not None and var is not None or (isinstance(factory, type) and var is not None):
-        for cls in (target or factory).__mro__:
-            if "__init__" not in vars(cls) or cls is object:
-                continue
-            more, var2 = _params(vars(cls)["__init__"], skip | seen)
-            rows += more
-            seen |= {r["name"] for r in more}
-            if var2 is None:
-                var = None
-                break
-    if var is not None:
-        notes.append(f"further settings are passed on as **{var}")
+    params, var = registry.settings_of(factory)
+    rows = [{"name": p.name, "default": _jsonable(p.default)} for p in params]
+    if var:
+        notes.append("further settings are passed on as **kwargs")
     return rows, notes
 
 
 def _env_var(factory: Any) -> str:
-    from veribench.detectors.api.http import env_var
-
     name = factory.info.name if hasattr(factory, "info") else getattr(factory, "name", "")
     return env_var(name)
 
 
 def default_rule(kind: str, name: str, factory: Any) -> tuple[str, str, list[str]]:
     """(rule, source, notes) of a plug-in's default decision rule, from the data it lives in."""
-    from veribench.protocol.model import AI_VERDICTS, DEFAULT_THRESHOLD
-
     declared = getattr(factory, "default_rule", None)
     if isinstance(declared, dict) and declared.get("rule"):
         return str(declared["rule"]), str(declared.get("source", "declared by the plug-in")), []
@@ -158,26 +127,18 @@ def default_rule(kind: str, name: str, factory: Any) -> tuple[str, str, list[str
         return ("verdict = AI (ZipPy's own rule: signed compression delta > 0)", verdict_src +
                 "; upstream rule: thinkst/zippy zippy.py run_on_text_chunked", ["no probability: none is invented"])
     if name == "binoculars":
-        from veribench.detectors.local.zeroshot import BINOCULARS_THRESHOLDS
-
         modes = ", ".join(f"{k}: B < {v:.4f}" for k, v in BINOCULARS_THRESHOLDS.items())
         return (f"verdict = AI when the Binoculars score B is below the mode's threshold ({modes}; setting mode)",
                 verdict_src + "; thresholds: ahans30/Binoculars binoculars/detector.py (falcon-7b pair, bf16)", [])
     if name == "fast-detectgpt":
-        from veribench.detectors.local.zeroshot import FAST_DETECTGPT_CALIBRATION
-
         pairs = ", ".join(f"{a}/{b}" for a, b in FAST_DETECTGPT_CALIBRATION)
         return (f"{prob[0]} for the model pairs with a published mapping ({pairs}); otherwise none: declare a "
                 "threshold in a protocol or fit one on the calibration split",
                 prob[1] + "; mapping: baoguangsheng/fast-detect-gpt scripts/local_infer.py", [])
     if name == "hf-classifier":
-        from veribench.detectors.local.hf_classifier import KNOWN_CLASSIFIERS
-
         own = "; ".join(f"{m}: P(AI) >= {r['threshold']:g} ({r['source']})" for m, r in KNOWN_CLASSIFIERS.items())
         return prob[0], prob[1], [f"the model's own verdict threshold (stored as verdict): {own}"]
     if module.endswith(".zeroshot"):
-        from veribench.detectors.local.zeroshot import STATISTICS
-
         st = STATISTICS.get(name)
         src = st.source if st else "the statistic's paper"
         return ("none: no published threshold for this statistic; declare one in a protocol "
@@ -192,8 +153,6 @@ def default_rule(kind: str, name: str, factory: Any) -> tuple[str, str, list[str
 
 def plugin_infos(kind: str) -> list[PluginInfo]:
     """:class:`PluginInfo` of every registered plug-in of ``kind`` (built-ins, runtime, entry points)."""
-    from veribench import registry
-
     out = []
     for name in registry.names(kind):
         target = registry.BUILTINS.get(kind, {}).get(name) or "entry point / runtime"
@@ -205,8 +164,6 @@ def plugin_infos(kind: str) -> list[PluginInfo]:
         base = getattr(factory, "__wrapped__", factory)  # detectors: the canonicalize wrapper
         settings, notes = settings_of(base)
         if base is not factory:
-            from veribench.text.hazards import CANONICALIZE_MODES, SETTING
-
             settings.append({"name": SETTING, "default": "none", "spec": True,
                              "choices": list(CANONICALIZE_MODES)})
             notes.append(f"{SETTING} (every detector): {' | '.join(CANONICALIZE_MODES)}; docs/hazards.md")
@@ -219,12 +176,6 @@ def plugin_infos(kind: str) -> list[PluginInfo]:
 def corpus_infos(ws_path: Path | None) -> dict[str, Any]:
     """The corpus importers (the ``import`` commands, with their options) and, when a
     workspace exists, the corpora stored in it with documents per label and arm."""
-    import importlib
-
-    from typer.main import get_command
-
-    from veribench.cli.corpus import import_app
-
     grp = get_command(import_app)
     importers = []
     for name, cmd in sorted(grp.commands.items()):  # type: ignore[attr-defined]
@@ -249,9 +200,7 @@ def corpus_infos(ws_path: Path | None) -> dict[str, Any]:
         importers.append({"name": name, "summary": _first_line(cmd.help), "settings": opts, "rule": rule,
                           "rule_source": source})
     stored: list[dict[str, Any]] = []
-    if ws_path is not None and (ws_path / "veribench.duckdb").is_file():
-        from veribench.store import Workspace
-
+    if ws_path is not None and (ws_path / DB_NAME).is_file():
         with Workspace(ws_path, read_only=True) as ws:
             rows = ws.query("SELECT coalesce(corpus, '(none)'), label, coalesce(arm, '(none)'), count(*) "
                             "FROM documents GROUP BY 1, 2, 3 ORDER BY 1, 2, 3")
@@ -275,10 +224,10 @@ def _fmt_settings(rows: list[dict[str, Any]]) -> str:
     return ", ".join(parts) or "(none)"
 
 
-def _show_plugins(kind: str, as_json: bool) -> None:
+def _show_plugins(kind: str, fmt: str) -> None:
     infos = plugin_infos(kind)
-    if as_json:
-        typer.echo(json.dumps([asdict(i) for i in infos], indent=2, ensure_ascii=False))
+    if fmt == "json":
+        print_json([asdict(i) for i in infos])
         return
     for i in infos:
         typer.secho(f"{i.name}", bold=True)
@@ -293,33 +242,56 @@ def _show_plugins(kind: str, as_json: bool) -> None:
         typer.echo("")
 
 
+def attack_infos() -> list[dict[str, Any]]:
+    """Every attack with RAID's default parameters (``veribench list attacks``)."""
+    out = []
+    for n in attacks.names():
+        cls = registry.get("attack", n)
+        out.append({"name": n, "defaults": {k: f.default for k, f in cls.Settings.model_fields.items()}})
+    return out
+
+
+def show_attacks(fmt: str) -> None:
+    """Print :func:`attack_infos`: one line per attack, or JSON."""
+    infos = attack_infos()
+    if fmt == "json":
+        print_json(infos, default=str)
+        return
+    for a in infos:
+        typer.echo(f"{a['name']}: {json.dumps(a['defaults'], default=str)}")
+
+
 @list_app.command("detectors")
-@friendly_errors
-def list_detectors(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def list_detectors(fmt: OutputFormat = FormatOpt) -> None:
     """Every detector: settings (with defaults), default decision rule and where it comes from."""
-    _show_plugins("detector", as_json)
+    _show_plugins("detector", fmt)
 
 
 @list_app.command("humanizers")
-@friendly_errors
-def list_humanizers(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def list_humanizers(fmt: OutputFormat = FormatOpt) -> None:
     """Every humanizer: settings (with defaults) and where its facts come from."""
-    _show_plugins("humanizer", as_json)
+    _show_plugins("humanizer", fmt)
+
+
+@list_app.command("attacks")
+def list_attacks(fmt: OutputFormat = FormatOpt) -> None:
+    """Every attack (RAID's eleven) with its default parameters (`veribench attack NAME --set k=v` changes them)."""
+    show_attacks(fmt)
 
 
 @list_app.command("corpora")
-@friendly_errors
 def list_corpora(workspace: Path | None = typer.Option(None, "--workspace", "-w",
-                                                          help="Also list the corpora stored in this workspace."),
-                 as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+                                                       help="Also list the corpora stored in this workspace "
+                                                            "(default: ./veribench-workspace when it exists)."),
+                 fmt: OutputFormat = FormatOpt) -> None:
     """The corpus importers with their options, and the corpora stored in a workspace."""
-    from veribench.store.workspace import DEFAULT_WORKSPACE
-
+    if workspace is not None:
+        check_workspace(workspace)
     ws_path = workspace if workspace is not None else (Path(DEFAULT_WORKSPACE) if Path(DEFAULT_WORKSPACE).is_dir()
                                                         else None)
     info = corpus_infos(ws_path)
-    if as_json:
-        typer.echo(json.dumps(info, indent=2, ensure_ascii=False))
+    if fmt == "json":
+        print_json(info)
         return
     for imp in info["importers"]:
         typer.secho(f"import {imp['name']}", bold=True)
@@ -334,8 +306,3 @@ def list_corpora(workspace: Path | None = typer.Option(None, "--workspace", "-w"
             typer.echo(f"  {c['corpus']}: {c['documents']} documents; labels "
                        + ", ".join(f"{k} {v}" for k, v in c["labels"].items()) + "; arms "
                        + ", ".join(f"{k} {v}" for k, v in c["arms"].items()))
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``list`` sub-app to the root app."""
-    app.add_typer(list_app, name="list")

@@ -6,29 +6,32 @@ from pathlib import Path
 
 import typer
 
-from veribench.cli.common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import WorkspaceOpt, input_path, open_workspace
+from veribench.cli.grammar import CliError
+from veribench.commit import add_timestamp, commit
+from veribench.protocol.model import load_protocol
+from veribench.store.commitments import versions
 
 protocol_app = typer.Typer(help="Commit scoring rules before any scan; amend them in the open.", no_args_is_help=True)
 
 TsaOpt = typer.Option(None, "--tsa", help="RFC 3161 timestamp authority URL: stamp the commitment record.")
 TsaCertOpt = typer.Option(None, "--tsa-cert", help="The authority's root certificate (PEM): check the token's "
-                                                   "signature now and keep the certificate for verifiers.")
+                                                   "signature now and keep the certificate for verifiers.",
+                          callback=input_path("file"))
+ProtocolArg = typer.Argument(..., help="Protocol file (.toml or .yaml).", callback=input_path("file"))
 
 
 def _read_cert(p: Path | None) -> bytes | None:
     if p is None:
         return None
-    from veribench.errors import InputError
-
     try:
         return p.read_bytes()
     except OSError as e:
-        raise InputError(f"cannot read ({e.strerror})", file=str(p)) from None
+        raise CliError(str(p), f"cannot read ({e.strerror})", "check the file given to --tsa-cert") from None
 
 
 @protocol_app.command("commit")
-@friendly_errors
-def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .yaml)."), workspace: Path = WorkspaceOpt,
+def commit_cmd(file: Path = ProtocolArg, workspace: Path = WorkspaceOpt,
                tsa: str | None = TsaOpt, tsa_cert: Path | None = TsaCertOpt,
                new_protocol: bool = typer.Option(False, "--new-protocol", help="Declare an unrelated protocol in a "
                                                  "workspace that already holds runs (logged and shown)."),
@@ -38,11 +41,9 @@ def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .y
 
     Warns when the selected corpus is too small for the comparisons or gaps the protocol
     declares (a Wilson half-width above 5 points at a 5% FPR, or a gap that cannot detect
-    10 points with 80% power; `veribench plan` gives the sizes)."""
-    from veribench.commit import commit
-    from veribench.store import Workspace
-
-    with Workspace(workspace) as ws:
+    10 points with 80% power; `veribench plan` gives the sizes). A missing workspace is
+    created (a protocol may be committed before any corpus is imported)."""
+    with open_workspace(workspace, create=True) as ws:
         rec = commit(ws, file, tsa_url=tsa, tsa_roots=_read_cert(tsa_cert), new_protocol=new_protocol,
                      record_dir=record_dir)
     state = "committed" if rec.new else "already committed"
@@ -63,36 +64,24 @@ def commit_cmd(file: Path = typer.Argument(..., help="Protocol file (.toml or .y
 
 
 @protocol_app.command("timestamp")
-@friendly_errors
-def timestamp_cmd(file: Path = typer.Argument(..., help="A committed protocol file."), workspace: Path = WorkspaceOpt,
+def timestamp_cmd(file: Path = typer.Argument(..., help="A committed protocol file.", callback=input_path("file")),
+                  workspace: Path = WorkspaceOpt,
                   tsa: str = typer.Option(..., "--tsa", help="RFC 3161 timestamp authority URL."),
                   tsa_cert: Path | None = TsaCertOpt):
     """Add an RFC 3161 token to an existing commitment (it proves the record existed from the token's time on)."""
-    from veribench.commit import add_timestamp
-    from veribench.protocol.model import load_protocol
-    from veribench.store import Workspace
-
-    proto = load_protocol(file)
-    with Workspace(workspace) as ws:
+    with open_workspace(workspace) as ws:
+        proto = load_protocol(file)
         t = add_timestamp(ws, proto.hash or "", tsa, tsa_roots=_read_cert(tsa_cert))
     typer.echo(f"timestamped {proto.name} ({proto.hash}): {t['gen_time']}")
 
 
 @protocol_app.command("show")
-@friendly_errors
-def show_cmd(workspace: Path = WorkspaceOpt):
+def show_cmd(workspace: Path = WorkspaceOpt) -> None:
     """List committed protocol versions from the event log: id, version, hash, log time, amendment."""
-    from veribench.store import Workspace
-    from veribench.store.commitments import versions
-
-    with Workspace(workspace, read_only=True) as ws:
+    with open_workspace(workspace, read_only=True) as ws:
         vs = sorted(versions(ws.con).values(), key=lambda e: e["seq"])
     for e in vs:
         p = e["payload"]
         a = p.get("amendment") or {}
         typer.echo(f"{e['at']}  {p['protocol_id']} v{p.get('version')}  {p['name']}  {p['protocol_sha256']}"
                    + (f"  amends {p.get('supersedes', '')[:12]}…: {a.get('summary')}" if a else ""))
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(protocol_app, name="protocol")

@@ -12,11 +12,30 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import typer
 
-from veribench.cli.common import WorkspaceOpt, friendly_errors
+from veribench.cli.common import (
+    ProgressOpt,
+    WorkspaceOpt,
+    build,
+    input_path,
+    max_spend_opt,
+    open_workspace,
+    out_opt,
+    progress,
+    settings,
+)
+from veribench.cli.grammar import CliError
+from veribench.corpus.importers._io import iter_jsonl
+from veribench.detectors.local.ray_engine import RayDetector
+from veribench.detectors.pipeline import RunStats, budget_note, score_texts
+from veribench.errors import InputError
+from veribench.hashing import text_sha256
+
+#: ``--set``, ``--max-spend``, ``--input``: declared once, shared by score and humanize.
+InputOpt = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows.", callback=input_path("file"))
 
 
 def read_rows(path: Path) -> list[tuple[str, str]]:
@@ -25,11 +44,8 @@ def read_rows(path: Path) -> list[tuple[str, str]]:
     Raises:
         InputError: naming the file, record (``line N``) and field of a bad row.
     """
-    from veribench.corpus.importers._io import iter_jsonl
-    from veribench.errors import InputError
-
     if not path.is_file():
-        raise InputError("no such file", file=str(path))
+        raise CliError(str(path), "no such file or folder", "check the path given to --input")
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
     for rec, obj in iter_jsonl(path):
@@ -56,70 +72,47 @@ def output_row(rid: str, detector: Any, r: Any) -> dict[str, Any]:
 
 
 def score_cmd(
-    detector: str = typer.Option(..., "--detector", "-d", help="Detector name (see the registry), e.g. loglik, fast-detectgpt, binoculars, hf-classifier, zippy."),
-    set_: list[str] | None = typer.Option(None, "--set", help="Detector setting key=value (repeatable): model, scoring_model, sampling_model, observer, performer, max_tokens, batch_size, device, dtype."),
-    input: Path = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows."),
-    output: Path = typer.Option(..., "--output", "-o", help="JSONL file to write {id, detector, statistic, ai_probability, status, ...} rows."),
+    detector: str = typer.Option(..., "--detector", "-d", help="Detector name (veribench list detectors), e.g. "
+                                 "loglik, fast-detectgpt, binoculars, hf-classifier, zippy."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Detector setting key=value (repeatable): model, "
+                                          "scoring_model, sampling_model, observer, performer, max_tokens, "
+                                          "batch_size, device, dtype."),
+    input: Path = InputOpt,
+    out: Path = out_opt("JSONL file to write {id, detector, statistic, ai_probability, status, ...} rows."),
     workspace: Path = WorkspaceOpt,
-    engine: str = typer.Option("local", "--engine", help="local (this process) or ray (Ray Data actors on a Ray cluster)."),
-    ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster address for --engine ray (default: $RAY_ADDRESS or a local instance)."),
-    max_spend: float | None = typer.Option(None, "--max-spend", help="Budget for this run, across resumes (words or credits; finite, >= 0): stored in the workspace under the run's key, so rerunning a killed command never sends more than this in total."),
+    engine: Literal["local", "ray"] = typer.Option("local", "--engine", help="local (this process) or ray (Ray Data "
+                                                   "actors on a Ray cluster)."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster address for --engine ray "
+                                           "(default: $RAY_ADDRESS or a local instance)."),
+    max_spend: float | None = max_spend_opt("Budget for this run, across resumes (words or credits; finite, "
+                                            ">= 0): stored in the workspace under the run's key, so rerunning a "
+                                            "killed command never sends more than this in total."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Score nothing; print what would be sent and its cost."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+    show_progress: bool = ProgressOpt,
 ) -> None:
     """Score every text of a JSONL file with one detector, through the workspace cache."""
-    _score(detector, set_ or [], input, output, workspace, engine, ray_address, max_spend, dry_run, progress)
-
-
-@friendly_errors
-def _score(detector: str, pairs: list[str], input: Path, output: Path, workspace: Path, engine: str,
-           ray_address: str | None, max_spend: float | None, dry_run: bool, progress: bool) -> None:
-    from veribench.detectors.pipeline import RunStats, budget_note, check_budget, score_texts
-    from veribench.errors import InputError
-    from veribench.hashing import text_sha256
-    from veribench.registry import create, parse_settings
-    from veribench.store import Workspace
-
-    max_spend = check_budget(max_spend)
-    if engine not in ("local", "ray"):
-        raise InputError(f"--engine must be local or ray, got {engine!r}")
     rows = read_rows(input)
-    try:
-        settings = parse_settings(pairs)
-    except ValueError as e:
-        raise InputError(str(e), field="--set") from None
-    try:
-        det = create("detector", detector, settings)
-    except TypeError as e:
-        raise InputError(f"bad setting for detector {detector!r}: {e}", field="--set") from None
-    except ValueError as e:
-        raise InputError(f"detector {detector!r}: {e}", field="--set") from None
+    conf = settings(set_)
+    det = build("detector", detector, conf)
     if engine == "ray":
-        from veribench.detectors.local.ray_engine import RayDetector
-
-        det = RayDetector(detector, settings, address=ray_address, spec=det.spec)
+        det = RayDetector(detector, conf, address=ray_address, spec=det.spec)
     stats = RunStats()
-    with Workspace(workspace) as ws:
-        res = score_texts(ws, det, [t for _, t in rows], progress=progress, max_spend=max_spend,
+    with progress("score", show_progress), open_workspace(workspace, create=True) as ws:
+        res = score_texts(ws, det, [t for _, t in rows], progress=show_progress, max_spend=max_spend,
                           dry_run=dry_run, stats=stats)
     if dry_run:
         typer.echo(json.dumps({"detector": det.spec.label, "planned": stats.planned,
                                "total_cost": sum(p["cost"] for p in stats.planned)}, indent=2))
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_suffix(output.suffix + ".tmp")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(out.suffix + ".tmp")
     with tmp.open("w", encoding="utf-8") as f:
         for rid, text in rows:
             f.write(json.dumps(output_row(rid, det, res.get(text_sha256(text))), ensure_ascii=False) + "\n")
-    tmp.replace(output)
+    tmp.replace(out)
     typer.echo(f"{det.spec.label}: {stats.unique} unique texts, {stats.cached} from cache, {stats.computed} scored, "
                f"{stats.failed} not ok" + (", stopped by --max-spend" if stats.stopped_for_budget else "")
-               + f" → {output}")
+               + f" → {out}")
     note = budget_note(stats, getattr(det, "cost_unit", None))
     if note:
         typer.echo(note, err=True)
-
-
-def register(app: typer.Typer) -> None:
-    """Add this group's commands to the root app."""
-    app.command("score")(score_cmd)

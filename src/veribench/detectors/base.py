@@ -149,4 +149,5 @@ def canonicalizing(name: str, factory: Callable[..., Any]) -> Callable[..., Any]
                              "text the tool saw")
         return Canonicalized(det, mode)
 
+    build.shared_settings = (SETTING,)  # type: ignore[attr-defined]  # named by registry.create's "did you mean"
     return build

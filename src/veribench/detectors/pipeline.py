@@ -25,6 +25,7 @@ from typing import Any
 from veribench.detectors.base import Detector, results_per_input, submitted_text, with_hazards
 from veribench.errors import InputError
 from veribench.hashing import canonical_json, sha256_bytes, text_sha256
+from veribench.progress import Progress
 from veribench.records import ScoreResult
 from veribench.store import writes
 from veribench.store.workspace import now_utc
@@ -198,18 +199,6 @@ def budget_note(st: RunStats, unit: str | None) -> str:
     return note
 
 
-def _progress(total: int, description: str, enabled: bool):
-    if not enabled or total == 0:
-        return None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                    transient=False)
-    prog.start()
-    task = prog.add_task(description, total=total)
-    return prog, task
-
-
 def score_texts(
     ws: Any,
     detector: Detector,
@@ -230,7 +219,8 @@ def score_texts(
             are then computed and not stored).
         detector: any object meeting :class:`veribench.detectors.Detector`.
         texts: texts to score; duplicates are scored once.
-        progress: show a rich progress bar.
+        progress: show progress (:class:`veribench.progress.Progress`: a bar on a terminal, else a line
+            on standard error every few seconds).
         max_spend: the run's budget, across resumes: stop before the cost of everything
             this run has sent (``detector.cost(text)``, units ``detector.cost_unit``,
             words or credits), by this call and earlier calls with the same
@@ -380,7 +370,7 @@ def run_cached(
     bs = max(1, int(getattr(plugin, "batch_size", default_batch_size) or default_batch_size))
     conc = max(1, int(getattr(plugin, "max_concurrency", 1) or 1))
     batches = [todo[i:i + bs] for i in range(0, len(todo), bs)]
-    bar = _progress(len(todo), f"{verb} {spec.label}", progress)
+    bar = Progress(f"{verb} {spec.label}", total=len(todo), unit="texts", enabled=progress and bool(todo))
     lock = threading.Lock()
     costs: dict[str, float] = {s: float(cost(t)) for s, t in todo} if budget is not None else {}
 
@@ -417,9 +407,9 @@ def run_cached(
                 st.spent_total = budget.spent
         if on_batch:
             on_batch(items)
-        if bar:
-            bar[0].advance(bar[1], len(items))
+        bar.advance(len(items))
 
+    bar.start()
     try:
         if conc == 1:
             for b in batches:
@@ -447,8 +437,7 @@ def run_cached(
                         if nb is not None:
                             pending[ex.submit(run_batch, nb)] = nb
     finally:
-        if bar:
-            bar[0].stop()
+        bar.close()
     return results
 
 

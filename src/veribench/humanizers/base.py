@@ -29,6 +29,7 @@ from veribench.detectors.api.http import (
     redact,
     refuse_key_settings,
 )
+from veribench.errors import unknown_key
 from veribench.records import STATUS_CODES
 from veribench.spec import Spec
 
@@ -100,8 +101,9 @@ class ApiHumanizer:
         op = {k: settings.pop(k) for k in list(settings) if k in OPERATIONAL}
         unknown = set(settings) - set(self.vendor_settings)
         if unknown:
-            raise ConfigError(f"{self.name}: unknown setting(s) {sorted(unknown)}; known: "
-                              f"{sorted(set(self.vendor_settings) | set(OPERATIONAL) | {'base_url', 'min_chars', 'max_chars'})}")
+            known = set(self.vendor_settings) | set(OPERATIONAL) | {"base_url", "min_chars", "max_chars"}
+            raise ConfigError("; ".join(unknown_key("setting", k, known, f"humanizer {self.name!r}")
+                                        for k in sorted(unknown)))
         self.options = {**self.vendor_settings, **settings}
         self.base_url = check_base_url(base_url or self.default_base_url)
         if min_chars is not None:

@@ -50,7 +50,7 @@ def load_prompt(path: str | Path) -> dict[str, Any]:
         raw = p.read_bytes()
         text = raw.decode("utf-8")
     except FileNotFoundError:
-        raise InputError("system-prompt file not found", file=str(p)) from None
+        raise InputError("no such file or folder (the system-prompt file)", file=str(p), field="prompt_file") from None
     except UnicodeDecodeError:
         raise InputError("system-prompt file is not UTF-8", file=str(p)) from None
     fm: dict[str, Any] = {}

@@ -41,7 +41,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     try:
         text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise InputError("file not found", file=str(p)) from None
+        raise InputError("no such file or folder", file=str(p), field="path") from None
     except UnicodeDecodeError:
         raise InputError("file is not UTF-8", file=str(p)) from None
     suf = p.suffix.lower()

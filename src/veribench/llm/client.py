@@ -18,6 +18,7 @@ plain text robustly.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from veribench.detectors.api.http import (
     redact,
     refuse_key_settings,
 )
+from veribench.errors import unknown_key
 from veribench.hashing import canonical_json, sha256_bytes
 from veribench.spec import Spec
 from veribench.store import writes
@@ -110,7 +112,8 @@ class ChatClient:
         refuse_key_settings(ops, provider)
         unknown = set(ops) - set(OPERATIONAL)
         if unknown:
-            raise ConfigError(f"llm client: unknown setting(s) {sorted(unknown)}")
+            known = set(inspect.signature(type(self).__init__).parameters) - {"self", "ops"} | set(OPERATIONAL)
+            raise ConfigError("; ".join(unknown_key("setting", k, known, "the chat client") for k in sorted(unknown)))
         self.base_url = check_base_url(base_url)
         self.model, self.provider = str(model), str(provider)
         self.sampling = {k: v for k, v in {

@@ -76,7 +76,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from veribench.errors import ProtocolError
+from veribench.errors import ProtocolError, close_matches
 from veribench.hashing import sha256_bytes
 from veribench.protocol import roles
 
@@ -554,8 +554,7 @@ def _message(err: ErrorDetails) -> tuple[str, str]:
         key = str(loc[-1])
         model = _model_at(loc[:-1])
         known = sorted(model.model_fields) if model else []
-        low = {k.lower(): k for k in known}
-        close = [low[c] for c in difflib.get_close_matches(key.lower(), list(low), n=1, cutoff=0.5)]
+        close = close_matches(key, known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         where = f"[{_loc(loc[:-1])}]" if loc[:-1] else "the top level"
         return _loc(loc), f"unknown key {key!r} in {where}{hint} (known: {', '.join(known)})"
@@ -572,9 +571,7 @@ def _message(err: ErrorDetails) -> tuple[str, str]:
     elif typ in ("literal_error", "enum"):
         inp = err.get("input")
         exp = re.findall(r"'([^']*)'", msg)
-        low = {e.lower(): e for e in exp}
-        close = [low[c] for c in difflib.get_close_matches(inp.lower(), list(low), n=1, cutoff=0.5)] \
-            if isinstance(inp, str) else []
+        close = close_matches(inp, exp, n=1) if isinstance(inp, str) else []
         msg = f"{inp!r} is not allowed; {msg[0].lower() + msg[1:]}" + (f"; did you mean {close[0]!r}?" if close else "")
     elif typ.endswith(("_type", "_parsing")):
         msg = f"{msg}, got {json.dumps(err.get('input'), default=str)}"

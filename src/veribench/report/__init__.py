@@ -1,6 +1,6 @@
 """Static, offline report site for detector runs, humanizer cycles and ratings.
 
-Entry point: :func:`build_report` (``veribench report WS_OR_BUNDLE... --out DIR``).
+Entry point: :func:`build_report` (``veribench report [-w WS]... [BUNDLE_OR_RESULTS]... --out DIR``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Build the static report site: ``veribench report WS_OR_BUNDLE... --out DIR``.
+"""Build the static report site: ``veribench report [-w WS]... [BUNDLE_OR_RESULTS]... --out DIR``.
 
 Layout of ``DIR``::
 

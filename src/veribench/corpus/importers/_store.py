@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from veribench.corpus.document import Document
 from veribench.corpus.report import ImportReport
-from veribench.errors import InputError
+from veribench.errors import InputError, did_you_mean
 from veribench.records import ScoreResult
 from veribench.spec import Spec
 from veribench.store import writes
@@ -213,7 +213,11 @@ def validation_error(e: Any, *, file: str, record: Any) -> InputError:
     if first.get("type") == "missing":
         msg = "required field is missing"
     elif first.get("type") == "extra_forbidden":
-        msg = "unknown field (see docs/corpus-schema.md)"
+        key = str(first.get("loc", ("",))[-1])
+        top = len(first.get("loc", ())) == 1 and getattr(e, "title", "") == Document.__name__
+        fields = Document.model_fields if top else {}
+        hint = did_you_mean(key, fields)
+        msg = "unknown field (" + (f"{hint} " if hint else "") + "see docs/corpus-schema.md)"
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     more = f" (and {len(errs) - 1} more problem(s) in this record)" if len(errs) > 1 else ""

@@ -31,8 +31,6 @@ import csv
 import difflib
 import io
 import os
-import sys
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +42,7 @@ from veribench.corpus.document import Document
 from veribench.corpus.importers._store import _doc_rows, segment_rows, validation_error
 from veribench.corpus.report import ImportReport, text_quirks
 from veribench.errors import InputError, VeribenchError
+from veribench.progress import Progress as _Progress
 from veribench.store import writes
 from veribench.store.writes import new_import_id
 
@@ -231,29 +230,17 @@ def _batches(ds, src: Source, first_col: str | None, batch_size: int):
         row += n
 
 
-class Progress:
-    """Records read, with rate; a rich bar on a terminal, quiet otherwise."""
+class Progress(_Progress):
+    """Records read, with rate (:class:`veribench.progress.Progress`: a bar on a terminal,
+    a line on standard error every few seconds otherwise). It opens with the first records,
+    so a writer that never ran leaves no reporter open (``close`` ends it either way)."""
 
     def __init__(self, what: str, enabled: bool = True):
-        self.what, self.n, self.t0 = what, 0, time.perf_counter()
-        self._p = None
-        if enabled and sys.stderr.isatty():
-            from rich.progress import Progress as RP
-            from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+        super().__init__(what, unit="records", enabled=enabled)
 
-            self._p = RP(SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed:,} records"),
-                         TimeElapsedColumn(), transient=True)
-            self._p.start()
-            self._task = self._p.add_task(what, total=None)
-
-    def advance(self, k: int) -> None:
-        self.n += k
-        if self._p is not None:
-            self._p.update(self._task, completed=self.n)
-
-    def close(self) -> None:
-        if self._p is not None:
-            self._p.stop()
+    def advance(self, n: int = 1) -> None:
+        self.start()
+        super().advance(n)
 
 
 class StreamWriter:

@@ -30,6 +30,7 @@ from veribench.detectors.api.http import (
     redact,
     refuse_key_settings,
 )
+from veribench.errors import unknown_key
 from veribench.records import ScoreResult
 from veribench.spec import Spec
 
@@ -154,8 +155,9 @@ class ApiDetector:
         op = {k: settings.pop(k) for k in list(settings) if k in OPERATIONAL}
         unknown = set(settings) - set(self.vendor_settings)
         if unknown:
-            raise ConfigError(f"{self.info.name}: unknown setting(s) {sorted(unknown)}; known: "
-                              f"{sorted(set(self.vendor_settings) | set(OPERATIONAL) | {'base_url', 'min_chars', 'max_chars'})}")
+            known = set(self.vendor_settings) | set(OPERATIONAL) | {"base_url", "min_chars", "max_chars"}
+            raise ConfigError("; ".join(unknown_key("setting", k, known, f"detector {self.info.name!r}")
+                                        for k in sorted(unknown)))
         self.options = {**self.vendor_settings, **settings}
         self.validate_options()
         self.base_url = check_base_url(base_url or self.info.base_url)

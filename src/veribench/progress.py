@@ -1,0 +1,251 @@
+"""One progress reporter for every long command (``--progress/--no-progress``, docs/cli.md).
+
+Where the output goes decides how progress looks:
+
+- **a terminal** (standard error is a TTY): a rich bar on standard error, with the count,
+  the total when it is known, and the time elapsed; it disappears when the work ends.
+  Reporters open at once share one display (one line each).
+- **anything else** (a pipe, a log file, CI): a plain line on standard error every
+  ``interval`` seconds while the work goes on, whether or not an item finished in that
+  time (a step that runs for minutes still prints a line every few seconds), and one
+  closing line for work that printed any. Work that ends within the first interval
+  prints nothing. The line names the innermost reporter open, after the ones around it::
+
+      cycle rescore > score zippy: 1,200/5,000 texts (24%), 41.3 texts/s, 29 s
+
+Reporters nest: a command opens one for its whole run (no total: the line still says
+which step runs and for how long), and a lower layer opens one per step with counts. A
+reporter opened with ``enabled=False`` shows nothing itself, but while an enabled one
+around it is open, its counts appear in that one's lines.
+
+``interval`` defaults to :data:`DEFAULT_INTERVAL` seconds; the environment variable
+``VERIBENCH_PROGRESS_INTERVAL`` (seconds, > 0) overrides it.
+
+Base layer: imports nothing of veribench; ``rich`` is imported only for a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+__all__ = ["DEFAULT_INTERVAL", "INTERVAL_ENV", "Progress", "default_interval", "elapsed"]
+
+#: Seconds between two plain progress lines (output that is not a terminal).
+DEFAULT_INTERVAL = 5.0
+#: Environment variable that overrides :data:`DEFAULT_INTERVAL` (seconds, > 0).
+INTERVAL_ENV = "VERIBENCH_PROGRESS_INTERVAL"
+
+_LOCK = threading.RLock()
+#: Reporters open now, outermost first (all threads of the process).
+_OPEN: list[Progress] = []
+#: The shared rich display while any terminal reporter is open: ``[rich Progress, users]``.
+_LIVE: list[Any] = []
+#: Plain lines printed so far by this process (a reporter that saw one prints a closing line).
+_PRINTED = [0]
+
+
+def default_interval() -> float:
+    """Seconds between plain lines: ``VERIBENCH_PROGRESS_INTERVAL`` when it is a number
+    above 0, else :data:`DEFAULT_INTERVAL`."""
+    try:
+        v = float(os.environ.get(INTERVAL_ENV, ""))
+    except ValueError:
+        return DEFAULT_INTERVAL
+    return v if v > 0 and v == v and v != float("inf") else DEFAULT_INTERVAL
+
+
+def elapsed(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``2 h 07 min``: a duration for a progress line."""
+    s = int(max(0.0, seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+class Progress:
+    """Progress of one piece of work; use as a context manager.
+
+    Args:
+        description: what runs, e.g. ``"score zippy"`` or ``"import raid"``.
+        total: how many items in all (``None``: unknown; the line gives the count only).
+        unit: what an item is, plural (``"texts"``, ``"records"``); ``""`` for none.
+        enabled: show it (``--progress``); ``False`` counts silently (see the module
+            docstring for how an enclosing reporter shows those counts).
+        interval: seconds between plain lines (default :func:`default_interval`).
+        stream: where to write (default: standard error at the time of :meth:`start`).
+        bar: on a terminal, show a bar; ``False`` for a reporter around steps that show
+            their own (a command's whole run): it then shows only in plain lines.
+
+    :meth:`advance` and :meth:`update` may be called from any thread.
+    """
+
+    def __init__(self, description: str, total: int | None = None, *, unit: str = "", enabled: bool = True,
+                 interval: float | None = None, stream: TextIO | None = None, bar: bool = True):
+        self.description = description
+        self.bar = bar
+        self.total = total
+        self.unit = unit
+        self.enabled = enabled
+        self.interval = interval if interval is not None and interval > 0 else default_interval()
+        self.stream = stream
+        self.completed = 0
+        self.t0 = time.perf_counter()
+        self._printed_before = 0
+        self._task: Any = None
+        self._ticker: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._open = False
+
+    # -- life cycle -------------------------------------------------------------------
+    def __enter__(self) -> Progress:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def start(self) -> Progress:
+        """Open the reporter (a bar on a terminal, the ticker elsewhere); returns itself."""
+        if self._open:
+            return self
+        self._open = True
+        self.t0 = time.perf_counter()
+        self._printed_before = _PRINTED[0]
+        if self.stream is None:
+            self.stream = sys.stderr
+        with _LOCK:
+            _OPEN.append(self)
+        if not self.enabled:
+            return self
+        if _is_terminal(self.stream):
+            if self.bar:
+                self._task = _live_add(self)
+        elif not any(p._ticker is not None for p in _OPEN if p is not self):
+            self._ticker = threading.Thread(target=self._tick, name="veribench-progress", daemon=True)
+            self._ticker.start()
+        return self
+
+    def close(self) -> None:
+        """Close the reporter: the bar goes; a plain closing line if any line was printed."""
+        if not self._open:
+            return
+        self._open = False
+        if self._ticker is not None:
+            self._stop.set()
+            self._ticker.join()
+            self._ticker = None
+        with _LOCK:
+            printed = _PRINTED[0] > self._printed_before
+            chain = self._chain()
+            _OPEN.remove(self)
+        if self._task is not None:
+            _live_remove(self._task)
+            self._task = None
+        elif self.enabled and printed and self.stream is not None:
+            done = f", {self._count()}" if self.completed or self.total else ""
+            self._write(f"{chain}: done{done} in {elapsed(time.perf_counter() - self.t0)}")
+
+    # -- counting ---------------------------------------------------------------------
+    def advance(self, n: int = 1) -> None:
+        """``n`` more items done."""
+        with _LOCK:
+            self.completed += n
+        self._refresh()
+
+    def update(self, *, completed: int | None = None, total: int | None = None,
+               description: str | None = None) -> None:
+        """Set the count, the total or the description."""
+        with _LOCK:
+            if completed is not None:
+                self.completed = completed
+            if total is not None:
+                self.total = total
+            if description is not None:
+                self.description = description
+        self._refresh()
+
+    def line(self) -> str:
+        """The plain line for this reporter and the ones around it."""
+        with _LOCK:
+            return f"{self._chain()}: {self._status()}"
+
+    # -- internals --------------------------------------------------------------------
+    def _count(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        if self.total:
+            return f"{self.completed:,}/{self.total:,}{unit} ({100 * self.completed / self.total:.0f}%)"
+        return f"{self.completed:,}{unit}" if self.completed or self.total is not None else "working"
+
+    def _status(self) -> str:
+        el = time.perf_counter() - self.t0
+        parts = [self._count()]
+        if self.completed and el > 0 and self.unit:
+            parts.append(f"{self.completed / el:,.1f} {self.unit}/s")
+        parts.append(elapsed(el))
+        return ", ".join(parts)
+
+    def _chain(self) -> str:
+        """Descriptions of the open reporters from the outermost enabled one to this one."""
+        if self not in _OPEN:
+            return self.description
+        upto = _OPEN[:_OPEN.index(self) + 1]
+        first = next((i for i, p in enumerate(upto) if p.enabled), len(upto) - 1)
+        return " > ".join(p.description for p in upto[first:])
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.interval):
+            with _LOCK:
+                inner = _OPEN[-1] if _OPEN else self
+                text = inner.line()
+                _PRINTED[0] += 1
+            self._write(text)
+
+    def _write(self, text: str) -> None:
+        try:
+            print(text, file=self.stream, flush=True)
+        except (OSError, ValueError):  # a closed pipe or stream: progress is never worth an error
+            pass
+
+    def _refresh(self) -> None:
+        if self._task is not None and _LIVE:
+            _LIVE[0].update(self._task, completed=self.completed, total=self.total, description=self.description)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _live_add(p: Progress) -> Any:
+    """A task for ``p`` on the shared rich display (started by the first terminal reporter)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
+
+    with _LOCK:
+        if not _LIVE:
+            bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                               TimeElapsedColumn(), console=Console(file=p.stream), transient=True)
+            bar.start()
+            _LIVE[:] = [bar, 0]
+        _LIVE[1] += 1
+        return _LIVE[0].add_task(p.description, total=p.total, completed=p.completed)
+
+
+def _live_remove(task: Any) -> None:
+    with _LOCK:
+        if not _LIVE:
+            return
+        bar = _LIVE[0]
+        bar.remove_task(task)
+        _LIVE[1] -= 1
+        if _LIVE[1] <= 0:
+            bar.stop()
+            _LIVE.clear()
