@@ -44,6 +44,31 @@ def test_a_reading_command_refuses_an_old_workspace_and_migrate_brings_it_forwar
     assert r.exit_code == 0 and json.loads(r.stdout)["ok"] is True, r.output
 
 
+def test_migrate_brings_the_app_stores_in_the_folder_forward_too(tmp_path):
+    """The version-1 rating and writing stores (tests/data/rubric_stores) beside a version-1
+    workspace: one `workspace migrate` brings all three to their current versions, and the
+    reading commands that refused the old rating store then work."""
+    import sqlite3
+
+    from veribench.rubric import db as rubric_db
+    from veribench.rubric import schema as rubric_schema
+    from veribench.rubric.write import db as write_db
+    from veribench.rubric.write import schema as write_schema
+
+    ws = _v1(tmp_path)
+    stores = TEST_DATA / "rubric_stores"
+    (ws / rubric_db.FILE_NAME).write_bytes(gzip.decompress((stores / "rating-v1.sqlite.gz").read_bytes()))
+    (ws / write_db.FILE_NAME).write_bytes(gzip.decompress((stores / "writing-v1.sqlite.gz").read_bytes()))
+    r = CliRunner().invoke(app, ["workspace", "migrate", "-w", str(ws)])
+    assert r.exit_code == 0, r.output
+    for name, want in ((rubric_db.FILE_NAME, rubric_schema.VERSION), (write_db.FILE_NAME, write_schema.VERSION)):
+        con = sqlite3.connect(ws / name)
+        assert con.execute("PRAGMA user_version").fetchone()[0] == want, name
+        con.close()
+    r = CliRunner().invoke(app, ["rate", "editors", "list", "-w", str(ws)])
+    assert r.exit_code == 0, r.output
+
+
 def test_long_commands_print_a_line_every_few_seconds_off_a_terminal(tmp_path):
     inp = tmp_path / "in.jsonl"
     inp.write_text("".join(json.dumps({"id": i, "text": f"Text number {i} says something about trains and rain."})

@@ -30,8 +30,8 @@ from veribench.detectors.local import models
 from veribench.detectors.local.engine.schedule import cancelled_by, report_progress
 from veribench.errors import RegistryError
 from veribench.evaluate import evaluate_workspace
-from veribench.evaluate.split import split_documents
 from veribench.evaluate.run import load_documents, unscored_documents
+from veribench.evaluate.split import split_documents
 from veribench.evaluate.tables import print_tables, print_warnings, write_outputs
 from veribench.heap import CollectionPause
 from veribench.protocol.model import load_protocol

@@ -1,10 +1,11 @@
 """CLI group ``veribench workspace``: the workspace itself (``migrate``).
 
 ``workspace migrate -w WS`` is the command the schema check names when it refuses an
-older workspace (:data:`veribench.store.migrations.MIGRATE_COMMAND`): it brings the
-workspace to this veribench's schema version in one transaction
-(:func:`veribench.store.migrations.migrate`, run by a read-write open) and prints the
-versions and the migration's notes.
+older workspace or app store (:data:`veribench.store.migrations.MIGRATE_COMMAND`): it brings
+the workspace to this veribench's schema version in one transaction
+(:func:`veribench.store.migrations.migrate`, run by a read-write open), then each app store
+kept in the folder (the rating app's ``rubric.sqlite``, the writing app's ``write.sqlite``;
+:func:`veribench.rubric.stores.migrate_stores`), and prints the versions and the notes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import typer
 
 from veribench.cli.common import WorkspaceOpt, check_workspace
+from veribench.rubric.stores import migrate_stores
 from veribench.store import schema
 from veribench.store.workspace import DB_NAME, Workspace, connect
 
@@ -39,7 +41,9 @@ def migrate_cmd(workspace: Path = WorkspaceOpt) -> None:
         notes = [n for n in ws.migration_notes if not n.startswith("migrated workspace")]
     if before == schema.VERSION:
         typer.echo(f"workspace {workspace}: schema version {before}, the current one; nothing to migrate")
-        return
-    typer.echo(f"workspace {workspace}: migrated from schema version {before} to {schema.VERSION}")
+    else:
+        typer.echo(f"workspace {workspace}: migrated from schema version {before} to {schema.VERSION}")
     for n in notes:
+        typer.echo(f"  {n}")
+    for n in migrate_stores(workspace):  # the app stores beside the database, if any
         typer.echo(f"  {n}")
