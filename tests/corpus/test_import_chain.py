@@ -202,6 +202,17 @@ def _humanized(tmp: Path, ws: Path, fake: FakeVendors | None) -> None:
     run("import", "humanized", out, "--workspace", ws, "-q")
 
 
+def _armb(tmp: Path, ws: Path, _f) -> None:
+    """The writing app's submitted texts (the version-1 writing store kept in
+    tests/data/rubric_stores: one submission, one withdrawal), imported as arm-B documents."""
+    import gzip
+
+    ws.mkdir(parents=True, exist_ok=True)
+    (ws / "write.sqlite").write_bytes(gzip.decompress((TESTS / "data" / "rubric_stores" / "writing-v1.sqlite.gz")
+                                                      .read_bytes()))
+    run("import", "arm-b", "--workspace", ws, "-q")
+
+
 STEPS: dict[str, Step] = {
     # the public corpora (streamed through corpus/importers/_stream.py)
     "raid": Step(lambda t, w, f: run("import", "raid", PUBLIC / "raid", "--workspace", w, "-q", "--no-progress")),
@@ -233,13 +244,16 @@ STEPS: dict[str, Step] = {
     "generated": Step(_generated, vendors=True),
     "humanized": Step(_humanized, vendors=True),
     "cycle": Step(lambda t, w, f: run("import", "cycle", JULY, "--workspace", w, "-q")),
+    "arm-b": Step(_armb),
 }
 
 
 def test_every_import_command_has_a_chain():
     """The table above covers every ``veribench import`` command (a new importer needs its chain)."""
-    group = typer.main.get_command(app).commands["import"]
-    assert set(group.commands) == set(STEPS)
+    root = typer.main.get_command(app)
+    ctx = typer.Context(root, info_name="veribench")
+    group = root.get_command(ctx, "import")
+    assert set(group.list_commands(typer.Context(group, info_name="import", parent=ctx))) == set(STEPS)
 
 
 def _corpora(ws: Path) -> list[str]:

@@ -286,7 +286,6 @@ class StreamWriter:
         return self
 
     def __exit__(self, et, ev, tb) -> bool:
-        self.progress.close()
         error = ev
         try:
             if et is None:
@@ -301,6 +300,7 @@ class StreamWriter:
             self._undo(ev)
             return False
         finally:
+            self.progress.close()  # after the last batch's flush, which advances (and opens) it
             try:
                 with self.ws.lock:
                     self.ws.con.execute(f"SET memory_limit = '{self._memory}'")
