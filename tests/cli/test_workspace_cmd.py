@@ -82,3 +82,21 @@ def test_long_commands_print_a_line_every_few_seconds_off_a_terminal(tmp_path):
     r = CliRunner().invoke(app, [*args[:-2], "-w", str(tmp_path / "ws2"), "--no-progress"],
                            env={"VERIBENCH_PROGRESS_INTERVAL": "0.02"})
     assert r.exit_code == 0 and not [x for x in r.stderr.splitlines() if x.startswith("score")], r.stderr
+
+
+def test_reading_rate_commands_never_migrate_an_app_store(tmp_path):
+    """`rate results|export|editors list` only read: an older rating store is refused with the
+    command that migrates it, and its file is left byte for byte as it was."""
+    from veribench.rubric import db as rubric_db
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = ws / rubric_db.FILE_NAME
+    store.write_bytes(gzip.decompress((TEST_DATA / "rubric_stores" / "rating-v1.sqlite.gz").read_bytes()))
+    before = store.read_bytes()
+    for cmd in (["rate", "results"], ["rate", "export", "-o", str(tmp_path / "x.csv")], ["rate", "editors", "list"]):
+        r = CliRunner().invoke(app, [*cmd, "-w", str(ws)])
+        assert r.exit_code == 1, (cmd, r.output)
+        err = [x for x in r.stderr.splitlines() if x.startswith("error:")]
+        assert len(err) == 1 and f"veribench workspace migrate -w {ws}" in err[0], (cmd, r.stderr)
+        assert store.read_bytes() == before, cmd

@@ -93,12 +93,30 @@ def test_every_write_is_logged_and_verifies(ws):
      "detector spec row does not match its hash"),
     ("UPDATE specs SET settings = '{\"threshold\": 0.9}' WHERE name = 'GPTZero'", "specs:"),
     ("UPDATE commitments SET record = replace(record, '2026', '2020')", "stored commitment record differs"),
+    # a run's per-document rows (what `export scores --run` writes) are covered by its event
+    ("UPDATE run_rows SET flagged = NOT flagged WHERE doc_id = (SELECT min(doc_id) FROM run_rows WHERE flagged)",
+     "per-document rows differ from what the run event logged"),
+    ("UPDATE run_rows SET threshold = 0.9", "run_rows:"),
+    ("DELETE FROM run_rows WHERE doc_id = (SELECT min(doc_id) FROM run_rows)", "(489 stored, 490 logged"),
+    ("INSERT INTO run_rows (run_id, doc_id, detector) VALUES ('ghost-run', 'd', 'x')",
+     "per-document rows of a run that is not stored"),
+    # the import a document belongs to is how publish reaches it
+    ("UPDATE documents SET import_id = 'zz' WHERE doc_id = (SELECT min(doc_id) FROM documents)",
+     "is not the import that logged the document"),
+    ("UPDATE documents SET kind = 'poem' WHERE doc_id = (SELECT min(doc_id) FROM documents)",
+     "one of label, arm, kind, subgroup, corpus"),
 ])
 def test_edits_with_plain_sql_are_found(ws, sql, check):
     ws.con.execute(sql)
     rep = verify_workspace(ws)
     assert not rep.ok
     assert check in "\n".join(rep.lines()), rep.lines()
+
+
+def test_run_event_records_the_rows_digest(ws):
+    run = ev.read_events(ws.con, types=("run",))[0]
+    n, digest = ev.run_rows_digest(ws.con, run["payload"]["run_id"])
+    assert run["payload"]["n_rows"] == n == 490 and run["payload"]["rows_sha256"] == digest
 
 
 def test_cli_log_verify_exit_codes(liang_ws, tmp_path):

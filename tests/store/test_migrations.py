@@ -161,3 +161,18 @@ def test_read_only_open_never_creates_a_workspace(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(VeribenchError, match="is a file, not a folder"):
         Workspace(tmp_path / "file")
+
+
+@pytest.mark.parametrize("value", ["abc", "2.5", "", "0", "-1", " 2"])
+def test_a_damaged_version_is_refused_in_one_line(tmp_path, value):
+    """A ``schema_meta`` version no veribench writes (not a whole number from 1) is a damaged
+    or edited file: refused read-only and read-write, one line, never taken for a version."""
+    ws = tmp_path / "ws"
+    with Workspace(ws) as w:
+        w.con.execute("UPDATE schema_meta SET value = ? WHERE key = 'version'", [value])
+    before = (ws / "veribench.duckdb").read_bytes()
+    for ro in (True, False):
+        with pytest.raises(schema.SchemaVersionError) as e:
+            Workspace(ws, read_only=ro)
+        assert "\n" not in str(e.value) and "which no veribench writes" in str(e.value) and repr(value) in str(e.value)
+    assert (ws / "veribench.duckdb").read_bytes() == before

@@ -51,15 +51,16 @@ rate_app.add_typer(editors_app, name="editors")
 
 def _rubric(path: Path, *, create: bool = False) -> RubricDB:
     """The workspace's rubric store (SQLite); the DuckDB file is not opened. Without
-    ``create``, a workspace with neither store is refused and nothing is created (the
-    store is opened read-only: an older workspace's rubric tables are read in memory)."""
+    ``create`` (the reading commands), the store is opened read-only: nothing is created or
+    changed, an older store is refused with the command that migrates it, and a workspace
+    with neither store is refused."""
     check_workspace(path, exists=False)
     if create:
         return open_rubric(path)
     if not (path / RUBRIC_STORE).is_file() and not (path / DB_NAME).is_file():
         raise CliError(f"--workspace {path}", "no rubric store here",
                        f"{RUBRIC_STORE} is missing; load pairs first: veribench rate assign -w {path} --from-cycle DIR")
-    return open_rubric(path, read_only=not (path / RUBRIC_STORE).is_file())
+    return open_rubric(path, read_only=True)
 
 
 @rate_app.command("assign")

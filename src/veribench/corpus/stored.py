@@ -10,6 +10,7 @@ from typing import Any
 
 from veribench.corpus.importers._store import store_import
 from veribench.errors import InputError
+from veribench.store import writes
 
 
 def store_derived(ws: Any, report: Any, items: Sequence[tuple[Any, str | None]]) -> Any:
@@ -50,11 +51,15 @@ def document_records(ws: Any, *, corpus: str | None = None) -> Iterable[dict[str
     The three are taken out of ``provenance`` (where they are stored), so re-importing
     the file (``veribench import jsonl``) gives the same documents. A fingerprint-only
     document (:meth:`Workspace.fingerprint_only_ids`) is written with ``text`` and
-    ``edits`` null: its SHA-256 and metadata only.
+    ``edits`` null: its SHA-256 and metadata only. The documents of an import that has not
+    finished (:func:`veribench.store.writes.unfinished_imports`) are left out.
     """
-    where, params = "", []
+    with ws.lock:
+        unfinished = [iid for iid, _ in writes.unfinished_imports(ws.con)]
+    # the documents of an import that has not finished are not logged yet: never exported
+    where, params = "WHERE coalesce(import_id, '') NOT IN (SELECT unnest(?::VARCHAR[]))", [unfinished]
     if corpus is not None:
-        where, params = "WHERE corpus = ?", [corpus]
+        where, params = where + " AND corpus = ?", [unfinished, corpus]
     ids = [r[0] for r in ws.query(f"SELECT doc_id FROM documents {where} ORDER BY doc_id", params)]
     hidden = ws.fingerprint_only_ids()  # the one publication rule (CONTRACTS.md, fingerprint-only)
     for b in range(0, len(ids), 500):

@@ -310,6 +310,23 @@ def rows_table(cols: dict[str, np.ndarray]) -> Any:
     return pa.table(arrays)
 
 
+def refuse_unfinished_imports(ws: Any) -> None:
+    """Refuse to evaluate while an import has not finished: its documents are stored but not
+    logged (a streamed import that was killed), so a run over them could not be published or
+    re-derived from the log.
+
+    Raises:
+        InputError: one line naming the import and what to run.
+    """
+    with ws.lock:
+        left = writes.unfinished_imports(ws.con)
+    if left:
+        iid, n = left[0]
+        raise InputError(f"import {iid} has not finished: its {n:,} documents are stored but not logged (it was "
+                         "interrupted); run the import again (the next streamed import removes an interrupted one) "
+                         "before evaluating", file=str(ws.path), field="imports")
+
+
 def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_scoring: bool = True,
                        progress: bool = False, log: Callable[[str], None] = lambda m: None,
                        record: bool = True, allow_paid: bool = False, max_spend: float | None = None,
@@ -331,9 +348,11 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
     Raises:
         ProtocolError: uncommitted protocol file, unknown detector, bad selection, a paid
             detector without ``allow_paid`` and ``max_spend``.
-        InputError: a detector's scores on incompatible scales.
+        InputError: a detector's scores on incompatible scales; an import that has not
+            finished (:func:`refuse_unfinished_imports`).
     """
     proto = proto or Protocol.default()
+    refuse_unfinished_imports(ws)
     commit = require_committed(ws, proto) if proto.hash else None
     pairs = resolve_detectors(ws, proto, allow_scoring=allow_scoring, progress=progress, log=log,
                               allow_paid=allow_paid, max_spend=max_spend)

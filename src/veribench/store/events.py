@@ -497,6 +497,33 @@ def check_chain(events: Iterable[Mapping[str, Any]], *, start_prev: str = GENESI
     return out, head
 
 
+#: The columns of a run's per-document rows that :func:`run_rows_digest` covers, in table order
+#: (every column of ``run_rows`` but ``run_id``), and the order the rows are hashed in.
+RUN_ROW_COLUMNS = ("doc_id", "corpus", "label", "label_role", "arm", "arm_role", "subgroup", "kind", "group_key",
+                   "tags", "side_group", "headline", "split", "detector", "spec_hash", "status", "raw", "scale",
+                   "direction", "ai_probability", "verdict", "ranking_score", "rule", "rule_field", "threshold",
+                   "rule_defined", "counted", "flagged", "excluded")
+RUN_ROW_ORDER = "detector, spec_hash, doc_id"
+
+
+def run_rows_digest(con: Any, run_id: str) -> tuple[int, str]:
+    """``(rows, SHA-256)`` of a run's per-document rows as stored: the canonical JSON array of
+    each row's :data:`RUN_ROW_COLUMNS` (floats as Python prints them, NULL as null), one per
+    line, in :data:`RUN_ROW_ORDER`. The run event records it, so a row of ``run_rows`` edited
+    after the run (what ``export scores --run`` writes) is found by ``log verify``."""
+    h = hashlib.sha256()
+    n = 0
+    cur = con.execute(f"SELECT {', '.join(RUN_ROW_COLUMNS)} FROM run_rows WHERE run_id = ? ORDER BY {RUN_ROW_ORDER}",
+                      [run_id])
+    while True:
+        rows = cur.fetchmany(50_000)
+        if not rows:
+            return n, h.hexdigest()
+        for r in rows:
+            h.update(canonical_json(list(r)).encode("utf-8") + b"\n")
+        n += len(rows)
+
+
 def results_digest(results: Mapping[str, Any]) -> str:
     """SHA-256 of a run's results as logged: canonical JSON without the ``files`` listing
     that :func:`veribench.evaluate.tables.write_outputs` adds."""

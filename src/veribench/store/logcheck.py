@@ -29,6 +29,7 @@ from veribench.store.events import (
     link_leaf,
     read_events,
     results_digest,
+    run_rows_digest,
     score_leaf,
     utc_text,
 )
@@ -99,7 +100,8 @@ _ROW_CHECKS: tuple[tuple[str, str, str, Callable[[_Row], tuple[Any, Any]], Calla
      lambda r: (r[0], r[1]), lambda r: link_leaf(*r), lambda r: f"doc {r[0]}", "link"),
 )
 _ORIGIN = {"doc": "its import", "score": "its scan batch", "link": "its scan batch"}
-_EDITED = {"doc": "label, arm, subgroup, tags, provenance or text hash", "score": "value, status or scan date",
+_EDITED = {"doc": "one of label, arm, kind, subgroup, corpus, group_key, tags, provenance, generation or the text "
+                  "hash", "score": "value, status or scan date",
            "link": "submitted text"}
 
 
@@ -158,6 +160,12 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
             "SELECT import_id, kind FROM imports WHERE json_extract_string(report, '$.status') = 'in_progress'"
         ).fetchall())
         held: dict[str, int] = {}  # documents of unfinished imports, by import
+        # which import first logged each document: its row must name it (publish reaches a
+        # document through its import)
+        import_of = {e["seq"]: e["payload"].get("import_id") for e in events if e["type"] == "import"}
+        first_import = {k: import_of[s] for k, s in con.execute(
+            "SELECT k1, min(seq) FROM log_items WHERE kind = 'doc' AND k1 IS NOT NULL AND seq IN "
+            "(SELECT unnest(?::BIGINT[])) GROUP BY k1", [sorted(import_of)]).fetchall()}
         for kind, table, sql, key, leaf, what, label in _ROW_CHECKS:
             latest = latest_items(con, kind)
             n = 0
@@ -178,6 +186,9 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
                     if kind == "doc" and r[11] is not None and \
                             hashlib.sha256(r[11].encode("utf-8")).hexdigest() != r[1]:
                         add(LogFinding(table, "stored text does not hash to its text_sha256", got[1], table, what(r)))
+                    if kind == "doc" and r[0] in first_import and r[12] != first_import[r[0]]:
+                        add(LogFinding(table, f"import_id {r[12]!r} is not the import that logged the document "
+                                              f"({first_import[r[0]]!r}; import_id edited)", got[1], table, what(r)))
             for k, (_, s_) in latest.items():
                 add(LogFinding(table, f"logged {label} is missing from the table (deleted)", s_, table,
                                what(k + (None,) * 2)))
@@ -261,8 +272,18 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
             if tag != e["payload"].get("tag") or ph != e["payload"].get("protocol_sha256"):
                 add(LogFinding("runs", "tag or protocol hash differs from the run event", e["seq"], "runs",
                                f"run {run_id}"))
+            if "rows_sha256" in e["payload"]:  # runs logged before the rows' digest was kept have none
+                n_rows, rows_sha = run_rows_digest(con, run_id)
+                if (n_rows, rows_sha) != (e["payload"].get("n_rows"), e["payload"]["rows_sha256"]):
+                    add(LogFinding("run_rows", f"per-document rows differ from what the run event logged ({n_rows} "
+                                               f"stored, {e['payload'].get('n_rows')} logged; rows edited, added "
+                                               "or deleted)", e["seq"], "run_rows", f"run {run_id}"))
         for run_id, e in run_events.items():
             add(LogFinding("runs", "logged run is missing from the table", e["seq"], "runs", f"run {run_id}"))
+        for (orphan,) in con.execute("SELECT DISTINCT run_id FROM run_rows WHERE run_id NOT IN (SELECT run_id FROM "
+                                     "runs) ORDER BY 1").fetchall():
+            add(LogFinding("run_rows", "per-document rows of a run that is not stored", table="run_rows",
+                           key=f"run {orphan}"))
         rep.counts["runs"] = len(rows)
 
         # imports

@@ -27,17 +27,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from veribench.errors import VeribenchError
 from veribench.store import events as ev
 from veribench.store import schema
+from veribench.store.schema import SchemaVersionError
 
 #: The command that migrates a workspace in place.
 MIGRATE_COMMAND = "veribench workspace migrate -w {path}"
-
-
-class SchemaVersionError(VeribenchError):
-    """A workspace whose schema version this veribench cannot open as asked (the message
-    names both versions and what to run)."""
 
 
 def _v1_to_v2(con: Any) -> list[str]:
@@ -100,7 +95,7 @@ def migrate(con: Any, path: Any = "") -> tuple[int, list[str]]:
     """
     con.execute("BEGIN TRANSACTION")
     try:
-        found = schema.stored_version(con)
+        found = schema.stored_version(con, path)
         check_readable(found, path, read_only=False)
         notes: list[str] = []
         if found == 0:

@@ -44,6 +44,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from veribench.errors import VeribenchError
+
 #: The schema version this veribench writes and reads. Version 1 is every workspace made
 #: before the version was recorded (no ``schema_meta`` table); see
 #: :mod:`veribench.store.migrations` for what each version changed.
@@ -118,6 +120,11 @@ WORKING_TABLES: tuple[str, ...] = ("llm_calls", "cycle_embeddings", "humanizatio
 SNAPSHOT_TABLES: tuple[str, ...] = ("documents", "submissions", "scores")
 
 
+class SchemaVersionError(VeribenchError):
+    """A workspace or app store whose schema version this veribench cannot open as asked
+    (the message names the versions and what to run)."""
+
+
 def create_sql(name: str, *, keys: bool = True) -> str:
     """``CREATE TABLE IF NOT EXISTS`` of table ``name`` (``keys=False``: without primary keys
     and NOT NULL, for a snapshot of published rows that the verifier checks itself).
@@ -165,12 +172,14 @@ def table_names(con: Any) -> set[str]:
                                       "WHERE table_schema = 'main'").fetchall()}
 
 
-def stored_version(con: Any) -> int:
+def stored_version(con: Any, path: Any = None) -> int:
     """The schema version recorded in a workspace: ``schema_meta.version``; 1 for a workspace
-    made before versions were recorded; 0 for an empty database (no table at all).
+    made before versions were recorded (tables, no ``schema_meta``); 0 for an empty database
+    (no table at all).
 
     Raises:
-        ValueError: a ``schema_meta`` table whose version is not an integer.
+        SchemaVersionError: a ``schema_meta`` whose version is not a whole number of at
+            least 1 (the file was edited or damaged): one line naming ``path``.
     """
     have = table_names(con)
     if "schema_meta" not in have:
@@ -178,10 +187,17 @@ def stored_version(con: Any) -> int:
     row = con.execute("SELECT value FROM schema_meta WHERE key = 'version'").fetchone()
     if row is None:
         return 1
+    value = row[0]
     try:
-        return int(row[0])
+        version = int(value)
+        ok = str(version) == str(value) and version >= 1
     except (TypeError, ValueError):
-        raise ValueError(f"schema_meta.version is {row[0]!r}, not an integer") from None
+        ok = False
+    if not ok:
+        where = f"workspace {path}" if path is not None else "this workspace"
+        raise SchemaVersionError(f"{where}: schema_meta holds version {value!r}, which no veribench writes (a whole "
+                                 "number from 1): the file was edited or damaged; restore it from a copy")
+    return version
 
 
 def set_version(con: Any, version: int = VERSION) -> None:

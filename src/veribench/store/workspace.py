@@ -150,7 +150,7 @@ class Workspace(DuckSqlAccess):
             #: notes from a migration done by this open (an older workspace brought forward)
             self.migration_notes: list[str] = []
             if read_only:
-                version = schema.stored_version(self.con)
+                version = schema.stored_version(self.con, self.path)
                 if version == 0:
                     raise VeribenchError(f"{self.db_path} is not a veribench workspace (a database with no tables)")
                 migrations.check_readable(version, self.path, read_only=True)

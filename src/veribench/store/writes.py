@@ -377,7 +377,8 @@ def record_timestamp(con: Any, payload: dict[str, Any], *, token: bytes, tsa_url
 
 
 def record_run(con: Any, results: dict[str, Any], rows: Any = None) -> dict[str, Any]:
-    """Store a run's results and per-document rows, and append its ``run`` event.
+    """Store a run's results and per-document rows, and append its ``run`` event (which holds
+    the SHA-256 of the results and of the rows, :func:`veribench.store.events.run_rows_digest`).
 
     Args:
         results: the results dict (``results["run"]``: ``run_id``, ``tag``, ``protocol``).
@@ -393,17 +394,18 @@ def record_run(con: Any, results: dict[str, Any], rows: Any = None) -> dict[str,
 
     run = results.get("run") or {}
     p = run.get("protocol") or {}
-    run_id = run.get("run_id")
+    run_id = str(run["run_id"])
     con.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
                 [run_id, run.get("tag"), p.get("hash"), now_utc(), json.dumps(results, allow_nan=False)])
     if rows is not None and rows.num_rows:
         tbl = rows.add_column(0, "run_id", pa.array([run_id] * rows.num_rows, pa.string()))
         insert_arrow(con, "run_rows", tbl)
+    n_rows, rows_sha = ev.run_rows_digest(con, run_id)
     return ev.append_event(con, "run", {
         "run_id": run_id, "tag": run.get("tag"), "protocol_id": p.get("id"),
         "protocol_sha256": p.get("hash"), "chain_head": p.get("chain_head") or run.get("chain_head"),
         "results_sha256": ev.results_digest(results), "n_documents": run.get("n_documents"),
-        "created_at": run.get("created_at")})
+        "created_at": run.get("created_at"), "n_rows": n_rows, "rows_sha256": rows_sha})
 
 
 # -- withdrawals --------------------------------------------------------------------------------
