@@ -174,6 +174,11 @@ CASES = [
     ("evaluate -w NOWS --grid-threshold-by domain", 2, "--grid-threshold-by: applies to a grid (add --grid TAGS)"),
     ("evaluate -w NOWS --raid-json OUT", 2, "--raid-json: applies to a grid (add --grid TAGS)"),
     ("evaluate -w NOWS --grid ,", 2, "--grid: names no tag"),
+    ("evaluate -w NOWS --grid domain,model,domain", 2, "--grid: a tag repeats: domain,model,domain (name each tag "
+                                                       "once)"),
+    ("evaluate -w NOWS --allow-paid", 2, "--allow-paid: needs --max-spend N"),
+    ("evaluate -w NOWS --max-spend 3", 2, "--max-spend: applies to paid calls, which need --allow-paid"),
+    ("export scores -w NOWS -o {OUT}.txt", 2, "the export format must be .csv or .parquet"),
     ("cycle measure CYCLE -w NOWS --embedder foo", 2, "--embedder: unknown embedder 'foo' (known embedders: minilm,"),
     ("cycle rescore CYCLE -o OUT -w NOWS --mapping foo", 2, "--mapping: expected auto, probability, verdict or "
                                                             "sigmoid:T[:C]"),

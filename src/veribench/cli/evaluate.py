@@ -61,9 +61,9 @@ def evaluate_cmd(
     workspace must exist (evaluate never creates one).
     """
     if allow_paid and max_spend is None:
-        raise CliError("--allow-paid", "needs --max-spend N", "the most the paid calls may cost, in words")
+        raise CliUsageError("--allow-paid", "needs --max-spend N", "the most the paid calls may cost, in words")
     if max_spend is not None and not allow_paid:
-        raise CliError("--max-spend", "applies to paid calls, which need --allow-paid", "add --allow-paid")
+        raise CliUsageError("--max-spend", "applies to paid calls, which need --allow-paid", "add --allow-paid")
     if not grid:
         for name, given in (("--grid-threshold-by", grid_threshold_by), ("--raid-json", raid_json)):
             if given is not None:
@@ -71,6 +71,8 @@ def evaluate_cmd(
     tags = [t.strip() for t in grid.split(",") if t.strip()] if grid is not None else None
     if grid is not None and not tags:
         raise CliUsageError("--grid", "names no tag", "give comma-separated tags, e.g. --grid domain,model")
+    if tags and len(set(tags)) < len(tags):
+        raise CliUsageError("--grid", f"a tag repeats: {grid}", "name each tag once")
     shown = not quiet if show_progress is None else show_progress
     con = wide_console()
     proto = load_protocol(protocol) if protocol else None
