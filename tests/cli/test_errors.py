@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 from veribench.cli.main import app
 
 ERROR_LINE = re.compile(r"^error: \S.*?: \S.*$")
+DATA = Path(__file__).resolve().parents[1] / "data"
+PUBLIC = DATA / "public"
 
 
 @pytest.fixture()
@@ -27,8 +29,15 @@ def paths(tmp_path: Path) -> dict[str, Path]:
     valid.write_text(json.dumps({"id": "d1", "text": "A document.", "label": "human"}) + "\n")
     afile = tmp_path / "a-file"
     afile.write_text("not a workspace folder\n")
+    lable = tmp_path / "r.jsonl"
+    lable.write_text(json.dumps({"id": "a", "text": "One sentence.", "lable": "human"}) + "\n")
+    lable_csv = tmp_path / "r.csv"
+    lable_csv.write_text("id,text,lable\na,One sentence.,human\n")
     return {"T": texts, "D": docs, "V": valid, "F": afile, "NOWS": tmp_path / "nows", "MISSING": tmp_path / "missing.jsonl",
-            "MISSINGDIR": tmp_path / "missing-dir", "OUT": tmp_path / "out" / "o.jsonl"}
+            "MISSINGDIR": tmp_path / "missing-dir", "OUT": tmp_path / "out" / "o.jsonl", "LABLE": lable,
+            "LABLECSV": lable_csv, "RAID": PUBLIC / "raid" / "train.csv", "MAGE": PUBLIC / "mage" / "train.csv",
+            "SEMEVAL": PUBLIC / "semeval" / "subtaskA", "HC3": PUBLIC / "hc3" / "finance.jsonl", "FDG": DATA / "fastdetectgpt",
+            "CYCLE": DATA / "humanizerbench" / "July 2026"}
 
 
 #: (args with placeholders from ``paths``, exit code, text the error line must hold)
@@ -108,17 +117,72 @@ CASES = [
     ("write withdraw inv-x -w NOWS --yes", 1, "--workspace {NOWS}: no write.sqlite here"),
     ("write serve -w NOWS", 1, "--workspace {NOWS}: no write.sqlite here"),
     ("import arm-b -w NOWS", 1, "--workspace {NOWS}: no write.sqlite here"),
-    # misspelled setting keys and record fields: "did you mean" (1)
+    # misspelled setting keys and record fields: "did you mean" (1); every bad --set is `--set: <key>: ...`
     ("score -d loglik --set modle=smollm2 -i T -o OUT -w NOWS", 1,
-     "--set: unknown setting 'modle' of detector 'loglik' (did you mean 'model'?"),
-    ("score -d zippy --set chunk_sise=9 -i T -o OUT -w NOWS", 1, "did you mean 'chunk_size'?"),
-    ("score -d hf-classifier --set modle=x -i T -o OUT -w NOWS", 1, "did you mean 'model'?"),
-    ("humanize -H manual --set pth=x -i T -w NOWS", 1, "--set: unknown setting 'pth' of humanizer 'manual' "
+     "--set: modle: unknown setting of detector 'loglik' (did you mean 'model'?"),
+    ("score -d zippy --set chunk_sise=9 -i T -o OUT -w NOWS", 1, "--set: chunk_sise: unknown setting of detector "
+                                                                 "'zippy' (did you mean 'chunk_size'?"),
+    ("score -d hf-classifier --set modle=x -i T -o OUT -w NOWS", 1, "--set: modle: unknown setting of detector "
+                                                                    "'hf-classifier' (did you mean 'model'?"),
+    ("humanize -H manual --set pth=x -i T -w NOWS", 1, "--set: pth: unknown setting of humanizer 'manual' "
                                                       "(did you mean 'path'?"),
-    ("humanize -H hix --set strenght=x -i T -w NOWS", 1, "unknown setting 'strenght' of humanizer 'hix'"),
-    ("score -d zippy --set novalue -i T -o OUT -w NOWS", 1, "--set: expects key=value"),
+    ("humanize -H hix --set strenght=x -i T -w NOWS", 1, "--set: strenght: unknown setting of humanizer 'hix' "
+                                                         "(known: "),
+    ("score -d gptzero --set modle=x -i T -o OUT -w NOWS", 1, "--set: modle: unknown setting of detector 'gptzero' "
+                                                              "(known: "),
+    ("humanize -H undetectable --set modle=x -i T -w NOWS", 1, "--set: modle: unknown setting of humanizer "
+                                                               "'undetectable' (did you mean 'model'?"),
+    ("generate --prompts T --set modle=x -o OUT -w NOWS", 1, "--set: modle: unknown setting of the chat client "
+                                                             "(did you mean 'model'?"),
+    ("readability --set modle=x -i T -o OUT -w NOWS", 1, "--set: modle: unknown setting of the chat client "
+                                                         "(did you mean 'model'?"),
+    ("cycle measure CYCLE -w NOWS --readability judge --judge-set modle=x", 1, "--judge-set: modle: unknown setting "
+                                                                           "of the chat client (did you mean 'model'?"),
+    ("cycle measure CYCLE -w NOWS -d zippy --set chunk_sise=3", 1, "--set: chunk_sise: unknown setting of detector "
+                                                                   "'zippy' (did you mean 'chunk_size'?"),
+    ("attack homoglyph --set N=x -w NOWS", 1, "--workspace {NOWS}: no workspace here"),
+    ("score -d zippy --set novalue -i T -o OUT -w NOWS", 1, "--set: 'novalue': expects key=value (write --set "
+                                                            "KEY=VALUE)"),
+    # a bad --set value: `--set: <key>: <what> (<fix>)`, never Python's wording (1)
+    ("score -d zippy --set chunk_size=abc -i T -o OUT -w NOWS", 1, "--set: chunk_size: not an integer: 'abc' "
+                                                                   "(write --set chunk_size=N, e.g. the default"),
+    ("score -d loglik --set max_tokens=many -i T -o OUT -w NOWS", 1, "--set: max_tokens: not an integer: 'many'"),
+    ("readability --set temperature=hot -i T -o OUT -w NOWS", 1, "--set: temperature: not a number: 'hot'"),
+    ("score -d loglik --set dtype=float99 -i T -o OUT -w NOWS", 1, "--set: dtype: unknown dtype 'float99' (use "
+                                                                   "one of auto,"),
+    ("score -d hf-classifier -i T -o OUT -w NOWS", 1, "--set: model: required by detector 'hf-classifier', not "
+                                                      "given (add --set model=VALUE)"),
+    ("humanize -H llm-humanizer -i T -w NOWS", 1, "--set: prompt_file: required by humanizer 'llm-humanizer'"),
     ("import jsonl D -w NOWS", 1, "field 'subgrup': unknown field (did you mean 'subgroup'?"),
+    ("import jsonl LABLE -w NOWS", 1, "field 'label': required field is missing (did you mean 'label' for "
+                                      "'lable'?)"),
+    ("import csv LABLECSV -w NOWS", 1, "field 'label': required field is missing (did you mean 'label' for "
+                                       "'lable'?)"),
     ("score -d zipy -i T -o OUT -w NOWS", 1, "unknown detector 'zipy'"),
+    # bad option values: refused, naming the option and the known values (usage: 2), nothing created
+    ("import raid RAID --split bogus -w NOWS", 2, "--split: unknown split 'bogus' (known: extra, extra_none, test, "),
+    ("import mage MAGE --split trian -w NOWS", 2, "--split: unknown split 'trian' (did you mean 'train'? known: "),
+    ("import semeval SEMEVAL --split bogus -w NOWS", 2, "--split: unknown split 'bogus' (known: dev, test, train)"),
+    ("import semeval SEMEVAL --subtask Z -w NOWS", 2, "--subtask: unknown subtask 'Z' (known: A, B, C)"),
+    ("import hc3 HC3 --language fr -w NOWS", 2, "--language: unknown language 'fr' (known: en, zh)"),
+    ("import hc3 HC3 --config bogus -w NOWS", 2, "--config: unknown config 'bogus' (known for language en: all, "
+                                                 "finance,"),
+    ("import hc3 HC3 --language zh --config reddit_eli5 -w NOWS", 2, "--config: unknown config 'reddit_eli5' "
+                                                                     "(known for language zh:"),
+    ("import fastdetectgpt FDG --sets bogus -w NOWS", 2, "--sets: unknown set 'bogus' (known: pubmed_davinci,"),
+    ("log show -w NOWS --type bogus", 2, "--type: unknown event type 'bogus' (known: document_update, import,"),
+    ("evaluate -w NOWS --grid-threshold-by domain", 2, "--grid-threshold-by: applies to a grid (add --grid TAGS)"),
+    ("evaluate -w NOWS --raid-json OUT", 2, "--raid-json: applies to a grid (add --grid TAGS)"),
+    ("evaluate -w NOWS --grid ,", 2, "--grid: names no tag"),
+    ("evaluate -w NOWS --grid domain,model,domain", 2, "--grid: a tag repeats: domain,model,domain (name each tag "
+                                                       "once)"),
+    ("evaluate -w NOWS --allow-paid", 2, "--allow-paid: needs --max-spend N"),
+    ("evaluate -w NOWS --max-spend 3", 2, "--max-spend: applies to paid calls, which need --allow-paid"),
+    ("export scores -w NOWS -o {OUT}.txt", 2, "the export format must be .csv or .parquet"),
+    ("cycle measure CYCLE -w NOWS --embedder foo", 2, "--embedder: unknown embedder 'foo' (known embedders: minilm,"),
+    ("cycle rescore CYCLE -o OUT -w NOWS --mapping foo", 2, "--mapping: expected auto, probability, verdict or "
+                                                            "sigmoid:T[:C]"),
+    ("import scores V -d x --scale foo -w NOWS", 2, "--scale: unknown scale 'foo' (known scales: human_0_100,"),
 ]
 
 

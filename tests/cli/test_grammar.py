@@ -124,3 +124,29 @@ def test_score_help_imports_neither_the_report_nor_the_web_apps():
     code = code.replace("'score', '--help'", "'--help'")  # the command list reads sources, imports none
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "HEAVY []" in r.stdout and "derive-arm" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+#: A bracketed word or list in a help text (``[arms]``, ``[id, draft_sha256, ...]``).
+BRACKETED = re.compile(r"\[[^\[\]]+\]")
+#: The frame of a rich help panel.
+FRAME = re.compile(r"[│╭╮╰╯─]")
+
+
+def test_square_brackets_in_help_print_as_written(commands):
+    """rich reads ``[arms]`` as a style tag and drops it: every bracketed word of a command's
+    help, or of its options' and arguments' help, must print as written."""
+    checked = 0
+    for path, cmd in commands.items():
+        texts = [cmd.help or ""] + [p.help or "" for p in cmd.params if not getattr(p, "hidden", False)]
+        wanted = {" ".join(m.split()) for t in texts for m in BRACKETED.findall(t)}
+        if not wanted:
+            continue
+        r = CliRunner().invoke(app, [*path.split(), "--help"], env={"COLUMNS": "400"})
+        assert r.exit_code == 0, (path, r.output)
+        flat = " ".join(FRAME.sub(" ", r.output).split())
+        for seg in wanted:
+            assert seg in flat, (path, seg)
+        checked += 1
+    assert checked >= 3  # import edited (FILE, --protocol), cycle new --banks, ...
+    r = CliRunner().invoke(app, ["import", "edited", "--help"], env={"COLUMNS": "400"})
+    assert "Protocol whose [arms] table" in r.output and "{draft_id, text, [id," in r.output, r.output

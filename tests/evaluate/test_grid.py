@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 from statsmodels.stats.proportion import proportion_confint
 
+from veribench.corpus.importers import import_scores
+from veribench.corpus.importers.raid import import_raid
 from veribench.evaluate.grid import ALL, RAID_TAGS, GridDetector, compute_grid, raid_leaderboard, unattacked_mask
 from veribench.metrics.roc import auroc_ci
 
@@ -303,6 +305,33 @@ def test_cli_evaluate_grid_on_the_raid_fixture(tmp_path):
     lb = json.loads((tmp_path / "raid" / "my-detector.json").read_text())
     assert lb["score_agg"]["all"]["auroc"] == top["auroc"]
     assert math.isfinite(top["auroc"])
-    r = run.invoke(app, ["evaluate", "-w", ws, "--no-score", "-q", "--grid", "domain,nosuchtag", "--json", str(out),
+    r = run.invoke(app, ["evaluate", "-w", ws, "--no-score", "-q", "--grid", "domain,split", "--json", str(out),
                          "--raid-json", str(tmp_path / "raid2")])
     assert r.exit_code == 1 and "RAID's leaderboard shape" in r.output
+    # a tag no document carries is refused before anything runs (it would be a grid of "(missing)")
+    r = run.invoke(app, ["evaluate", "-w", ws, "--no-score", "-q", "--grid", "domian,model"])
+    assert r.exit_code == 2 and "error: --grid: unknown tag 'domian' (did you mean 'domain'? known: " in r.output
+    r = run.invoke(app, ["evaluate", "-w", ws, "--no-score", "-q", "--grid", "domain,model",
+                         "--grid-threshold-by", "bogus"])
+    assert r.exit_code == 2 and "error: --grid-threshold-by: unknown tag 'bogus' (" in r.output, r.output
+    assert "known: arm, attack, corpus, decoding, " in r.output, r.output
+
+
+def test_grid_results_refuse_a_tag_no_document_carries(tmp_path):
+    """The API's rule (``evaluate_workspace(grid=...)``): a misspelled tag or threshold tag is
+    a ProtocolError with "did you mean", never a grid of "(missing)" nor an IndexError."""
+    from veribench.errors import ProtocolError
+    from veribench.evaluate import evaluate_workspace
+    from veribench.store.workspace import Workspace
+
+    ws_path = tmp_path / "ws"
+    with Workspace(ws_path) as ws:
+        import_raid(ws, PUBLIC / "raid" / "train.csv", progress=False)
+        import_scores(ws, PUBLIC / "raid" / "predictions.json", detector="my-detector", scale="score_higher_ai")
+        with pytest.raises(ProtocolError, match="no selected document carries the tag 'domian' \\(did you mean "
+                                                "'domain'\\?"):
+            evaluate_workspace(ws, None, allow_scoring=False, grid=["domian"])
+        with pytest.raises(ProtocolError, match="'bogus'"):
+            evaluate_workspace(ws, None, allow_scoring=False, grid=["domain", "model"], grid_threshold_by="bogus")
+        res = evaluate_workspace(ws, None, allow_scoring=False, grid=["tag:domain"], grid_threshold_by="none")
+        assert res["grid"] and res["grid_info"]["threshold_by"] is None

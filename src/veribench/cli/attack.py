@@ -20,7 +20,17 @@ from typing import Any
 import typer
 
 from veribench import attacks
-from veribench.cli.common import ProgressOpt, WorkspaceOpt, max_spend_opt, open_workspace, progress, settings
+from veribench.attacks.paraphrase import build_humanizer
+from veribench.cli.common import (
+    ProgressOpt,
+    WorkspaceOpt,
+    check_workspace,
+    max_spend_opt,
+    open_workspace,
+    progress,
+    setting_errors,
+    settings,
+)
 from veribench.cli.grammar import warn_deprecated
 from veribench.cli.list import show_attacks
 
@@ -57,7 +67,10 @@ def attack_cmd(
         return
     if not name:
         raise typer.BadParameter("name an attack (veribench list attacks shows them)", param_hint="NAME")
-    atk = attacks.create(name, settings(set_))
+    check_workspace(workspace)
+    conf = settings(set_)
+    with setting_errors(conf, f"attack {name!r}"):
+        atk = attacks.create(name, conf)
     with progress("attack", show_progress), open_workspace(workspace) as ws:
         rep = attacks.attack_documents(ws, atk, seed=seed, corpus=corpus, arm=arm, label=label,
                                        max_spend=max_spend, dry_run=dry_run, progress=show_progress)
@@ -81,8 +94,14 @@ def derive_arm_cmd(
     show_progress: bool = ProgressOpt,
 ) -> None:
     """Humanize or paraphrase a corpus slice into a new arm linked to its sources."""
+    check_workspace(workspace)
+    conf = settings(set_)
+    if humanizer == "llm-paraphraser" and seed is not None:
+        conf.setdefault("seed", int(seed))
+    with setting_errors(conf, f"humanizer {humanizer!r}"):
+        h = build_humanizer(humanizer, conf)
     with progress("derive-arm", show_progress), open_workspace(workspace) as ws:
-        rep = attacks.humanize_arm(ws, humanizer, settings(set_), new_arm=name, corpus=corpus, arm=arm,
+        rep = attacks.humanize_arm(ws, h, new_arm=name, corpus=corpus, arm=arm,
                                    label=label, seed=seed, max_spend=max_spend, dry_run=dry_run,
                                    progress=show_progress)
     if dry_run:

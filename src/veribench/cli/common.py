@@ -8,24 +8,30 @@ must exist and is never created, a workspace path that is a file is refused.
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Callable, Iterator
+import re
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+import duckdb
 import typer
 
-from veribench.cli.grammar import CliError, friendly_errors, warn
+from veribench.cli.grammar import CliError, CliUsageError, friendly_errors, on_failure, warn
 from veribench.detectors.pipeline import check_budget
-from veribench.errors import InputError, SettingError
+from veribench.errors import InputError, RegistryError, VeribenchError, did_you_mean
 from veribench.progress import Progress
-from veribench.registry import create, parse_settings
+from veribench.registry import create, get, parse_settings, settings_of
 from veribench.store.workspace import DB_NAME, DEFAULT_WORKSPACE, Workspace
 
-__all__ = ["CliError", "FormatOpt", "OutputFormat", "ProgressOpt", "QuietOpt", "WorkspaceOpt", "build", "check_workspace",
-           "friendly_errors", "input_path", "json_opt", "max_spend_opt", "open_workspace", "out_opt", "print_json",
-           "progress", "settings", "warn", "write_json"]
+__all__ = ["CliError", "CliUsageError", "FormatOpt", "OutputFormat", "ProgressOpt", "QuietOpt", "WorkspaceOpt", "build",
+           "check_value", "check_workspace", "choice", "friendly_errors", "input_path", "json_opt", "max_spend_opt",
+           "open_workspace", "out_opt", "print_json", "progress", "remove_if_new", "setting_errors", "settings",
+           "warn", "write_json"]
 
 #: ``--format``: what a command prints on standard output.
 OutputFormat = Literal["text", "json"]
@@ -59,6 +65,63 @@ def max_spend_opt(help: str) -> Any:
 def json_opt(help: str = "Also write the result as JSON to this file.") -> Any:
     """``--json FILE``: a file to write the machine-readable result to (never a switch)."""
     return typer.Option(None, "--json", help=help)
+
+
+# ------------------------------------------------------------------------------ choices
+def check_value(option: str, value: str, known: Iterable[str], what: str = "value", among: str = "known") -> str:
+    """``value`` when it is one of ``known``; else a usage error (exit 2) naming the option,
+    the closest value ("did you mean") and every known one:
+    ``error: --split: unknown value 'bogus' (did you mean 'train'? known: extra, train)``.
+
+    Args:
+        among: how the list of known values is introduced (``"known for en"``).
+
+    Raises:
+        CliUsageError: ``value`` is not known.
+    """
+    names = sorted({str(k) for k in known})
+    if value in names:
+        return value
+    hint = did_you_mean(value, names)
+    raise CliUsageError(option, f"unknown {what} {value!r}",
+                        (f"{hint} " if hint else "") + f"{among}: {', '.join(names) or '(none)'}")
+
+
+def choice(known: Iterable[str], what: str = "value", *, upper: bool = False) -> Callable[..., Any]:
+    """A typer callback that refuses an option value outside ``known`` when the command
+    line is read, before anything runs (:func:`check_value`; ``None`` passes). ``upper``:
+    the value is read in capitals (``--subtask a`` is ``A``). Use as
+    ``typer.Option(None, "--split", callback=choice(FILES))``."""
+    names = list(known)
+
+    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+        if ctx.resilient_parsing or value is None:
+            return value
+        v = str(value).upper() if upper else str(value)
+        return check_value(max(param.opts, key=len), v, names, what)
+
+    return check
+
+
+def validated(check: Callable[[Any], Any]) -> Callable[..., Any]:
+    """A typer callback that runs ``check(value)`` (the rule's one home, e.g.
+    :func:`veribench.scales.get_scale`) when the command line is read and turns its
+    refusal into a usage error naming the option (exit 2): ``error: --scale: unknown scale
+    'foo' (known scales: ...)``. ``None`` passes; the value itself is kept."""
+
+    def callback(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+        if ctx.resilient_parsing or value is None:
+            return value
+        try:
+            check(value)
+        except (InputError, RegistryError) as e:
+            msg = " ".join(str(getattr(e, "reason", None) or e).split())
+            what, sep, fix = msg.partition("; ") if "; " in msg else msg.partition(". ")
+            raise CliUsageError(max(param.opts, key=len), what.rstrip("."),
+                                (fix[:1].lower() + fix[1:]).rstrip(".") if sep else None) from None
+        return value
+
+    return callback
 
 
 # ------------------------------------------------------------------------------ paths
@@ -111,18 +174,96 @@ def check_workspace(path: Path, *, exists: bool = True, store: str = DB_NAME, fi
         raise CliError(where, what, fix or f"{DB_NAME} is missing; an import creates it: veribench import ... -w {path}")
 
 
+#: Tables that hold no data of their own in a new store: the schema version, the session secret.
+_META_TABLES = re.compile(r"(^|_)meta$")
+
+
+def _duckdb_empty(db: Path) -> bool:
+    """Whether the workspace database ``db`` holds no row outside ``schema_meta`` (unsure: False)."""
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except Exception:
+        return False
+    try:
+        tables = [t for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
+                                            "WHERE table_schema = 'main' AND table_type = 'BASE TABLE'").fetchall()]
+        return not any(con.execute(f'SELECT 1 FROM "{t}" LIMIT 1').fetchone()
+                       for t in tables if not _META_TABLES.search(t))
+    except Exception:
+        return False
+    finally:
+        con.close()
+
+
+def _sqlite_empty(db: Path) -> bool:
+    """Whether the SQLite store ``db`` (an app's store) holds no row outside its ``*_meta``
+    table (unsure: False)."""
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    except Exception:
+        return False
+    try:
+        tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                            "AND name NOT LIKE 'sqlite_%'").fetchall()]
+        return not any(con.execute(f'SELECT 1 FROM "{t}" LIMIT 1').fetchone()
+                       for t in tables if not _META_TABLES.search(t))
+    except Exception:
+        return False
+    finally:
+        con.close()
+
+
+def remove_if_new(store: Path, close: Callable[[], None] | None = None) -> None:
+    """Call before a command creates the store file ``store`` (the workspace database, or an
+    app's SQLite store beside it): if the command then ends in an error or an interrupt
+    (:func:`veribench.cli.grammar.on_failure`), the store it created is removed when it holds
+    no data (only its schema version or session secret), with its journal files, and so is
+    its folder when this command created that too and nothing else is left in it. A store
+    or folder that existed before the command is never removed, nor one that holds data
+    (a scoring run's committed batches stay).
+
+    Args:
+        store: the file about to be created (nothing is registered when it exists).
+        close: closes the command's connection to it first (it may still be open).
+    """
+    if store.exists():
+        return
+    folder = store.parent
+    new_folders = [f for f in [folder, *folder.parents] if not f.exists()]
+    empty = _duckdb_empty if store.suffix == ".duckdb" else _sqlite_empty
+
+    def undo() -> None:
+        if close is not None:
+            close()
+        if not store.is_file() or not empty(store):
+            return
+        for f in (store, *(store.with_name(store.name + x) for x in (".wal", "-wal", "-shm", "-journal"))):
+            f.unlink(missing_ok=True)
+        for f in new_folders:  # innermost first; only while nothing but empty folders is left
+            if f.is_dir() and not any(p.is_file() or p.is_symlink() for p in f.rglob("*")):
+                shutil.rmtree(f)
+
+    on_failure(undo)
+
+
 def open_workspace(path: Path, *, create: bool = False, read_only: bool = False) -> Workspace:
     """The workspace at ``path``, after :func:`check_workspace`.
 
     Args:
         create: make a new workspace when there is none (the commands that import or
-            score); otherwise a missing workspace is refused and nothing is created.
+            score); otherwise a missing workspace is refused and nothing is created. A
+            workspace this command creates is removed again when the command ends in an
+            error while it holds nothing (:func:`remove_if_new`).
         read_only: open without write access (several readers may share it).
 
     An older workspace opened read-write is migrated; each migration note is printed.
     """
     check_workspace(path, exists=not create)
+    holder: list[Workspace] = []
+    if create and not read_only:
+        remove_if_new(path / DB_NAME, close=lambda: [w.close() for w in holder])
     ws = Workspace(path, read_only=read_only, create=create)
+    holder.append(ws)
     for note in ws.migration_notes:
         typer.secho(f"note: {note}", fg="yellow", err=True)
     return ws
@@ -133,28 +274,127 @@ def settings(pairs: list[str] | None, option: str = "--set") -> dict[str, Any]:
     """``--set key=value`` pairs as a settings dict (values read as JSON when they parse).
 
     Raises:
-        CliError: an item without ``=``.
+        CliError: an item without ``=`` (``--set: 'novalue': expects key=value (...)``).
+    """
+    for item in pairs or []:
+        if "=" not in item:
+            raise CliError(option, f"{item!r}: expects key=value", f"write {option} KEY=VALUE")
+    return parse_settings(pairs)
+
+
+#: Python's wordings for a value of the wrong kind, and ours.
+_PY_VALUE_ERRORS = ((re.compile(r"invalid literal for int\(\) with base 10: (.+)"), r"not an integer: \1"),
+                    (re.compile(r"could not convert string to float: (.+)"), r"not a number: \1"))
+_UNKNOWN = re.compile(r"unknown (?P<kind>setting|parameter) '(?P<key>[^']+)'(?: of (?P<owner>.+?))?"
+                      r"(?: \((?P<hint>[^()]*)\))?(?=;|$)")
+_MISSING = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: (?P<keys>.+)$")
+
+
+def _expected_type(p: inspect.Parameter) -> type | None:
+    """``int`` or ``float`` when setting ``p`` takes a number: read from its default
+    (``chunk_size=1024``) or, without one, its annotation (``max_tokens: int | None``)."""
+    d = p.default
+    if isinstance(d, bool):
+        return None
+    if isinstance(d, (int, float)):
+        return type(d)
+    ann = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
+    parts = {x.strip() for x in str(ann).replace("Optional[", "").rstrip("]").split("|")} - {"None"}
+    return {"int": int, "float": float}.get(parts.pop()) if len(parts) == 1 else None
+
+
+def check_setting_types(params: Sequence[inspect.Parameter], conf: dict[str, Any], option: str = "--set") -> None:
+    """Refuse a ``--set`` value that is text where the setting takes a number (known from
+    its default or annotation, :func:`_expected_type`), before the plug-in is built.
+
+    Raises:
+        CliError: ``--set: chunk_size: not an integer: 'abc' (write chunk_size=N, e.g. the default 1024)``.
+    """
+    by_name = {p.name: p for p in params}
+    for key, value in conf.items():
+        p = by_name.get(key)
+        want = _expected_type(p) if p is not None else None
+        if want is None or not isinstance(value, str):
+            continue
+        example = f", e.g. the default {p.default!r}" if isinstance(p.default, (int, float)) else ""  # type: ignore[union-attr]
+        noun = "an integer" if want is int else "a number"
+        raise CliError(option, f"{key}: not {noun}: {value!r}", f"write {option} {key}=N{example}")
+
+
+def _setting_error(e: BaseException, conf: dict[str, Any], option: str, owner: str) -> CliError | None:
+    """``e`` (raised while plug-in ``owner`` was built from ``conf``) as ``--set: <key>:
+    <what> (<fix>)`` when it can be pinned on one setting: an unknown key (the message
+    of :func:`veribench.errors.unknown_key`), a missing required one, an error naming the
+    key (``InputError.field``, or the key quoted), or one quoting a value given; else None."""
+    msg = " ".join(str(e).split())
+    m = _UNKNOWN.search(msg)
+    if m:
+        others = [x.group("key") for x in _UNKNOWN.finditer(msg)][1:]
+        what = f"unknown {m.group('kind')} of {m.group('owner') or owner}"
+        if others:
+            what += f" (and {', '.join(repr(k) for k in others)})"
+        return CliError(option, f"{m.group('key')}: {what}", m.group("hint") or "veribench list shows the settings")
+    m = _MISSING.search(msg)
+    if m:
+        keys = re.findall(r"'([^']+)'", m.group("keys"))
+        if keys:
+            return CliError(option, f"{keys[0]}: required by {owner}, not given",
+                            f"add {' '.join(f'{option} {k}=VALUE' for k in keys)}")
+    key = getattr(e, "field", None) if isinstance(e, InputError) else None
+    reason = getattr(e, "reason", None) if isinstance(e, InputError) else None
+    if key not in conf:
+        key, reason = None, None
+        named = [k for k in conf if f"'{k}'" in msg]
+        valued = [k for k, v in conf.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                  and (repr(v) in msg or f"'{v}'" in msg)]
+        if len(named) == 1:
+            key = named[0]
+        elif len(valued) == 1:
+            key = valued[0]
+    if key is None:
+        return None
+    what = reason or msg
+    for rx, repl in _PY_VALUE_ERRORS:
+        what = rx.sub(repl, what)
+    what, _, fix = what.partition("; ")
+    return CliError(option, f"{key}: {what.rstrip('.')}", fix or f"check {option} {key}=...")
+
+
+@contextmanager
+def setting_errors(conf: dict[str, Any], owner: str, option: str = "--set") -> Iterator[None]:
+    """Build a plug-in inside this block: an error it raises about one of ``conf``'s settings
+    becomes ``error: --set: <key>: <what> (<fix>)`` (:func:`_setting_error`); a plug-in name
+    not known passes through (its own "did you mean"), and so does any other veribench error.
+
+    Raises:
+        CliError: a bad setting, or a ``TypeError`` / ``ValueError`` of the plug-in's own
+            (named with the plug-in).
     """
     try:
-        return parse_settings(pairs)
-    except ValueError as e:
-        raise CliError(option, str(e).removeprefix("--set "), "write key=value") from None
+        yield
+    except (RegistryError, CliError):
+        raise
+    except (VeribenchError, TypeError, ValueError) as e:
+        err = _setting_error(e, conf, option, owner)
+        if err is not None:
+            raise err from None
+        if isinstance(e, VeribenchError):
+            raise
+        raise CliError(option, f"{owner}: {' '.join(str(e).split())}", "veribench list shows the settings") from None
 
 
 def build(kind: str, name: str, conf: dict[str, Any], option: str = "--set") -> Any:
     """Plug-in ``name`` of ``kind`` built with ``conf`` (:func:`veribench.registry.create`);
-    a setting it does not take is named with "did you mean", against ``option``.
+    a value of the wrong kind is refused first (:func:`check_setting_types`), and a bad
+    setting is named as ``--set: <key>: <what> (<fix>)`` (:func:`setting_errors`).
 
     Raises:
         CliError: an unknown or bad setting; RegistryError: an unknown name.
     """
-    try:
+    factory = get(kind, name)
+    check_setting_types(settings_of(getattr(factory, "__wrapped__", factory))[0], conf, option)
+    with setting_errors(conf, f"{kind} {name!r}", option):
         return create(kind, name, conf)
-    except SettingError as e:
-        raise CliError(option, str(e)) from None
-    except (TypeError, ValueError) as e:
-        raise CliError(option, f"{kind} {name!r}: {' '.join(str(e).split())}",
-                       f"veribench list {kind}s shows the settings") from None
 
 
 def write_json(path: Path, payload: Any, *, indent: int = 2, **kw: Any) -> None:

@@ -14,21 +14,19 @@ from typing import Any
 
 import typer
 
-from veribench.cli.common import QuietOpt, WorkspaceOpt, check_workspace, input_path, open_workspace
-from veribench.corpus.importers import import_fastdetectgpt, import_liang2023, import_scores, read_documents
+from veribench.cli.common import QuietOpt, WorkspaceOpt, check_value, choice, input_path, open_workspace, validated
+from veribench.cli.write import check_write_store
+from veribench.corpus.importers import hc3, import_liang2023, import_scores, mage, raid, read_documents, semeval
 from veribench.corpus.importers._store import store_import
 from veribench.corpus.importers.beemo import import_beemo
 from veribench.corpus.importers.detectrl import import_detectrl
 from veribench.corpus.importers.edited import import_edited
-from veribench.corpus.importers.hc3 import import_hc3
+from veribench.corpus.importers.fastdetectgpt import available_sets, read_fastdetectgpt
 from veribench.corpus.importers.m4 import import_m4
-from veribench.corpus.importers.mage import import_mage
 from veribench.corpus.importers.outputs import import_humanized, read_cycle, read_generated
-from veribench.corpus.importers.raid import import_raid
-from veribench.corpus.importers.semeval import import_semeval
 from veribench.rubric.write import armb
-from veribench.rubric.write.db import FILE_NAME as WRITE_STORE
 from veribench.rubric.write.db import open_store
+from veribench.scales import get_scale
 
 import_app = typer.Typer(help="Import corpora, recorded scores and texts into a workspace (created when missing; "
                               "each import all or nothing, logged).", no_args_is_help=True)
@@ -74,8 +72,13 @@ def import_fdg(
 ) -> None:
     """Import fast-detect-gpt human/AI pairs (human = arm A, AI = arm C with its generation spec)."""
     chosen = [s.strip() for s in sets.split(",") if s.strip()] if sets else None
+    found = available_sets(directory)
+    for name in chosen or []:
+        if found:  # a folder without any set is refused below, naming the folder
+            check_value("--sets", name, found, "set")
+    report, docs = read_fastdetectgpt(directory, chosen, pairs)
     with open_workspace(workspace, create=True) as ws:
-        _show(import_fastdetectgpt(ws, directory, chosen, pairs), quiet)
+        _show(store_import(ws, report, docs), quiet)
 
 
 def _documents_command(fmt: str) -> Any:
@@ -110,7 +113,7 @@ def import_scores_cmd(
     version: str | None = typer.Option(None, "--version", help="Detector version for rows without one."),
     scale: str | None = typer.Option(None, "--scale",
                                      help="Native scale: p_ai, percent_ai, p_human, human_0_100, "
-                                          "zippy_confidence, ... (default p_ai)."),
+                                          "zippy_confidence, ... (default p_ai).", callback=validated(get_scale)),
     value_field: str | None = typer.Option(None, "--value-field", help="Field holding the value "
                                            "(default: raw, score or value)."),
     verdict_field: str | None = typer.Option(None, "--verdict-field", help="Field holding the tool's own "
@@ -210,7 +213,7 @@ def import_armb_cmd(workspace: Path = WorkspaceOpt,
 
     Reads WS/write.sqlite (`veribench write invite` made it) and writes the workspace.
     """
-    check_workspace(workspace, store=WRITE_STORE, fix=f"invite writers first: veribench write invite -w {workspace}")
+    check_write_store(workspace)
     with open_store(workspace) as db:
         ws = open_workspace(workspace, create=True)
         try:
@@ -232,21 +235,28 @@ def import_armb_cmd(workspace: Path = WorkspaceOpt,
 # -- the field's public corpora (issue 16): streamed, one transaction each -------------------
 SourceArg = typer.Argument(..., help="A released file, a folder laid out as the release, or hf://datasets/<repo>.",
                            callback=input_path("path"))
-SplitOpt = typer.Option(None, "--split", help="Only this split (default: every split found).")
 
 
-def _corpus_command(name: str, importer: Any, doc: str, source: Any = SourceArg, split: bool = True,
+def split_opt(splits: Any) -> Any:
+    """``--split S``: one of the release's splits (``splits``: split -> file), checked when
+    the command line is read (an unknown one: exit 2, naming the known ones)."""
+    return typer.Option(None, "--split", help=f"Only this split: {', '.join(splits)} (default: every split found).",
+                        callback=choice(splits, "split"))
+
+
+def _corpus_command(name: str, importer: Any, doc: str, source: Any = SourceArg, splits: Any = None,
                     multi: bool = False) -> None:
-    """``veribench import NAME SOURCE [--split S]`` for one of the public corpora (``multi``:
-    several SOURCE arguments)."""
+    """``veribench import NAME SOURCE [--split S]`` for one of the public corpora (``splits``:
+    the release's splits, ``None`` for a corpus without ``--split``; ``multi``: several
+    SOURCE arguments)."""
 
     def run(source: Any, corpus: str, workspace: Path, quiet: bool, progress: bool, **kw: Any) -> None:
         with open_workspace(workspace, create=True) as ws:
             _show(importer(ws, source, corpus=corpus, progress=progress, **kw), quiet)
 
     corpus_opt = typer.Option(name, "--corpus", help="Corpus name stored with each document.")
-    if split:
-        def cmd(source: str = source, split: str | None = SplitOpt, corpus: str = corpus_opt,
+    if splits:
+        def cmd(source: str = source, split: str | None = split_opt(splits), corpus: str = corpus_opt,
                 workspace: Path = WorkspaceOpt, quiet: bool = QuietOpt, progress: bool = StreamProgressOpt) -> None:
             run(source, corpus, workspace, quiet, progress, split=split)
     else:
@@ -260,29 +270,33 @@ def _corpus_command(name: str, importer: Any, doc: str, source: Any = SourceArg,
     import_app.command(name)(cmd)
 
 
-_corpus_command("raid", import_raid,
+_corpus_command("raid", raid.import_raid,
                 "Import RAID's released CSV (train.csv, extra.csv; hf://datasets/liamdugan/raid). Predictions "
-                "([{\"id\", \"score\"}]) then enter with `veribench import scores FILE --detector NAME`.")
-_corpus_command("mage", import_mage,
-                "Import MAGE (train/valid/test and the two wilder test sets; hf://datasets/yaful/MAGE).")
+                "([{\"id\", \"score\"}]) then enter with `veribench import scores FILE --detector NAME`.",
+                splits=raid.FILES)
+_corpus_command("mage", mage.import_mage,
+                "Import MAGE (train/valid/test and the two wilder test sets; hf://datasets/yaful/MAGE).",
+                splits=mage.FILES)
 _corpus_command("m4", import_m4, "Import M4 (mbzuai-nlp/M4): each line's human and machine text.",
                 typer.Argument(..., help="M4 <DOMAIN>_<MODEL>.jsonl files or the data/ folder.",
-                               callback=input_path("path")), split=False, multi=True)
+                               callback=input_path("path")), multi=True)
 _corpus_command("detectrl", import_detectrl, "Import DetectRL's benchmark files (NLP2CT/DetectRL).",
                 typer.Argument(..., help="A <setting>_{train,test}.json file or Benchmark_Data/.",
-                               callback=input_path("path")), split=False)
+                               callback=input_path("path")))
 _corpus_command("beemo", import_beemo, "Import Beemo: human, machine, expert-edited and LLM-edited versions of "
                 "each prompt's answer.",
                 typer.Argument("hf://datasets/toloka/beemo", help="hf://datasets/toloka/beemo, a local copy of it, "
-                               "or a .parquet file.", callback=input_path("path")), split=False)
+                               "or a .parquet file.", callback=input_path("path")))
 
 
 @import_app.command("semeval")
 def import_semeval_cmd(
     source: str = typer.Argument(..., help="A subtask{A,B,C}_*.jsonl file or a folder of them.",
                                  callback=input_path("path")),
-    subtask: str | None = typer.Option(None, "--subtask", help="A, B or C (default: from the file name)."),
-    split: str | None = typer.Option(None, "--split", help="train, dev or test (default: from the file name)."),
+    subtask: str | None = typer.Option(None, "--subtask", help="A, B or C (default: from the file name).",
+                                       callback=choice(semeval.COLUMNS, "subtask", upper=True)),
+    split: str | None = typer.Option(None, "--split", help="train, dev or test (default: from the file name).",
+                                     callback=choice(semeval.SPLITS, "split")),
     gold: Path | None = typer.Option(None, "--gold", help="Gold labels ({id, label} lines) of a test file.",
                                      callback=input_path("file")),
     corpus: str = typer.Option("semeval2024-task8", "--corpus", help="Corpus name stored with each document."),
@@ -292,20 +306,25 @@ def import_semeval_cmd(
 ) -> None:
     """Import SemEval-2024 Task 8 (subtasks A, B; C as mixed texts with their human/machine boundary)."""
     with open_workspace(workspace, create=True) as ws:
-        _show(import_semeval(ws, source, subtask=subtask, split=split, gold=gold, corpus=corpus,
+        _show(semeval.import_semeval(ws, source, subtask=subtask, split=split, gold=gold, corpus=corpus,
                              progress=progress), quiet)
 
 
 @import_app.command("hc3")
 def import_hc3_cmd(
     source: str = SourceArg,
-    config: str | None = typer.Option(None, "--config", help="One source file (finance, ...; default: all)."),
-    language: str | None = typer.Option(None, "--language", help="en or zh (default: from the source)."),
+    config: str | None = typer.Option(None, "--config", help="One source file: finance, medicine, ... (the "
+                                      "language's files; default: all but all.jsonl)."),
+    language: str | None = typer.Option(None, "--language", help="en or zh (default: from the source).",
+                                        callback=choice(hc3.FILES, "language")),
     corpus: str = typer.Option("hc3", "--corpus", help="Corpus name stored with each document."),
     workspace: Path = WorkspaceOpt,
     quiet: bool = QuietOpt,
     progress: bool = StreamProgressOpt,
 ) -> None:
     """Import HC3 (hf://datasets/Hello-SimpleAI/HC3 or HC3-Chinese): every human and ChatGPT answer."""
+    if config is not None:
+        lang = hc3.language_of(source, language)
+        check_value("--config", config, hc3.FILES[lang], "config", f"known for language {lang}")
     with open_workspace(workspace, create=True) as ws:
-        _show(import_hc3(ws, source, config=config, language=language, corpus=corpus, progress=progress), quiet)
+        _show(hc3.import_hc3(ws, source, config=config, language=language, corpus=corpus, progress=progress), quiet)

@@ -13,8 +13,20 @@ from typing import Any, Literal
 
 import typer
 
+from veribench import registry
 from veribench.bundles.jscompat import dumps_js
-from veribench.cli.common import ProgressOpt, WorkspaceOpt, input_path, open_workspace, out_opt, progress, settings
+from veribench.cli.common import (
+    ProgressOpt,
+    WorkspaceOpt,
+    build,
+    input_path,
+    open_workspace,
+    out_opt,
+    progress,
+    settings,
+    validated,
+)
+from veribench.cli.humanize import chat_client
 from veribench.cycles.create import (
     derive_prompts,
     import_outputs,
@@ -23,7 +35,7 @@ from veribench.cycles.create import (
     publish_cycle,
     score_directory,
 )
-from veribench.cycles.rescore import measure_cycle, rescore_bundle
+from veribench.cycles.rescore import check_mapping, measure_cycle, rescore_bundle
 
 cycle_app = typer.Typer(help="Create, publish, score and re-score humanizer benchmark cycles (commit-reveal).",
                         no_args_is_help=True)
@@ -35,7 +47,9 @@ SecretsOpt = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR",
 DetectorsOpt = typer.Option(["zippy"], "--detector", "-d", help="Registry detector name (repeatable).")
 SetOpt = typer.Option([], "--set", help="Detector setting key=value (repeatable; applies to every --detector).")
 MappingOpt = typer.Option("auto", "--mapping", help="Human likelihood of detectors without a P(AI): auto "
-                          "(probability, else verdict), verdict, or sigmoid:T[:C] on the signed score.")
+                          "(probability, else verdict), verdict, or sigmoid:T[:C] on the signed score.",
+                          callback=validated(check_mapping))
+EmbedderCheck = validated(lambda name: registry.get("embedder", name))
 JudgeOpt = typer.Option([], "--judge-set", help="Readability judge setting key=value (base_url, model, provider).")
 Readability = Literal["published", "judge", "none"]
 
@@ -100,8 +114,19 @@ def cycle_add(
 
 
 def _detectors(detector: list[str], set_: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, settings)`` of each ``--detector``, each built once here so that an unknown
+    name or a bad ``--set`` is refused before any workspace is opened."""
     conf = settings(set_)
+    for d in detector:
+        build("detector", d, conf)
     return [(d, conf) for d in detector]
+
+
+def _judge(judge_set: list[str], readability: str) -> dict[str, Any]:
+    """The ``--judge-set`` settings, checked by building the judge's chat client when it is used."""
+    if readability == "judge":
+        chat_client(judge_set, "--judge-set")
+    return settings(judge_set, "--judge-set")
 
 
 @cycle_app.command("measure")
@@ -110,7 +135,7 @@ def cycle_measure(
     detector: list[str] = DetectorsOpt,
     set_: list[str] = SetOpt,
     embedder: str = typer.Option("minilm", "--embedder", help="Embedder for meaning preservation: minilm (offline) "
-                                 "or openai-3-large."),
+                                 "or openai-3-large.", callback=EmbedderCheck),
     readability: Readability = typer.Option("none", "--readability", help="Readability: none, judge (the LLM "
                                             "judge) or published (the cycle's own scores)."),
     mapping: str = MappingOpt,
@@ -120,9 +145,10 @@ def cycle_measure(
 ) -> None:
     """Score the cycle's humanizer outputs with veribench's detectors, embedder and readability."""
     dets = _detectors(detector, set_)
+    judge = _judge(judge_set, readability)
     with progress("cycle measure", show_progress), open_workspace(workspace, create=True) as ws:
         summary = measure_cycle(directory, ws, detectors=dets, embedder=embedder, readability=readability,
-                                mapping=mapping, judge_settings=settings(judge_set, "--judge-set"))
+                                mapping=mapping, judge_settings=judge)
     typer.echo(json.dumps(summary, indent=2))
 
 
@@ -162,7 +188,8 @@ def cycle_rescore(
     out: Path = out_opt("New folder for the re-scored veribench bundle."),
     detector: list[str] = DetectorsOpt,
     set_: list[str] = SetOpt,
-    embedder: str = typer.Option("minilm", "--embedder", help="minilm (offline) or openai-3-large."),
+    embedder: str = typer.Option("minilm", "--embedder", help="minilm (offline) or openai-3-large.",
+                                 callback=EmbedderCheck),
     readability: Readability = typer.Option("published", "--readability", help="Readability: published (the "
                                             "bundle's own scores), judge (the LLM judge) or none."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N samples (quick looks)."),
@@ -173,9 +200,10 @@ def cycle_rescore(
 ) -> None:
     """Re-score a bundle's humanizer outputs with veribench's own parts; publish and compare rankings."""
     dets = _detectors(detector, set_)
+    judge = _judge(judge_set, readability)
     with progress("cycle rescore", show_progress), open_workspace(workspace, create=True) as ws:
         res = rescore_bundle(bundle, out, ws, detectors=dets, embedder=embedder, readability=readability,
-                             limit=limit, mapping=mapping, judge_settings=settings(judge_set, "--judge-set"))
+                             limit=limit, mapping=mapping, judge_settings=judge)
     typer.echo(res["table"])
     typer.echo(f"Kendall's tau (published vs veribench ranking): {res['kendall_tau']:.4f} "
                f"(p = {res['kendall_p']:.4g}, n = {res['n_common']})")

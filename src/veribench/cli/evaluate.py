@@ -8,11 +8,21 @@ from typing import Any
 
 import typer
 
-from veribench.cli.common import WorkspaceOpt, input_path, json_opt, max_spend_opt, open_workspace, out_opt, progress
-from veribench.cli.grammar import CliError
+from veribench.cli.common import (
+    WorkspaceOpt,
+    check_value,
+    input_path,
+    json_opt,
+    max_spend_opt,
+    open_workspace,
+    out_opt,
+    progress,
+)
+from veribench.cli.grammar import CliError, CliUsageError
 from veribench.console import wide_console
 from veribench.errors import ProtocolError
 from veribench.evaluate import evaluate_workspace
+from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
 from veribench.evaluate.grid import raid_leaderboard
 from veribench.evaluate.tables import print_tables, print_warnings, write_outputs
 from veribench.protocol.model import load_protocol
@@ -29,8 +39,8 @@ def evaluate_cmd(
                                     "selected documents without a stored score; needs --max-spend."),
     max_spend: float | None = max_spend_opt("With --allow-paid: stop before the paid calls of this evaluation "
                                             "would cost more (words)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the tables (and no progress unless "
-                               "--progress is given)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="One summary line instead of the tables and the "
+                               "scoring log (and no progress unless --progress is given)."),
     grid: str | None = typer.Option(None, "--grid", help="RAID's grid over these comma-separated tags (e.g. "
                                     "domain,model,decoding,repetition_penalty,attack): every cell and 'all' roll-up, "
                                     "TPR at 5%/1% FPR and AUROC with intervals, as 'grid' in the results JSON."),
@@ -51,9 +61,18 @@ def evaluate_cmd(
     workspace must exist (evaluate never creates one).
     """
     if allow_paid and max_spend is None:
-        raise CliError("--allow-paid", "needs --max-spend N", "the most the paid calls may cost, in words")
+        raise CliUsageError("--allow-paid", "needs --max-spend N", "the most the paid calls may cost, in words")
     if max_spend is not None and not allow_paid:
-        raise CliError("--max-spend", "applies to paid calls, which need --allow-paid", "add --allow-paid")
+        raise CliUsageError("--max-spend", "applies to paid calls, which need --allow-paid", "add --allow-paid")
+    if not grid:
+        for name, given in (("--grid-threshold-by", grid_threshold_by), ("--raid-json", raid_json)):
+            if given is not None:
+                raise CliUsageError(name, "applies to a grid", "add --grid TAGS")
+    tags = [t.strip() for t in grid.split(",") if t.strip()] if grid is not None else None
+    if grid is not None and not tags:
+        raise CliUsageError("--grid", "names no tag", "give comma-separated tags, e.g. --grid domain,model")
+    if tags and len(set(tags)) < len(tags):
+        raise CliUsageError("--grid", f"a tag repeats: {grid}", "name each tag once")
     shown = not quiet if show_progress is None else show_progress
     con = wide_console()
     proto = load_protocol(protocol) if protocol else None
@@ -61,8 +80,10 @@ def evaluate_cmd(
         if ws.document_count() == 0:
             raise CliError(f"--workspace {workspace}", "the workspace has no documents",
                            f"import a corpus first: veribench import ... -w {workspace}")
-        tags = [t.strip() for t in grid.split(",") if t.strip()] if grid else None
-        res = evaluate_workspace(ws, proto, allow_scoring=not no_score, progress=shown, log=con.print,
+        if tags:
+            _check_grid(ws, tags, grid_threshold_by)
+        res = evaluate_workspace(ws, proto, allow_scoring=not no_score, progress=shown,
+                                 log=(lambda m: None) if quiet else con.print,
                                  allow_paid=allow_paid, max_spend=max_spend, grid=tags,
                                  grid_threshold_by=grid_threshold_by)
         if grid:
@@ -76,9 +97,37 @@ def evaluate_cmd(
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(res, indent=1, allow_nan=False), encoding="utf-8")
-    if not quiet:
+    if quiet:
+        typer.echo(_summary(res, json_out, out))
+    else:
         print_tables(res, con)
         print_warnings(res, con)
+
+
+def _summary(res: dict[str, Any], json_out: Path | None, out: Path | None) -> str:
+    """``evaluate -q``: the one summary line (run id, documents, detectors, warnings, outputs)."""
+    run = res.get("run") or {}
+    parts = [f"run {run.get('run_id', '?')}", f"{run.get('n_documents', '?')} documents",
+             f"{len(res.get('detectors') or [])} detectors", f"{len(res.get('warnings') or [])} warnings"]
+    where = [str(p) for p in (json_out, out) if p is not None]
+    return "evaluate: " + ", ".join(parts) + (f" -> {', '.join(where)}" if where else "")
+
+
+def _check_grid(ws: Any, tags: list[str], threshold_by: str | None) -> None:
+    """Refuse a ``--grid`` or ``--grid-threshold-by`` tag that no document of the workspace
+    carries (exit 2, "did you mean", the tags present): a misspelled tag would otherwise
+    give a grid of "(missing)" cells. The tags present are the keys of the documents'
+    ``tags`` and the document columns a grid may name
+    (:data:`veribench.evaluate.grid.COLUMNS`); the grid itself checks the selected documents
+    again (:func:`veribench.evaluate.grid.grid_results`)."""
+    present = {k for (k,) in ws.query("SELECT DISTINCT unnest(json_keys(tags)) FROM documents "
+                                      "WHERE json_type(tags) = 'OBJECT'")}
+    filled = ws.query(f"SELECT {', '.join(f'count({c})' for c in GRID_COLUMNS)} FROM documents")[0]
+    present |= {c for c, n in zip(GRID_COLUMNS, filled) if n}
+    for t in tags:
+        check_value("--grid", t.removeprefix("tag:"), present, "tag")
+    if threshold_by not in (None, "", "none"):
+        check_value("--grid-threshold-by", threshold_by.removeprefix("tag:"), present | {"none"}, "tag")
 
 
 def _write_raid_json(g: dict[str, Any], folder: Path) -> None:

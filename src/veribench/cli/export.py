@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from veribench.cli.common import WorkspaceOpt, open_workspace, out_opt
-from veribench.cli.grammar import CliError
+from veribench.cli.grammar import CliUsageError
 from veribench.corpus.stored import export_documents
 from veribench.evaluate.run import export_run
 
@@ -37,7 +37,8 @@ def export_scores(
 ) -> None:
     """Write raw per-document scores (one row per document x detector, with text_differs), or one run's rows."""
     if out.suffix.lower() not in (".csv", ".parquet"):
-        raise CliError(f"--out {out}", "the export format must be .csv or .parquet", "name the file *.csv or *.parquet")
+        raise CliUsageError(f"--out {out}", "the export format must be .csv or .parquet",
+                            "name the file *.csv or *.parquet")
     with open_workspace(workspace, read_only=True) as ws:
         if run is not None:
             p, n, run_id = export_run(ws, run, out)

@@ -26,7 +26,8 @@ import importlib
 import importlib.util
 import inspect
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -43,7 +44,7 @@ from typer._click.exceptions import (
 )
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from veribench.errors import VeribenchError, close_matches, did_you_mean
+from veribench.errors import InputError, VeribenchError, close_matches, did_you_mean
 
 #: Environment variable: when set to 1, an unexpected error (a bug) shows its traceback.
 DEBUG_ENV = "VERIBENCH_DEBUG"
@@ -59,9 +60,19 @@ class CliError(VeribenchError):
         fix: how to fix it (optional).
     """
 
+    #: the exit code of a command that ends with this error
+    exit_code = 1
+
     def __init__(self, where: str, what: str, fix: str | None = None):
         self.where, self.what, self.fix = where, what, fix
         super().__init__(f"{where}: {what}" + (f" ({fix})" if fix else ""))
+
+
+class CliUsageError(CliError):
+    """A bad option value found once the command runs (it needs the workspace or the
+    files to tell, e.g. an unknown ``--grid`` tag): the one error style, exit 2 (usage)."""
+
+    exit_code = 2
 
 
 def echo_error(message: str) -> None:
@@ -74,27 +85,142 @@ def warn(message: str) -> None:
     typer.secho(f"warning: {message}", fg="yellow", err=True)
 
 
-def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Run ``fn``; a veribench error becomes one ``error:`` line and exit code 1, a missing
-    file the same, and Ctrl-C one line that says what is kept and exit code 130 (no
-    traceback). Every command runs through it (:meth:`Command.invoke`)."""
+# ------------------------------------------------------------------------------ Ctrl-C
+def is_interrupt(e: BaseException | None) -> bool:
+    """Whether ``e`` is Ctrl-C, however it surfaced.
 
-    @functools.wraps(fn)
-    def wrapper(*a: Any, **kw: Any) -> Any:
+    SIGINT raises ``KeyboardInterrupt`` in Python code, but one that lands while DuckDB
+    runs a query makes DuckDB stop the query and raise ``RuntimeError("Query
+    interrupted")`` instead (``duckdb.InterruptException`` after ``con.interrupt()``), and
+    the clean-up that follows (a ``finally`` that unregisters a view, a rollback) may raise
+    again, e.g. ``TransactionException: Current transaction is aborted``, with the
+    interrupt as its context. So: ``e`` or any exception in its ``__cause__`` /
+    ``__context__`` chain is a ``KeyboardInterrupt``, a DuckDB ``InterruptException``, or
+    a ``RuntimeError`` whose message is DuckDB's "Query interrupted"."""
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        if type(e).__name__ == "InterruptException" and type(e).__module__.lstrip("_").startswith("duckdb"):
+            return True
+        if isinstance(e, RuntimeError) and str(e).strip() == "Query interrupted":
+            return True
+        e = e.__cause__ or e.__context__
+    return False
+
+
+_KEPT = "what was stored before stays stored"
+_AGAIN = "run the same command again to go on"
+
+
+def _batches(what: str) -> str:
+    return f"{_KEPT}, and so does each {what} committed before the interrupt (each is committed as it arrives); {_AGAIN}"
+
+
+#: What Ctrl-C leaves behind, by command (the first key the command path equals or starts
+#: with; ``""``: every other command). Each line is true of every command it covers.
+INTERRUPT_NOTES: dict[str, str] = {
+    "import": f"this import stored nothing (an import is all or nothing); {_KEPT}; run the same command again",
+    "score": _batches("batch of scores"),
+    "evaluate": _batches("batch of scores"),
+    "cycle measure": _batches("batch of scores"),
+    "cycle rescore": _batches("batch of scores"),
+    "humanize": _batches("batch of outputs"),
+    "generate": _batches("answered call"),
+    "readability": _batches("answered call"),
+    "attack": _batches("chunk of derived documents"),
+    "derive-arm": _batches("chunk of derived documents"),
+    "demo": _batches("import and batch of scores"),
+    "": f"{_KEPT} (a change under way is undone); run the same command again",
+}
+
+
+def interrupt_note(command: str) -> str:
+    """The line Ctrl-C prints for ``command`` (``"import raid"``): :data:`INTERRUPT_NOTES`."""
+    for key, note in INTERRUPT_NOTES.items():
+        if key and (command == key or command.startswith(key + " ")):
+            return note
+    return INTERRUPT_NOTES[""]
+
+
+# ------------------------------------------------------------------------------ undo on failure
+#: Clean-ups registered by the command that runs now (:func:`on_failure`).
+_ON_FAILURE: list[Callable[[], None]] = []
+
+
+def on_failure(fn: Callable[[], None]) -> None:
+    """Run ``fn`` if the command that runs now ends in an error or an interrupt (not on
+    success, nor on ``typer.Exit(0)``); the clean-ups run last registered first, each after
+    the command's own ``with`` blocks closed, and one that fails is skipped. Used to remove
+    a workspace this command created and left empty (:func:`veribench.cli.common.open_workspace`)."""
+    _ON_FAILURE.append(fn)
+
+
+def _run_failure_hooks(mark: int) -> None:
+    for fn in reversed(_ON_FAILURE[mark:]):
         try:
-            return fn(*a, **kw)
+            fn()
+        except Exception:  # a clean-up never hides the command's own error
+            pass
+
+
+def friendly_errors(fn: Callable[..., Any] | None = None, *, command: str = "") -> Any:
+    """Run ``fn``; a veribench error becomes one ``error:`` line and exit code 1 (2 for a
+    :class:`CliUsageError`), a missing file the same, and Ctrl-C (:func:`is_interrupt`,
+    also inside a DuckDB query) one line that says what is kept (:func:`interrupt_note`
+    for ``command``) and exit code 130 (no traceback). Whenever ``fn`` does not end well,
+    the clean-ups it registered run (:func:`on_failure`). Every command runs through it
+    (:meth:`Command.invoke`). Use as ``@friendly_errors`` or ``friendly_errors(fn, command=...)``."""
+    if fn is None:
+        return functools.partial(friendly_errors, command=command)
+    target = fn
+
+    @functools.wraps(target)
+    def wrapper(*a: Any, **kw: Any) -> Any:
+        mark = len(_ON_FAILURE)
+        ok = False
+        try:
+            rv = target(*a, **kw)
+            ok = True
+            return rv
+        except typer.Exit as e:
+            ok = not e.exit_code
+            raise
         except VeribenchError as e:
-            echo_error(str(e))
-            raise typer.Exit(1) from None
+            if is_interrupt(e):
+                _interrupted(command)
+            echo_error(_where_first(e))
+            raise typer.Exit(getattr(e, "exit_code", 1)) from None
         except FileNotFoundError as e:
             echo_error(str(CliError(str(e.filename or "?"), "no such file or folder", "check the path")))
             raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            typer.secho("interrupted: what was stored before stays stored (each batch of scores is committed "
-                        "as it arrives); run the same command again to go on", fg="yellow", err=True)
-            raise typer.Exit(130) from None
+        except (KeyboardInterrupt, Exception) as e:
+            if not is_interrupt(e):
+                raise
+            _interrupted(command)
+        finally:
+            if not ok:
+                _run_failure_hooks(mark)
+            del _ON_FAILURE[mark:]
 
     return wrapper
+
+
+def _where_first(e: VeribenchError) -> str:
+    """The error's line; an ``InputError`` about an option (``field='--run'``, no file or
+    record) leads with the option, as every option error does: ``--run: no run ...``."""
+    field = getattr(e, "field", None)
+    if isinstance(e, InputError) and isinstance(field, str) and field.startswith("-") and e.file is None \
+            and e.record is None:
+        what, sep, fix = e.reason.partition("; ")
+        return f"{field}: {what}" + (f" ({fix})" if sep else "")
+    return str(e)
+
+
+def _interrupted(command: str) -> None:
+    typer.secho(f"interrupted: {interrupt_note(command)}", fg="yellow", err=True)
+    raise typer.Exit(130) from None
 
 
 def _param_name(e: BadParameter) -> str:
@@ -163,20 +289,30 @@ def run_main(main: Callable[..., Any], args: Any, standalone_mode: bool, kwargs:
         code = 1
     except VeribenchError as e:  # raised while the options were read (a path check)
         echo_error(str(e))
-        code = 1
+        code = getattr(e, "exit_code", 1)
     except KeyboardInterrupt:
-        typer.secho("interrupted", fg="yellow", err=True)
+        typer.secho("interrupted: nothing was changed", fg="yellow", err=True)
         code = 130
     except Exception as e:
-        if os.environ.get(DEBUG_ENV) == "1":
-            raise
-        first = (str(e).strip().splitlines() or [""])[0][:300]
-        echo_error(f"internal error: {type(e).__name__}: {first} (a bug in veribench: please report it with the "
-                   f"command line; {DEBUG_ENV}=1 shows the traceback)")
-        code = 1
+        code = _internal_error(e)
     if not standalone_mode:
         return code
     raise SystemExit(code)
+
+
+def _internal_error(e: Exception) -> int:
+    """The exit code of an exception no command expects: 130 for Ctrl-C inside DuckDB
+    (:func:`is_interrupt`), else one ``internal error`` line and 1 (``VERIBENCH_DEBUG=1``:
+    re-raised, with its traceback)."""
+    if is_interrupt(e):
+        typer.secho("interrupted: nothing was changed", fg="yellow", err=True)
+        return 130
+    if os.environ.get(DEBUG_ENV) == "1":
+        raise e
+    first = (str(e).strip().splitlines() or [""])[0][:300]
+    echo_error(f"internal error: {type(e).__name__}: {first} (a bug in veribench: please report it with the "
+               f"command line; {DEBUG_ENV}=1 shows the traceback)")
+    return 1
 
 
 # ------------------------------------------------------------------------------ deprecated spellings
@@ -312,17 +448,45 @@ def _plain_help_option(opt: Any) -> Any:
     return opt
 
 
+@contextmanager
+def plain_brackets(cmds: Sequence[Any]) -> Iterator[None]:
+    """While the help of ``cmds`` is drawn, their help texts (and their parameters')
+    print as written: typer draws help with rich, whose markup would read ``[arms]`` or
+    ``[id, text]`` as a style tag and drop it, so each ``[`` that could open a tag is
+    escaped (``rich.markup.escape``) for the drawing and the texts are put back after."""
+    from rich.markup import escape
+
+    saved: list[tuple[Any, str, Any]] = []
+    try:
+        for c in cmds:
+            for obj in [c, *getattr(c, "params", [])]:
+                for attr in ("help", "short_help", "epilog"):
+                    v = getattr(obj, attr, None)
+                    if isinstance(v, str) and "[" in v:
+                        saved.append((obj, attr, v))
+                        setattr(obj, attr, escape(v))
+        yield
+    finally:
+        for obj, attr, v in reversed(saved):
+            setattr(obj, attr, v)
+
+
 class Command(TyperCommand):
-    """A leaf command: deprecated spellings rewritten, errors in the one style."""
+    """A leaf command: deprecated spellings rewritten, errors in the one style, help
+    printed as written (:func:`plain_brackets`)."""
 
     def get_help_option(self, ctx: Context) -> Any:
         return _plain_help_option(super().get_help_option(ctx))
+
+    def format_help(self, ctx: Context, formatter: Any) -> None:
+        with plain_brackets([self]):
+            super().format_help(ctx, formatter)
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, rewrite_args(ctx, args))
 
     def invoke(self, ctx: Context) -> Any:
-        return friendly_errors(super().invoke)(ctx)
+        return friendly_errors(super().invoke, command=command_key(ctx))(ctx)
 
 
 class Group(TyperGroup):
@@ -350,7 +514,9 @@ class Group(TyperGroup):
     def get_command(self, ctx: Context, cmd_name: str) -> Any:
         if cmd_name not in self.commands and cmd_name in self.lazy:
             if self._listing:  # the command list of this group's help: no module is imported
-                return TyperCommand(cmd_name, help=source_help(self.lazy[cmd_name]))
+                from rich.markup import escape
+
+                return TyperCommand(cmd_name, help=escape(source_help(self.lazy[cmd_name])))
             nested = {k.split(" ", 1)[1]: v for k, v in self.lazy_nested.items() if k.startswith(cmd_name + " ")}
             self.commands[cmd_name] = load_target(self.lazy[cmd_name], cmd_name, nested)
         return finish(super().get_command(ctx, cmd_name))
@@ -367,7 +533,8 @@ class Group(TyperGroup):
     def format_help(self, ctx: Context, formatter: Any) -> None:
         self._listing = True
         try:
-            super().format_help(ctx, formatter)
+            with plain_brackets([self, *self.commands.values()]):
+                super().format_help(ctx, formatter)
         finally:
             self._listing = False
 

@@ -25,11 +25,13 @@ from veribench.cli.common import (
     ProgressOpt,
     WorkspaceOpt,
     build,
+    check_setting_types,
     input_path,
     max_spend_opt,
     open_workspace,
     out_opt,
     progress,
+    setting_errors,
     settings,
 )
 from veribench.cli.grammar import CliError
@@ -38,8 +40,19 @@ from veribench.corpus.importers._io import load_json
 from veribench.detectors.pipeline import RunStats, budget_note
 from veribench.hashing import text_sha256
 from veribench.humanizers.pipeline import TRANSIENT, humanize_texts
+from veribench.llm.client import ChatClient, make_client
 from veribench.llm.generate import generate_sources
 from veribench.llm.judge import readability_records
+from veribench.registry import settings_of
+
+
+def chat_client(pairs: list[str] | None, option: str = "--set") -> ChatClient:
+    """The chat client of ``--set`` (or ``--judge-set``) pairs, built before any workspace
+    is opened: a bad setting is ``error: --set: <key>: <what> (<fix>)``."""
+    conf = settings(pairs, option)
+    check_setting_types(settings_of(ChatClient)[0], conf, option)
+    with setting_errors(conf, "the chat client", option):
+        return make_client(conf)
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -117,8 +130,9 @@ def generate_cmd(
     Exits with status 1 when any request failed (the output file still lists every row).
     """
     data = load_json(prompts)
+    client = chat_client(set_)
     with progress("generate", show_progress), open_workspace(workspace, create=True) as ws:
-        recs = generate_sources(settings(set_), data, ws, samples=samples, seed=seed)
+        recs = generate_sources(client, data, ws, samples=samples, seed=seed)
     _write(out, recs)
     ok = sum(r["status"] == "ok" for r in recs)
     typer.echo(f"generated {ok}/{len(recs)} texts → {out}", err=True)
@@ -139,6 +153,7 @@ def readability_cmd(
 ) -> None:
     """Rate readability on [0, 1] (higher = better) with an LLM judge (temperature 0, fixed seed)."""
     rows = read_rows(input)
+    client = chat_client(set_)
     with progress("readability", show_progress), open_workspace(workspace, create=True) as ws:
-        recs = readability_records(settings(set_), [t for _, t in rows], ws)
+        recs = readability_records(client, [t for _, t in rows], ws)
     _write(out, [{"id": rid, **r} for (rid, _), r in zip(rows, recs)])

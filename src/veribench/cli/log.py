@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
-from veribench.cli.common import FormatOpt, OutputFormat, WorkspaceOpt, json_opt, open_workspace, write_json
-from veribench.store.events import read_events
+from veribench.cli.common import FormatOpt, OutputFormat, WorkspaceOpt, choice, json_opt, open_workspace, write_json
+from veribench.store.events import EVENT_TYPES, read_events
 from veribench.store.logcheck import verify_workspace
 
 log_app = typer.Typer(help="Check and read the workspace's tamper-evident event log.", no_args_is_help=True)
@@ -37,7 +37,8 @@ def verify_cmd(workspace: Path = WorkspaceOpt,
 
 @log_app.command("show")
 def show_cmd(workspace: Path = WorkspaceOpt,
-             type_: str | None = typer.Option(None, "--type", help="Only events of this type."),
+             type_: str | None = typer.Option(None, "--type", help=f"Only events of this type: {', '.join(EVENT_TYPES)}.",
+                                              callback=choice(EVENT_TYPES, "event type")),
              last: int = typer.Option(50, "--last", min=0, help="Show the last N events (0 = all).")) -> None:
     """Print the events, oldest first: sequence number, time, type, hash and payload."""
     with open_workspace(workspace, read_only=True) as ws:

@@ -20,7 +20,7 @@ from typing import Any
 import typer
 
 from veribench import __version__
-from veribench.cli.grammar import Group, run_main
+from veribench.cli.grammar import Group, finish, run_main
 
 #: Every command of ``veribench``, in help order: name -> ``"module:attribute"`` of a typer
 #: app (a command group) or of a command function. ``"group command"`` entries add a
@@ -66,6 +66,10 @@ class Veribench(Group):
     lazy = {k: v for k, v in COMMANDS.items() if " " not in k}
     lazy_nested = {k: v for k, v in COMMANDS.items() if " " in k}
 
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        finish(self)  # the root's own options (--version) show plain types too
+
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         def run(a: Any, standalone_mode: bool, **kw: Any) -> Any:
@@ -83,8 +87,15 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
 @app.callback()
-def root() -> None:
+def root(version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                      help="Print veribench's version and exit (as `veribench version`).")) -> None:
     """Benchmark AI-text detectors and humanizers so that anyone can re-run and verify every number.
 
     Every command follows one grammar (docs/cli.md): -w WORKSPACE, -o OUT, --json FILE, --format json, --progress.

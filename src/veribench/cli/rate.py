@@ -33,6 +33,7 @@ from veribench.cli.common import (
     json_opt,
     out_opt,
     print_json,
+    remove_if_new,
     write_json,
 )
 from veribench.cli.grammar import CliError
@@ -56,7 +57,11 @@ def _rubric(path: Path, *, create: bool = False) -> RubricDB:
     with neither store is refused."""
     check_workspace(path, exists=False)
     if create:
-        return open_rubric(path)
+        holder: list[RubricDB] = []
+        remove_if_new(path / RUBRIC_STORE, close=lambda: [d.close() for d in holder])
+        db = open_rubric(path)
+        holder.append(db)
+        return db
     if not (path / RUBRIC_STORE).is_file() and not (path / DB_NAME).is_file():
         raise CliError(f"--workspace {path}", "no rubric store here",
                        f"{RUBRIC_STORE} is missing; load pairs first: veribench rate assign -w {path} --from-cycle DIR")

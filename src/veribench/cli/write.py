@@ -38,6 +38,7 @@ from veribench.cli.common import (
     open_workspace,
     out_opt,
     print_json,
+    remove_if_new,
 )
 from veribench.cli.grammar import CliError
 from veribench.rubric.write import armb, rules, store
@@ -53,16 +54,25 @@ write_app = typer.Typer(help="Arm B: invite volunteers to write fresh human text
 InvitationArg = typer.Argument(..., help="Invitation id (inv-...).")
 
 
-def _check(workspace: Path, *, create: bool = False) -> None:
-    """Refuse a workspace path that is a file and (unless ``create``) one without a writing store."""
+def check_write_store(workspace: Path, *, create: bool = False) -> None:
+    """Refuse a workspace path that is a file and (unless ``create``) one without a writing
+    store, in one wording for every command that needs it (``write status|revoke|...``,
+    ``import arm-b``)."""
     check_workspace(workspace, exists=not create, store=WRITE_STORE,
                     fix=f"create invitations first: veribench write invite -w {workspace} --prompt-file FILE")
 
 
 def _db(workspace: Path, *, create: bool = False) -> WriteDB:
-    """The writing store; without ``create``, a workspace without one is refused (nothing created)."""
-    _check(workspace, create=create)
-    return open_store(workspace)
+    """The writing store; without ``create``, a workspace without one is refused (nothing
+    created); one that ``create`` makes is removed again if the command fails before
+    anything is stored in it (:func:`veribench.cli.common.remove_if_new`)."""
+    check_write_store(workspace, create=create)
+    holder: list[WriteDB] = []
+    if create:
+        remove_if_new(workspace / WRITE_STORE, close=lambda: [d.close() for d in holder])
+    db = open_store(workspace)
+    holder.append(db)
+    return db
 
 
 @write_app.command("invite")
@@ -117,7 +127,7 @@ def withdraw_cmd(invitation: str = InvitationArg,
                  workspace: Path = WorkspaceOpt,
                  yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation.")) -> None:
     """Withdraw a contributor's text (on their request): delete it everywhere, log the deletion."""
-    _check(workspace)
+    check_write_store(workspace)
     if not yes:
         typer.confirm(f"Delete the text and every revision of {invitation}?", abort=True)
     with _db(workspace) as db:

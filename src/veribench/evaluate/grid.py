@@ -68,6 +68,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
+from veribench.errors import did_you_mean
 from veribench.evaluate.split import split_documents
 from veribench.metrics.rates import wilson_arrays
 from veribench.metrics.thresholds import FLAG_RULE, allowed_false_positives, threshold_at_fpr_sorted
@@ -152,7 +153,8 @@ def compute_grid(
 
     Raises:
         ValueError: unknown or repeated tags, a tag value equal to ``"all"``, a target
-            outside (0, 1), arrays of different lengths, or more than :data:`MAX_CELLS` cells.
+            outside (0, 1), arrays of different lengths, a ``threshold_by`` tag that no
+            text carries, or more than :data:`MAX_CELLS` cells.
     """
     tags = list(tags)
     if not tags:
@@ -190,6 +192,8 @@ def compute_grid(
     else:
         g_names, g_code = [ALL], np.zeros(n, dtype=np.int64)
     G = len(g_names)
+    if threshold_by and G == 0:
+        raise ValueError(f"no text has a value of the threshold tag {threshold_by!r}")
     rows: list[dict[str, Any]] = []
     info: dict[str, Any] = {
         "tags": tags, "threshold_by": threshold_by, "targets": [float(t) for t in targets],
@@ -552,6 +556,18 @@ def raid_leaderboard(grid: dict[str, Any], detector: str, *, metadata: dict[str,
     }
 
 
+#: Document columns a grid tag may name (any other name is read from ``tags``).
+COLUMNS = ("subgroup", "arm", "kind", "corpus")
+
+
+def tags_present(docs: Any) -> set[str]:
+    """The grid tags ``docs`` (:class:`veribench.evaluate.arrays.DocArrays`) can offer: the
+    keys of their ``tags`` with a value in some document, and the document columns of
+    :data:`COLUMNS` that some document fills."""
+    keys = {k for t in (docs.tags or []) if t for k, v in t.items() if v is not None}
+    return keys | {c for c in COLUMNS if any(v is not None for v in docs.column(c))}
+
+
 def grid_results(docs: Any, dets: Sequence[Any], proto: Any, tags: Sequence[str],
                  threshold_by: str | None = None) -> dict[str, Any]:
     """RAID's grid over a run's documents and detectors (``evaluate --grid``).
@@ -574,15 +590,22 @@ def grid_results(docs: Any, dets: Sequence[Any], proto: Any, tags: Sequence[str]
         ``{"grid": rows, "grid_info": info}`` (see :func:`compute_grid`).
 
     Raises:
-        ValueError: a bad tag list (from :func:`compute_grid`).
+        ValueError: a tag (or ``threshold_by``) that no selected document carries, named
+            with the closest one present (a misspelled tag would otherwise be a grid of
+            "(missing)"); a bad tag list (from :func:`compute_grid`).
     """
 
     tb = threshold_by if threshold_by is not None else ("domain" if "domain" in tags else None)
     tb = None if tb in ("none", "") else tb
+    present = tags_present(docs)
+    for t in [*tags, *([tb] if tb and tb not in tags else [])]:
+        if t.removeprefix("tag:") not in present:
+            hint = did_you_mean(t, present)
+            raise ValueError(f"no selected document carries the tag {t!r} (" + (f"{hint} " if hint else "")
+                             + f"tags present: {', '.join(sorted(present)) or '(none)'})")
 
     def col(name: str) -> np.ndarray:
-        return docs.column(name if name in ("subgroup", "arm", "kind", "corpus") or name.startswith("tag:")
-                           else f"tag:{name}")
+        return docs.column(name if name in COLUMNS or name.startswith("tag:") else f"tag:{name}")
 
     values = {t: col(t) for t in list(tags) + ([tb] if tb and tb not in tags else [])}
     code = roles.label_codes(docs.label)

@@ -11,6 +11,7 @@ substituted inputs), so every flagged score can be inspected.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ import pyarrow as pa
 
 from veribench.corpus.document import Document
 from veribench.corpus.report import ImportReport
-from veribench.errors import InputError, did_you_mean
+from veribench.errors import InputError, close_matches, did_you_mean
 from veribench.records import ScoreResult
 from veribench.spec import Spec
 from veribench.store import writes
@@ -205,13 +206,28 @@ def store_import(
 
 
 def validation_error(e: Any, *, file: str, record: Any) -> InputError:
-    """A pydantic ``ValidationError`` as an ``InputError`` naming the first bad field."""
+    """A pydantic ``ValidationError`` as an ``InputError`` naming the first bad field.
+
+    A required field that is missing while an unknown field of the same record is close
+    to its name (:func:`veribench.errors.close_matches`) is named as the misspelling it
+    is: ``field 'label': required field is missing (did you mean 'label' for 'lable'?)``;
+    that unknown field is then not counted again among the record's other problems."""
     errs = e.errors()
     first = errs[0] if errs else {}
     loc = ".".join(str(x) for x in first.get("loc", ()) if x != "__root__") or None
     msg = first.get("msg", str(e))
+    explained = 0
     if first.get("type") == "missing":
         msg = "required field is missing"
+        parent = tuple(first.get("loc", ()))[:-1]
+        extras = [str(x["loc"][-1]) for x in errs
+                  if x.get("type") == "extra_forbidden" and tuple(x.get("loc", ()))[:-1] == parent and x.get("loc")]
+        name = str(first.get("loc", ("",))[-1])
+        close = [x for x in extras if close_matches(name, [x], n=1)]
+        if close:
+            best = max(close, key=lambda x: difflib.SequenceMatcher(None, name.lower(), x.lower()).ratio())
+            msg += f" (did you mean {name!r} for {best!r}?)"
+            explained = 1
     elif first.get("type") == "extra_forbidden":
         key = str(first.get("loc", ("",))[-1])
         top = len(first.get("loc", ())) == 1 and getattr(e, "title", "") == Document.__name__
@@ -220,5 +236,6 @@ def validation_error(e: Any, *, file: str, record: Any) -> InputError:
         msg = "unknown field (" + (f"{hint} " if hint else "") + "see docs/corpus-schema.md)"
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
-    more = f" (and {len(errs) - 1} more problem(s) in this record)" if len(errs) > 1 else ""
+    others = len(errs) - 1 - explained
+    more = f" (and {others} more problem(s) in this record)" if others > 0 else ""
     return InputError(msg + more, file=file, record=record, field=loc)

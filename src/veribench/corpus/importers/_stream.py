@@ -86,12 +86,13 @@ def resolve_sources(source: str | os.PathLike[str], files: dict[str, str], *, sp
         what: the dataset's name, for messages.
 
     Raises:
-        InputError: no such file or folder, an unknown split, or a folder without any of
-            the release's files.
+        InputError: no such file or folder, an unknown split (also for a single file: its
+            documents would carry a split the release does not have), or a folder without
+            any of the release's files.
     """
     s = str(source)
-    if split is not None and split not in files and not (Path(s).is_file() or _looks_like_file(s, files)):
-        raise InputError(f"unknown {what} split {split!r}; known: {sorted(files)}", file=s)
+    if split is not None and split not in files:
+        raise InputError(f"unknown {what} split {split!r}; known: {', '.join(sorted(files))}", file=s)
     if s.startswith("hf://"):
         if _looks_like_file(s, files):
             return [Source(split or _split_of(s, files), s)]
@@ -270,6 +271,8 @@ class StreamWriter:
         report.import_id = self.import_id
         self.buf: list[tuple[Document, str, str]] = []
         self.progress = Progress(f"import {report.kind}", progress)
+        #: records skipped (:meth:`skip`) since the last batch: counted as read by the next flush
+        self._skipped_since = 0
         self.repeats = 0
         self.suspicious = 0
         self.skipped: dict[str, Any] = {}
@@ -347,9 +350,16 @@ class StreamWriter:
         if len(ex) < 20:
             ex = ex + [where]
         self.skipped[reason] = (n + 1, ex)
+        self._skipped_since += 1
 
     def flush(self) -> None:
+        """Store the queued batch; the progress count then moves by every record read
+        since the last flush (stored, repeated or skipped), so the closing line's count, after
+        the last flush, is every record of the source."""
         if not self.buf:
+            if self._skipped_since:
+                self.progress.advance(self._skipped_since)
+                self._skipped_since = 0
             return
         first: dict[str, tuple[Document, str, str]] = {}
         for item in self.buf:
@@ -371,7 +381,8 @@ class StreamWriter:
                 counted[set_name] = counted.get(set_name, 0) + 1
         for set_name, k in counted.items():
             self.report.set_entry(set_name)["documents"] += k
-        self.progress.advance(len(self.buf))
+        self.progress.advance(len(self.buf) + self._skipped_since)
+        self._skipped_since = 0
         self.buf = []
 
     def _insert(self, con, view, tbl, first) -> set[str]:

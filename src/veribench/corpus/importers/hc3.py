@@ -45,6 +45,12 @@ CITATION = ("Guo, Zhang, Wang, Jiang, Nie, Ding, Yue, Wu (2023). How Close is Ch
             "Corpus, Evaluation, and Detection. arXiv:2301.07597")
 
 
+def language_of(source: str | Path, language: str | None = None) -> str:
+    """HC3's language for ``source``: ``language`` when given, else ``zh`` for a source whose
+    name says ``chinese`` (``HC3-Chinese``), else ``en``."""
+    return language or ("zh" if "chinese" in str(source).lower() else "en")
+
+
 def import_hc3(ws: Any, source: str | Path, *, config: str | None = None, language: str | None = None,
                corpus: str = "hc3", batch_size: int = 2_000, progress: bool = True) -> ImportReport:
     """Import HC3 (a ``<config>.jsonl`` file, a folder of them, or the Hub repository).
@@ -55,12 +61,17 @@ def import_hc3(ws: Any, source: str | Path, *, config: str | None = None, langua
         language: ``en`` or ``zh``; default from the source (``HC3-Chinese`` -> zh).
 
     Raises:
-        InputError: a released key missing or renamed, answers that are not lists of text.
+        InputError: an unknown language, or a config that is not one of the language's
+            files; a released key missing or renamed, answers that are not lists of text.
     """
     s = str(source)
-    lang = language or ("zh" if "chinese" in s.lower() else "en")
+    lang = language_of(source, language)
     if lang not in FILES:
-        raise InputError(f"HC3 language must be 'en' or 'zh', got {lang!r}")
+        raise InputError(f"unknown HC3 language {lang!r}; known: {', '.join(sorted(FILES))}", file=s,
+                         field="language")
+    if config is not None and config not in FILES[lang]:
+        raise InputError(f"unknown HC3 config {config!r} for language {lang!r}; known: "
+                         f"{', '.join(sorted(FILES[lang]))}", file=s, field="config")
     files = FILES[lang] if config or Path(s).is_file() or s.endswith(".jsonl") else \
         {k: v for k, v in FILES[lang].items() if k != "all"}
     sources = resolve_sources(source, files, split=config, what="HC3")

@@ -56,6 +56,8 @@ CITATION = ("Wang, Mansurov, Ivanov, Su, Shelmanov, Tsvigun, Mohammed Afzal, Mah
             "https://aclanthology.org/2024.semeval2024-1.275")
 COLUMNS = {"A": ("id", "label", "text", "model", "source"), "B": ("id", "label", "text", "model", "source"),
            "C": ("id", "label", "text")}
+#: The released splits (file names ``subtask<X>_<split>...``).
+SPLITS = ("train", "dev", "test")
 #: README, subtask B: label -> generator.
 B_CLASSES = {0: "human", 1: "chatGPT", 2: "cohere", 3: "davinci", 4: "bloomz", 5: "dolly"}
 #: Subtask A's multilingual ``source`` values that are languages (README).
@@ -106,10 +108,15 @@ def import_semeval(ws: Any, source: str | Path, *, subtask: str | None = None, s
         gold: the gold labels (``{id, label}`` lines) of a test file released without labels.
 
     Raises:
-        InputError: a released key missing or renamed, a label that is not an integer or
+        InputError: an unknown subtask or split; a released key missing or renamed, a label that is not an integer or
             outside the subtask's range, a subtask C label beyond the text's words, a text
             without a label (give ``gold``).
     """
+    if subtask is not None and subtask.upper() not in COLUMNS:
+        raise InputError(f"unknown subtask {subtask!r}; known: {', '.join(COLUMNS)}", file=str(source),
+                         field="subtask")
+    if split is not None and split not in SPLITS:
+        raise InputError(f"unknown split {split!r}; known: {', '.join(SPLITS)}", file=str(source), field="split")
     p = Path(source)
     if p.is_dir():
         paths = sorted(p.rglob("subtask*.jsonl"))
