@@ -99,7 +99,7 @@ def test_pairs_and_derived_rows(fdg_workspace):
 def test_cli_errors_are_one_line(ws_path, tmp_path):
     runner = CliRunner()
     r = runner.invoke(app, ["attack", "homoglyph", "--workspace", str(ws_path), "--set", "M=1"])
-    assert r.exit_code == 1 and "unknown parameter 'M' of attack 'homoglyph'" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 1 and "--set: M: unknown parameter of attack 'homoglyph'" in r.output and "Traceback" not in r.output
     r = runner.invoke(app, ["attack", "homoglif", "--workspace", str(ws_path)])
     assert r.exit_code == 1 and "Did you mean 'homoglyph'" in r.output
     r = runner.invoke(app, ["attack", "homoglyph", "--workspace", str(tmp_path / "none")])

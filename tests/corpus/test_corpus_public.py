@@ -414,6 +414,7 @@ def test_interrupted_streamed_import_leaves_nothing(workspace):
     for d in docs_of(2):
         w.add(d, record=d["id"], set_name="train", file="x")
     assert workspace.document_count() == 21
+    w.progress.close()  # a killed process ends its reporter with it; this one stays alive
     rep = ImportReport(kind="mage", source="y")
     with StreamWriter(workspace, rep, progress=False) as w2:
         w2.add({"id": "new", "text": "a new text", "label": "human"}, record=0, set_name="train", file="y")

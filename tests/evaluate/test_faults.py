@@ -346,7 +346,7 @@ def test_evaluate_never_pays_without_allow_paid(tmp_path, monkeypatch):
         r = run("evaluate", "--workspace", str(ws), "--protocol", str(f), "--quiet", code=1)
         assert "paid API" in r.output and "--allow-paid" in r.output
         assert sum(srv.counter.values()) == 0  # not one call
-        r = run("evaluate", "--workspace", str(ws), "--protocol", str(f), "--quiet", "--allow-paid", code=1)
+        r = run("evaluate", "--workspace", str(ws), "--protocol", str(f), "--quiet", "--allow-paid", code=2)
         assert "--max-spend" in r.output and sum(srv.counter.values()) == 0
         words = len("An invented text for document d000 written for this test.".split())
         out = tmp_path / "o.json"
