@@ -155,3 +155,37 @@ def test_derive_arm_names_a_missing_setting(tmp_path: Path):
     assert r.exit_code == 1, r.output
     assert r.stderr.strip() == ("error: --set: path: required by humanizer 'manual', not given (add --set "
                                 "path=VALUE)"), r.stderr
+
+
+LIANG = Path(__file__).resolve().parents[2] / "src" / "veribench" / "data" / "demo" / "liang2023"
+
+
+@pytest.mark.parametrize(("cmd", "option", "value", "expected"), [
+    ("attack homoglyph", "--label", "robot", "--label: unknown label 'robot' (stored: ai, ai-edited-human, human)"),
+    ("attack homoglyph", "--label", "AI", "--label: unknown label 'AI' (did you mean 'ai'?"),
+    ("attack homoglyph", "--arm", "Z", "--arm: unknown arm 'Z' (stored: A, AI-edited, C)"),
+    ("attack homoglyph", "--corpus", "liang", "--corpus: unknown corpus 'liang' (did you mean 'liang2023'?"),
+    ("derive-arm --humanizer manual --set path=MANUAL --name P --dry-run", "--corpus", "nonexist", "--corpus: unknown corpus 'nonexist'"),
+    ("export documents -o OUT.jsonl", "--corpus", "nonexist", "--corpus: unknown corpus 'nonexist' (stored: liang2023)"),
+    ("write export -o OUT.jsonl", "--corpus", "nonexist", "--corpus: unknown corpus 'nonexist' (stored: liang2023)"),
+])
+def test_a_filter_that_selects_nothing_is_refused(tmp_path: Path, cmd: str, option: str, value: str, expected: str):
+    """A --corpus/--arm/--label no stored document carries used to derive "0 documents" or
+    write an empty file with exit 0 (issue 25): it is a usage error naming the stored values,
+    and nothing is derived or written."""
+    ws = tmp_path / "ws"
+    assert run("import", "liang2023", LIANG, "-w", ws, "-q").exit_code == 0
+    before = _documents(ws)
+    out = tmp_path / "OUT.jsonl"
+    manual = tmp_path / "manual.jsonl"  # the manual humanizer's outputs: none needed to be refused
+    manual.write_text("", encoding="utf-8")
+    args = [a.replace("OUT.jsonl", str(out)).replace("MANUAL", str(manual)) for a in cmd.split()]
+    r = run(*args, "-w", ws, option, value)
+    assert r.exit_code == 2 and r.output.strip().startswith(f"error: {expected}"), r.output
+    assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
+    assert _documents(ws) == before and not out.exists()
+    # the same filter with a stored value selects documents
+    good = {"--label": "ai", "--arm": "C", "--corpus": "liang2023"}[option]
+    if cmd.startswith("attack"):
+        r = run(*args, "-w", ws, option, good, "--dry-run")
+        assert r.exit_code == 0 and "would derive 0" not in r.output, r.output

@@ -24,6 +24,7 @@ from veribench.attacks.paraphrase import build_humanizer
 from veribench.cli.common import (
     ProgressOpt,
     WorkspaceOpt,
+    check_filters,
     check_workspace,
     max_spend_opt,
     open_workspace,
@@ -72,6 +73,7 @@ def attack_cmd(
     with setting_errors(conf, f"attack {name!r}"):
         atk = attacks.create(name, conf)
     with progress("attack", show_progress), open_workspace(workspace) as ws:
+        check_filters(ws, corpus=corpus, arm=arm, label=label)
         rep = attacks.attack_documents(ws, atk, seed=seed, corpus=corpus, arm=arm, label=label,
                                        max_spend=max_spend, dry_run=dry_run, progress=show_progress)
     if dry_run:
@@ -101,6 +103,7 @@ def derive_arm_cmd(
     with setting_errors(conf, f"humanizer {humanizer!r}"):
         h = build_humanizer(humanizer, conf)
     with progress("derive-arm", show_progress), open_workspace(workspace) as ws:
+        check_filters(ws, corpus=corpus, arm=arm, label=label)
         rep = attacks.humanize_arm(ws, h, new_arm=name, corpus=corpus, arm=arm,
                                    label=label, seed=seed, max_spend=max_spend, dry_run=dry_run,
                                    progress=show_progress)

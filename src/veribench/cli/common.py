@@ -87,6 +87,32 @@ def check_value(option: str, value: str, known: Iterable[str], what: str = "valu
                         (f"{hint} " if hint else "") + f"{among}: {', '.join(names) or '(none)'}")
 
 
+#: The document columns a command-line filter may name (``--corpus``, ``--arm``, ``--label``).
+FILTER_COLUMNS = {"--corpus": ("corpus", "corpus"), "--arm": ("arm", "arm"), "--label": ("label", "label")}
+
+
+def check_filters(ws: Any, **given: str | None) -> None:
+    """Refuse a document filter that selects nothing: each of ``corpus``, ``arm``, ``label``
+    that is given must be a value some stored document carries, else a usage error (exit 2)
+    naming the option, the closest stored value and every stored one
+    (``error: --label: unknown label 'robot' (did you mean ...? stored: ai, human)``).
+    A filter that matched no document used to give "0 derived" or an empty file with exit 0.
+
+    Args:
+        ws: an open workspace. given: ``corpus=``, ``arm=``, ``label=`` (``None``: not given).
+
+    Raises:
+        CliUsageError: a given value no stored document carries.
+    """
+    for key, value in given.items():
+        if value is None:
+            continue
+        option = f"--{key}"
+        column, what = FILTER_COLUMNS[option]
+        stored = [str(v) for (v,) in ws.query(f"SELECT DISTINCT {column} FROM documents WHERE {column} IS NOT NULL")]
+        check_value(option, value, stored, what, among="stored")
+
+
 def choice(known: Iterable[str], what: str = "value", *, upper: bool = False) -> Callable[..., Any]:
     """A typer callback that refuses an option value outside ``known`` when the command
     line is read, before anything runs (:func:`check_value`; ``None`` passes). ``upper``:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from veribench.cli.common import WorkspaceOpt, open_workspace, out_opt
+from veribench.cli.common import WorkspaceOpt, check_filters, open_workspace, out_opt
 from veribench.cli.grammar import CliUsageError
 from veribench.corpus.stored import export_documents
 from veribench.evaluate.run import export_run
@@ -23,6 +23,7 @@ def export_documents_cmd(
 ) -> None:
     """Write one JSON object per document (import schema plus source_id, attack, edits)."""
     with open_workspace(workspace, read_only=True) as ws:
+        check_filters(ws, corpus=corpus)
         n = export_documents(ws, out, corpus=corpus)
     typer.echo(f"wrote {n} documents to {out}")
 

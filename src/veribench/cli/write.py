@@ -33,6 +33,7 @@ from veribench.cli.common import (
     FormatOpt,
     OutputFormat,
     WorkspaceOpt,
+    check_filters,
     check_workspace,
     input_path,
     open_workspace,
@@ -174,6 +175,7 @@ def export_cmd(workspace: Path = WorkspaceOpt,
                                                                             "document).")) -> None:
     """Write the publishable arm-B records: the text only where its writer chose full publication."""
     with open_workspace(workspace, read_only=True) as ws:
+        check_filters(ws, corpus=corpus)
         where, params = ("WHERE corpus = ?", [corpus]) if corpus else ("WHERE arm = 'B'", [])
         docs = ws.published_documents(where, params)
     out.parent.mkdir(parents=True, exist_ok=True)
