@@ -31,6 +31,34 @@ STATUS_CODES = {
     "bad_response": "vendor response could not be parsed",
 }
 
+#: Failures that describe the text (its length, script, content): final, kept as the text's
+#: result and served from the cache, until a run asks ``--retry-failed``.
+TEXT_FAILURES = ("unscorable", "unsupported", "too_short", "too_long", "refused")
+#: Failures of the call, the key, the account or the vendor (configuration or transient):
+#: never final. Every later run sends the text again (a missing key set afterwards, a
+#: site back up); the stored failure is then replaced.
+CALL_FAILURES = ("auth", "no_credits", "rate_limited", "site_down", "timeout", "bad_response")
+
+
+def is_final(status: str, *, retry_failed: bool = False) -> bool:
+    """Whether a stored result with ``status`` stands (served from the cache) or is sent again.
+
+    ``ok`` always stands; :data:`CALL_FAILURES` never do; :data:`TEXT_FAILURES` stand unless
+    ``retry_failed``. Every code of :data:`STATUS_CODES` is in exactly one of these groups
+    (a test checks).
+
+    Raises:
+        ValueError: ``status`` is not a known code.
+    """
+    if status == "ok":
+        return True
+    if status in CALL_FAILURES:
+        return False
+    if status in TEXT_FAILURES:
+        return not retry_failed
+    raise ValueError(f"unknown status {status!r}; known: {sorted(STATUS_CODES)}")
+
+
 DIRECTIONS = ("higher_ai", "higher_human")
 
 

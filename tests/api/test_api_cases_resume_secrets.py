@@ -255,7 +255,8 @@ def test_sentinel_keys_never_written(tmp_path, real_texts):
             c = subprocess.run([exe, *cmd], env=env, capture_output=True, text=True, timeout=120)
             (out / f"cli{i}.stdout").write_text(c.stdout)
             (out / f"cli{i}.stderr").write_text(c.stderr)
-            assert c.returncode == 0, (cmd, c.stderr[-2000:])
+            # gptzero answers 401: the command ends with status 1 and says so (its rows are written)
+            assert c.returncode == (1 if "gptzero" in cmd else 0), (cmd, c.stderr[-2000:])
         assert "auth" in (out / "gptzero.jsonl").read_text()
         # the keys really were sent (so the test can fail), and the echo happened
         seen = json.dumps([c["headers"] for c in srv.calls] + [c["json"] for c in srv.calls])
@@ -296,14 +297,14 @@ def test_async_task_resumed_not_resubmitted(fake, keys, real_texts, workspace):
     res = score_texts(workspace, det, [t])
     assert res[text_sha256(t)].status == "timeout" and fake.count("pangram", t) == 1
     fake.polls_before_done = 0
-    res = score_texts(workspace, det, [t], retry_statuses=["timeout"])
+    res = score_texts(workspace, det, [t])  # a stored timeout is never final: sent again
     r = res[text_sha256(t)]
     assert r.status == "ok" and "resumed_task" in r.detail["retried_for"]
     assert fake.count("pangram", t) == 1  # polled the same task; paid once
     # a task the vendor reports failed is dropped from the journal: a retry submits afresh
     fake.script[bad] = [{"task_fail": True}]
     assert score_texts(workspace, det, [bad])[text_sha256(bad)].status == "site_down"
-    assert score_texts(workspace, det, [bad], retry_statuses=["site_down"])[text_sha256(bad)].status == "ok"
+    assert score_texts(workspace, det, [bad])[text_sha256(bad)].status == "ok"
     assert fake.count("pangram", bad) == 2
 
 

@@ -103,15 +103,16 @@ def test_humanize_texts_caches_resumes_and_budgets(fake, keys, real_texts, works
     assert len(res) == 5 and len(fake.calls) == 5  # the two stored are not sent again
     stored = cached_humanizations(workspace, h.spec.hash, [text_sha256(t) for t in texts])
     assert {s: r.output for s, r in stored.items()} == {text_sha256(t): humanized(t) for t in real_texts[:5]}
-    # transient failures can be retried on request; other stored results never are
+    # a stored call failure is never final: every run sends the text again, until it is answered
     t = real_texts[6]
     fake.script[t] = [{"http": 503}] * 5
     h2 = make("writehuman", fake, max_attempts=1)
     assert humanize_texts(workspace, h2, [t])[text_sha256(t)].status == "site_down"
     assert humanize_texts(workspace, h2, [t])[text_sha256(t)].status == "site_down"
-    assert fake.count("writehuman", t) == 1
+    assert fake.count("writehuman", t) == 2
     fake.script[t] = []
-    assert humanize_texts(workspace, h2, [t], retry_statuses=["site_down"])[text_sha256(t)].status == "ok"
+    assert humanize_texts(workspace, h2, [t])[text_sha256(t)].status == "ok"
+    assert humanize_texts(workspace, h2, [t])[text_sha256(t)].status == "ok" and fake.count("writehuman", t) == 3
 
 
 # -- manual ------------------------------------------------------------------------------

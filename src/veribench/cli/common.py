@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from veribench.cli.grammar import CliError, CliUsageError, friendly_errors, on_f
 from veribench.detectors.pipeline import check_budget
 from veribench.errors import InputError, RegistryError, VeribenchError, did_you_mean
 from veribench.progress import Progress
+from veribench.records import CALL_FAILURES, STATUS_CODES, TEXT_FAILURES
 from veribench.registry import create, get, parse_settings, settings_of
 from veribench.store.workspace import DB_NAME, DEFAULT_WORKSPACE, Workspace
 
@@ -42,6 +44,9 @@ FormatOpt = typer.Option("text", "--format", help="What to print: text (for peop
 ProgressOpt = typer.Option(True, "--progress/--no-progress",
                            help="Show progress on standard error: a bar on a terminal, else a line every few seconds.")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="One summary line instead of the full report.")
+RetryFailedOpt = typer.Option(False, "--retry-failed", help="Also send again the stored failures that describe "
+                               "the text (too_short, unscorable, ...). Stored call failures (auth, site_down, ...) "
+                               "are sent again by every run.")
 
 
 def out_opt(help: str, default: Any = ..., **kw: Any) -> Any:
@@ -85,6 +90,26 @@ def check_value(option: str, value: str, known: Iterable[str], what: str = "valu
     hint = did_you_mean(value, names)
     raise CliUsageError(option, f"unknown {what} {value!r}",
                         (f"{hint} " if hint else "") + f"{among}: {', '.join(names) or '(none)'}")
+
+
+def refuse_failures(where: str, statuses: Sequence[str], what: str = "texts") -> None:
+    """End a command that finished with failed texts with exit 1 and one line that counts
+    them by status and says what the next run does (the output still lists every row):
+    ``error: out.jsonl: 3 of 5 texts failed (auth: 3); ... (call failures are sent again
+    by the next run; failures that describe the text with --retry-failed)``. Nothing
+    happens when every status is ``ok`` (or a text was left unsent by ``--max-spend``: its
+    row says so, and the budget line says the run stopped).
+
+    Raises:
+        CliError: any status other than ``ok``.
+    """
+    bad = Counter(s for s in statuses if s != "ok" and s in STATUS_CODES)  # a text left by --max-spend did not fail
+    if not bad:
+        return
+    why = ", ".join(f"{k}: {v}" for k, v in sorted(bad.items()))
+    raise CliError(where, f"{sum(bad.values())} of {len(statuses)} {what} failed ({why}); the output lists each with "
+                   "its status", f"call failures ({', '.join(CALL_FAILURES)}) are sent again by the next run; failures "
+                   f"that describe the text ({', '.join(TEXT_FAILURES)}) with --retry-failed")
 
 
 #: The document columns a command-line filter may name (``--corpus``, ``--arm``, ``--label``).

@@ -320,7 +320,7 @@ def _internal_error(e: Exception) -> int:
 #: spelling works for one release and prints one warning naming the new form.
 RENAMED_OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "score": {"--output": ("--out",)},
-    "humanize": {"--output": ("--out",)},
+    "humanize": {"--output": ("--out",), "--retry-transient": ("--retry-failed",)},
     "generate": {"--output": ("--out",), "-p": ("--prompts",)},
     "readability": {"--output": ("--out",)},
     "list detectors": {"--json": ("--format", "json")},

@@ -23,6 +23,7 @@ import typer
 
 from veribench.cli.common import (
     ProgressOpt,
+    RetryFailedOpt,
     WorkspaceOpt,
     build,
     check_setting_types,
@@ -31,6 +32,7 @@ from veribench.cli.common import (
     open_workspace,
     out_opt,
     progress,
+    refuse_failures,
     setting_errors,
     settings,
 )
@@ -39,7 +41,7 @@ from veribench.cli.score import InputOpt, read_rows
 from veribench.corpus.importers._io import load_json
 from veribench.detectors.pipeline import RunStats, budget_note
 from veribench.hashing import text_sha256
-from veribench.humanizers.pipeline import TRANSIENT, humanize_texts
+from veribench.humanizers.pipeline import humanize_texts
 from veribench.llm.client import ChatClient, make_client
 from veribench.llm.generate import generate_sources
 from veribench.llm.judge import readability_records
@@ -75,17 +77,21 @@ def humanize_cmd(
                                             "the workspace under the run's key, so rerunning a killed command "
                                             "never sends more than this in total."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Send nothing; print what would be sent and its cost."),
-    retry_transient: bool = typer.Option(False, "--retry-transient", help="Try again stored "
-                                         "site_down/timeout/rate_limited failures."),
+    retry_failed: bool = RetryFailedOpt,
     show_progress: bool = ProgressOpt,
 ) -> None:
-    """Humanize every text of a JSONL file with one humanizer, through the workspace cache."""
+    """Humanize every text of a JSONL file with one humanizer, through the workspace cache.
+
+    Stored call failures (a missing key, a site down) are sent again by every run; stored
+    failures that describe the text only with --retry-failed. Exits with status 1 when any
+    text failed (the output file, if any, still lists every row with its status).
+    """
     rows = read_rows(input)
     h = build("humanizer", humanizer, settings(set_))
     st = RunStats()
     with progress("humanize", show_progress), open_workspace(workspace, create=True) as ws:
         res = humanize_texts(ws, h, [t for _, t in rows], progress=show_progress, max_spend=max_spend,
-                             dry_run=dry_run, stats=st, retry_statuses=TRANSIENT if retry_transient else ())
+                             dry_run=dry_run, stats=st, retry_failed=retry_failed)
     if dry_run:
         total = sum(p["cost"] for p in st.planned)
         for p in st.planned:
@@ -106,11 +112,14 @@ def humanize_cmd(
                         "detail": r.detail})
     if out is not None:
         _write(out, records)
-    typer.echo(f"{h.spec.label}: {st.computed} done, {st.cached} cached, {st.failed} failed, spent {st.spent:g}"
+    typer.echo(f"{h.spec.label}: {st.computed} done, {st.cached} cached, "
+               + (f"{st.retried} stored failures sent again, " if st.retried else "")
+               + f"{st.failed} failed, spent {st.spent:g}"
                + (" (stopped for budget)" if st.stopped_for_budget else ""), err=True)
     note = budget_note(st, getattr(h, "cost_unit", None))
     if note:
         typer.echo(note, err=True)
+    refuse_failures(str(out) if out is not None else "humanize", [r["status"] for r in records])
 
 
 def generate_cmd(

@@ -18,6 +18,7 @@ import typer
 
 from veribench.cli.common import (
     ProgressOpt,
+    RetryFailedOpt,
     WorkspaceOpt,
     build,
     input_path,
@@ -25,6 +26,7 @@ from veribench.cli.common import (
     open_workspace,
     out_opt,
     progress,
+    refuse_failures,
     settings,
 )
 from veribench.cli.grammar import CliError
@@ -88,9 +90,15 @@ def score_cmd(
                                             ">= 0): stored in the workspace under the run's key, so rerunning a "
                                             "killed command never sends more than this in total."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Score nothing; print what would be sent and its cost."),
+    retry_failed: bool = RetryFailedOpt,
     show_progress: bool = ProgressOpt,
 ) -> None:
-    """Score every text of a JSONL file with one detector, through the workspace cache."""
+    """Score every text of a JSONL file with one detector, through the workspace cache.
+
+    Stored call failures (a missing key, a site down) are sent again by every run; stored
+    failures that describe the text (too short) only with --retry-failed. Exits with status
+    1 when any text has no score (the output file still lists every row with its status).
+    """
     rows = read_rows(input)
     conf = settings(set_)
     det = build("detector", detector, conf)
@@ -99,20 +107,25 @@ def score_cmd(
     stats = RunStats()
     with progress("score", show_progress), open_workspace(workspace, create=True) as ws:
         res = score_texts(ws, det, [t for _, t in rows], progress=show_progress, max_spend=max_spend,
-                          dry_run=dry_run, stats=stats)
+                          dry_run=dry_run, stats=stats, retry_failed=retry_failed)
     if dry_run:
         typer.echo(json.dumps({"detector": det.spec.label, "planned": stats.planned,
                                "total_cost": sum(p["cost"] for p in stats.planned)}, indent=2))
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(out.suffix + ".tmp")
+    statuses = []
     with tmp.open("w", encoding="utf-8") as f:
         for rid, text in rows:
-            f.write(json.dumps(output_row(rid, det, res.get(text_sha256(text))), ensure_ascii=False) + "\n")
+            row = output_row(rid, det, res.get(text_sha256(text)))
+            statuses.append(row["status"])
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
     tmp.replace(out)
-    typer.echo(f"{det.spec.label}: {stats.unique} unique texts, {stats.cached} from cache, {stats.computed} scored, "
-               f"{stats.failed} not ok" + (", stopped by --max-spend" if stats.stopped_for_budget else "")
-               + f" → {out}")
+    typer.echo(f"{det.spec.label}: {stats.unique} unique texts, {stats.cached} from cache, "
+               + (f"{stats.retried} stored failures sent again, " if stats.retried else "")
+               + f"{stats.computed} scored, {stats.failed} not ok"
+               + (", stopped by --max-spend" if stats.stopped_for_budget else "") + f" → {out}")
     note = budget_note(stats, getattr(det, "cost_unit", None))
     if note:
         typer.echo(note, err=True)
+    refuse_failures(str(out), statuses)

@@ -26,13 +26,9 @@ from veribench.detectors.base import Detector, results_per_input, submitted_text
 from veribench.errors import InputError
 from veribench.hashing import canonical_json, sha256_bytes, text_sha256
 from veribench.progress import Progress
-from veribench.records import ScoreResult
+from veribench.records import ScoreResult, is_final
 from veribench.store import writes
 from veribench.store.workspace import now_utc
-
-#: Failures a later run may send again when asked (``retry_statuses``); never credit or key errors.
-TRANSIENT = ("site_down", "timeout", "rate_limited")
-
 
 #: Failures that mean the vendor refused the call before doing any work (bad key, no
 #: credits): their reserved cost is given back to the budget. Every other sent call stays
@@ -161,7 +157,8 @@ class RunBudget:
 
 @dataclass
 class RunStats:
-    """Counts of one scoring call: texts asked, cache hits, computed, failed, spend.
+    """Counts of one scoring call: texts asked, cache hits, stored failures sent again,
+    computed, failed, spend.
 
     ``spent`` is what this call sent (units of the plug-in's ``cost_unit``); with a budget,
     ``budget_key``, ``budget_cap``, ``spent_before`` (earlier runs of the same key) and
@@ -172,6 +169,8 @@ class RunStats:
     requested: int = 0
     unique: int = 0
     cached: int = 0
+    #: stored failures sent again (call failures always; text failures with ``retry_failed``)
+    retried: int = 0
     computed: int = 0
     failed: int = 0
     spent: float = 0.0
@@ -210,7 +209,7 @@ def score_texts(
     stats: RunStats | None = None,
     store: bool = True,
     on_batch: Callable[[list[tuple[str, ScoreResult]]], None] | None = None,
-    retry_statuses: Sequence[str] = (),
+    retry_failed: bool = False,
 ) -> dict[str, ScoreResult]:
     """Score ``texts`` with ``detector``, through the workspace cache.
 
@@ -229,9 +228,11 @@ def score_texts(
         dry_run: compute nothing; fill ``stats.planned`` with what would be sent and its cost.
         stats: optional :class:`RunStats` to fill.
         store: write results to the workspace (default True).
-        retry_statuses: stored failures with these codes (transient only: ``site_down``,
-            ``timeout``, ``rate_limited``) are sent again and their rows replaced; every
-            other stored result is final.
+        retry_failed: also send again the stored failures that describe the text
+            (:data:`veribench.records.TEXT_FAILURES`, e.g. ``too_short``). Stored call
+            failures (:data:`veribench.records.CALL_FAILURES`: ``auth``, ``site_down``, ...)
+            are sent again on every run, with or without it; a re-sent text's row is replaced
+            (:func:`veribench.records.is_final`).
 
     Every result carries ``detail["hazards"]`` (:func:`veribench.text.hazards.text_hazards`
     of the text before canonicalisation). A detector whose spec sets ``canonicalize`` is sent,
@@ -256,7 +257,7 @@ def score_texts(
         lookup=(lambda shas: ws.cached_scores(spec.hash, shas)) if ws is not None else None,
         put=(lambda items, replace: writes.put_scores(ws, spec, items, replace=replace)) if keep else None,
         attach_ws=ws if keep else None, progress=progress, max_spend=max_spend, dry_run=dry_run, stats=stats,
-        on_batch=on_batch, retry_statuses=retry_statuses,
+        on_batch=on_batch, retry_failed=retry_failed,
         annotate=lambda sha, r: with_hazards(spec, r, first[sha], sha),
     )
     return results_per_input(spec, texts, subs, first, res)
@@ -278,13 +279,15 @@ def run_cached(
     dry_run: bool = False,
     stats: RunStats | None = None,
     on_batch: Callable[[list[tuple[str, Any]]], None] | None = None,
-    retry_statuses: Sequence[str] = (),
+    retry_failed: bool = False,
     annotate: Callable[[str, Any], Any] | None = None,
 ) -> dict[str, Any]:
     """The shared execution layer of every cached, paid-for call (detectors, humanizers).
 
-    De-duplicates ``texts`` by SHA-256, takes stored results from ``lookup`` (except
-    transient failures named in ``retry_statuses``), stores ``plugin.preflight``
+    De-duplicates ``texts`` by SHA-256, takes the stored results that are final from
+    ``lookup`` (:func:`veribench.records.is_final`: never a call failure such as ``auth`` or
+    ``site_down``; a text failure such as ``too_short`` unless ``retry_failed``; the others
+    are sent again, counted in ``stats.retried``, and their rows replaced), stores ``plugin.preflight``
     failures without a call, honours ``dry_run`` and ``max_spend`` (``plugin.cost``),
     then calls ``call`` on batches of ``plugin.batch_size`` (default
     ``default_batch_size``) with ``plugin.max_concurrency`` threads, passing every
@@ -300,7 +303,6 @@ def run_cached(
 
     Raises:
         InputError: ``max_spend`` is NaN, infinite or negative.
-        ValueError: ``retry_statuses`` names a non-transient status.
         RuntimeError: ``call`` returned a different number of results than texts.
     """
     max_spend = check_budget(max_spend)
@@ -312,11 +314,10 @@ def run_cached(
     st.unique = len(by_sha)
     spec = plugin.spec
     results: dict[str, Any] = {}
-    if set(retry_statuses) - set(TRANSIENT):
-        raise ValueError(f"retry_statuses may only name transient failures {TRANSIENT}, got {sorted(retry_statuses)}")
-    replace = bool(retry_statuses)
-    if lookup is not None:
-        results.update({s: r for s, r in lookup(by_sha.keys()).items() if r.status not in retry_statuses})
+    stored = lookup(by_sha.keys()) if lookup is not None else {}
+    results.update({s: r for s, r in stored.items() if is_final(r.status, retry_failed=retry_failed)})
+    st.retried = len(stored) - len(results)
+    replace = st.retried > 0  # a re-sent text's stored failure is replaced by its new result
     st.cached = len(results)
     todo = [(s, t) for s, t in by_sha.items() if s not in results]
 

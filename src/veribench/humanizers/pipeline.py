@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from veribench.detectors.pipeline import TRANSIENT, RunStats, run_cached  # noqa: F401 (TRANSIENT re-exported for the CLI)
+from veribench.detectors.pipeline import RunStats, run_cached
 from veribench.hashing import text_sha256
 from veribench.humanizers.base import Humanizer, HumanizeResult
 from veribench.spec import Spec
@@ -58,7 +58,7 @@ def humanize_texts(
     dry_run: bool = False,
     stats: RunStats | None = None,
     store: bool = True,
-    retry_statuses: Sequence[str] = (),
+    retry_failed: bool = False,
     on_batch: Callable[[list[tuple[str, HumanizeResult]]], None] | None = None,
 ) -> dict[str, HumanizeResult]:
     """Humanize ``texts`` with ``humanizer`` through the workspace cache.
@@ -70,8 +70,9 @@ def humanize_texts(
         max_spend: stop before the cumulative ``humanizer.cost(text)`` would exceed this
             (units ``humanizer.cost_unit``); cached texts cost nothing.
         dry_run: send nothing; fill ``stats.planned`` with requests and costs.
-        retry_statuses: stored failures with these codes are tried again (subset of
-            :data:`TRANSIENT`); everything else stored is final.
+        retry_failed: also send again stored failures that describe the text
+            (:data:`veribench.records.TEXT_FAILURES`); stored call failures (``auth``,
+            ``site_down``, ...) are sent again on every run (:func:`veribench.records.is_final`).
 
     Returns:
         ``{input_sha256: HumanizeResult}`` for every text done or cached (texts left out
@@ -84,5 +85,5 @@ def humanize_texts(
         lookup=(lambda shas: cached_humanizations(ws, spec.hash, shas)) if ws is not None else None,
         put=(lambda items, replace: put_humanizations(ws, spec, items, replace=replace)) if keep else None,
         attach_ws=ws if keep else None, progress=progress, max_spend=max_spend, dry_run=dry_run, stats=stats,
-        on_batch=on_batch, retry_statuses=retry_statuses,
+        on_batch=on_batch, retry_failed=retry_failed,
     )
