@@ -26,6 +26,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Converted model checkpoints (SmolLM2's GGUF de-quantised once) go to a cache folder of
 # the test runs, never the user's own cache; it is kept between runs (safe to delete).
+# Timed progress lines ("verify: working, 6 s") come every few seconds, so on a loaded
+# machine they would land in the output a test reads, and only there (a class of flaky
+# failure seen in CI at load 12). Tests run with one line a day; the tests of the lines set
+# their own interval.
+os.environ.setdefault("VERIBENCH_PROGRESS_INTERVAL", "86400")
 os.environ.setdefault("VERIBENCH_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"veribench-test-cache-{os.getuid()}"))
 
 

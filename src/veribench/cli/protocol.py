@@ -6,10 +6,13 @@ from pathlib import Path
 
 import typer
 
+from veribench import registry
 from veribench.cli.common import WorkspaceOpt, input_path, open_workspace
 from veribench.cli.grammar import CliError
 from veribench.commit import add_timestamp, commit
-from veribench.protocol.model import load_protocol
+from veribench.detectors.rules import default_rule
+from veribench.errors import RegistryError
+from veribench.protocol.model import Protocol, load_protocol
 from veribench.store.commitments import versions
 
 protocol_app = typer.Typer(help="Commit scoring rules before any scan; amend them in the open.", no_args_is_help=True)
@@ -59,8 +62,31 @@ def commit_cmd(file: Path = ProtocolArg, workspace: Path = WorkspaceOpt,
     for a in rec.amendments:
         typer.echo(f"  amendment v{a.get('version')} {a.get('date')} (logged {a.get('committed_at')}): "
                    f"{a.get('summary')} (supersedes {a.get('supersedes')})")
+    for line in rule_lines(load_protocol(file)):
+        typer.echo(line)
     for w in rec.warnings:
         typer.echo(f"warning: {w}")
+
+
+def rule_lines(proto: Protocol) -> list[str]:
+    """One line per detector of ``proto``: the rule it will be judged by. A stated rule is
+    shown as written; otherwise the detector's default (:func:`veribench.detectors.rules.default_rule`,
+    the rule ``veribench list detectors`` shows and evaluation applies)."""
+    out = []
+    for e in proto.detectors:
+        if e.rule.given:
+            out.append(f"  rule for {e.display}: {e.rule.describe()} (stated in the protocol)")
+            continue
+        try:
+            factory = registry.get("detector", e.name)
+        except RegistryError:
+            factory = None
+        if factory is None or e.name == "imported":
+            rule = default_rule("detector", "imported", None)[0]
+        else:
+            rule = default_rule("detector", e.name, getattr(factory, "__wrapped__", factory))[0]
+        out.append(f"  rule for {e.display}: {rule} (no rule stated: the detector's default; state one to fix it)")
+    return out
 
 
 @protocol_app.command("timestamp")

@@ -66,7 +66,9 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
 
 def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | None, n: int,
                   corpora: tuple[str, ...] = ()) -> DetArrays:
-    """Scores of ``spec`` aligned to ``_sel`` (filled by :func:`load_documents`).
+    """Scores of ``spec`` aligned to ``_sel`` (filled by :func:`load_documents`), judged by
+    ``rule``; a rule no protocol stated (``None``, or ``rule.given`` false) becomes the
+    detector's default (:func:`default_rule`) here, for evaluation and re-derivation alike.
 
     ``corpora`` restricts the detector's scope (documents of other corpora are neither
     scored nor counted as excluded). The ranking score is the oriented native value
@@ -133,10 +135,13 @@ def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | No
     counts: dict[str, int] = {}
     for s in status_arr[present]:
         counts[s] = counts.get(s, 0) + 1
-    return DetArrays(label=label, spec=spec.to_dict(), spec_hash=spec.hash, rule=rule, present=present, ok=ok, p=p,
-                     raw=raw, oriented=oriented, verdict=verdict, text_differs=differs, scan_date=scan,
-                     status_counts=counts, status=status_arr, in_scope=scope, hazards=hazards, ranking=basis,
-                     scale=scale, direction=direction, corpora=tuple(corpora))
+    d = DetArrays(label=label, spec=spec.to_dict(), spec_hash=spec.hash, rule=rule, present=present, ok=ok, p=p,
+                  raw=raw, oriented=oriented, verdict=verdict, text_differs=differs, scan_date=scan,
+                  status_counts=counts, status=status_arr, in_scope=scope, hazards=hazards, ranking=basis,
+                  scale=scale, direction=direction, corpora=tuple(corpora))
+    if rule is None or not rule.given:  # no rule stated: the detector's default, as `list detectors` shows it
+        d.rule = default_rule(d)
+    return d
 
 
 def submission_hazards(ws: Any, spec: Any) -> dict[str, dict[str, Any] | None]:
@@ -282,8 +287,11 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
 
 
 def default_rule(d: DetArrays) -> DecisionRule | None:
-    """The rule used without a protocol: P(AI) > 0.5 (Liang et al. 2023); the detector's own
-    verdict when it reports no probability; ``None`` (no decision rule) when it has neither."""
+    """A detector's default rule, used wherever no rule is stated (no protocol, or a
+    ``[[detectors]]`` entry without ``rule``): P(AI) > 0.5 (Liang et al. 2023); the
+    detector's own verdict when it reports no probability (ZipPy, Binoculars); ``None`` (no
+    decision rule: rates null with the reason) when it has neither. ``veribench list
+    detectors`` and ``protocol commit`` show the same rule per plug-in."""
     if np.isfinite(d.p[d.ok]).any():
         return DecisionRule(source="default: P(AI) > 0.5 (Liang et al. 2023)")
     if any(v is not None for v in d.verdict[d.ok]):
@@ -358,9 +366,6 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
                               allow_paid=allow_paid, max_spend=max_spend)
     docs = load_documents(ws, proto)
     dets = [load_detector(ws, spec, e.display, e.rule, len(docs), e.corpora) for spec, e in pairs]
-    if not proto.detectors:
-        for d in dets:
-            d.rule = default_rule(d)
     run_id = f"{proto.tag}-{now_utc():%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     meta = {
         "run_id": run_id, "tag": proto.tag, "created_at": now_utc().isoformat(timespec="seconds"),

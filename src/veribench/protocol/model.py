@@ -93,6 +93,9 @@ COMPARISON_METRICS: tuple[ComparisonMetric, ...] = typing.get_args(ComparisonMet
 #: Default decision rule when no protocol is given (issue #2; Liang et al. 2023 use
 #: ``score > 0.5`` for all seven detectors).
 DEFAULT_THRESHOLD = 0.5
+#: The ``source`` of the placeholder rule of a ``[[detectors]]`` entry that states no rule
+#: (:attr:`DecisionRule.given` is then ``False``).
+NO_RULE = "default"
 
 #: Verdict strings that mean "AI" when a detector has no probability (vendor or
 #: tool's own verdict field). Source: each tool's documented verdict values.
@@ -249,7 +252,8 @@ class DetectorModel(_Strict):
     name: str = Field(min_length=1, description="stored detector name or registry plug-in")
     settings: dict[str, Any] = Field(default_factory=dict, description="plug-in settings (part of the spec)")
     label: str | None = Field(None, min_length=1, description="display name in the tables")
-    rule: RuleModel | None = Field(None, description="default: ai_probability > 0.5")
+    rule: RuleModel | None = Field(None, description="default: the detector's default rule (veribench list detectors): "
+                                   "ai_probability > 0.5, or its own verdict when it reports no probability")
     corpora: StrList = Field(default_factory=list, description="restrict this detector to these corpora")
 
 
@@ -398,6 +402,13 @@ class DecisionRule:
     target_fpr: float | None = None
     source: str = "default"
 
+    @property
+    def given(self) -> bool:
+        """Whether a protocol stated this rule. ``False`` for the placeholder a ``[[detectors]]``
+        entry without ``rule`` gets: evaluation replaces it with the detector's default rule
+        (:func:`veribench.evaluate.run.default_rule`, the one ``veribench list detectors`` shows)."""
+        return self.source != NO_RULE
+
     def describe(self) -> str:
         if self.fit:
             return f"fitted: {self.fit}" + (f" (FPR {self.target_fpr})" if self.target_fpr else "")
@@ -412,7 +423,7 @@ class DecisionRule:
     @classmethod
     def from_model(cls, m: RuleModel | None) -> DecisionRule:
         if m is None:
-            return cls()
+            return cls(source=NO_RULE)
         if m.fit is not None:
             return cls(field="oriented", op=">", threshold=None, fit=m.fit, target_fpr=m.target_fpr,
                        source=m.source or "fitted on the calibration split")
