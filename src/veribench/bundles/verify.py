@@ -56,10 +56,11 @@ from typing import Any
 from veribench.bundles import layout, reader
 from veribench.bundles.reader import ReadError
 from veribench.bundles.snapshot import Snapshot, needs_texts
-from veribench.bundles.verify_chain import check_chain, check_manifest
+from veribench.bundles.verify_chain import check_chain, check_labels, check_manifest, check_protocol_files
 from veribench.bundles.verify_commitment import check_amendments, check_commitment, check_timestamps
-from veribench.bundles.verify_corpus import check_corpus
+from veribench.bundles.verify_corpus import check_corpus, selected_corpora
 from veribench.bundles.verify_files import Context, check_reader, read_events, read_leaves
+from veribench.bundles.verify_leaves import check_leaf_keys
 from veribench.bundles.verify_report import BundleReport
 from veribench.bundles.verify_results import check_results, check_tables
 from veribench.bundles.verify_scores import check_scores, check_timing, read_scores
@@ -67,12 +68,13 @@ from veribench.spec import Spec
 
 
 def is_detector_bundle(path: Path) -> bool:
-    """A folder whose ``manifest.json`` (a regular file) names the detector-bundle format."""
+    """A folder whose ``manifest.json`` (a regular file) names a version of the detector-bundle
+    format (an older version is then verified, and refused with its reason)."""
     try:
         m = reader.read_json(path, layout.MANIFEST, cap=16 * 1024 * 1024)
     except (ReadError, OSError):
         return False
-    return isinstance(m, dict) and m.get("format") == layout.FORMAT
+    return isinstance(m, dict) and isinstance(m.get("format"), str) and m["format"].startswith(layout.FORMAT_PREFIX)
 
 
 def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_bytes: int | None = None,
@@ -87,7 +89,6 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
     m = check_manifest(c, listing)
     if m is None:
         return rep
-    rep.tag, rep.run_id = m.get("tag"), m.get("run_id")
     results = c.json(layout.RESULTS, "results")
     events = read_events(c)
     if not isinstance(results, dict) or events is None or not events:
@@ -97,10 +98,15 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
     run_ev = check_chain(c, events, m)
     if run_ev is None:
         return rep
+    rep.run_id = (run_ev.get("payload") or {}).get("run_id")  # shown from the log, never the manifest
     got = check_commitment(c, events, run_ev, m, results)
     if got is None:
         return rep
     proto, ve, mine = got
+    check_protocol_files(c, mine)
+    if proto is not None:
+        rep.tag = str(proto.tag)  # the committed protocol's tag: the one label the report shows
+        check_labels(c, m, results, run_ev, proto, mine, events)
     check_amendments(c, events, ve, mine, results)
     check_timestamps(c, events, mine, tsa_roots)
     if proto is None:
@@ -123,6 +129,7 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
         snap.con.register("docs", corpus.table)
         rep.counts = {"documents": corpus.n_selected, "score_rows": table.num_rows}
         specs = check_scores(c, snap.con, table.num_rows, extra, events, head_seq, corpus, proto, results)
+        check_leaf_keys(c, snap.con, extra, events, head_seq, selected_corpora(proto))
         check_timing(c, snap.con, events, ve, results)
         if specs is None or len(specs) != len(proto.detectors):
             return rep
