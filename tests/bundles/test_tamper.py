@@ -520,6 +520,52 @@ class TestLeavesFromTheLog:
         rederive(bundle)
         caught(bundle, "scores")
 
+    def test_row_dropped_and_its_leaves_shown_with_their_true_text(self, bundle):
+        """Another way: the false positives' rows dropped and their leaves carried in leaves.csv
+        under their true keys and texts (as if the documents were outside the run): a selected
+        document's logged link must have its one score row."""
+        c, fp = _gptzero_false_positives(bundle)
+        leaves = read_leaves(bundle)
+        for i in fp:
+            for kind, (leaf, seq, text) in zip(("link", "score"), row_leaves(c, i)):
+                k1, k2 = (c["doc_id"][i], c["spec_hash"][i]) if kind == "link" else (c["spec_hash"][i],
+                                                                                        c["submitted_sha256"][i])
+                leaves.append({"kind": kind, "seq": seq, "k1": k1, "k2": k2, "leaf": leaf, "fields": text})
+        gone = set(fp)
+        write_scores(bundle, {k: [v for j, v in enumerate(col) if j not in gone] for k, col in c.items()},
+                     update_manifest=False)
+        write_leaves(bundle, leaves, update_manifest=False)
+        assert _fpr(rederive(bundle)) == 0.0
+        caught(bundle, "scores", "has no row")
+
+    def test_leaf_filed_under_another_detectors_key(self, bundle):
+        """Another way: the dropped scores filed as replaced values of a real text scored by
+        another detector (a key that has a later fingerprint in the bundle, but of a detector
+        other than the scan batch that logged the leaf)."""
+        c, fp = _gptzero_false_positives(bundle)
+        other = next(j for j, d in enumerate(c["detector"]) if d != "GPTZero" and c["status"][j] is not None)
+        leaves = read_leaves(bundle)
+        for i in fp:
+            link, score = row_leaves(c, i)
+            leaves.append({"kind": "link", "seq": link[1], "k1": c["doc_id"][other], "k2": c["spec_hash"][other],
+                           "leaf": link[0]})
+            leaves.append({"kind": "score", "seq": score[1], "k1": c["spec_hash"][other],
+                           "k2": c["submitted_sha256"][other], "leaf": score[0]})
+        gone = set(fp)
+        write_scores(bundle, {k: [v for j, v in enumerate(col) if j not in gone] for k, col in c.items()},
+                     update_manifest=False)
+        write_leaves(bundle, leaves, update_manifest=False)
+        rederive(bundle)
+        caught(bundle, "scores", "another detector")
+
+    def test_an_older_bundle_format_is_refused_with_its_reason(self, bundle):
+        """A bundle of format 1 (no leaf texts) cannot show its leaf keys follow from the log."""
+        edit_json(bundle, "manifest.json", lambda m: m.__setitem__("format", "veribench-detector-bundle/1"),
+                  update_manifest=False)
+        rehash(bundle)
+        caught(bundle, "manifest", "older version of the bundle format")
+
+
 
 class TestNothingShownUnchecked:
     """Issue 24, items 4: every field of manifest.json and results.json is re-derived from the log
