@@ -5,29 +5,36 @@ Every check is named; each failure names the check, file, field, expected and go
 
 ``reader``      only regular files, no links or special files, size and depth caps
 ``manifest``    ``manifest.json`` lists every other file with the SHA-256 of its raw
-                bytes; the root hash recomputes; no unknown, missing or unlisted file
+                bytes; the root hash recomputes; no unknown, missing or unlisted file; its
+                fields are the format's, in publish's byte form, run id, tag and protocol
+                the run event's (``verify_chain.check_labels``)
 ``chain``       ``log/events.jsonl`` links from the first event to the run's event: each
-                hash, link, payload digest, sequence number and time order recomputes
+                hash, link, payload digest, sequence number and time order recomputes;
+                each line is the event's canonical line
 ``commitment``  the protocol bytes hash to the committed SHA-256; every version of the
                 protocol id is present and chained by ``supersedes``; the commitment
                 records re-derive from the log; the run used the current version; the
-                run's protocol block agrees with the log
+                run's protocol block agrees with the log; every protocol and commitment
+                file is of a logged version (``verify_chain.check_protocol_files``)
 ``amendments``  ``amendments.json`` and the run's changelog equal the log's; no
                 amendment is dated before the version it supersedes; each is written in
                 the amended file as logged
 ``corpus``      every document of every import the selection can reach is present and
-                matches what its import logged; text hashes; fingerprint-only documents
-                carry no text; ``in_run`` equals the protocol's selection
+                matches what its import logged; text hashes; fingerprint-only status is
+                the logged provenance's (:mod:`veribench.bundles.docstatus`) and a text
+                is present exactly where it allows; ``in_run`` equals the selection
 ``scores``      ``scores.csv`` equals ``scores.parquet``; each row's score and link are
                 the latest the log holds for them, and every logged scan batch of the
                 run's detectors recomputes from the rows and ``log/leaves.csv`` (a
-                changed, added or dropped score fails); spec hashes recompute
+                changed, added or dropped score fails); spec hashes recompute; every key
+                of ``log/leaves.csv`` follows from the log (:mod:`.verify_leaves`)
 ``timing``      every scan is dated and logged after the commitment, or the count that
                 is not equals what the results and tables declare
 ``split``       the calibration split re-derived from the protocol's rule equals the
                 published split side of every row
-``results``     ``results.json`` is what the run logged, and every number in it equals
-                the one re-derived from ``scores.csv`` (exactly, at full precision)
+``results``     ``results.json`` is what the run logged, in publish's byte form, and every
+                number in it equals the one re-derived from ``scores.csv`` (exactly, at
+                full precision); its labels follow from the log (:mod:`.runblock`)
 ``tables``      the tables and README re-derived from the results equal the published
                 files byte for byte (every printed number at its printed rounding)
 ``timestamp``   each RFC 3161 token stamps its commitment record's exact bytes, verifies
@@ -44,6 +51,7 @@ Each check lives in its own module; this one runs them in order (:func:`verify_b
 - :mod:`veribench.bundles.verify_commitment`: ``commitment``, ``amendments``, ``timestamp``;
 - :mod:`veribench.bundles.verify_corpus`: ``corpus``;
 - :mod:`veribench.bundles.verify_scores`: ``scores``, ``timing``;
+- :mod:`veribench.bundles.verify_leaves`: the keys of ``log/leaves.csv`` (``corpus``, ``scores``);
 - :mod:`veribench.bundles.verify_results`: ``split``, ``results``, ``tables`` (the run re-derived).
 """
 
