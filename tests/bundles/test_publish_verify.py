@@ -39,7 +39,7 @@ def test_published_bundle_verifies_every_check(liang_built, cli_run, tmp_path):
 def test_bundle_contents_follow_the_format(liang_built):
     _, bundle, _ = liang_built
     m = json.loads((bundle / "manifest.json").read_text())
-    assert m["format"] == "veribench-detector-bundle/1" and m["protocol_file"] == "protocol/v2.toml"
+    assert m["format"] == "veribench-detector-bundle/2" and m["protocol_file"] == "protocol/v2.toml"
     for f in ("protocol/v1.toml", "protocol/v2.toml", "commitments/v1.json", "commitments/v2.json",
               "commitments/v1.tsr", "commitments/v2.tsr", "commitments/v1.roots.pem", "corpus.jsonl", "scores.csv",
               "scores.parquet", "log/events.jsonl", "log/leaves.csv", "results.json", "tables.md", "amendments.json",

@@ -18,12 +18,28 @@ from tests.bundles.bundle_helpers import (
     edit_json,
     edit_scores,
     edit_text,
+    evaluate_publish_verify,
     events,
+    read_leaves,
+    read_scores,
+    rederive,
     rehash,
+    row_leaves,
+    store_documents,
     verify,
     write_corpus,
     write_events,
+    write_leaves,
+    write_scores,
 )
+from tests.bundles.test_publish_verify import _fingerprint_ws
+from veribench.commit import commit
+from veribench.corpus.document import Document
+from veribench.hashing import canonical_json
+from veribench.hashing import text_sha256 as sha256_hex
+from veribench.records import ScoreResult
+from veribench.store import Workspace, writes
+from veribench.store.events import DOC_FIELDS, doc_leaf_text
 
 
 def caught(bundle: Path, check: str, *needles: str):
@@ -365,3 +381,346 @@ def test_a_bundle_file_holding_json_null_fails(bundle, rel):
     rehash(bundle)
     rep = verify(bundle)
     assert not rep.ok and "got null" in "\n".join(rep.lines()), "\n".join(rep.lines())
+
+
+# -- issue 24: a bundle verifies only when every published byte follows from the log ----------------
+#
+# Each class below was a lie `verify` accepted: each variant is a careful forger's full rewrite
+# (rows, leaves, results and tables re-derived with veribench's own code, the run event re-hashed,
+# the manifest recomputed), so only the rule of its class can catch it.
+
+def _gptzero_false_positives(bundle: Path) -> tuple[dict[str, list], list[int]]:
+    """The score rows of GPTZero's false positives (human texts it flagged)."""
+
+    labels = {d["doc_id"]: d["label"] for d in corpus_lines(bundle)}
+    c = read_scores(bundle)
+    fp = [i for i, (lab, f, d) in enumerate(zip(c["detector"], c["flag"], c["doc_id"]))
+          if lab == "GPTZero" and f and labels[d] == "human"]
+    assert fp
+    return c, fp
+
+
+def _fpr(results: dict, detector: str = "GPTZero") -> float:
+    return next(r for r in results["table1"] if r["detector"] == detector)["fpr"]
+
+
+def _small(tmp_path: Path, cli_run, *, withdraw: bool = False, correct: bool = False) -> tuple[Path, Path]:
+    """A committed protocol over corpus ``s`` and two imports into it (``d00``-``d11``, then
+    ``e00``-``e11``), scored by ``DetA``; optionally a withdrawn document of another corpus
+    (``x``, scored by ``DetB``, not in the run) and a correction of ``e03``. Returns
+    (workspace folder, bundle folder), the bundle published and verified."""
+
+    proto = tmp_path / "p.toml"
+    proto.write_text('[protocol]\nname = "small"\ntag = "S-1"\n[selection]\ncorpora = ["s"]\n[[detectors]]\n'
+                     'name = "DetA"\nrule = { field = "ai_probability", op = ">", threshold = 0.5 }\n')
+    ws = Workspace(tmp_path / "ws")
+    commit(ws, proto)
+    for prefix in ("d", "e"):
+        docs = [Document(id=f"{prefix}{i:02d}", text=f"essay {prefix} {i} " + "w" * i,
+                         label="human" if i % 2 else "ai") for i in range(12)]
+        store_documents(ws, docs, "DetA", [ScoreResult(raw=(i % 5) / 5 + 0.1, ai_probability=(i % 5) / 5 + 0.1)
+                                           for i in range(12)], corpus="s", source=f"{prefix}.jsonl")
+    if withdraw:
+        other = [Document(id=f"x{i}", text=f"another corpus {i}", label="human") for i in range(3)]
+        store_documents(ws, other, "DetB", [ScoreResult(raw=0.2, ai_probability=0.2)] * 3, corpus="x",
+                        source="x.jsonl")
+        with ws.transaction() as con:
+            writes.withdraw_document(con, "x1")
+    if correct:
+        with ws.transaction() as con:
+            writes.update_documents(con, None, [{"doc_id": "e03", "field": "subgroup", "old": None, "new": "late"}])
+    out = tmp_path / "bundle"
+    evaluate_publish_verify(ws, proto, "S-1", out, cli_run)
+    return tmp_path / "ws", out
+
+
+class TestLeavesFromTheLog:
+    """Issue 24, item 1: the (document, detector) leaves a run covers follow from the log's
+    events and the committed selection; no leaf key the log does not define is accepted."""
+
+    def test_false_positives_dropped_behind_invented_leaf_keys(self, bundle):
+        """The exact case: GPTZero's false positives dropped from scores.csv, their leaves added
+        to log/leaves.csv under invented k1/k2 keys, results re-derived, the run event re-hashed."""
+
+        before = json.loads((bundle / "results.json").read_text())
+        c, fp = _gptzero_false_positives(bundle)
+        leaves = read_leaves(bundle)
+        for n, i in enumerate(fp):
+            link, score = row_leaves(c, i)
+            leaves.append({"kind": "link", "seq": link[1], "k1": f"liang2023/invented/{n}", "k2": c["spec_hash"][i],
+                           "leaf": link[0]})
+            leaves.append({"kind": "score", "seq": score[1], "k1": c["spec_hash"][i], "k2": f"{n:064x}",
+                           "leaf": score[0]})
+        gone = set(fp)
+        write_scores(bundle, {k: [v for j, v in enumerate(col) if j not in gone] for k, col in c.items()},
+                     update_manifest=False)
+        write_leaves(bundle, leaves, update_manifest=False)
+        after = rederive(bundle)
+        assert _fpr(before) > 0.1 and _fpr(after) == 0.0  # the lie the bundle would tell
+        caught(bundle, "scores", "log/leaves.csv")
+
+    def test_scores_blanked_behind_invented_text_keys(self, bundle):
+        """Another way to the same lie: the rows stay, but the false positives' scores are
+        blanked (no score: not counted) and their score leaves filed under invented text hashes."""
+
+        c, fp = _gptzero_false_positives(bundle)
+        leaves = read_leaves(bundle)
+        for n, i in enumerate(fp):
+            _, score = row_leaves(c, i)
+            leaves.append({"kind": "score", "seq": score[1], "k1": c["spec_hash"][i], "k2": f"{n:064x}",
+                           "leaf": score[0]})
+            for k in ("status", "reason", "raw", "scale", "direction", "ai_probability", "verdict", "vendor_version",
+                      "scanned_at", "hazards", "score_seq"):
+                c[k][i] = None
+        write_scores(bundle, c, update_manifest=False)
+        write_leaves(bundle, leaves, update_manifest=False)
+        assert _fpr(rederive(bundle)) == 0.0
+        caught(bundle, "scores", "log/leaves.csv")
+
+    def test_document_dropped_behind_the_key_of_a_later_import(self, tmp_path, cli_run):
+        """The same rule on the corpus index: a flagged human document dropped, its fingerprint
+        filed in log/leaves.csv as an earlier version of a document of a later import."""
+
+        _, b = _small(tmp_path, cli_run)
+        docs = corpus_lines(b)
+        c = read_scores(b)
+        i = next(i for i, (d, f) in enumerate(zip(c["doc_id"], c["flag"])) if d.startswith("d") and f
+                 and next(x for x in docs if x["doc_id"] == d)["label"] == "human")
+        gone = c["doc_id"][i]
+        doc = next(x for x in docs if x["doc_id"] == gone)
+
+        leaf = sha256_hex(doc_leaf_text(*(doc[k] for k in DOC_FIELDS)))
+        leaves = read_leaves(b)
+        leaves.append({"kind": "doc", "seq": doc["doc_seq"], "k1": "e05", "k2": None, "leaf": leaf})
+        link, score = row_leaves(c, i)
+        leaves.append({"kind": "link", "seq": link[1], "k1": "x/invented", "k2": c["spec_hash"][i], "leaf": link[0]})
+        leaves.append({"kind": "score", "seq": score[1], "k1": c["spec_hash"][i], "k2": "f" * 64, "leaf": score[0]})
+        write_leaves(b, leaves, update_manifest=False)
+        write_corpus(b, [x for x in docs if x["doc_id"] != gone], update_manifest=False)
+        write_scores(b, {k: [v for j, v in enumerate(col) if j != i] for k, col in c.items()}, update_manifest=False)
+        rederive(b)
+        rep = verify(b)
+        assert not rep.ok and rep.status("corpus") == "FAIL", "\n".join(rep.lines())
+
+    def test_leaf_text_that_does_not_hash_to_its_leaf(self, bundle):
+        """A leaf published with its canonical text must hash to it: a row's leaf carried in
+        leaves.csv under another document's text is refused."""
+
+        c, fp = _gptzero_false_positives(bundle)
+        i = fp[0]
+        link, _ = row_leaves(c, i)
+        other = next(j for j, d in enumerate(c["detector"]) if d == "GPTZero" and j not in fp)
+        fake = row_leaves(c, other)[0]
+        leaves = read_leaves(bundle)
+        leaves.append({"kind": "link", "seq": link[1], "k1": c["doc_id"][other], "k2": c["spec_hash"][i],
+                       "leaf": link[0], "fields": fake[2]})
+        write_leaves(bundle, leaves, update_manifest=False)
+        write_scores(bundle, {k: [v for j, v in enumerate(col) if j != i] for k, col in c.items()},
+                     update_manifest=False)
+        rederive(bundle)
+        caught(bundle, "scores")
+
+    def test_row_dropped_and_its_leaves_shown_with_their_true_text(self, bundle):
+        """Another way: the false positives' rows dropped and their leaves carried in leaves.csv
+        under their true keys and texts (as if the documents were outside the run): a selected
+        document's logged link must have its one score row."""
+        c, fp = _gptzero_false_positives(bundle)
+        leaves = read_leaves(bundle)
+        for i in fp:
+            for kind, (leaf, seq, text) in zip(("link", "score"), row_leaves(c, i)):
+                k1, k2 = (c["doc_id"][i], c["spec_hash"][i]) if kind == "link" else (c["spec_hash"][i],
+                                                                                        c["submitted_sha256"][i])
+                leaves.append({"kind": kind, "seq": seq, "k1": k1, "k2": k2, "leaf": leaf, "fields": text})
+        gone = set(fp)
+        write_scores(bundle, {k: [v for j, v in enumerate(col) if j not in gone] for k, col in c.items()},
+                     update_manifest=False)
+        write_leaves(bundle, leaves, update_manifest=False)
+        assert _fpr(rederive(bundle)) == 0.0
+        caught(bundle, "scores", "has no row")
+
+    def test_leaf_filed_under_another_detectors_key(self, bundle):
+        """Another way: the dropped scores filed as replaced values of a real text scored by
+        another detector (a key that has a later fingerprint in the bundle, but of a detector
+        other than the scan batch that logged the leaf)."""
+        c, fp = _gptzero_false_positives(bundle)
+        other = next(j for j, d in enumerate(c["detector"]) if d != "GPTZero" and c["status"][j] is not None)
+        leaves = read_leaves(bundle)
+        for i in fp:
+            link, score = row_leaves(c, i)
+            leaves.append({"kind": "link", "seq": link[1], "k1": c["doc_id"][other], "k2": c["spec_hash"][other],
+                           "leaf": link[0]})
+            leaves.append({"kind": "score", "seq": score[1], "k1": c["spec_hash"][other],
+                           "k2": c["submitted_sha256"][other], "leaf": score[0]})
+        gone = set(fp)
+        write_scores(bundle, {k: [v for j, v in enumerate(col) if j not in gone] for k, col in c.items()},
+                     update_manifest=False)
+        write_leaves(bundle, leaves, update_manifest=False)
+        rederive(bundle)
+        caught(bundle, "scores", "another detector")
+
+    def test_an_older_bundle_format_is_refused_with_its_reason(self, bundle):
+        """A bundle of format 1 (no leaf texts) cannot show its leaf keys follow from the log."""
+        edit_json(bundle, "manifest.json", lambda m: m.__setitem__("format", "veribench-detector-bundle/1"),
+                  update_manifest=False)
+        rehash(bundle)
+        caught(bundle, "manifest", "older version of the bundle format")
+
+
+
+class TestNothingShownUnchecked:
+    """Issue 24, items 4: every field of manifest.json and results.json is re-derived from the log
+    and the protocol, or refused."""
+
+    def test_manifest_tag_and_run_id_relabelled(self, bundle):
+        """The exact case: manifest tag and run_id relabelled, the root hash recomputed."""
+        def edit(m):
+            m["tag"] = "OFFICIAL-2026-Q4"
+            m["run_id"] = "OFFICIAL-2026-Q4-20261001T000000Z-000000"
+        edit_json(bundle, "manifest.json", edit, update_manifest=False)
+        rehash(bundle)
+        rep = caught(bundle, "manifest", "tag")
+        assert rep.tag != "OFFICIAL-2026-Q4" and "OFFICIAL" not in rep.lines()[0].split(":")[0]
+
+    def test_text_injected_into_results_files(self, bundle):
+        """The exact case: text in results.json ``files`` (outside the logged results hash)."""
+        edit_json(bundle, "results.json", lambda r: r["files"].__setitem__("note", "OFFICIAL results, audited"))
+        caught(bundle, "results", "results.json")
+
+    def test_tag_relabelled_in_the_results_and_the_run_event(self, bundle):
+        """Another way to the same lie: the tag and run id changed in results.json too, the run
+        event re-hashed to match: the tag is the committed protocol's, so it is refused."""
+
+        old = json.loads((bundle / "manifest.json").read_text())["run_id"]
+        rederive(bundle, relabel={"tag": "OFFICIAL-2026-Q4", "run_id": old.replace("LIANG-BUNDLE-2", "OFFICIAL-2026-Q4")})
+        assert json.loads((bundle / "manifest.json").read_text())["tag"] == "OFFICIAL-2026-Q4"
+        rep = caught(bundle, "results", "tag")
+        assert "OFFICIAL" not in rep.lines()[0].split(":")[0]
+
+    @pytest.mark.parametrize("where", ["run", "protocol"])
+    def test_a_field_added_to_the_run_block(self, bundle, where):
+        """A key the run never computed (carried through the re-derivation before): refused."""
+
+        res = json.loads((bundle / "results.json").read_text())
+        run = res["run"]
+        if where == "run":
+            rederive(bundle, relabel={"audited_by": "an independent lab"})
+        else:
+            rederive(bundle, relabel={"protocol": {**run["protocol"], "audited_by": "an independent lab"}})
+        caught(bundle, "results", "audited_by")
+
+    def test_protocol_file_name_and_version_relabelled(self, bundle):
+
+        run = json.loads((bundle / "results.json").read_text())["run"]
+        rederive(bundle, relabel={"protocol": {**run["protocol"], "path": "OFFICIAL-audited.toml"},
+                                  "veribench_version": "0.1.0 (audited, OFFICIAL)"})
+        rep = caught(bundle, "results", "path")
+        assert "veribench_version" in "\n".join(f.line() for f in rep.failures)
+
+    @pytest.mark.parametrize("key,value", [("note", "OFFICIAL"), ("veribench_version", "9.9 OFFICIAL")])
+    def test_a_free_field_in_the_manifest(self, bundle, key, value):
+        edit_json(bundle, "manifest.json", lambda m: m.__setitem__(key, value), update_manifest=False)
+        rehash(bundle)
+        caught(bundle, "manifest", key)
+
+    def test_a_field_added_to_a_logged_event(self, bundle):
+        """events.jsonl is the log's canonical lines: a key the hash does not cover is refused."""
+        evs = events(bundle)
+        evs[0]["note"] = "OFFICIAL"
+
+        (bundle / "log/events.jsonl").write_text("".join(canonical_json(e) + "\n" for e in evs), encoding="utf-8")
+        rehash(bundle)
+        caught(bundle, "chain", "events.jsonl")
+
+    def test_results_json_reformatted(self, bundle):
+        """The same values in another byte form (spacing, key order): not the file publish writes."""
+        res = json.loads((bundle / "results.json").read_text())
+        (bundle / "results.json").write_text(json.dumps(res, indent=2, sort_keys=True), encoding="utf-8")
+        rehash(bundle)
+        caught(bundle, "results", "results.json")
+
+
+class TestDocumentStatus:
+    """Issue 24, item 5: a document's status (fingerprint-only, withdrawn) comes from the log."""
+
+    def test_normal_document_marked_fingerprint_only(self, bundle):
+        """The exact case: a normal document marked fingerprint-only, its text withheld."""
+        docs = corpus_lines(bundle)
+        d = next(d for d in docs if "text" in d)
+        d["fingerprint_only"] = True
+        del d["text"]
+        write_corpus(bundle, docs)
+        caught(bundle, "corpus", d["doc_id"], "fingerprint-only")
+
+    def test_fingerprint_only_document_shown_as_normal(self, tmp_path, cli_run):
+        """The other direction: a document whose logged provenance says fingerprint-only,
+        published as a normal one with its text (the publisher holds it)."""
+
+        _fingerprint_ws(tmp_path / "ws", tmp_path / "p.toml")
+        code, out = cli_run("publish", "--workspace", tmp_path / "ws", "--run", "FP-1", "--out", tmp_path / "b")
+        assert code == 0, out
+        with Workspace(tmp_path / "ws") as w:
+            text = w.query("SELECT text FROM documents WHERE doc_id = 'v01'")[0][0]
+        docs = corpus_lines(tmp_path / "b")
+        d = next(d for d in docs if d["doc_id"] == "v01")
+        d["fingerprint_only"], d["text"] = False, text
+        write_corpus(tmp_path / "b", docs)
+        caught(tmp_path / "b", "corpus", "v01", "fingerprint-only")
+
+    def test_normal_document_presented_as_withdrawn(self, tmp_path, cli_run):
+        """A withdrawal of another corpus's document leaves room in the log's count of detached
+        fingerprints; a flagged human document dropped and its fingerprints presented as
+        detached is refused: every detached fingerprint is placed in its logged event."""
+
+        _, b = _small(tmp_path, cli_run, withdraw=True)
+        docs = corpus_lines(b)
+        c = read_scores(b)
+        i = next(i for i, (d, f) in enumerate(zip(c["doc_id"], c["flag"])) if f
+                 and next(x for x in docs if x["doc_id"] == d)["label"] == "human")
+        gone = c["doc_id"][i]
+        doc = next(x for x in docs if x["doc_id"] == gone)
+        leaves = [x for x in read_leaves(b) if x["k1"] is not None]  # the real detached ones are left out
+        leaves.append({"kind": "doc", "seq": doc["doc_seq"], "k1": None, "k2": None,
+                       "leaf": sha256_hex(doc_leaf_text(*(doc[k] for k in DOC_FIELDS)))})
+        link, score = row_leaves(c, i)
+        leaves.append({"kind": "link", "seq": link[1], "k1": None, "k2": None, "leaf": link[0]})
+        leaves.append({"kind": "score", "seq": score[1], "k1": None, "k2": None, "leaf": score[0]})
+        write_leaves(b, leaves, update_manifest=False)
+        write_corpus(b, [x for x in docs if x["doc_id"] != gone], update_manifest=False)
+        write_scores(b, {k: [v for j, v in enumerate(col) if j != i] for k, col in c.items()}, update_manifest=False)
+        rederive(b)
+        rep = verify(b)
+        assert not rep.ok, "\n".join(rep.lines())
+
+
+class TestUnloggedProtocolVersion:
+    """Issue 24, item 6: every protocol file matches a logged commitment or amendment, by
+    SHA-256 and version number."""
+
+    def test_extra_protocol_version_listed(self, bundle):
+        """The exact case: an extra protocol/v3.toml, listed in the manifest."""
+        (bundle / "protocol/v3.toml").write_bytes((bundle / "protocol/v2.toml").read_bytes() + b"\n# v3\n")
+        rehash(bundle)
+        caught(bundle, "commitment", "protocol/v3.toml")
+
+    def test_later_real_amendment_added_to_a_run_of_version_1(self, liang_built, cli_run, tmp_path):
+        """The run of version 1, with version 2 (committed after it, byte for byte as logged)
+        added: that version is not in the run's log, so it is refused."""
+        ws, full, _ = liang_built
+        b = tmp_path / "v1"
+        code, out = cli_run("publish", "--workspace", ws, "--run", "LIANG-BUNDLE-1", "--out", b)
+        assert code == 0, out
+        assert verify(b).ok
+        (b / "protocol/v2.toml").write_bytes((full / "protocol/v2.toml").read_bytes())
+        rehash(b)
+        caught(b, "commitment", "protocol/v2.toml")
+
+    def test_committed_bytes_under_another_file_kind(self, bundle):
+        """Version 1's bytes as protocol/v1.yaml: the hash matches, the logged file does not."""
+        (bundle / "protocol/v1.toml").rename(bundle / "protocol/v1.yaml")
+        rehash(bundle)
+        caught(bundle, "commitment", "protocol/v1.yaml")
+
+    def test_commitment_record_of_an_unlogged_version(self, bundle):
+        (bundle / "commitments/v3.json").write_bytes((bundle / "commitments/v2.json").read_bytes())
+        rehash(bundle)
+        caught(bundle, "commitment", "commitments/v3.json")

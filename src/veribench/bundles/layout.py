@@ -1,4 +1,4 @@
-"""The detector-run bundle format (``veribench-detector-bundle/1``): file names and columns.
+"""The detector-run bundle format (``veribench-detector-bundle/2``): file names and columns.
 
 One place for the layout that :mod:`.publish` writes and :mod:`.verify` reads::
 
@@ -19,21 +19,35 @@ One place for the layout that :mod:`.publish` writes and :mod:`.verify` reads::
     scores.csv               one row per selected document x detector with a link (SCORE_COLUMNS)
     scores.parquet           the same rows and columns
     log/events.jsonl         the event log from its first event to the run's event
-    log/leaves.csv           logged fingerprints the rows above do not reproduce (scores of
-                             other texts or replaced values, links of documents outside the corpus)
-    results.json             the run's results (as logged, plus the ``files`` listing)
+    log/leaves.csv           logged fingerprints the rows above do not reproduce (LEAF_COLUMNS):
+                             each with the canonical text it hashes where the workspace holds the
+                             row (``fields``), keyed only where a later fingerprint of the same
+                             key replaced it, or with no key at all where a logged withdrawal
+                             detached it; every event any of them belongs to recomputes whole
+    results.json             the run's results (as logged, plus the ``files`` listing: RESULTS_FILES)
     tables.md, table1.csv, table2.csv, side_rows.csv, rates.csv, agreement.csv, robustness.csv,
     comparisons.csv, gaps.csv, index.html   the tables (evaluate.tables.TABLE_OUTPUTS)
 
 ``manifest.json`` covers every other file; ``root_sha256`` is the SHA-256 of the canonical
-JSON of the manifest without ``root_sha256``.
+JSON of the manifest without ``root_sha256``. Its fields are :data:`MANIFEST_KEYS`, in that
+order, written as :func:`manifest_text` writes them.
+
+Format 2 (issue 24) added the ``fields`` column of ``log/leaves.csv``; a bundle of format 1
+cannot show that its leaves' keys follow from the log, and is refused with that reason.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import PurePath
+from typing import Any
+
 from veribench.evaluate.tables import TABLE_OUTPUTS as _TABLE_OUTPUTS
 
-FORMAT = "veribench-detector-bundle/1"
+FORMAT = "veribench-detector-bundle/2"
+#: What every version of the format's name starts with (an older bundle is recognised, then refused).
+FORMAT_PREFIX = "veribench-detector-bundle/"
 MANIFEST = "manifest.json"
 README = "README.md"
 CORPUS = "corpus.jsonl"
@@ -45,6 +59,15 @@ AMENDMENTS = "amendments.json"
 RESULTS = "results.json"
 #: Table files written by :func:`veribench.evaluate.tables.write_outputs` (re-derived byte for byte).
 TABLE_FILES = tuple(_TABLE_OUTPUTS.values())
+#: ``results.json``'s ``files`` listing: what :func:`veribench.evaluate.tables.write_outputs`
+#: writes without a workspace (every name a file of the bundle).
+RESULTS_FILES = {"json": RESULTS, **_TABLE_OUTPUTS}
+#: The fields of ``manifest.json``, in the order :mod:`.publish` writes them.
+MANIFEST_KEYS = ("format", "veribench_version", "run_id", "tag", "protocol_id", "protocol_sha256", "protocol_file",
+                 "run_event", "files", "root_sha256")
+#: A veribench version as a manifest or a run may state it (PEP 440, public part only: no
+#: local label, so no free text).
+VERSION = re.compile(r"[0-9]{1,6}(\.[0-9]{1,6}){0,4}((a|b|rc)[0-9]{1,6})?(\.post[0-9]{1,6})?(\.dev[0-9]{1,6})?")
 #: Folders a bundle may hold.
 FOLDERS = ("protocol", "commitments", "log")
 
@@ -74,7 +97,29 @@ SCORE_COLUMNS = [
     ("split", "string", "calibration | test | all (no split declared)"),
     ("flag", "bool", "flagged as AI under the run's decision rule (empty: no valid score)"),
 ]
-LEAF_COLUMNS = ("kind", "seq", "k1", "k2", "leaf")
+#: Columns of ``log/leaves.csv``: the item kind (``doc``, ``score``, ``link``), the event that
+#: logged it, its keys (as ``log_items`` holds them), the leaf, and ``fields``: the canonical
+#: text the leaf is the SHA-256 of (:func:`veribench.store.events.doc_leaf_text`,
+#: ``score_leaf_text``, ``link_leaf_text``), from which the keys are read; empty for a value
+#: since replaced (the workspace keeps only the newer one) and for a withdrawn row (no key).
+LEAF_COLUMNS = ("kind", "seq", "k1", "k2", "leaf", "fields")
 #: The detector setting that makes hazards depend on each document's own text (issue 10's
 #: canonicalisation): with it, selected documents' texts enter the re-derivation.
 CANONICALIZE_SETTING = "canonicalize"
+
+
+def protocol_file_name(version: int, logged_file: str | None) -> str:
+    """``protocol/v<version><suffix>``: the bundle's name of a committed protocol version, its
+    suffix that of the file name the commit event logged (``.toml`` unless YAML)."""
+    suffix = PurePath(logged_file or "").suffix.lower()
+    return f"protocol/v{version}{suffix if suffix in ('.toml', '.yaml', '.yml') else '.toml'}"
+
+
+def manifest_text(manifest: dict[str, Any]) -> str:
+    """``manifest.json`` as :mod:`.publish` writes it (indented JSON, UTF-8, a final newline)."""
+    return json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+
+
+def json_file_text(obj: Any) -> str:
+    """A JSON file of the bundle besides the manifest (``amendments.json``) as publish writes it."""
+    return json.dumps(obj, indent=1, ensure_ascii=False) + "\n"

@@ -18,11 +18,11 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 from veribench import __version__
-from veribench.bundles import layout
+from veribench.bundles import docstatus, layout, runblock
 from veribench.bundles.reader import scan, sha256_file
 from veribench.bundles.snapshot import (
     DetectorPlan,
@@ -36,7 +36,7 @@ from veribench.bundles.snapshot import (
 from veribench.errors import InputError
 from veribench.evaluate import honesty
 from veribench.evaluate.tables import write_outputs
-from veribench.hashing import canonical_json, sha256_bytes
+from veribench.hashing import canonical_json, sha256_bytes, text_sha256
 from veribench.spec import Spec
 from veribench.store import events as ev
 from veribench.store import logcheck
@@ -66,11 +66,6 @@ def _find_run(ws: Any, ref: str) -> tuple[str, dict[str, Any]]:
         raise InputError(f"no run with id or tag {ref!r}; tags in this workspace: {tags or 'none'}",
                          file=str(ws.db_path), field="runs")
     return rows[0][0], json.loads(rows[0][1])
-
-
-def _suffix(name: str) -> str:
-    s = PurePath(name).suffix.lower()
-    return s if s in (".toml", ".yaml", ".yml") else ".toml"
 
 
 def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
@@ -122,7 +117,7 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
             if raw is None or sha256_bytes(raw) != p["protocol_sha256"]:
                 raise InputError(f"the stored bytes of protocol version {k} do not hash to its commitment",
                                  file=str(ws.db_path), field="protocols")
-            name = f"protocol/v{k}{_suffix(p.get('file') or '')}"
+            name = layout.protocol_file_name(k, p.get("file"))
             (stage / name).write_bytes(raw)
             rec, token, roots = stored_commitment(ws, p["protocol_sha256"])
             (stage / f"commitments/v{k}.json").write_bytes(record_bytes(rec))
@@ -137,9 +132,12 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         if not proto.detectors:
             raise InputError("the run's protocol lists no [[detectors]]: its decision rules were not committed; "
                              "list them in the protocol to publish", file=protocol_file)
-        (stage / layout.AMENDMENTS).write_text(
-            json.dumps(changelog_of(events, pid, upto=vs[sha]["seq"]), indent=1, ensure_ascii=False) + "\n",
-            encoding="utf-8")
+        for pr in runblock.label_problems(run, run_ev, proto, [e["payload"].get("file") for e in mine], events):
+            raise InputError(f"run {run_id}: {pr.message} (expected {pr.expected!r}, got {pr.got!r}); a bundle "
+                             "shows only labels the log and the committed protocol give", file=str(ws.db_path),
+                             field=pr.field)
+        (stage / layout.AMENDMENTS).write_text(layout.json_file_text(changelog_of(events, pid, upto=vs[sha]["seq"])),
+                                               encoding="utf-8")
 
         # -- the rows, as of the run's chain head --------------------------------------------
         corpora = proto.selection.get("corpora")
@@ -156,6 +154,7 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
             "SELECT doc_id, corpus, text, text_sha256, label, arm, kind, subgroup, tags, group_key, provenance, "
             "generation, import_id FROM documents WHERE import_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY doc_id",
             [list(import_seq)]).fetchall()
+        doc_rows.sort(key=lambda r: r[0])  # corpus.jsonl's order: by doc_id, as Python compares strings
         doc_ids = [r[0] for r in doc_rows]
         docs_latest = logcheck.latest_items(con, "doc")
         doc_seq = {}
@@ -247,6 +246,15 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         finally:
             snap.close()
         in_run = set(docs.doc_id.tolist())
+        # the workspace's rule also hides texts stored without one: the log does not say why
+        hidden = (set(ws.fingerprint_only_ids()) if hasattr(ws, "fingerprint_only_ids") else
+                  {r[0] for r in doc_rows if r[2] is None}) & in_run
+        for d in sorted(hidden - fp_ids)[:1]:
+            raise InputError(f"document {d} is selected and its text is withheld in the workspace (stored without "
+                             "text, or derived from such a document), but its logged provenance does not mark it "
+                             "fingerprint-only: a bundle can neither publish the text nor show why it is withheld; "
+                             "re-import it with provenance.fingerprint_only = true and --update, then evaluate "
+                             "again", file=str(ws.db_path), field="documents")
 
         # -- corpus manifest: {"doc": <the fields its leaf hashes>, ...} in canonical JSON -------
         with open(stage / layout.CORPUS, "w", encoding="utf-8", newline="\n") as f:
@@ -263,35 +271,17 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         write_scores(stage, score_table)
         batch_seqs = [e["seq"] for e in events if e["type"] == "scan_batch" and e["seq"] <= head_seq
                       and e["payload"].get("spec_hash") in spec_hashes]
-        extra: list[tuple] = []
-        # documents: the fingerprints of their imports and corrections the corpus rows do not
-        # reproduce (fields since corrected, documents withdrawn: detached)
-        extra += [("doc", int(q), a, None, leaf) for q, a, leaf in con.execute(
-            "SELECT seq, k1, leaf FROM log_items WHERE kind = 'doc' AND seq IN (SELECT unnest(?::BIGINT[])) "
-            "ORDER BY seq, k1", [doc_events]).fetchall() if a is None or doc_seq.get(a) != int(q)]
-        if batch_seqs:
-            con.register("_vb_rep", _reproduced(score_table))
-            try:
-                extra += [(k, int(q), a, b, leaf) for q, k, a, b, leaf in con.execute(
-                    "SELECT seq, kind, k1, k2, leaf FROM log_items li WHERE seq IN (SELECT unnest(?::BIGINT[])) AND "
-                    "NOT EXISTS (SELECT 1 FROM _vb_rep r WHERE r.kind = li.kind AND r.seq = li.seq AND r.k1 = li.k1 "
-                    "AND r.k2 = li.k2) ORDER BY seq, kind, k1, k2", [batch_seqs]).fetchall()]
-            finally:
-                con.unregister("_vb_rep")
+        extra = log_leaves(ws, events, head_seq, set(doc_events) | set(batch_seqs), doc_seq, score_table)
         with open(stage / layout.EVENTS, "w", encoding="utf-8", newline="\n") as f:
             for e in events:
                 f.write(ev.event_line(e) + "\n")
         write_leaves(stage, extra)
 
-        # -- results and tables --------------------------------------------------------------
-        write_outputs(results, stage)
-        (stage / layout.README).write_text(readme(results, protocol_file), encoding="utf-8")
-        manifest = build_manifest(stage, {
-            "format": layout.FORMAT, "veribench_version": __version__, "run_id": run_id, "tag": run.get("tag"),
-            "protocol_id": pid, "protocol_sha256": sha, "protocol_file": protocol_file,
-            "run_event": {"seq": run_ev["seq"], "hash": run_ev["hash"]}})
-        (stage / layout.MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n",
-                                             encoding="utf-8")
+        # -- results and tables: written from the re-derivation (what the verifier re-derives) -------
+        write_outputs(again, stage)
+        (stage / layout.README).write_text(readme(again, protocol_file), encoding="utf-8")
+        manifest = build_manifest(stage, manifest_meta(__version__, run_ev, pid, protocol_file))
+        (stage / layout.MANIFEST).write_text(layout.manifest_text(manifest), encoding="utf-8")
         if out.exists():
             out.rmdir()
         stage.rename(out)
@@ -300,6 +290,126 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         raise
     return PublishResult(out=out, run_id=run_id, files=len(manifest["files"]) + 1, documents=len(doc_rows),
                          score_rows=score_table.num_rows, root_sha256=manifest["root_sha256"], notes=notes)
+
+
+def manifest_meta(version: str, run_ev: dict[str, Any], protocol_id: str, protocol_file: str) -> dict[str, Any]:
+    """The manifest's fields besides ``files`` and ``root_sha256`` (:data:`layout.MANIFEST_KEYS`
+    order), each from the run's logged event: what the verifier re-derives."""
+    p = run_ev["payload"]
+    return {"format": layout.FORMAT, "veribench_version": version, "run_id": p.get("run_id"), "tag": p.get("tag"),
+            "protocol_id": protocol_id, "protocol_sha256": p.get("protocol_sha256"), "protocol_file": protocol_file,
+            "run_event": {"seq": run_ev["seq"], "hash": run_ev["hash"]}}
+
+
+def log_leaves(ws: Any, events: list[dict[str, Any]], head_seq: int, carried: set[int], doc_seq: dict[str, int],
+               score_table: Any) -> list[tuple]:
+    """The rows of ``log/leaves.csv``: every logged fingerprint of the events the bundle carries
+    whole that its corpus and score rows do not reproduce, each ``(kind, seq, k1, k2, leaf, fields)``.
+
+    The events carried whole are ``carried`` (the imports the selection reaches, the corrections
+    of their documents, the scan batches of the run's detectors), every event holding a
+    fingerprint a withdrawal detached (so each is placed in its event, and their number equals
+    what the withdrawals logged), and every event holding a later fingerprint of a key one of
+    these holds (so each replaced value is shown replaced), to closure. A fingerprint is
+    published with the canonical text it hashes (``fields``, from the row the workspace
+    holds) when it is its key's newest up to the run's chain head; with its keys and no text
+    when a later one of the same key replaced it (the workspace keeps only the newer row);
+    with neither when a withdrawal detached it.
+
+    Raises:
+        InputError: a withdrawal logged after the run detached fingerprints the run's log holds;
+            a fingerprint's row changed after the run (its value at the run cannot be shown).
+    """
+    con = ws.con
+    run_seq = events[-1]["seq"] if events else 0
+    detached = con.execute("SELECT kind, seq, count(*) FROM log_items WHERE k1 IS NULL AND seq <= ? GROUP BY ALL",
+                           [run_seq]).fetchall()
+    budget = ev.blanked_budget(events)
+    got = dict.fromkeys(ev.ITEM_KINDS, 0)
+    for kind, q, k in detached:
+        got[kind] += int(k)
+        if int(q) > head_seq:
+            raise InputError(f"a withdrawal detached fingerprints of event {q}, logged after run "
+                             f"{events[-1]['payload'].get('run_id')} ran; evaluate again", file=str(ws.db_path))
+    if got != {k: budget.get(k, 0) for k in got}:
+        raise InputError(f"fingerprints detached in the log ({got}) are not the ones the withdrawals up to run "
+                         f"{events[-1]['payload'].get('run_id')} logged ({budget}): a withdrawal after the run "
+                         "removed rows it rests on; evaluate again and publish the new run", file=str(ws.db_path))
+    seqs = set(carried) | {int(q) for _, q, _ in detached}
+    while True:  # every later fingerprint of a key the carried events hold, up to the chain head
+        more = {int(r[0]) for r in con.execute(
+            "SELECT DISTINCT o.seq FROM log_items li JOIN log_items o ON o.kind = li.kind AND o.k1 = li.k1 AND "
+            "o.k2 IS NOT DISTINCT FROM li.k2 AND o.seq > li.seq WHERE li.seq IN (SELECT unnest(?::BIGINT[])) AND "
+            "o.seq <= ?", [sorted(seqs), head_seq]).fetchall()} - seqs
+        if not more:
+            break
+        seqs |= more
+    con.register("_vb_rep", _reproduced(score_table))
+    try:
+        items = con.execute(
+            "SELECT li.seq, li.kind, li.k1, li.k2, li.leaf, (SELECT min(o.seq) FROM log_items o WHERE o.kind = li.kind "
+            "AND o.k1 = li.k1 AND o.k2 IS NOT DISTINCT FROM li.k2 AND o.seq > li.seq) AS nxt FROM log_items li "
+            "WHERE li.seq IN (SELECT unnest(?::BIGINT[])) AND NOT EXISTS (SELECT 1 FROM _vb_rep r WHERE "
+            "r.kind = li.kind AND r.seq = li.seq AND r.k1 = li.k1 AND r.k2 = li.k2)", [sorted(seqs)]).fetchall()
+    finally:
+        con.unregister("_vb_rep")
+    items = [x for x in items if not (x[1] == "doc" and x[2] is not None and doc_seq.get(x[2]) == int(x[0]))]
+    for q, kind, k1, _k2, _leaf, nxt in items:
+        if k1 is not None and nxt is not None and nxt > head_seq:
+            raise InputError(f"the {kind} of key {str(k1)[:40]} logged at event {q} was replaced after run "
+                             f"{events[-1]['payload'].get('run_id')} ran (event {nxt}): its value at the run cannot be "
+                             "shown; evaluate again and publish the new run", file=str(ws.db_path))
+    texts = _leaf_texts(con, [x for x in items if x[2] is not None and x[5] is None])
+    out = []
+    for q, kind, k1, k2, leaf, nxt in items:
+        f = texts.get((kind, k1, k2)) if k1 is not None and nxt is None else None
+        if k1 is not None and nxt is None and (f is None or text_sha256(f) != leaf):
+            raise InputError(f"the stored row of the {kind} of key {str(k1)[:40]} (event {q}) does not hash to its "
+                             "newest fingerprint", file=str(ws.db_path))
+        out.append((kind, int(q), k1, k2, leaf, f))
+    out.sort(key=leaf_order)
+    return out
+
+
+def leaf_order(row: tuple) -> tuple:
+    """The order of ``log/leaves.csv``: by event, kind, keys (empty first) and leaf."""
+    kind, seq, k1, k2, leaf = row[:5]
+    return (seq, kind, k1 or "", k2 or "", leaf)
+
+
+def _leaf_texts(con: Any, items: list[tuple]) -> dict[tuple[str, Any, Any], str]:
+    """``{(kind, k1, k2): canonical leaf text}`` of the rows the workspace holds for these keys
+    (documents, scores, submission links), with the log's own leaf functions."""
+    import pyarrow as pa
+
+    out: dict[tuple[str, Any, Any], str] = {}
+    by = {k: [(x[2], x[3]) for x in items if x[1] == k] for k in ev.ITEM_KINDS}
+    queries = {
+        "doc": ("SELECT d.doc_id, NULL, d.doc_id, d.text_sha256, d.label, d.arm, d.kind, d.subgroup, d.corpus, "
+                "d.group_key, d.tags, d.provenance, d.generation FROM documents d JOIN _vb_keys k ON d.doc_id = k.k1"),
+        "score": ("SELECT c.spec_hash, c.text_sha256, c.spec_hash, c.text_sha256, c.status, c.raw, c.scale, "
+                  "c.direction, c.ai_probability, c.verdict, c.vendor_version, c.scanned_at, c.detail FROM scores c "
+                  "JOIN _vb_keys k ON c.spec_hash = k.k1 AND c.text_sha256 = k.k2"),
+        "link": ("SELECT u.doc_id, u.spec_hash, u.doc_id, u.spec_hash, u.submitted_sha256 FROM submissions u "
+                 "JOIN _vb_keys k ON u.doc_id = k.k1 AND u.spec_hash = k.k2"),
+    }
+    for kind, keys in by.items():
+        if not keys:
+            continue
+        con.register("_vb_keys", pa.table({"k1": pa.array([a for a, _ in keys], pa.string()),
+                                           "k2": pa.array([b for _, b in keys], pa.string())}))
+        try:
+            for r in con.execute(queries[kind]).fetchall():
+                if kind == "doc":
+                    t = ev.doc_leaf_text(*r[2:])
+                elif kind == "score":
+                    t = ev.score_leaf_text(*r[2:11], r[11], hazards_text(r[12]))
+                else:
+                    t = ev.link_leaf_text(*r[2:])
+                out[(kind, r[0], None if kind == "doc" else r[1])] = t
+        finally:
+            con.unregister("_vb_keys")
+    return out
 
 
 def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any, arrays: list[Any],
@@ -365,13 +475,9 @@ def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any
 
 
 def _fingerprint_only(ws: Any, doc_rows: list[tuple]) -> set[str]:
-    """The documents whose text is never published: the workspace's one rule
-    (``Workspace.fingerprint_only_ids``, which also covers documents derived from one) where
-    it has it, else stored without text or marked ``provenance.fingerprint_only``."""
-    rule = getattr(ws, "fingerprint_only_ids", None)
-    if rule is not None:
-        return set(rule())
-    return {r[0] for r in doc_rows if r[2] is None or bool((json.loads(r[10]) if r[10] else {}).get("fingerprint_only"))}
+    """The documents whose text a bundle withholds: the logged rule of
+    :mod:`veribench.bundles.docstatus` on the rows' provenance (what the verifier applies)."""
+    return docstatus.fingerprint_only_ids((r[0], r[10]) for r in doc_rows)
 
 
 def _detail_of(detail: Any) -> str | None:
@@ -429,8 +535,9 @@ def write_leaves(stage: Path, extra: list[tuple]) -> None:
     import pyarrow.csv as pacsv
 
     names = layout.LEAF_COLUMNS
-    types = [pa.string(), pa.int64(), pa.string(), pa.string(), pa.string()]
-    tbl = pa.table({n: pa.array([x[i] for x in extra], t) for i, (n, t) in enumerate(zip(names, types))})
+    types = [pa.string(), pa.int64(), pa.string(), pa.string(), pa.string(), pa.string()]
+    tbl = pa.table({n: pa.array([x[i] if i < len(x) else None for x in extra], t)
+                    for i, (n, t) in enumerate(zip(names, types))})
     pacsv.write_csv(tbl, stage / layout.LEAVES, pacsv.WriteOptions(quoting_style="all_valid"))
 
 

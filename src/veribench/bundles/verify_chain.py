@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from veribench.bundles import layout, reader
+from veribench.bundles import layout, reader, runblock
 from veribench.bundles.publish import manifest_root
 from veribench.bundles.reader import ReadError
 from veribench.bundles.verify_files import ALLOWED, Context, required_names
@@ -35,7 +35,10 @@ def check_manifest(c: Context, listing: reader.Listing) -> dict[str, Any] | None
                    layout.MANIFEST)
         return None
     if m.get("format") != layout.FORMAT:
-        c.fail("manifest", "not a detector-run bundle", layout.MANIFEST, "format", layout.FORMAT, m.get("format"))
+        older = isinstance(m.get("format"), str) and m["format"].startswith(layout.FORMAT_PREFIX)
+        c.fail("manifest", "an older version of the bundle format: its log/leaves.csv carries no fields, so its leaf "
+                           "keys cannot be shown to follow from the log; publish the run again" if older else
+               "not a detector-run bundle", layout.MANIFEST, "format", layout.FORMAT, m.get("format"))
     files = m.get("files")
     if not isinstance(files, dict):
         c.fail("manifest", "no files listing", layout.MANIFEST, "files")
@@ -92,3 +95,64 @@ def check_chain(c: Context, events: list[dict[str, Any]], m: dict[str, Any]) -> 
                want, {"seq": last.get("seq"), "hash": last.get("hash")})
     c.ok("chain", f"{len(events)} events link from the first to the run's (head {str(head.get('hash'))[:16]}…)")
     return last
+
+
+def check_labels(c: Context, m: dict[str, Any], results: dict[str, Any], run_ev: dict[str, Any], proto: Any,
+                 mine: list[dict[str, Any]], events: list[dict[str, Any]]) -> None:
+    """Every field of ``manifest.json`` and every label of ``results.json`` follows from the log
+    and the committed protocol, or is refused (part of the ``manifest`` and ``results`` checks).
+
+    ``manifest.json``: exactly the fields :data:`veribench.bundles.layout.MANIFEST_KEYS`, in
+    that order and byte for byte as :func:`veribench.bundles.layout.manifest_text` writes
+    them; ``run_id``, ``tag``, ``protocol_id`` and ``protocol_sha256`` those of the run
+    event; ``veribench_version`` a version (no free text); ``format``, ``protocol_file``,
+    ``run_event``, ``files`` and ``root_sha256`` are held by the other checks.
+    ``results.json``: ``files`` is the listing :data:`veribench.bundles.layout.RESULTS_FILES`,
+    and the run's labels are those :func:`veribench.bundles.runblock.label_problems` accepts.
+    """
+    p = run_ev.get("payload") or {}
+    if list(m) != list(layout.MANIFEST_KEYS):
+        c.fail("manifest", "fields differ from the bundle format's (a field no check re-derives)", layout.MANIFEST,
+               ", ".join(str(k) for k in [*(set(m) - set(layout.MANIFEST_KEYS)), *(set(layout.MANIFEST_KEYS) - set(m))])
+               or "field order", list(layout.MANIFEST_KEYS), list(m))
+    raw = c.bytes(layout.MANIFEST, "manifest")
+    if raw is not None and raw != layout.manifest_text(m).encode("utf-8"):
+        c.fail("manifest", "not in the byte form publish writes (indented JSON, UTF-8, a final newline)",
+               layout.MANIFEST)
+    for k in ("run_id", "tag", "protocol_id", "protocol_sha256"):
+        if k in m and m.get(k) != p.get(k):
+            c.fail("manifest", f"{k} differs from the logged run event's", layout.MANIFEST, k, p.get(k), m.get(k))
+    v = m.get("veribench_version")
+    if not (isinstance(v, str) and layout.VERSION.fullmatch(v)):
+        c.fail("manifest", "not a veribench version", layout.MANIFEST, "veribench_version", "a version such as 0.1.0",
+               v)
+    if results.get("files") != layout.RESULTS_FILES:
+        c.fail("results", "the files listing is not the one the bundle's tables are written as", layout.RESULTS,
+               "files", layout.RESULTS_FILES, results.get("files"))
+    run = results.get("run")
+    if not isinstance(run, dict):
+        c.fail("results", "no run block", layout.RESULTS, "run")
+        return
+    for pr in runblock.label_problems(run, run_ev, proto, [e["payload"].get("file") for e in mine], events):
+        c.fail("results", pr.message, layout.RESULTS if pr.field.startswith("run.") else layout.EVENTS, pr.field,
+               pr.expected, pr.got)
+
+
+def check_protocol_files(c: Context, mine: list[dict[str, Any]]) -> None:
+    """Every protocol file and commitment file of the bundle is of a version the log commits
+    (part of the ``commitment`` check): ``protocol/v<k>.<ext>`` and ``commitments/v<k>.*``
+    only for a version ``k`` a commit or amendment event of the run's protocol id logged
+    before the run, the protocol file named as :func:`veribench.bundles.layout.protocol_file_name`
+    names that commit's file (its bytes hash to the commitment: ``check_commitment``)."""
+    logged = {e["payload"].get("version"): e["payload"].get("file") for e in mine}
+    for rel in sorted(c.present):
+        mt = re.fullmatch(r"(protocol|commitments)/v([1-9][0-9]*)\..*", rel)
+        if mt is None:
+            continue
+        k = int(mt.group(2))
+        if k not in logged:
+            c.fail("commitment", "a protocol version no commitment or amendment in the log holds", rel, "version",
+                   sorted(x for x in logged if isinstance(x, int)), k)
+        elif mt.group(1) == "protocol" and rel != layout.protocol_file_name(k, logged[k]):
+            c.fail("commitment", "the file of a committed version under another name than the logged commit's",
+                   rel, "file name", layout.protocol_file_name(k, logged[k]), rel)

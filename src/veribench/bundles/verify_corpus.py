@@ -14,9 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from veribench.bundles import layout, reader
+from veribench.bundles import docstatus, layout, reader
 from veribench.bundles.reader import ReadError
 from veribench.bundles.verify_files import Context
+from veribench.bundles.verify_report import MAX_LISTED
 from veribench.store import events as ev
 
 _LEAF_KEYS = frozenset(ev.DOC_FIELDS)
@@ -32,6 +33,12 @@ class Corpus:
     table: Any
     n: int
     n_selected: int
+
+
+def selected_corpora(proto: Any) -> list[str] | None:
+    """The protocol's ``[selection] corpora`` as a list of names (None: every corpus)."""
+    corpora = proto.selection.get("corpora") if proto is not None else None
+    return [str(x) for x in (corpora if isinstance(corpora, list) else [corpora])] if corpora else None
 
 
 def _corpus_chunk(cols: dict[str, list[Any]]):
@@ -65,6 +72,7 @@ def check_corpus(c: Context, events: list[dict[str, Any]], head_seq: int, proto:
     raw_decode = json.JSONDecoder().raw_decode
     canonical = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode  # the workspace's form of stored JSON
     n_fp = n_sel = 0
+    with_text: set[str] = set()
     try:
         for i, line in enumerate(reader.iter_lines(c.root, layout.CORPUS, c.data_cap), 1):
             if not line.strip():
@@ -124,6 +132,8 @@ def check_corpus(c: Context, events: list[dict[str, Any]], head_seq: int, proto:
             cols["fingerprint_only"].append(fp)
             cols["doc_seq"].append(iseq)
             cols["text"].append(text if keep_texts else None)  # texts enter the run only via canonicalisation
+            if text is not None:
+                with_text.add(did)
             n_fp += fp
             n_sel += sel
             if len(cols["doc_id"]) >= 100_000:
@@ -133,9 +143,22 @@ def check_corpus(c: Context, events: list[dict[str, Any]], head_seq: int, proto:
         return None
     chunks.append(_corpus_chunk(cols))
     table = pa.concat_tables(chunks)
+    # a document's status is its logged provenance's (docstatus), never the record's own flag
+    ids, provs = table.column("doc_id").to_pylist(), table.column("provenance").to_pylist()
+    rule = docstatus.fingerprint_only_ids(zip(ids, provs))
+    wrong = 0
+    for did, fp, sel in zip(ids, table.column("fingerprint_only").to_pylist(), table.column("in_run").to_pylist()):
+        want_text = sel and did not in rule
+        if fp != (did in rule) or (did in with_text) != want_text:
+            wrong += 1
+            if wrong <= MAX_LISTED:
+                c.fail("corpus", "fingerprint-only status or text differs from the document's logged provenance "
+                                 "(fingerprint-only only where provenance.fingerprint_only, or a source's, says so; "
+                                 "a text for every other selected document)", layout.CORPUS, f"doc {did}",
+                       {"fingerprint_only": did in rule, "text": want_text},
+                       {"fingerprint_only": fp, "text": did in with_text})
     doc_seq = dict(zip(table.column("doc_id").to_pylist(), table.column("doc_seq").to_pylist()))
-    corpora = proto.selection.get("corpora") if proto is not None else None
-    corpora = [str(x) for x in (corpora if isinstance(corpora, list) else [corpora])] if corpora else None
+    corpora = selected_corpora(proto)
     imports = {e["seq"]: e for e in events if e["type"] == "import" and e["seq"] <= head_seq}
     updates = {e["seq"]: e for e in events if e["type"] == "document_update" and e["seq"] <= head_seq}
     for seq in sorted(leaves):
@@ -143,13 +166,18 @@ def check_corpus(c: Context, events: list[dict[str, Any]], head_seq: int, proto:
             c.fail("corpus", "documents attributed to an event that is no import or correction before the run "
                              "(added documents)", layout.CORPUS, f"doc_seq {seq}", got=len(leaves[seq]))
     detached = 0
-    for _kind, seq, k1, _, leaf in (x for x in extra if x[0] == "doc"):
+    later: dict[str, int] = {}  # the newest event of each document key leaves.csv holds
+    for x in extra:
+        if x[0] == "doc" and x[2] is not None and isinstance(x[1], int):
+            later[x[2]] = max(later.get(x[2], -1), x[1])
+    for _kind, seq, k1, _, leaf, fields in (x for x in extra if x[0] == "doc"):
         if seq not in imports and seq not in updates:
             c.fail("corpus", "a document fingerprint of no import or correction", layout.LEAVES, f"seq {seq}")
             continue
         if k1 is None:
             detached += 1  # a withdrawn document: counted against the log's withdrawals below
-        elif not (isinstance(doc_seq.get(k1), int) and doc_seq[k1] > seq):
+        elif fields is None and not (isinstance(doc_seq.get(k1), int) and doc_seq[k1] > seq) and \
+                not later.get(k1, -1) > seq:
             c.fail("corpus", "a document's logged fields are listed as superseded, but no later correction of it is "
                              "in the corpus (a dropped or reverted document)", layout.LEAVES, f"doc {k1}, seq {seq}")
             continue
@@ -164,6 +192,9 @@ def check_corpus(c: Context, events: list[dict[str, Any]], head_seq: int, proto:
     named = set(doc_seq) | {x[2] for x in extra if x[0] == "doc" and x[2] is not None}
     check = {s_: e for s_, e in imports.items() if ev.import_reaches(e["payload"], corpora)}
     check.update({s_: e for s_, e in updates.items() if named & set(e["payload"].get("doc_ids") or [])})
+    # every import or correction the corpus rows or leaves.csv name is carried whole (publish carries
+    # each event it shows a fingerprint of): it recomputes from them, whether or not it reaches the selection
+    check.update({s_: e for s_, e in {**imports, **updates}.items() if s_ in leaves})
     for seq, e in sorted(check.items()):
         got = leaves.get(seq, [])
         p = e["payload"]

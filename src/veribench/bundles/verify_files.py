@@ -18,6 +18,10 @@ from veribench.bundles import layout, reader
 from veribench.bundles.findings import Finding
 from veribench.bundles.reader import ReadError
 from veribench.bundles.verify_report import BundleReport
+from veribench.store import events as ev
+
+#: The fields of an event line of ``log/events.jsonl`` (:func:`veribench.store.events.event_line`).
+_EVENT_KEYS = ("seq", "at", "type", "payload", "payload_sha256", "prev", "hash")
 
 #: File names a bundle may hold besides :func:`required_names`: protocol versions and their
 #: commitment records, timestamp tokens and authority certificates.
@@ -120,6 +124,10 @@ def read_events(c: Context) -> list[dict[str, Any]] | None:
             if not isinstance(e, dict):
                 c.fail("chain", "event is not an object", layout.EVENTS, f"line {i}")
                 return None
+            if set(e) != set(_EVENT_KEYS) or line != ev.event_line(e).encode("utf-8"):
+                # one byte form per event: a key the hashes do not cover has nowhere to hide
+                c.fail("chain", "not the log's canonical event line (a field the event's hash does not cover, or "
+                                "another byte form)", layout.EVENTS, f"line {i}", list(_EVENT_KEYS), sorted(e))
             out.append(e)
     except ReadError as e:
         c.fail("reader" if "cap" in e.message else "chain", e.message, layout.EVENTS)
@@ -127,9 +135,11 @@ def read_events(c: Context) -> list[dict[str, Any]] | None:
     return out
 
 
-def read_leaves(c: Context) -> list[tuple[str, int, str, str, str]] | None:
-    """The rows of ``log/leaves.csv`` (``kind, seq, k1, k2, leaf``: fingerprints of logged rows
-    that are not in the bundle's own rows); ``None`` after a recorded failure."""
+def read_leaves(c: Context) -> list[tuple[str, int, str | None, str | None, str, str | None]] | None:
+    """The rows of ``log/leaves.csv`` (:data:`veribench.bundles.layout.LEAF_COLUMNS`: ``kind, seq,
+    k1, k2, leaf, fields``: fingerprints of logged rows that are not in the bundle's own rows,
+    with the canonical text each hashes where it is its key's newest); ``None`` after a
+    recorded failure."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -140,7 +150,7 @@ def read_leaves(c: Context) -> list[tuple[str, int, str, str, str]] | None:
         with reader.open_file(c.root, layout.LEAVES, c.data_cap) as f:
             t = pacsv.read_csv(f, convert_options=pacsv.ConvertOptions(
                 column_types={"kind": pa.string(), "seq": pa.int64(), "k1": pa.string(), "k2": pa.string(),
-                              "leaf": pa.string()}, strings_can_be_null=True, quoted_strings_can_be_null=False))
+                              "leaf": pa.string(), "fields": pa.string()}, strings_can_be_null=True, quoted_strings_can_be_null=False))
     except ReadError as e:
         c.fail("reader", e.message, layout.LEAVES)
         return None

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from veribench.bundles import layout
+from veribench.bundles import layout, runblock
 from veribench.bundles.publish import readme
 from veribench.bundles.reader import same_number
 from veribench.bundles.snapshot import DetectorPlan, decisions, derive, split_sides
@@ -62,7 +62,8 @@ def check_results(c: Context, snap: Any, specs: dict[str, Spec], proto: Any,
                got=ev.results_digest(results))
     snap.fill_from_bundle("docs", "rows")
     plans = [DetectorPlan(specs[e.display], e.display, e.rule, tuple(e.corpora)) for e in proto.detectors]
-    again, darr, arrays = derive(snap, proto, plans, dict(results.get("run") or {}))
+    # the run block as the log and the protocol give it: a label or key they do not give differs below
+    again, darr, arrays = derive(snap, proto, plans, runblock.expected_run(dict(results.get("run") or {}), run_ev, proto))
     con = snap.con
     ids = darr.doc_id.tolist()
     sides = split_sides(darr, proto)
@@ -117,8 +118,14 @@ def check_tables(c: Context, again: dict[str, Any], results: dict[str, Any], m: 
     results ``again`` equal the published bytes; the first differing line (and cell) is named."""
     with tempfile.TemporaryDirectory(prefix="veribench-verify-") as d:
         write_outputs(again, Path(d))  # the same writer as the run's: every table
-        # (results.json itself is compared value by value above: its key order is not a number)
         want = {n: (Path(d) / n).read_bytes() for n in layout.TABLE_FILES}
+        results_bytes = (Path(d) / layout.RESULTS).read_bytes()
+    # results.json's values are compared one by one (the results check); its bytes must also be
+    # the ones publish writes from those values: no other key order, spacing or escape
+    got_results = c.bytes(layout.RESULTS, "results")
+    if got_results is not None and got_results != results_bytes:
+        c.fail("results", "not the byte form publish writes from the re-derived results (key order, spacing or "
+                          "escapes differ, or a value does)", layout.RESULTS)
     want[layout.README] = readme(again, str(m.get("protocol_file"))).encode("utf-8")
     bad = 0
     for n, data in want.items():
