@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -12,7 +11,7 @@ from veribench import __version__
 from veribench.bundles.verify import is_detector_bundle, verify_bundle
 from veribench.cli.common import FormatOpt, OutputFormat, ProgressOpt, input_path, json_opt, progress, write_json
 from veribench.cli.grammar import CliError
-from veribench.commit.tsa import TimestampError, load_certificates
+from veribench.commit.tsa import TimestampError, TrustedRoots, load_certificates
 from veribench.cycles.bundle import discover
 from veribench.cycles.verify import check_rank_changes, verify_cycle
 
@@ -23,8 +22,11 @@ def verify_cmd(
     strict: bool = typer.Option(False, "--strict", help="Cycles: fail on gaps the bundle's own methodology allows."),
     json_out: Path | None = json_opt("Also write the machine-readable verdict to this file."),
     fmt: OutputFormat = FormatOpt,
-    tsa_root: Path | None = typer.Option(None, "--tsa-root", help="PEM root certificate(s) of the timestamp "
-                                         "authority to trust (pins the bundle's own).", callback=input_path("file")),
+    tsa_root: list[Path] | None = typer.Option(
+        None, "--tsa-root", callback=input_path("file"),
+        help="PEM root certificate(s) of a timestamp authority you trust; repeatable. A token's date counts as "
+             "proven only when its chain ends at one of these or at a root of the pinned public list (certifi's "
+             "Mozilla CA bundle); a certificate carried in a bundle is never trusted."),
     max_file_mb: int | None = typer.Option(None, "--max-file-mb", min=1, help="Size cap (MiB) of a file read whole "
                                            "(default 256)."),
     show_progress: bool = ProgressOpt,
@@ -35,13 +37,7 @@ def verify_cmd(
     manifest. Each check is reported by name; exit 0 when every bundle passes, 1 when any
     fails or a path is not a bundle, 2 on a usage error.
     """
-    roots: list[Any] = []
-    if tsa_root is not None:
-        try:
-            roots = load_certificates(tsa_root.read_bytes(), str(tsa_root))
-        except (OSError, TimestampError) as e:
-            raise CliError(str(tsa_root), str(e), "give a PEM file of the authority's root certificate(s) to "
-                           "--tsa-root") from None
+    roots = [_trusted(p) for p in tsa_root or []]
     cap = max_file_mb * 2**20 if max_file_mb else None
     runs, cycles = [], []
     with progress("verify", show_progress):
@@ -75,3 +71,12 @@ def verify_cmd(
     if json_out is not None:
         write_json(json_out, verdict, default=str)
     raise typer.Exit(0 if ok else 1)
+
+
+def _trusted(path: Path) -> TrustedRoots:
+    """The roots of one ``--tsa-root`` file, named by the option and the path."""
+    try:
+        return TrustedRoots(f"--tsa-root {path}", tuple(load_certificates(path.read_bytes(), str(path))))
+    except (OSError, TimestampError) as e:
+        raise CliError(str(path), str(e), "give a PEM file of the authority's root certificate(s) to --tsa-root") \
+            from None
