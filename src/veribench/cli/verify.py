@@ -83,7 +83,8 @@ def _trusted(path: Path) -> TrustedRoots:
     try:
         return TrustedRoots(f"--tsa-root {path}", tuple(load_certificates(path.read_bytes(), str(path))))
     except (OSError, TimestampError) as e:
-        raise CliError(str(path), str(e), "give a PEM file of the authority's root certificate(s) to --tsa-root") \
+        what = (e.strerror or type(e).__name__) if isinstance(e, OSError) else str(e).removeprefix(f"{path}: ")
+        raise CliError(str(path), what, "give a PEM file of the authority's root certificate(s) to --tsa-root") \
             from None
 
 

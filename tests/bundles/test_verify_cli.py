@@ -133,3 +133,37 @@ def test_the_cycle_verifiers_folder_walk_reports_links(data_dir, tmp_path):
     reps = {r.cycle: r for r in verify_paths([root])}
     assert reps["July 2026"].ok and not reps["June 2026"].ok
     assert "a symbolic link" in reps["June 2026"].failures[0].message
+
+
+# -- --tsa-root: repeatable; a bad file is refused in the one error style -------------------------
+
+def test_tsa_root_is_repeatable_and_names_the_root_that_anchors(liang_built, cli_run, tmp_path):
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    from tests.bundles.tsa_server import make_authority
+
+    _, bundle, ca = liang_built
+    other = tmp_path / "other-root.pem"
+    other.write_bytes(make_authority("another authority")[0].public_bytes(Encoding.PEM))
+    code, v = _verdict(cli_run, bundle, "--tsa-root", other)
+    ts = v["detector_runs"][0]["checks"]["timestamp"]
+    assert code == 0 and ts["status"] == "note" and f"--tsa-root {other}" in ts["detail"], ts
+    code, v = _verdict(cli_run, bundle, "--tsa-root", other, "--tsa-root", ca)
+    ts = v["detector_runs"][0]["checks"]["timestamp"]
+    assert code == 0 and ts["status"] == "ok", ts
+    assert {a["trusted_by"] for a in ts["anchors"]} == {f"--tsa-root {ca}"}
+    assert {a["root"] for a in ts["anchors"]} == {"O=veribench tests,CN=veribench test TSA root"}
+
+
+@pytest.mark.parametrize("content,why", [
+    (b"not a certificate\n", "not a PEM or DER certificate"),
+    (b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "not a PEM or DER certificate"),
+])
+def test_a_tsa_root_that_is_no_certificate_is_refused(liang_built, cli_run, tmp_path, content, why):
+    bad = tmp_path / "root.pem"
+    bad.write_bytes(content)
+    code, out = cli_run("verify", liang_built[1], "--tsa-root", bad)
+    assert code == 1 and out.startswith(f"error: {bad}: {why}") and len(out.strip().splitlines()) == 1, out
+    assert "give a PEM file of the authority's root certificate(s) to --tsa-root" in out
+    code, out = cli_run("verify", liang_built[1], "--tsa-root", tmp_path / "missing.pem")
+    assert code == 1 and "missing.pem: no such file" in out, out
