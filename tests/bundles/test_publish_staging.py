@@ -80,6 +80,11 @@ def test_a_killed_publish_leaves_staging_that_the_next_publish_removes(liang_bui
         running = site / f".q4-other.publishing-{alive.pid}"
         (running / "log").mkdir(parents=True)
         (site / f".q4-link.publishing-{2**22 + 7}").symlink_to(running)  # a link is never a staging folder
+        # named like a leftover of a process that is gone (ids above Linux's pid_max), but holding
+        # something publish never writes: kept, and said
+        mine = site / f".thesis.publishing-{2**22 + 9}"
+        (mine / "log").mkdir(parents=True)
+        (mine / "thesis.docx").write_bytes(b"PK\x03\x04 draft")
         code, out = cli_run("publish", "--workspace", ws, "--run", "LIANG-BUNDLE-2", "--out", site / "q4",
                             "--no-progress")
         assert code == 0, out
@@ -88,9 +93,11 @@ def test_a_killed_publish_leaves_staging_that_the_next_publish_removes(liang_bui
         assert f"note: removed {second}, the staging folder of publish process {pid}, which is gone" in out, out
         assert (running / "log").is_dir() and str(running) not in out
         assert (site / f".q4-link.publishing-{2**22 + 7}").is_symlink()
+        assert (mine / "thesis.docx").read_bytes() == b"PK\x03\x04 draft"
+        assert f"note: kept {mine}: named like a staging folder of publish process {2**22 + 9}" in out, out
         assert (site / "LICENSE").read_text(encoding="utf-8") == "CC BY 4.0\n"
         assert sorted(x.name for x in site.iterdir()) == sorted(
-            ["LICENSE", "q4", running.name, f".q4-link.publishing-{2**22 + 7}"])
+            ["LICENSE", "q4", running.name, f".q4-link.publishing-{2**22 + 7}", mine.name])
     finally:
         alive.kill()
         alive.wait()

@@ -76,6 +76,12 @@ STAGING_PREFIX, STAGING_MARK = ".", ".publishing-"
 _STAGING = re.compile(re.escape(STAGING_PREFIX) + r".+" + re.escape(STAGING_MARK) + r"([0-9]+)")
 
 
+#: The names a publish writes at the top of its staging folder: a folder holding anything else
+#: is not removed as a leftover.
+_STAGED_NAMES = frozenset({*layout.FOLDERS, layout.MANIFEST, layout.README, layout.CORPUS, layout.SCORES_CSV,
+                           layout.SCORES_PARQUET, layout.AMENDMENTS, layout.RESULTS, *layout.TABLE_FILES})
+
+
 def _process_gone(pid: int) -> bool:
     """True only when no process ``pid`` exists on this machine (``kill(pid, 0)`` answers ESRCH).
 
@@ -98,11 +104,13 @@ def clean_staging(folder: Path) -> list[str]:
     """Remove the staging folders that killed publishes left in ``folder``.
 
     A leftover is a real folder (never a link) named ``.<name>.publishing-<pid>`` whose
-    process is gone (:func:`_process_gone`); the staging folder of a publish still running
-    (this one's included) is never touched. Nothing else in ``folder`` is read or changed.
+    process is gone (:func:`_process_gone`) and which holds only names a publish writes at
+    its top (:data:`_STAGED_NAMES`); the staging folder of a publish still running (this
+    one's included) is never touched. Nothing else in ``folder`` is read or changed.
 
     Returns:
-        One note per folder removed (its name and the process id it belonged to).
+        One note per folder removed (its name and the process id it belonged to), and one per
+        folder named like a leftover but kept because it holds something else.
     """
     notes: list[str] = []
     try:
@@ -117,7 +125,13 @@ def clean_staging(folder: Path) -> list[str]:
         try:
             if not stat.S_ISDIR(os.lstat(p).st_mode) or not _process_gone(int(m.group(1))):
                 continue
+            foreign = sorted(set(os.listdir(p)) - _STAGED_NAMES)
         except OSError:
+            continue
+        if foreign:
+            notes.append(f"kept {p}: named like a staging folder of publish process {m.group(1)}, which is gone, "
+                         f"but it holds {foreign[0]!r}, which publish does not write; remove it yourself if "
+                         "nothing in it is needed")
             continue
         shutil.rmtree(p, ignore_errors=True)
         if not os.path.lexists(p):
