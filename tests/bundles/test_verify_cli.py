@@ -167,3 +167,15 @@ def test_a_tsa_root_that_is_no_certificate_is_refused(liang_built, cli_run, tmp_
     assert "give a PEM file of the authority's root certificate(s) to --tsa-root" in out
     code, out = cli_run("verify", liang_built[1], "--tsa-root", tmp_path / "missing.pem")
     assert code == 1 and "missing.pem: no such file" in out, out
+
+
+@pytest.mark.parametrize("inside", ["commitments/v1.roots.pem", "../site-root.pem"], ids=["in-bundle", "in-folder"])
+def test_a_tsa_root_taken_from_the_material_under_test_is_refused(site, cli_run, inside):
+    """The bundle's own certificate (or one shipped beside the bundles) passed as --tsa-root
+    would make the carried root trusted by the back door: a usage error, nothing verified."""
+    root = (site / "run-q4" / inside).resolve()
+    if not root.exists():
+        root.write_bytes((site / "run-q4/commitments/v1.roots.pem").read_bytes())
+    code, out = cli_run("verify", site, "--tsa-root", root)
+    assert code == 2 and out.startswith(f"error: --tsa-root {root}: lies inside {site}, which is being verified"), out
+    assert "[ok]" not in out and len(out.strip().splitlines()) == 1

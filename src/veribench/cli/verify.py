@@ -11,7 +11,7 @@ import typer
 from veribench import __version__
 from veribench.bundles.verify import is_detector_bundle, verify_bundle
 from veribench.cli.common import FormatOpt, OutputFormat, ProgressOpt, input_path, json_opt, progress, write_json
-from veribench.cli.grammar import CliError
+from veribench.cli.grammar import CliError, CliUsageError
 from veribench.commit.tsa import TimestampError, TrustedRoots, load_certificates
 from veribench.cycles.bundle import Candidate, candidates, is_cycle_dir
 from veribench.cycles.verify import check_rank_changes, verify_cycle
@@ -41,7 +41,7 @@ def verify_cmd(
     candidates. Each check is reported by name; exit 0 when every candidate passes, 1 when
     any fails or is refused or a path is not a bundle, 2 on a usage error.
     """
-    roots = [_trusted(p) for p in tsa_root or []]
+    roots = [_trusted(r, paths) for r in tsa_root or []]
     cap = max_file_mb * 2**20 if max_file_mb else None
     runs, cycles, refused = [], [], []
     with progress("verify", show_progress):
@@ -78,8 +78,21 @@ def verify_cmd(
     raise typer.Exit(0 if ok else 1)
 
 
-def _trusted(path: Path) -> TrustedRoots:
-    """The roots of one ``--tsa-root`` file, named by the option and the path."""
+def _trusted(path: Path, verified: list[Path]) -> TrustedRoots:
+    """The roots of one ``--tsa-root`` file, named by the option and the path.
+
+    Raises:
+        CliUsageError: the file lies inside a folder being verified: it came with the
+            material under test, so it is information, never a root the user supplies.
+        CliError: the file cannot be read or holds no certificate.
+    """
+    where = path.resolve()
+    for v in verified:
+        if where.is_relative_to(v.resolve()):
+            raise CliUsageError(f"--tsa-root {path}", f"lies inside {v}, which is being verified: a certificate that "
+                                "comes with a bundle is information, never trust",
+                                "give the authority's root certificate from a source you trust, kept outside "
+                                "the bundles")
     try:
         return TrustedRoots(f"--tsa-root {path}", tuple(load_certificates(path.read_bytes(), str(path))))
     except (OSError, TimestampError) as e:
