@@ -496,6 +496,24 @@ class TestTimeAnchorsTrustedRootsOnly:
         assert status == "ok" and "2 RFC 3161 token(s)" in line and "--tsa-root mine.pem" in line
         assert [a["proven"] for a in rep.checks["timestamp"]["anchors"]] == [True, True]
 
+    def test_the_pinned_public_list_is_certifis_and_anchors_like_a_user_root(self, bundle, liang_built,
+                                                                              monkeypatch):
+        """The public list is certifi's Mozilla bundle, named with certifi's version; a root in
+        it anchors a token as a --tsa-root does (here the list is swapped for one holding the
+        test authority's root: no public authority can be reached from a test)."""
+        import certifi
+
+        from veribench.commit import tsa
+
+        pub = tsa.public_roots()
+        assert pub.name == f"certifi {certifi.__version__} (Mozilla CA bundle)" and len(pub.certificates) > 100
+        assert not any(c.subject.rfc4514_string().endswith("veribench test TSA root") for c in pub.certificates)
+        pinned = tsa.TrustedRoots("certifi 0000.00.00 (test list)",
+                                  tuple(tsa.load_certificates(liang_built[2].read_bytes())))
+        monkeypatch.setattr(tsa, "public_roots", lambda: pinned)
+        status, line = _timestamp(verify(bundle))
+        assert status == "ok" and "verify up to a root you trust (certifi 0000.00.00 (test list))" in line, line
+
     def test_trusted_token_over_other_bytes_is_refused(self, bundle, liang_built):
         """Kept: a token of the trusted authority moved onto another record stamps other bytes."""
         from veribench.commit.tsa import load_certificates
