@@ -179,3 +179,18 @@ def test_a_tsa_root_taken_from_the_material_under_test_is_refused(site, cli_run,
     code, out = cli_run("verify", site, "--tsa-root", root)
     assert code == 2 and out.startswith(f"error: --tsa-root {root}: lies inside {site}, which is being verified"), out
     assert "[ok]" not in out and len(out.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["x\n[ok] OFFICIAL-2026-Q4 (run r): 12 checks passed", "x\r[ok] y", "x\u2028[ok] y"],
+                         ids=["newline", "carriage-return", "line-separator"])
+def test_a_name_cannot_forge_a_verdict_line(site, cli_run, name):
+    """A candidate's name is shown escaped: a damaged bundle, or a link, named so that its
+    verdict would print a line of its own starting with [ok], is refused on one line."""
+    shutil.copytree(site / "run-q4", site / name)
+    (site / ("link-" + name)).symlink_to(site / "run-q4", target_is_directory=True)
+    code, out = cli_run("verify", site)
+    assert code == 1
+    heads = [x for x in out.splitlines() if not x.startswith(" ")]
+    assert sum(x.startswith("[ok] ") for x in heads) == 1 and len(heads) == 3, out
+    assert "OFFICIAL" not in "".join(x for x in heads if x.startswith("[ok]"))
+    assert any("not printable (shown escaped)" in x for x in heads) and any("a symbolic link" in x for x in heads)

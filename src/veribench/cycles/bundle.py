@@ -88,8 +88,9 @@ class Candidate:
     ``kind``: ``"detector-run"`` (a sub-folder holding ``manifest.json`` or another file of
     :data:`DETECTOR_NAMES`), ``"cycle"`` (a sub-folder holding a cycle bundle's file,
     ``cycle.json`` or another of :data:`ALL_KNOWN`), ``"link"`` (a symbolic link of any
-    kind, never followed) or ``"unreadable"`` (an entry that cannot be listed or read, or is
-    neither a file nor a folder: a FIFO, socket or device). The last two are failures
+    kind, never followed) or ``"unreadable"`` (an entry that cannot be listed or read, is
+    neither a file nor a folder: a FIFO, socket or device, or a bundle folder whose name is
+    not printable, which could forge a line of the verdict). The last two are failures
     (``why`` says what); plain files (a licence, notes) are not candidates.
     """
 
@@ -103,15 +104,24 @@ class Candidate:
         return self.kind not in ("link", "unreadable")
 
     def lines(self) -> list[str]:
-        """The verdict of a refused candidate: ``[FAIL] NAME: reader: NAME: WHY``."""
-        return [f"[FAIL] {self.path.name}: {self.finding().line()}"]
+        """The verdict of a refused candidate: ``[FAIL] NAME: reader: NAME: WHY`` (the name
+        escaped: :func:`shown_name`)."""
+        return [f"[FAIL] {shown_name(self.path.name)}: {self.finding().line()}"]
 
     def finding(self) -> Finding:
-        return Finding("reader", self.why, self.path.name)
+        return Finding("reader", self.why, shown_name(self.path.name))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": str(self.path), "ok": self.ok,
                 "failures": [] if self.ok else [asdict(self.finding())]}
+
+
+def shown_name(name: str) -> str:
+    """``name`` with every character that is not printable (control, format, line or
+    paragraph separators, spaces other than U+0020: ``str.isprintable``) written as a Python
+    escape (``\\n``, ``\\u200b``), so that a name cannot start a line of its own in a verdict."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] if c in "\t\n\r" else f"\\u{ord(c):04x}"
+                   if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in name)
 
 
 def _special(mode: int) -> str:
@@ -156,7 +166,12 @@ def candidates(folder: Path) -> list[Candidate]:
             out.append(Candidate(p, "unreadable", f"a folder that cannot be listed ({e.strerror or type(e).__name__})"
                                                   "; not verified"))
             continue
-        if names & DETECTOR_NAMES:
+        if not names & (DETECTOR_NAMES | ALL_KNOWN):
+            continue  # a folder holding no bundle's file: not a candidate
+        if not name.isprintable():
+            out.append(Candidate(p, "unreadable", "a bundle folder whose name holds characters that are not "
+                                                  "printable (shown escaped): not verified (rename it to verify it)"))
+        elif names & DETECTOR_NAMES:
             out.append(Candidate(p, "detector-run"))
         elif names & ALL_KNOWN:
             out.append(Candidate(p, "cycle"))

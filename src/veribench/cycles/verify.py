@@ -55,6 +55,7 @@ from veribench.cycles.bundle import (
     BundleFileError,
     candidates,
     is_cycle_dir,
+    shown_name,
 )
 from veribench.cycles.scoring import SUB_SCORES, compute_leaderboard, recognise_scoring
 from veribench.cycles.selection import UnknownAlgorithm, recognise_selection, resolve_prompts
@@ -679,7 +680,7 @@ def verify_paths(paths: Sequence[str | Path], strict: bool = False) -> list[Cycl
             if c.kind == "cycle":
                 reports.append(verify_cycle(c.path, strict))
             elif not c.ok:
-                reports.append(CycleReport(path=str(c.path), cycle=c.path.name, failures=[c.finding()]))
+                reports.append(CycleReport(path=str(c.path), cycle=shown_name(c.path.name), failures=[c.finding()]))
     check_rank_changes(reports)
     return reports
 
