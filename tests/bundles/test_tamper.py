@@ -258,17 +258,6 @@ def test_timestamp_token_forged_signature(bundle):
     caught(bundle, "timestamp", "v1.tsr")
 
 
-def test_foreign_authority_certificate_pinned(bundle, tmp_path):
-    from cryptography.hazmat.primitives.serialization import Encoding
-
-    from tests.bundles.tsa_server import make_authority
-    from veribench.commit.tsa import load_certificates
-
-    other = make_authority("another authority")[0].public_bytes(Encoding.PEM)
-    rep = verify(bundle, tsa_roots=load_certificates(other))
-    assert rep.status("timestamp") == "FAIL" and "does not verify against the authority" in "\n".join(rep.lines())
-
-
 def test_fingerprint_only_document_with_text(bundle):
     docs = corpus_lines(bundle)
     d = next(d for d in docs if "text" in d)
@@ -724,3 +713,202 @@ class TestUnloggedProtocolVersion:
         (bundle / "commitments/v3.json").write_bytes((bundle / "commitments/v2.json").read_bytes())
         rehash(bundle)
         caught(bundle, "commitment", "commitments/v3.json")
+
+# -- time anchors: a token's date counts only at a root the verifying user trusts (issue 24) --------
+
+def _timestamp(rep) -> tuple[str, str]:
+    """(status, detail) of the timestamp check, the detail being the failure's line when it failed."""
+    text = "\n".join(rep.lines())
+    line = next(x for x in text.splitlines() if x.startswith("    ") and " timestamp: " in x[:30])
+    return rep.status("timestamp"), line
+
+
+def _not_proven(rep) -> str:
+    """The timestamp check is a note that says the date is NOT proven (never ok, never silent)."""
+    from veribench.bundles.verify_commitment import NOT_PROVEN
+
+    status, line = _timestamp(rep)
+    assert status == "note", "\n".join(rep.lines())
+    assert NOT_PROVEN in line and "ok       timestamp" not in "\n".join(rep.lines())
+    assert not any(f.check == "timestamp" for f in rep.failures)
+    return line
+
+
+def _forger(days: int = 0, **kw):
+    """A time-stamp authority anyone can make, its certificates valid from before its (moved) clock."""
+    from datetime import UTC, datetime, timedelta
+
+    from tests.bundles.tsa_server import Authority
+
+    return Authority(cn=kw.pop("cn", "forger TSA"), valid_from=datetime.now(UTC) - timedelta(days=days + 2), **kw)
+
+
+class TestTimeAnchorsTrustedRootsOnly:
+    """A self-made authority: its root (and intermediate) in the bundle never makes a date proven.
+
+    A token counts as an anchor only when its chain ends at a root the verifying user
+    supplied (``--tsa-root``) or at one of the pinned public list (certifi's Mozilla CA
+    bundle, named with its version); a certificate carried in the bundle is information.
+    """
+
+    def test_backdated_commitment_with_a_private_authority_and_its_root_in_the_bundle(self, bundle, liang_built,
+                                                                                      cli_run, tmp_path):
+        """Issue 24, class 2 as reported: the log moved 30 days back and every commitment re-stamped
+        by a private authority at those dates, its root put in the bundle. Everything else is
+        consistent (trusting the forger's root makes the check pass); the date stays unproven."""
+        from datetime import UTC, datetime, timedelta
+
+        import certifi
+
+        from tests.bundles.timestamp_helpers import restamp
+        from veribench.evaluate.honesty import LOG_ALONE
+
+        forger = _forger(30)
+        restamp(bundle, forger, carry=forger.ca_pem, days=30)
+        rep = verify(bundle)
+        line = _not_proven(rep)
+        assert f"certifi {certifi.__version__} (Mozilla CA bundle)" in line  # the public list, named with its version
+        gen = json.loads((bundle / "results.json").read_text())["run"]["protocol"]["timestamp"]["gen_time"]
+        assert datetime.fromisoformat(gen.replace("Z", "+00:00")) < datetime.now(UTC) - timedelta(days=29)
+        for md in ("README.md", "tables.md"):  # the published statements keep the caveat
+            text = (bundle / md).read_text(encoding="utf-8")
+            assert "Timestamp: RFC 3161 token from 127.0.0.1:" in text and f" at {gen}, a date NOT proven" in text
+            assert LOG_ALONE in text
+        # trusting the genuine authority of the original bundle does not anchor the forger's tokens
+        code, out = cli_run("verify", bundle, "--tsa-root", liang_built[2])
+        assert "note     timestamp: token present, authority not trusted: the date is NOT proven" in out, out
+        assert f"--tsa-root {liang_built[2]}" in out
+        # a user who does trust the forger's root gets its dates (the forgery is otherwise complete)
+        own = tmp_path / "forger-root.pem"
+        own.write_bytes(forger.ca_pem)
+        code, out = cli_run("verify", bundle, "--tsa-root", own, "--format", "json")
+        ts = json.loads(out)["detector_runs"][0]["checks"]["timestamp"]
+        assert ts["status"] == "ok" and f"--tsa-root {own}" in ts["detail"], ts
+        assert {a["root"] for a in ts["anchors"]} == {"O=veribench tests,CN=forger TSA root"}
+
+    @pytest.mark.parametrize("embed_chain", [False, True], ids=["intermediate-in-bundle", "intermediate-in-token"])
+    def test_private_authority_with_an_intermediate_root_and_intermediate_in_the_bundle(self, bundle, embed_chain):
+        """Variant: root -> intermediate -> signer, the root and the intermediate carried in
+        ``vK.roots.pem`` (the intermediate also inside the token, or not): never an anchor."""
+        from tests.bundles.timestamp_helpers import restamp
+
+        forger = _forger(intermediate=True, embed_chain=embed_chain)
+        restamp(bundle, forger, carry=forger.chain_pem)
+        _not_proven(verify(bundle))
+        # nor when the user trusts an unrelated root: carried certificates are never roots for the chain
+        from tests.bundles.tsa_server import make_authority
+        from veribench.commit.tsa import load_certificates
+
+        other = make_authority("another authority")[0]
+        _not_proven(verify(bundle, tsa_roots=[other]))
+        # the same bundle, with the forger's root trusted by the user: the carried intermediate
+        # only helps build the path to it
+        rep = verify(bundle, tsa_roots=load_certificates(forger.ca_pem))
+        assert rep.status("timestamp") == "ok", "\n".join(rep.lines())
+
+    def test_private_authority_without_any_certificate_in_the_bundle(self, bundle):
+        """Variant: no ``vK.roots.pem`` at all (the signer's certificate only inside the token)."""
+        from tests.bundles.timestamp_helpers import restamp
+
+        restamp(bundle, _forger(), carry=None)
+        assert not list((bundle / "commitments").glob("*.roots.pem"))
+        _not_proven(verify(bundle))
+
+    def test_self_made_root_named_like_the_trusted_one(self, bundle, liang_built):
+        """Variant: the forger names its authority exactly like the one the user trusts; the chain
+        names the trusted root but does not verify against it: refused, not a note."""
+        from tests.bundles.timestamp_helpers import restamp
+        from veribench.commit.tsa import load_certificates
+
+        forger = _forger(cn="veribench test TSA")  # the names of the session's genuine authority
+        restamp(bundle, forger, carry=forger.ca_pem)
+        rep = verify(bundle, tsa_roots=load_certificates(liang_built[2].read_bytes()))
+        assert rep.status("timestamp") == "FAIL"
+        assert "names 'O=veribench tests,CN=veribench test TSA root', a root you trust (--tsa-root)" in \
+            "\n".join(rep.lines())
+
+    def test_forged_token_beside_the_genuine_root(self, bundle, liang_built):
+        """Variant: the genuine authority's root is left in the bundle, the tokens come from the
+        forger: they verify against no carried certificate (refused) and name no trusted root."""
+        from tests.bundles.timestamp_helpers import restamp
+        from veribench.commit.tsa import load_certificates
+
+        restamp(bundle, _forger(), carry=liang_built[2].read_bytes())
+        rep = verify(bundle)
+        assert rep.status("timestamp") == "FAIL" and "the certificate carried with the token" in "\n".join(rep.lines())
+        rep = verify(bundle, tsa_roots=load_certificates(liang_built[2].read_bytes()))
+        assert rep.status("timestamp") == "FAIL" and "a root you trust (--tsa-root)" in "\n".join(rep.lines())
+
+    def test_the_genuine_bundle_is_proven_only_for_a_user_who_trusts_its_root(self, bundle, liang_built):
+        """The session's bundle is itself stamped by a private authority: without --tsa-root its
+        date is not proven; an unrelated pinned root changes nothing; the authority's own root,
+        given by the user, anchors both versions."""
+        from tests.bundles.tsa_server import make_authority
+        from veribench.commit.tsa import TrustedRoots, load_certificates
+
+        _not_proven(verify(bundle))
+        _not_proven(verify(bundle, tsa_roots=[make_authority("another authority")[0]]))
+        mine = TrustedRoots("--tsa-root mine.pem", tuple(load_certificates(liang_built[2].read_bytes())))
+        rep = verify(bundle, tsa_roots=[mine])
+        status, line = _timestamp(rep)
+        assert status == "ok" and "2 RFC 3161 token(s)" in line and "--tsa-root mine.pem" in line
+        assert [a["proven"] for a in rep.checks["timestamp"]["anchors"]] == [True, True]
+
+    def test_the_pinned_public_list_is_certifis_and_anchors_like_a_user_root(self, bundle, liang_built,
+                                                                              monkeypatch):
+        """The public list is certifi's Mozilla bundle, named with certifi's version; a root in
+        it anchors a token as a --tsa-root does (here the list is swapped for one holding the
+        test authority's root: no public authority can be reached from a test)."""
+        import certifi
+
+        from veribench.commit import tsa
+
+        pub = tsa.public_roots()
+        assert pub.name == f"certifi {certifi.__version__} (Mozilla CA bundle)" and len(pub.certificates) > 100
+        assert not any(c.subject.rfc4514_string().endswith("veribench test TSA root") for c in pub.certificates)
+        pinned = tsa.TrustedRoots("certifi 0000.00.00 (test list)",
+                                  tuple(tsa.load_certificates(liang_built[2].read_bytes())))
+        monkeypatch.setattr(tsa, "public_roots", lambda: pinned)
+        status, line = _timestamp(verify(bundle))
+        assert status == "ok" and "verify up to a root you trust (certifi 0000.00.00 (test list))" in line, line
+
+    def test_trusted_token_over_other_bytes_is_refused(self, bundle, liang_built):
+        """Kept: a token of the trusted authority moved onto another record stamps other bytes."""
+        from veribench.commit.tsa import load_certificates
+
+        (bundle / "commitments/v2.tsr").write_bytes((bundle / "commitments/v1.tsr").read_bytes())
+        rehash(bundle)
+        rep = verify(bundle, tsa_roots=load_certificates(liang_built[2].read_bytes()))
+        assert rep.status("timestamp") == "FAIL" and "token stamps other bytes" in "\n".join(rep.lines())
+
+    @pytest.mark.parametrize("rel,why", [
+        ("commitments/v7.tsr", "version 7, which the log does not define"),
+        ("commitments/v7.roots.pem", "version 7, which the log does not define"),
+    ])
+    def test_token_or_certificate_of_a_version_the_log_lacks(self, bundle, rel, why):
+        (bundle / rel).write_bytes((bundle / "commitments/v1.roots.pem").read_bytes())
+        rehash(bundle)
+        caught(bundle, "timestamp", rel, why)
+
+    def test_certificate_without_its_token(self, bundle):
+        (bundle / "commitments/v2.tsr").unlink()
+        rehash(bundle)
+        rep = caught(bundle, "timestamp", "commitments/v2.roots.pem", "an authority certificate without its token")
+        assert "the log records a timestamp token that the bundle lacks" in "\n".join(rep.lines())
+
+    def test_published_statements_keep_the_caveat(self, liang_built, cli_run, tmp_path):
+        """README.md, tables.md and the report's run page of a time-stamped run keep the caveat."""
+        from veribench.evaluate.honesty import LOG_ALONE
+
+        ws, bundle, _ = liang_built
+        for md in ("README.md", "tables.md"):
+            text = (bundle / md).read_text(encoding="utf-8")
+            assert "Timestamp: RFC 3161 token from 127.0.0.1:" in text and LOG_ALONE in text
+            assert "No timestamp token" not in text
+        code, out = cli_run("report", "-w", ws, bundle, "--out", tmp_path / "site")
+        assert code == 0, out
+        import html
+
+        pages = [html.unescape(p.read_text(encoding="utf-8")) for p in (tmp_path / "site").glob("run-*.html")]
+        assert pages and all("a date NOT proven" in p and LOG_ALONE in p for p in pages if "Timestamp: RFC" in p)
+        assert any("Timestamp: RFC" in p for p in pages)

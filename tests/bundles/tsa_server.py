@@ -8,7 +8,10 @@ by a throw-away root CA, exactly as a public TSA does (RFC 3161, with the RFC 58
 by veribench itself: veribench reads tokens with ``rfc3161-client``.
 
 ``mode`` makes the authority misbehave on purpose: ``"wrong_imprint"`` stamps other
-bytes than it was asked to, ``"rejection"`` refuses every request.
+bytes than it was asked to, ``"rejection"`` refuses every request. A forger's authority is
+made the same way: any names (``cn``, those of a root someone trusts included), a chain
+through an intermediate (``intermediate``), the intermediate embedded in its tokens or not
+(``embed_chain``), and any clock (``clock``: a backdated date is one argument away).
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ def _name(cn: str) -> x509.Name:
                                                                                         "veribench tests")])
 
 
-def make_authority(cn: str = "veribench test TSA"):
-    """(root CA cert, TSA cert, TSA private key), valid from yesterday for ten years."""
-    now = dt.datetime.now(dt.UTC)
+def make_authority(cn: str = "veribench test TSA", valid_from: dt.datetime | None = None):
+    """(root CA cert, TSA cert, TSA private key), valid for ten years from the day before
+    ``valid_from`` (default now)."""
+    now = valid_from or dt.datetime.now(dt.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = (x509.CertificateBuilder().subject_name(_name(cn + " root")).issuer_name(_name(cn + " root"))
           .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
@@ -60,11 +64,55 @@ def make_authority(cn: str = "veribench test TSA"):
     return ca, cert, key
 
 
-class Authority:
-    """The signing half: request bytes in, response bytes out."""
+def make_chain(cn: str = "veribench test TSA", valid_from: dt.datetime | None = None):
+    """(root CA cert, intermediate CA cert, TSA cert, TSA private key): a three-level authority,
+    valid like :func:`make_authority`'s."""
+    now = valid_from or dt.datetime.now(dt.UTC)
+    root_key = ec.generate_private_key(ec.SECP256R1())
 
-    def __init__(self, mode: str = "ok"):
-        self.ca, self.cert, self.key = make_authority()
+    def ca_cert(subject, key, issuer, issuer_key, path_length):
+        return (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
+                .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(days=1))
+                .not_valid_after(now + dt.timedelta(days=3650))
+                .add_extension(x509.BasicConstraints(ca=True, path_length=path_length), critical=True)
+                .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False,
+                                             key_encipherment=False, data_encipherment=False, key_agreement=False,
+                                             key_cert_sign=True, crl_sign=True, encipher_only=False,
+                                             decipher_only=False), critical=True)
+                .sign(issuer_key, hashes.SHA256()))
+
+    root = ca_cert(_name(cn + " root"), root_key, _name(cn + " root"), root_key, 1)
+    inter_key = ec.generate_private_key(ec.SECP256R1())
+    inter = ca_cert(_name(cn + " intermediate"), inter_key, root.subject, root_key, 0)
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder().subject_name(_name(cn)).issuer_name(inter.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=3650))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.TIME_STAMPING]), critical=True)
+            .sign(inter_key, hashes.SHA256()))
+    return root, inter, cert, key
+
+
+class Authority:
+    """The signing half: request bytes in, response bytes out.
+
+    ``cn``: the names of the authority and its root (``cn + " root"``); ``intermediate``: sign
+    through an intermediate CA (``self.intermediate``); ``embed_chain``: put the intermediate
+    in each token beside the signing certificate; ``clock``: the authority's time (default
+    now, UTC) - a backdating forger's authority says whatever date it likes, with
+    certificates valid from then (``valid_from``).
+    """
+
+    def __init__(self, mode: str = "ok", *, cn: str = "veribench test TSA", intermediate: bool = False,
+                 embed_chain: bool = False, clock=None, valid_from: dt.datetime | None = None):
+        self.intermediate = None
+        if intermediate:
+            self.ca, self.intermediate, self.cert, self.key = make_chain(cn, valid_from)
+        else:
+            self.ca, self.cert, self.key = make_authority(cn, valid_from)
+        self.embed_chain = embed_chain
+        self.clock = clock or (lambda: dt.datetime.now(dt.UTC))
         self.mode = mode
         self.serial = 0
         self.requests = 0
@@ -73,6 +121,19 @@ class Authority:
     @property
     def ca_pem(self) -> bytes:
         return self.ca.public_bytes(serialization.Encoding.PEM)
+
+    @property
+    def chain_pem(self) -> bytes:
+        """The root and, when there is one, the intermediate (PEM): what a bundle might carry."""
+        extra = [self.intermediate] if self.intermediate is not None else []
+        return self.ca_pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in extra)
+
+    def stamp(self, message: bytes) -> bytes:
+        """A token over ``sha256(message)`` (a request with a nonce and ``cert_req``, answered here)."""
+        from rfc3161_client import HashAlgorithm, TimestampRequestBuilder
+
+        req = TimestampRequestBuilder().data(message).hash_algorithm(HashAlgorithm.SHA256).build()
+        return self.respond(req.as_bytes())
 
     def respond(self, body: bytes) -> bytes:
         with self._lock:
@@ -88,8 +149,9 @@ class Authority:
         if self.mode == "wrong_imprint":
             imprint = tsp.MessageImprint({"hash_algorithm": {"algorithm": "sha256"},
                                           "hashed_message": hashlib.sha256(b"some other bytes").digest()})
+        now = self.clock().astimezone(dt.UTC).replace(microsecond=0)
         info = {"version": "v1", "policy": POLICY, "message_imprint": imprint, "serial_number": serial,
-                "gen_time": dt.datetime.now(dt.UTC).replace(microsecond=0), "accuracy": {"seconds": 1}}
+                "gen_time": now, "accuracy": {"seconds": 1}}
         if req["nonce"].native is not None:
             info["nonce"] = req["nonce"].native
         tst = tsp.TSTInfo(info)
@@ -100,8 +162,7 @@ class Authority:
                                                    "cert_hash": hashlib.sha256(cert_der).digest()}]})
         attrs = cms.CMSAttributes([
             cms.CMSAttribute({"type": "content_type", "values": ["tst_info"]}),
-            cms.CMSAttribute({"type": "signing_time", "values": [cms.Time({"utc_time": core.UTCTime(
-                dt.datetime.now(dt.UTC).replace(microsecond=0))})]}),
+            cms.CMSAttribute({"type": "signing_time", "values": [cms.Time({"utc_time": core.UTCTime(now)})]}),
             cms.CMSAttribute({"type": "message_digest", "values": [hashlib.sha256(tst_der).digest()]}),
             cms.CMSAttribute({"type": "signing_certificate_v2", "values": [ess]}),
         ])
@@ -119,7 +180,9 @@ class Authority:
             "version": "v3",
             "digest_algorithms": [algos.DigestAlgorithm({"algorithm": "sha256"})],
             "encap_content_info": {"content_type": "tst_info", "content": core.ParsableOctetString(tst_der)},
-            "certificates": [acert] if req["cert_req"].native else [],
+            "certificates": ([acert] + ([ax509.Certificate.load(self.intermediate.public_bytes(
+                serialization.Encoding.DER))] if self.embed_chain and self.intermediate is not None else []))
+            if req["cert_req"].native else [],
             "signer_infos": [signer],
         })
         token = cms.ContentInfo({"content_type": "signed_data", "content": sd})
@@ -129,9 +192,10 @@ class Authority:
 class TSAServer:
     """``with TSAServer() as tsa: tsa.url`` - the authority served over HTTP on 127.0.0.1."""
 
-    def __init__(self, mode: str = "ok", basic_auth: str | None = None):
-        """``basic_auth``: the ``Authorization`` header value the authority requires (401 otherwise)."""
-        self.authority = Authority(mode)
+    def __init__(self, mode: str = "ok", basic_auth: str | None = None, authority: Authority | None = None):
+        """``basic_auth``: the ``Authorization`` header value the authority requires (401 otherwise);
+        ``authority``: the signing half to serve (default a fresh :class:`Authority` in ``mode``)."""
+        self.authority = authority or Authority(mode)
         self.seen_auth: list[str | None] = []
         auth = self.authority
         seen = self.seen_auth

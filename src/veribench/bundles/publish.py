@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,8 +70,82 @@ def _find_run(ws: Any, ref: str) -> tuple[str, dict[str, Any]]:
     return rows[0][0], json.loads(rows[0][1])
 
 
+#: A bundle is written into ``.<out name>.publishing-<process id>`` beside ``out`` and renamed
+#: into place when complete; a publish that is killed leaves that folder behind.
+STAGING_PREFIX, STAGING_MARK = ".", ".publishing-"
+_STAGING = re.compile(re.escape(STAGING_PREFIX) + r".+" + re.escape(STAGING_MARK) + r"([0-9]+)")
+
+
+#: The names a publish writes at the top of its staging folder: a folder holding anything else
+#: is not removed as a leftover.
+_STAGED_NAMES = frozenset({*layout.FOLDERS, layout.MANIFEST, layout.README, layout.CORPUS, layout.SCORES_CSV,
+                           layout.SCORES_PARQUET, layout.AMENDMENTS, layout.RESULTS, *layout.TABLE_FILES})
+
+
+def _process_gone(pid: int) -> bool:
+    """True only when no process ``pid`` exists on this machine (``kill(pid, 0)`` answers ESRCH).
+
+    Any other answer - the process exists (even owned by someone else), the id is not
+    positive, or this platform cannot ask without side effects (``kill`` terminates on
+    Windows) - counts as running: a staging folder is never removed on a guess.
+    """
+    if pid <= 0 or os.name != "posix":
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def clean_staging(folder: Path) -> list[str]:
+    """Remove the staging folders that killed publishes left in ``folder``.
+
+    A leftover is a real folder (never a link) named ``.<name>.publishing-<pid>`` whose
+    process is gone (:func:`_process_gone`) and which holds only names a publish writes at
+    its top (:data:`_STAGED_NAMES`); the staging folder of a publish still running (this
+    one's included) is never touched. Nothing else in ``folder`` is read or changed.
+
+    Returns:
+        One note per folder removed (its name and the process id it belonged to), and one per
+        folder named like a leftover but kept because it holds something else.
+    """
+    notes: list[str] = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return notes
+    for name in names:
+        m = _STAGING.fullmatch(name)
+        if m is None or int(m.group(1)) == os.getpid():
+            continue
+        p = folder / name
+        try:
+            if not stat.S_ISDIR(os.lstat(p).st_mode) or not _process_gone(int(m.group(1))):
+                continue
+            foreign = sorted(set(os.listdir(p)) - _STAGED_NAMES)
+        except OSError:
+            continue
+        if foreign:
+            notes.append(f"kept {p}: named like a staging folder of publish process {m.group(1)}, which is gone, "
+                         f"but it holds {foreign[0]!r}, which publish does not write; remove it yourself if "
+                         "nothing in it is needed")
+            continue
+        shutil.rmtree(p, ignore_errors=True)
+        if not os.path.lexists(p):
+            notes.append(f"removed {p}, the staging folder of publish process {m.group(1)}, which is gone "
+                         "(killed before it finished)")
+    return notes
+
+
 def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
     """Write the bundle of run ``run_ref`` (a run id, or a tag: its newest run) to ``out``.
+
+    The bundle is written into a staging folder beside ``out`` and renamed into place when
+    complete; staging folders that killed publishes left beside ``out`` are removed first
+    (:func:`clean_staging`; the result's ``notes`` name them).
 
     Raises:
         InputError: unknown run; ``out`` exists and is not empty; the workspace's log does
@@ -79,6 +155,7 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError("output folder exists and is not empty; choose a new folder", file=str(out))
+    notes: list[str] = clean_staging(out.parent)
     rep = logcheck.verify_workspace(ws)
     if not rep.ok:
         raise InputError(f"the workspace's event log does not verify ({rep.findings[0].line()}); run "
@@ -101,12 +178,11 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
     vs = versions_of(events)
     pid = vs[sha]["payload"]["protocol_id"]
     mine = sorted((e for e in vs.values() if e["payload"]["protocol_id"] == pid), key=lambda e: e["seq"])
-    stage = out.with_name(f".{out.name}.publishing-{os.getpid()}")
+    stage = out.with_name(f"{STAGING_PREFIX}{out.name}{STAGING_MARK}{os.getpid()}")
     shutil.rmtree(stage, ignore_errors=True)
     for sub in layout.FOLDERS:
         (stage / sub).mkdir(parents=True)
     try:
-        notes: list[str] = []
         protocol_file = None
         proto = None
         for e in mine:

@@ -6,8 +6,10 @@ from the log (:mod:`veribench.store.commitments`); the run used the current vers
 run's protocol block agrees with the log. ``amendments``: ``amendments.json`` and the
 run's changelog equal the log's; no amendment is dated before the version it supersedes;
 each is written in the amended file as logged. ``timestamp``: each RFC 3161 token stamps
-its commitment record's exact bytes, verifies against the authority's certificate
-(:mod:`veribench.commit.tsa`) and agrees with the log, within :data:`CLOCK_SKEW_S`.
+its commitment record's exact bytes and agrees with the log, within :data:`CLOCK_SKEW_S`;
+its date counts as proven only when its chain ends at a root the verifying user trusts
+(``--tsa-root``, or the pinned public list), never at a certificate the bundle carries
+(:func:`check_timestamps`, :func:`veribench.commit.tsa.anchor_token`).
 Protocol files are parsed as data (:func:`veribench.bundles.snapshot.protocol_from_bytes`).
 """
 
@@ -187,12 +189,51 @@ def check_amendments(c: Context, events: list[dict[str, Any]], ve: dict[str, Any
          status="note" if after else "ok")
 
 
+def trusted_roots(tsa_roots: Sequence[Any] = ()) -> list[tsa.TrustedRoots]:
+    """The roots a verifier trusts, in order: those the user supplied (``tsa_roots``: each a
+    :class:`veribench.commit.tsa.TrustedRoots`, or bare certificates, named ``--tsa-root``),
+    then the pinned public list (:func:`veribench.commit.tsa.public_roots`). Nothing a
+    bundle carries is ever among them."""
+    sets = [r for r in tsa_roots if isinstance(r, tsa.TrustedRoots)]
+    bare = tuple(r for r in tsa_roots if not isinstance(r, tsa.TrustedRoots))
+    if bare:
+        sets.append(tsa.TrustedRoots("--tsa-root", bare))
+    return [*sets, tsa.public_roots()]
+
+
+#: The verdict on a token whose chain ends at no root the verifying user trusts.
+NOT_PROVEN = "token present, authority not trusted: the date is NOT proven"
+
+
 def check_timestamps(c: Context, events: list[dict[str, Any]], mine: list[dict[str, Any]],
-                      tsa_roots: Sequence[Any]) -> None:
-    """The ``timestamp`` check of every version's token (``commitments/vK.tsr``), anchored in
-    ``tsa_roots`` when given, else in the bundle's own authority certificate; status ``none``
-    when the bundle holds no token and the log records none."""
-    n = 0
+                     tsa_roots: Sequence[Any]) -> None:
+    """The ``timestamp`` check of every version's token (``commitments/vK.tsr``).
+
+    Each token must stamp its commitment record's exact bytes, agree with the log (its
+    ``timestamp`` event, the same ``gen_time``, not before its commit event, not logged
+    before the authority issued it, within :data:`CLOCK_SKEW_S`) and, when the bundle
+    carries the authority's certificate (``vK.roots.pem``), verify against it; otherwise
+    the check fails. Whether the date is *proven* is a separate verdict
+    (:func:`veribench.commit.tsa.anchor_token`): only when the token's chain ends at a root
+    the verifying user trusts (:func:`trusted_roots`: ``--tsa-root`` files, then the pinned
+    public list named with its version). A certificate carried in the bundle is information,
+    never trust: a token that no trusted root anchors gives status ``note`` with
+    :data:`NOT_PROVEN`, never ``ok``. Status ``none`` when the bundle holds no token and the
+    log records none. Token or certificate files of a version the log does not define, and
+    a certificate file without its token, fail.
+    """
+    trusted = trusted_roots(tsa_roots)
+    known = {e["payload"].get("version") for e in mine}
+    for rel in sorted(c.present):
+        m = re.fullmatch(r"commitments/v([1-9][0-9]*)\.(tsr|roots\.pem)", rel)
+        if m is None:
+            continue
+        k = int(m.group(1))
+        if k not in known:
+            c.fail("timestamp", f"a token or certificate of protocol version {k}, which the log does not define", rel)
+        elif m.group(2) == "roots.pem" and not c.has(f"commitments/v{k}.tsr"):
+            c.fail("timestamp", "an authority certificate without its token", rel)
+    anchors: list[dict[str, Any]] = []
     for e in mine:
         k = e["payload"].get("version")
         sha = e["payload"]["protocol_sha256"]
@@ -206,22 +247,21 @@ def check_timestamps(c: Context, events: list[dict[str, Any]], mine: list[dict[s
         rec = c.bytes(f"commitments/v{k}.json", "timestamp")
         if token is None or rec is None:
             continue
-        roots = list(tsa_roots)
-        anchor = "--tsa-root"
-        if not roots and c.has(f"commitments/v{k}.roots.pem"):
-            pem = c.bytes(f"commitments/v{k}.roots.pem", "timestamp")
+        carried: list[Any] = []
+        pem_rel = f"commitments/v{k}.roots.pem"
+        if c.has(pem_rel):
+            pem = c.bytes(pem_rel, "timestamp")
             try:
-                roots = tsa.load_certificates(pem or b"", f"commitments/v{k}.roots.pem")
-                anchor = "the bundle's authority certificate"
+                carried = tsa.load_certificates(pem or b"", pem_rel)
             except tsa.TimestampError as ex:
-                c.fail("timestamp", str(ex), f"commitments/v{k}.roots.pem")
+                c.fail("timestamp", str(ex), pem_rel)
                 continue
         try:
-            info = tsa.check_token(token, rec, roots=roots, require_signature=True)
+            a = tsa.anchor_token(token, rec, trusted, carried)
         except tsa.TimestampError as ex:
             c.fail("timestamp", str(ex), rel)
             continue
-        n += 1
+        info = a.info
         st = next((x for x in stamps if x["payload"].get("token_sha256") == sha256_bytes(token)), None)
         if st is None:
             c.fail("timestamp", "no timestamp event of the log records this token", rel)
@@ -237,9 +277,27 @@ def check_timestamps(c: Context, events: list[dict[str, Any]], mine: list[dict[s
         if ev.parse_utc(st["at"]) + skew < g:
             c.fail("timestamp", "the log records the token before the authority issued it (events backdated)",
                    layout.EVENTS, f"event {st['seq']}", f">= {info.gen_time}", st["at"])
-        c.r.notes.append(f"version {k} is timestamped by {info.signer or 'the authority'} at {info.gen_time} "
-                         f"(anchor: {anchor}, sha256 {info.anchor_sha256[0][:16] if info.anchor_sha256 else '-'}…)")
-    if n:
-        c.ok("timestamp", f"{n} RFC 3161 token(s) stamp their commitment records exactly and verify")
+        who = st["payload"].get("authority") or "the authority"
+        anchors.append({"version": k, "file": rel, "authority": who, **a.to_dict()})
+        if a.proven:
+            c.r.notes.append(f"version {k} is timestamped by {info.signer or who} at {info.gen_time}: its chain ends "
+                             f"at {a.root or 'a root'} ({a.trusted_by}; sha256 {(a.root_sha256 or '-')[:16]}…)")
+        else:
+            c.r.notes.append(
+                f"version {k}: token from {who} at {info.gen_time} (signer {info.signer or 'not named'}); its chain "
+                f"ends at no root you trust ({'; '.join(a.consulted)}); {pem_rel if carried else 'a certificate'} "
+                "carried in a bundle is information, never trust: the date is NOT proven (pass --tsa-root FILE with "
+                "the authority's root certificate if you trust that authority)")
+    if any(f.check == "timestamp" for f in c.r.failures):
+        return
+    unproven = [x for x in anchors if not x["proven"]]
+    if unproven:
+        c.ok("timestamp", f"{NOT_PROVEN} (version(s) {', '.join(str(x['version']) for x in unproven)}: chain ends "
+                          f"at no root of {'; '.join(unproven[0]['consulted'])}); {len(anchors)} RFC 3161 token(s) "
+                          "stamp their commitment records exactly", status="note", anchors=anchors)
+    elif anchors:
+        by = sorted({str(x["trusted_by"]) for x in anchors})
+        c.ok("timestamp", f"{len(anchors)} RFC 3161 token(s) stamp their commitment records exactly and verify up "
+                          f"to a root you trust ({'; '.join(by)})", anchors=anchors)
     else:
         c.ok("timestamp", "no timestamp token in this bundle (the commitment rests on the event log)", status="none")

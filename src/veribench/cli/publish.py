@@ -26,6 +26,8 @@ def publish_cmd(
     """
     with progress("publish", show_progress), open_workspace(workspace) as ws:
         res = publish(ws, run, out)
+    for note in res.notes:
+        typer.echo(f"note: {note}")
     results = json.loads((res.out / "results.json").read_text(encoding="utf-8"))
     for line in honesty.lines(results):
         typer.secho(line, fg="red" if honesty.is_alert(line) else None, bold=honesty.is_alert(line))

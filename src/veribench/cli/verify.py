@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-from typing import Any
 
 import typer
 
 from veribench import __version__
 from veribench.bundles.verify import is_detector_bundle, verify_bundle
 from veribench.cli.common import FormatOpt, OutputFormat, ProgressOpt, input_path, json_opt, progress, write_json
-from veribench.cli.grammar import CliError
-from veribench.commit.tsa import TimestampError, load_certificates
-from veribench.cycles.bundle import discover
+from veribench.cli.grammar import CliError, CliUsageError
+from veribench.commit.tsa import TimestampError, TrustedRoots, load_certificates
+from veribench.cycles.bundle import Candidate, candidates, is_cycle_dir
 from veribench.cycles.verify import check_rank_changes, verify_cycle
 
 
@@ -23,8 +23,11 @@ def verify_cmd(
     strict: bool = typer.Option(False, "--strict", help="Cycles: fail on gaps the bundle's own methodology allows."),
     json_out: Path | None = json_opt("Also write the machine-readable verdict to this file."),
     fmt: OutputFormat = FormatOpt,
-    tsa_root: Path | None = typer.Option(None, "--tsa-root", help="PEM root certificate(s) of the timestamp "
-                                         "authority to trust (pins the bundle's own).", callback=input_path("file")),
+    tsa_root: list[Path] | None = typer.Option(
+        None, "--tsa-root", callback=input_path("file"),
+        help="PEM root certificate(s) of a timestamp authority you trust; repeatable. A token's date counts as "
+             "proven only when its chain ends at one of these or at a root of the pinned public list (certifi's "
+             "Mozilla CA bundle); a certificate carried in a bundle is never trusted."),
     max_file_mb: int | None = typer.Option(None, "--max-file-mb", min=1, help="Size cap (MiB) of a file read whole "
                                            "(default 256)."),
     show_progress: bool = ProgressOpt,
@@ -32,46 +35,84 @@ def verify_cmd(
     """Verify bundles without executing anything in them.
 
     A detector-run bundle (from `veribench publish`) is told from a humanizer cycle by its
-    manifest. Each check is reported by name; exit 0 when every bundle passes, 1 when any
-    fails or a path is not a bundle, 2 on a usage error.
+    manifest. In a folder of bundles every candidate is reported with its verdict: each
+    sub-folder holding a bundle's file (`manifest.json`, `cycle.json`, ...), and each link or
+    unreadable entry (refused, never followed); plain files such as a licence are not
+    candidates. Each check is reported by name; exit 0 when every candidate passes, 1 when
+    any fails or is refused or a path is not a bundle, 2 on a usage error.
     """
-    roots: list[Any] = []
-    if tsa_root is not None:
-        try:
-            roots = load_certificates(tsa_root.read_bytes(), str(tsa_root))
-        except (OSError, TimestampError) as e:
-            raise CliError(str(tsa_root), str(e), "give a PEM file of the authority's root certificate(s) to "
-                           "--tsa-root") from None
+    roots = [_trusted(r, paths) for r in tsa_root or []]
     cap = max_file_mb * 2**20 if max_file_mb else None
-    runs, cycles = [], []
+    runs, cycles, refused = [], [], []
     with progress("verify", show_progress):
         for p in paths:
-            if is_detector_bundle(p):
+            if is_detector_bundle(p) or os.path.lexists(p / "manifest.json"):
+                # a manifest that does not read as a detector bundle's is a failed bundle, said by
+                # its reader or manifest check (a link, damaged, duplicate keys, nested too deep),
+                # not "not a bundle"
                 runs.append(verify_bundle(p, tsa_roots=roots, max_file_bytes=cap))
                 continue
-            found_runs = sorted(c for c in p.iterdir() if c.is_dir() and not c.is_symlink() and is_detector_bundle(c))
-            found_cycles = discover(p)
-            if not found_runs and not found_cycles and (p / "manifest.json").is_file() \
-                    and not (p / "manifest.json").is_symlink():
-                # a manifest that does not read as a detector bundle's: a failed bundle, said by its
-                # manifest check (damaged, duplicate keys, nested too deep), not "not a bundle"
-                runs.append(verify_bundle(p, tsa_roots=roots, max_file_bytes=cap))
+            if is_cycle_dir(p):
+                cycles.append(verify_cycle(p, strict, max_file_bytes=cap))
                 continue
-            if not found_runs and not found_cycles:
-                raise CliError(str(p), "not a bundle: holds no cycle or detector-run bundle folders",
-                               "give a folder written by `veribench publish` or a cycle bundle")
-            runs += [verify_bundle(c, tsa_roots=roots, max_file_bytes=cap) for c in found_runs]
-            cycles += [verify_cycle(c, strict, max_file_bytes=cap) for c in found_cycles]
+            for c in _candidates(p):
+                if c.kind == "detector-run":
+                    runs.append(verify_bundle(c.path, tsa_roots=roots, max_file_bytes=cap))
+                elif c.kind == "cycle":
+                    cycles.append(verify_cycle(c.path, strict, max_file_bytes=cap))
+                else:
+                    refused.append(c)
     check_rank_changes(cycles)
-    ok = all(r.ok for r in runs) and all(r.ok for r in cycles)
+    ok = all(r.ok for r in runs) and all(r.ok for r in cycles) and not refused
     verdict = {"veribench_version": __version__, "strict": strict, "ok": ok,
-               "detector_runs": [r.to_dict() for r in runs], "cycles": [r.to_dict() for r in cycles]}
+               "detector_runs": [r.to_dict() for r in runs], "cycles": [r.to_dict() for r in cycles],
+               "refused": [c.to_dict() for c in refused]}
     if fmt == "json":
         typer.echo(json.dumps(verdict, indent=2, default=str, ensure_ascii=False))
     else:
-        for r in [*runs, *cycles]:
+        for r in [*runs, *cycles, *refused]:
             for i, line in enumerate(r.lines()):
                 typer.secho(line, fg=None if i else ("green" if r.ok else "red"))
     if json_out is not None:
         write_json(json_out, verdict, default=str)
     raise typer.Exit(0 if ok else 1)
+
+
+def _trusted(path: Path, verified: list[Path]) -> TrustedRoots:
+    """The roots of one ``--tsa-root`` file, named by the option and the path.
+
+    Raises:
+        CliUsageError: the file lies inside a folder being verified: it came with the
+            material under test, so it is information, never a root the user supplies.
+        CliError: the file cannot be read or holds no certificate.
+    """
+    where = path.resolve()
+    for v in verified:
+        if where.is_relative_to(v.resolve()):
+            raise CliUsageError(f"--tsa-root {path}", f"lies inside {v}, which is being verified: a certificate that "
+                                "comes with a bundle is information, never trust",
+                                "give the authority's root certificate from a source you trust, kept outside "
+                                "the bundles")
+    try:
+        return TrustedRoots(f"--tsa-root {path}", tuple(load_certificates(path.read_bytes(), str(path))))
+    except (OSError, TimestampError) as e:
+        what = (e.strerror or type(e).__name__) if isinstance(e, OSError) else str(e).removeprefix(f"{path}: ")
+        raise CliError(str(path), what, "give a PEM file of the authority's root certificate(s) to --tsa-root") \
+            from None
+
+
+def _candidates(folder: Path) -> list[Candidate]:
+    """The candidates of a folder of bundles (:func:`veribench.cycles.bundle.candidates`).
+
+    Raises:
+        CliError: the folder cannot be listed, or holds no candidate at all.
+    """
+    try:
+        found = candidates(folder)
+    except OSError as e:
+        raise CliError(str(folder), f"cannot be listed ({e.strerror or type(e).__name__})",
+                       "check the folder's permissions") from None
+    if not found:
+        raise CliError(str(folder), "not a bundle: holds no cycle or detector-run bundle folders",
+                       "give a folder written by `veribench publish` or a cycle bundle")
+    return found

@@ -8,16 +8,25 @@ and the message imprint. veribench adds only the HTTP POST (RFC 3161 section 3.4
 
 A token stamps the SHA-256 of a commitment record's bytes (see
 :mod:`veribench.commit.service`). It proves the record existed at the authority's
-``gen_time``; checking it needs no network, only the authority's root certificate.
+``gen_time`` only to someone who trusts the authority: :func:`anchor_token` counts a
+token as an anchor only when its certificate chain ends at a root the verifying user
+trusts (:class:`TrustedRoots`: roots the user supplied, or the pinned public list,
+:func:`public_roots`). A certificate carried beside the token (a bundle's
+``commitments/vK.roots.pem``) is information, never trust: anyone can make an authority
+and put its root there. Checking needs no network.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import re
+import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -215,7 +224,8 @@ def check_token(token: bytes, message: bytes, *, roots: Sequence[Any] = (), inte
         try:
             b.build().verify_message(resp, message)
         except (VerificationError, ValueError) as e:
-            raise TimestampError(f"token signature does not verify against the authority's certificate ({e})") from None
+            raise TimestampError(f"token signature does not verify against the authority's certificate "
+                                 f"({_openssl_reason(str(e))})") from None
         checked = True
     elif require_signature:
         raise TimestampError("cannot check the token's signature: no authority certificate to trust (pass the "
@@ -231,6 +241,197 @@ def check_token(token: bytes, message: bytes, *, roots: Sequence[Any] = (), inte
         anchor_sha256=[_der_sha256(r) for r in roots])
 
 
+def _openssl_reason(message: str) -> str:
+    """OpenSSL's own words (``data: "Verify error: ..."``) out of an error stack, else the message cut short."""
+    m = re.search(r'data: "([^"]+)"', message)
+    if m:
+        return m.group(1)
+    return message if len(message) <= 200 else message[:197] + "..."
+
+
 def gen_time(info: TokenInfo) -> datetime:
     """The token's time as an aware datetime."""
     return datetime.fromisoformat(info.gen_time.replace("Z", "+00:00"))
+
+
+# -- trust: which roots make a token's date proven ---------------------------------------------
+
+#: The pinned public list's name when ``certifi`` cannot be read (no public root is trusted then).
+NO_PUBLIC_LIST = "no public list (certifi is not installed)"
+
+
+@dataclass(frozen=True)
+class TrustedRoots:
+    """Root certificates the verifying user trusts, and where that trust comes from.
+
+    Attributes:
+        name: what the verdict names, e.g. ``"--tsa-root tsa-root.pem"`` or
+            ``"certifi 2026.10.19 (Mozilla CA bundle)"``.
+        certificates: ``cryptography`` certificates; each may end a token's chain.
+    """
+
+    name: str
+    certificates: tuple[Any, ...]
+
+
+@functools.lru_cache(maxsize=1)
+def public_roots() -> TrustedRoots:
+    """The pinned public list: the roots of ``certifi``'s copy of Mozilla's CA bundle, named
+    with certifi's version (``certifi 2026.10.19 (Mozilla CA bundle)``).
+
+    A certificate of the bundle that ``cryptography`` cannot parse is left out (never
+    trusted). With no ``certifi``,
+    the list is empty and named :data:`NO_PUBLIC_LIST`. Read once per process.
+    """
+    try:
+        import certifi
+
+        pem = Path(certifi.where()).read_bytes()
+        version = str(getattr(certifi, "__version__", "unknown"))
+    except (ImportError, OSError):
+        return TrustedRoots(NO_PUBLIC_LIST, ())
+    from cryptography import x509
+
+    certs = []
+    for block in re.findall(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", pem, flags=re.S):
+        with warnings.catch_warnings():  # a few Mozilla roots carry a non-positive serial: deprecated, still valid
+            warnings.simplefilter("ignore")
+            try:
+                certs.append(x509.load_pem_x509_certificate(block))
+            except ValueError:
+                continue
+    return TrustedRoots(f"certifi {version} (Mozilla CA bundle)", tuple(certs))
+
+
+@dataclass
+class Anchor:
+    """The verdict on one token's date (:func:`anchor_token`).
+
+    Attributes:
+        info: what the token says (its imprint already checked against the stamped bytes).
+        trusted_by: the :class:`TrustedRoots` name whose root ends the token's chain, or
+            None: no trusted root does, so the date is NOT proven.
+        root: that root's subject (RFC 4514), when found.
+        root_sha256: SHA-256 of that root (DER), when found.
+        carried_signature: the token's signature verifies against the certificates carried
+            with it (True), or none were carried (None). Information only: a carried
+            certificate never makes a date proven.
+        consulted: the names of the trusted sets tried, in order.
+    """
+
+    info: TokenInfo
+    trusted_by: str | None = None
+    root: str | None = None
+    root_sha256: str | None = None
+    carried_signature: bool | None = None
+    consulted: list[str] = field(default_factory=list)
+
+    @property
+    def proven(self) -> bool:
+        """The date is proven: the chain ends at a root the verifying user trusts."""
+        return self.trusted_by is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"gen_time": self.info.gen_time, "signer": self.info.signer, "proven": self.proven,
+                "trusted_by": self.trusted_by, "root": self.root, "root_sha256": self.root_sha256,
+                "carried_signature": self.carried_signature, "consulted": self.consulted}
+
+
+def _self_issued(cert: Any) -> bool:
+    return bool(cert.subject == cert.issuer)
+
+
+def _is_ca(cert: Any) -> bool:
+    from cryptography import x509
+
+    try:
+        return bool(cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca)
+    except x509.ExtensionNotFound:
+        return False
+
+
+def path_hints(carried: Sequence[Any]) -> list[Any]:
+    """The carried certificates that may only help build a path, never end one: CA
+    certificates that are not self-issued (subject differs from issuer).
+
+    ``rfc3161-client`` hands its roots and intermediates to OpenSSL as one trusted set, and
+    OpenSSL ends a chain at a trusted self-issued certificate without checking that
+    certificate's own signature; a certificate that is not self-issued cannot end a chain
+    (no partial chains), so it is safe to pass: the chain through it still has to reach a
+    trusted root, each link signed.
+    """
+    return [c for c in carried if not _self_issued(c) and _is_ca(c)]
+
+
+def _embedded(token: bytes) -> list[Any]:
+    from cryptography import x509
+    from rfc3161_client import decode_timestamp_response
+
+    return [x509.load_der_x509_certificate(c) for c in decode_timestamp_response(token).signed_data.certificates]
+
+
+def _verifies(token: bytes, message: bytes, roots: Sequence[Any], hints: Sequence[Any]) -> bool:
+    try:
+        check_token(token, message, roots=roots, intermediates=hints)
+    except TimestampError:
+        return False
+    return True
+
+
+def anchor_token(token: bytes, message: bytes, trusted: Sequence[TrustedRoots],
+                 carried: Sequence[Any] = ()) -> Anchor:
+    """Check that ``token`` stamps exactly ``message`` and say whether its date is proven.
+
+    Steps: (1) :func:`check_token` without roots: the token parses, is granted, and its
+    SHA-256 imprint equals ``sha256(message)`` (a token over other bytes is refused
+    whoever signed it); (2) for each set of ``trusted`` in order, the CMS signature and the
+    chain up to one of its roots, with the signer's critical ``id-kp-timeStamping`` usage
+    (``rfc3161-client``); the carried certificates take part only as path hints
+    (:func:`path_hints`), never as roots; the first set that verifies anchors the date;
+    (3) otherwise, with ``carried`` certificates, the signature must verify against them
+    (a token that does not is damaged or forged), and the date is NOT proven.
+
+    Args:
+        token: DER ``TimeStampResp``.
+        message: the stamped bytes (a commitment record).
+        trusted: the roots the verifying user trusts, most specific first.
+        carried: certificates that came with the token (a bundle's ``vK.roots.pem``).
+
+    Returns:
+        The :class:`Anchor` (``proven`` only with a trusted root at the chain's end).
+
+    Raises:
+        TimestampError: the token does not parse, was not granted, stamps other bytes; its
+            chain names a trusted root by subject but does not verify against it (a forged
+            token or an authority impersonating that root); or it does not verify against
+            the certificates carried with it.
+    """
+    info = check_token(token, message)
+    hints = path_hints(carried)
+    try:
+        issuers = {c.issuer for c in [*_embedded(token), *carried]}
+    except ValueError:
+        issuers = set()
+    a = Anchor(info=info, consulted=[t.name for t in trusted])
+    for t in trusted:
+        if not t.certificates:
+            continue
+        named = [r for r in t.certificates if r.subject in issuers]
+        if _verifies(token, message, t.certificates, hints):
+            root = next((r for r in named if _verifies(token, message, [r], hints)), None)
+            a.trusted_by = t.name
+            if root is not None:
+                a.root, a.root_sha256 = root.subject.rfc4514_string(), _der_sha256(root)
+            return a
+        if named:
+            raise TimestampError(
+                f"the token's certificate chain names {named[0].subject.rfc4514_string()!r}, a root you trust "
+                f"({t.name}), but its signature does not verify against that root (a forged token, an authority "
+                "impersonating that root, or a missing intermediate certificate)")
+    if carried:
+        try:
+            check_token(token, message, roots=carried)
+        except TimestampError as e:
+            raise TimestampError(f"{e} (the certificate carried with the token)") from None
+        a.carried_signature = True
+    return a

@@ -9,11 +9,13 @@ the raw bytes on disk, never over decoded or re-serialised text.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import stat
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from veribench.bundles import reader
+from veribench.bundles import layout, reader
+from veribench.bundles.findings import Finding
 from veribench.bundles.reader import ReadError, parse_json
 from veribench.hashing import sha256_bytes
 
@@ -61,12 +63,119 @@ def is_cycle_dir(path: Path) -> bool:
 
 
 def discover(path: Path) -> list[Path]:
-    """Cycle folders at ``path``: the folder itself, or its sub-folders that are cycles (sorted)."""
+    """Cycle folders at ``path``: the folder itself, or its sub-folders that are cycles (sorted;
+    a link is never followed: :func:`candidates` reports it)."""
     if is_cycle_dir(path):
         return [path]
     if path.is_dir():
-        return sorted(p for p in path.iterdir() if is_cycle_dir(p))
+        return [c.path for c in candidates(path) if c.kind == "cycle"]
     return []
+
+
+#: File names that make a sub-folder a detector-run bundle to verify: its manifest, and the
+#: files only such a bundle holds (a bundle whose ``manifest.json`` was removed is still
+#: found, and fails).
+DETECTOR_NAMES = frozenset({layout.MANIFEST, layout.RESULTS, layout.CORPUS, layout.SCORES_CSV, layout.SCORES_PARQUET,
+                            layout.AMENDMENTS})
+#: The kinds of :class:`Candidate`: the two that are verified, and the two that are refused.
+CANDIDATE_KINDS = ("detector-run", "cycle", "link", "unreadable")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An entry of a folder given to ``veribench verify`` that must be reported with its verdict.
+
+    ``kind``: ``"detector-run"`` (a sub-folder holding ``manifest.json`` or another file of
+    :data:`DETECTOR_NAMES`), ``"cycle"`` (a sub-folder holding a cycle bundle's file,
+    ``cycle.json`` or another of :data:`ALL_KNOWN`), ``"link"`` (a symbolic link of any
+    kind, never followed) or ``"unreadable"`` (an entry that cannot be listed or read, is
+    neither a file nor a folder: a FIFO, socket or device, or a bundle folder whose name is
+    not printable, which could forge a line of the verdict). The last two are failures
+    (``why`` says what); plain files (a licence, notes) are not candidates.
+    """
+
+    path: Path
+    kind: str
+    why: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """A refused candidate (a link, an unreadable entry) never passes."""
+        return self.kind not in ("link", "unreadable")
+
+    def lines(self) -> list[str]:
+        """The verdict of a refused candidate: ``[FAIL] NAME: reader: NAME: WHY`` (the name
+        escaped: :func:`shown_name`)."""
+        return [f"[FAIL] {shown_name(self.path.name)}: {self.finding().line()}"]
+
+    def finding(self) -> Finding:
+        return Finding("reader", self.why, shown_name(self.path.name))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": str(self.path), "ok": self.ok,
+                "failures": [] if self.ok else [asdict(self.finding())]}
+
+
+def shown_name(name: str) -> str:
+    """``name`` with every character that is not printable (control, format, line or
+    paragraph separators, spaces other than U+0020: ``str.isprintable``) written as a Python
+    escape (``\\n``, ``\\u200b``), so that a name cannot start a line of its own in a verdict."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] if c in "\t\n\r" else f"\\u{ord(c):04x}"
+                   if ord(c) < 0x10000 else f"\\U{ord(c):08x}" for c in name)
+
+
+def _special(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+def candidates(folder: Path) -> list[Candidate]:
+    """Every candidate in ``folder`` (one level, sorted by name; see :class:`Candidate`).
+
+    Entries are examined with ``lstat`` only: no link is followed, no special file opened.
+
+    Raises:
+        OSError: ``folder`` itself cannot be listed.
+    """
+    out: list[Candidate] = []
+    for name in sorted(os.listdir(folder)):
+        p = folder / name
+        try:
+            st = os.lstat(p)
+        except OSError as e:
+            out.append(Candidate(p, "unreadable", f"cannot be read ({e.strerror or type(e).__name__}); not verified"))
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            out.append(Candidate(p, "link", "a symbolic link: not followed, not verified (verify the folder it "
+                                            "points to by its own path)"))
+            continue
+        if stat.S_ISREG(st.st_mode):
+            continue  # a plain file (a licence, notes): not a candidate
+        if not stat.S_ISDIR(st.st_mode):
+            out.append(Candidate(p, "unreadable", f"{_special(st.st_mode)}, neither a file nor a folder: not read, "
+                                                  "not verified"))
+            continue
+        try:
+            names = set(os.listdir(p))
+        except OSError as e:
+            out.append(Candidate(p, "unreadable", f"a folder that cannot be listed ({e.strerror or type(e).__name__})"
+                                                  "; not verified"))
+            continue
+        if not names & (DETECTOR_NAMES | ALL_KNOWN):
+            continue  # a folder holding no bundle's file: not a candidate
+        if not name.isprintable():
+            out.append(Candidate(p, "unreadable", "a bundle folder whose name holds characters that are not "
+                                                  "printable (shown escaped): not verified (rename it to verify it)"))
+        elif names & DETECTOR_NAMES:
+            out.append(Candidate(p, "detector-run"))
+        elif names & ALL_KNOWN:
+            out.append(Candidate(p, "cycle"))
+    return out
 
 
 @dataclass

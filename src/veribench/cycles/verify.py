@@ -53,7 +53,9 @@ from veribench.cycles.bundle import (
     REQUIRED_FILES,
     Bundle,
     BundleFileError,
-    discover,
+    candidates,
+    is_cycle_dir,
+    shown_name,
 )
 from veribench.cycles.scoring import SUB_SCORES, compute_leaderboard, recognise_scoring
 from veribench.cycles.selection import UnknownAlgorithm, recognise_selection, resolve_prompts
@@ -658,18 +660,27 @@ def verify_cycle(path: str | Path, strict: bool = False, max_file_bytes: int | N
 
 
 def verify_paths(paths: Sequence[str | Path], strict: bool = False) -> list[CycleReport]:
-    """Verify every cycle found under ``paths`` (cycle folders or folders of them).
+    """Verify every cycle found under ``paths`` (cycle folders or folders of them); a link or
+    an unreadable entry of such a folder (:func:`veribench.cycles.bundle.candidates`) is a
+    failed report, never skipped in silence.
 
     Raises:
         ValueError: a path holds no cycle (a usage error).
     """
 
     reports = []
-    for p in paths:
-        found = discover(Path(p))
-        if not found:
+    for p in map(Path, paths):
+        if is_cycle_dir(p):
+            reports.append(verify_cycle(p, strict))
+            continue
+        found = candidates(p) if p.is_dir() else []
+        if not any(c.kind == "cycle" for c in found):
             raise ValueError(f"{p}: not a cycle folder and holds no cycle folders")
-        reports += [verify_cycle(f, strict) for f in found]
+        for c in found:
+            if c.kind == "cycle":
+                reports.append(verify_cycle(c.path, strict))
+            elif not c.ok:
+                reports.append(CycleReport(path=str(c.path), cycle=shown_name(c.path.name), failures=[c.finding()]))
     check_rank_changes(reports)
     return reports
 

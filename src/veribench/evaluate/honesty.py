@@ -9,12 +9,21 @@ One function turns a run's ``results.run.protocol`` block (written by
 - which amendments were committed after results existed under the same protocol id;
 - the earlier runs under the same protocol id, each with the SHA-256 of its results;
 - a new protocol declared beside runs of another one;
-- whether an RFC 3161 timestamp anchors the commitment.
+- whether an RFC 3161 token was logged for the commitment; the date it states is never shown
+  as proven here (only `veribench verify` with a root the user trusts proves it).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+#: The caveat every output keeps while nothing it shows proves the commitment's date.
+LOG_ALONE = "the commitment's date rests on this workspace's event log alone"
+#: Why a token named in results, tables, a README or a report proves nothing by itself: only
+#: the verifier can anchor it (:func:`veribench.bundles.verify_commitment.check_timestamps`).
+UNANCHORED = (f"until `veribench verify` finds that the token's certificate chain ends at a root you trust "
+              f"(`--tsa-root FILE`, or the public list it names), {LOG_ALONE} (a certificate carried with the "
+              "token is never trusted).")
 
 
 def facts(results: dict[str, Any]) -> dict[str, Any]:
@@ -82,9 +91,10 @@ def lines(results: dict[str, Any]) -> list[str]:
     if f["status"] not in ("no protocol",):
         ts = f["timestamp"]
         if ts:
-            out.append(f"Timestamp: RFC 3161 token from {ts.get('authority')} at {ts.get('gen_time')}.")
+            out.append(f"Timestamp: RFC 3161 token from {ts.get('authority')} at {ts.get('gen_time')}, a date NOT "
+                       f"proven here: {UNANCHORED}")
         elif f["protocol_hash"]:
-            out.append("No timestamp token: the commitment's date rests on this workspace's event log alone.")
+            out.append(f"No timestamp token: {LOG_ALONE}.")
     return out
 
 
