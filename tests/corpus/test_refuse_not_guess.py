@@ -30,6 +30,7 @@ HC3 = PUBLIC / "hc3" / "finance.jsonl"
 SEM_A = PUBLIC / "semeval" / "subtaskA" / "subtaskA_train_monolingual.jsonl"
 SEM_C = PUBLIC / "semeval" / "subtaskC" / "subtaskC_train.jsonl"
 M4 = PUBLIC / "m4" / "data" / "arxiv_chatGPT.jsonl"
+BEEMO = PUBLIC / "beemo" / "data" / "train-00000-of-00001.parquet"
 DETECTRL = PUBLIC / "detectrl" / "Benchmark" / "Benchmark_Data" / "Multi_Domain" / "multi_domains_arxiv_test.json"
 
 
@@ -217,6 +218,39 @@ EXTRA_CELL = {
 }
 
 
+#: A value outside the format's vocabulary that would set the label: refused, never read as "a model".
+LABEL_VALUE = {
+    "raid-model-capitalised": ("raid", csv_cell(RAID, 0, "model", "Human"), ("row", 0), "model", "unknown RAID model"),
+    "raid-model-padded": ("raid", csv_cell(RAID, 0, "model", " human"), ("row", 0), "model", "unknown RAID model"),
+}
+
+
+def beemo(edit: Callable) -> Callable[[Path], Path]:
+    """Beemo's released Parquet file with ``edit(table)`` applied."""
+    def make(tmp: Path) -> Path:
+        import pyarrow.parquet as pq
+
+        dst = tmp / BEEMO.name
+        pq.write_table(edit(pq.read_table(BEEMO)), dst)
+        return dst
+    return make
+
+
+def beemo_cell(row: int, col: str, value: str) -> Callable[[Path], Path]:
+    def edit(t):
+        import pyarrow as pa
+
+        vals = t.column(col).to_pylist()
+        vals[row] = value
+        return t.set_column(t.schema.get_field_index(col), col, pa.array(vals, t.schema.field(col).type))
+    return beemo(edit)
+
+
+EMPTY_FIELD["beemo-empty-model"] = ("beemo", beemo_cell(1, "model", ""), "row 1", "model", "empty")
+NUL["beemo-nul-in-output"] = ("beemo", beemo_cell(0, "model_output", "An answer\x00."), "row 0", "model_output",
+                              "NUL")
+
+
 def _header_only(src: Path) -> Callable[[Path], Path]:
     return edit_bytes(src, lambda d: d.split(b"\n", 1)[0] + b"\n")
 
@@ -234,13 +268,14 @@ NO_RECORDS = {
     "csv-header-only": ("csv", edit_bytes(MAGE, lambda d: b"id,text,label\n", name="docs.csv"), None, None,
                         "no records"),
     "jsonl-empty": ("jsonl", edit_bytes(SEM_C, lambda d: b"\n", name="docs.jsonl"), None, None, "no records"),
+    "beemo-no-rows": ("beemo", beemo(lambda t: t.slice(0, 0)), None, None, "no records"),
 }
 
 #: Variants main already refused (the generic importers' "no records found", load_json's
 #: syntax check): kept as guards, in their own test, so every case of the main test is a
 #: fault that main let through.
 GUARDS = ("csv-header-only", "jsonl-empty", "detectrl-array-cut-short")
-ALL = {**EMPTY_FIELD, **TRUNCATED, **NUL, **EXTRA_CELL, **NO_RECORDS}
+ALL = {**EMPTY_FIELD, **TRUNCATED, **NUL, **EXTRA_CELL, **NO_RECORDS, **LABEL_VALUE}
 CASES = {k: v for k, v in ALL.items() if k not in GUARDS}
 
 
@@ -310,7 +345,7 @@ def _refused(spec, ws: Path, tmp_path: Path) -> None:
 
 def test_every_class_has_two_variants_across_importers():
     """The acceptance shape: each fault class has at least two variants and reaches several importers."""
-    for cls in (EMPTY_FIELD, TRUNCATED, NUL, EXTRA_CELL, NO_RECORDS):
+    for cls in (EMPTY_FIELD, TRUNCATED, NUL, EXTRA_CELL, NO_RECORDS, LABEL_VALUE):
         assert len(cls) >= 2
     for cls in (EMPTY_FIELD, TRUNCATED, NUL, NO_RECORDS):
         assert len({c[0] for c in cls.values()}) >= 4

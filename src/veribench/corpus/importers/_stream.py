@@ -216,6 +216,17 @@ def hub_batches(src: Source, *, builder: str | None = None, config: str | None =
                 batch_size: int = BATCH) -> Iterator[tuple[int, dict[str, list[Any]]]]:
     """Batches of a JSON Lines / Parquet file, or of a dataset repository's configured split
     (``builder=None``: ``load_dataset(location, config, split=...)``), streamed."""
+    if builder == "parquet" and not src.remote:
+        # a file without rows is refused here: ``datasets`` fails on it with a logged traceback
+        import pyarrow.parquet as pq
+
+        try:
+            rows = pq.ParquetFile(src.location).metadata.num_rows
+        except Exception as e:  # pyarrow ArrowInvalid, OSError: not a Parquet file
+            raise InputError(f"cannot read Parquet ({type(e).__name__}: {str(e).splitlines()[0][:300]})",
+                             file=src.location) from None
+        if not rows:
+            raise no_records(src.location, "row 0")
     load_dataset = _datasets().load_dataset
     try:
         if builder is None:

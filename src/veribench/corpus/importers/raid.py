@@ -16,7 +16,8 @@ adv_source_id       ``provenance.adv_source_id``; for an attacked text also
                     ``provenance.source_id`` (the unattacked text it was derived from)
 source_id           ``provenance.raid_source_id`` and ``group_key`` (the human source
                     text: every text written from it shares the calibration group)
-model               ``label`` (``human`` -> human, arm A; any model -> ai, arm C),
+model               ``label`` (``human`` -> human, arm A; a model of :data:`MODELS` -> ai,
+                    arm C; any other value is refused),
                     ``generation.model``, ``tags.model``
 decoding            ``generation.settings.decoding``, ``generation.temperature``
                     (greedy 0, sampling 1, RAID's README), ``tags.decoding``
@@ -81,12 +82,22 @@ REPETITION_PENALTY = {"yes": 1.2, "no": None}
 LANGUAGE = {"czech": "cs", "german": "de"}
 
 
-def raid_record(row: dict[str, Any], split: str) -> dict[str, Any] | None:
-    """One CSV row as a document mapping (``None`` when the text is empty)."""
+def raid_record(row: dict[str, Any], split: str, *, file: str = "", record: Any = None) -> dict[str, Any] | None:
+    """One CSV row as a document mapping (``None`` when the text is empty).
+
+    Raises:
+        InputError: a ``model`` that is neither ``human`` nor one of RAID's generators
+            (:data:`MODELS`): the label cannot be read from it (``Human`` or `` human``
+            would otherwise become an AI document).
+    """
     text = row.get("generation")
     if text is None or not str(text).strip():
         return None
     model = clean(row.get("model"))
+    if model != "human" and model not in MODELS:
+        raise InputError(f"unknown RAID model {model!r}: neither 'human' nor one of RAID's generators "
+                         f"({', '.join(sorted(MODELS))}), so the label cannot be read from it", file=file,
+                         record=record, field="model")
     human = model == "human"
     domain = clean(row.get("domain"))
     attack = clean(row.get("attack"))
@@ -146,7 +157,7 @@ def import_raid(ws: Any, source: str | Path, *, split: str | None = None, corpus
             check_columns(header, COLUMNS, file=src.location, what="RAID")
             for rec, row in csv_records(src, COLUMNS, what="RAID"):
                 check_record(row, file=src.location, record=rec, required=REQUIRED, what="RAID", strings=False)
-                data = raid_record(row, src.split)
+                data = raid_record(row, src.split, file=src.location, record=rec)
                 if data is None:
                     w.skip("empty generation", f"{src.name} {rec} (id {row.get('id')!r})")
                     continue
