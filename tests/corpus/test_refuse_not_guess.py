@@ -362,3 +362,31 @@ def test_a_complete_file_still_imports_with_its_counts(tmp_path):
         r = run.invoke(app, ["import", kind, str(path), "-w", ws, "-q", "--no-progress"])
         assert r.exit_code == 0, r.output
         assert f": {n} documents" in r.output, (kind, r.output)
+
+
+@pytest.mark.parametrize("case", ["raid-nul-in-last-row", "raid-cut-after-batches"])
+def test_refused_after_committed_batches_leaves_every_table_as_it_was(case, ws, tmp_path):
+    """The streamed path commits batches as it goes: a refusal at the end of the file (after
+    several committed batches of 7) still leaves every table, the event log included,
+    exactly as it was, and ``log verify`` passes."""
+    from veribench.corpus.importers.raid import import_raid
+    from veribench.errors import InputError
+    from veribench.store import Workspace
+
+    src = tmp_path / "src"
+    src.mkdir()
+    if case == "raid-nul-in-last-row":
+        n = len(_csv_rows(RAID)[1])
+        path, says = csv_cell(RAID, n - 1, "title", "T\x00")(src), "NUL"
+    else:
+        path, says = cut_bytes(RAID, lambda d: len(d) - 20)(src), "malformed CSV"
+    before = tables(ws)
+    w = Workspace(ws)
+    try:
+        with pytest.raises(InputError, match=says):
+            import_raid(w, path, batch_size=7, progress=False)
+    finally:
+        w.close()
+    assert tables(ws) == before
+    v = CliRunner().invoke(app, ["log", "verify", "-w", str(ws)])
+    assert v.exit_code == 0, v.output
