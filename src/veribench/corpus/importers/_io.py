@@ -20,6 +20,24 @@ Refused, as a class (limits are data below, with the reason for each):
 - CSV headers with a repeated name, or with overlapping dotted names
   (``generation.settings`` beside ``generation.settings.x``).
 
+Refuse rather than guess (issue 24): the one rule every importer applies to every record,
+here and nowhere else, so that no importer changes a label or a total instead of stopping:
+
+- a NUL character anywhere in a stored string (a key or a value, at any depth): a raw NUL
+  byte in the file or a ``\\u0000`` escape (:func:`check_strings`);
+- a field the format requires that is empty (:func:`check_record`, with each importer's
+  list of required fields);
+- a truncated record: a CSV row with fewer cells than the header, a quoted cell the file
+  ends inside, a last CSV record without its line end, a JSON line cut short
+  (:class:`CsvStream`, :func:`jsonl_records`);
+- an extra cell: a CSV row with more cells than the header (:class:`CsvStream`);
+- a file with no records: empty, a header only, blank lines only, or an empty JSON array
+  (:func:`no_records`).
+
+Each gives one :class:`~veribench.errors.InputError` naming the file, the record and the
+field. The CSV and JSONL readers stream (one line at a time): memory does not grow with
+the file.
+
 Accepted: CSV cells of any length (the :mod:`csv` module's 131,072-character default
 field limit is lifted), and bare ``NaN``/``Infinity``, parsed as floats and flagged, so
 that each importer decides (document fields refuse them, :func:`nonfinite_paths`; score
@@ -29,7 +47,6 @@ importers report the record and leave it out).
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import re
@@ -49,7 +66,10 @@ CSV_FIELD_LIMIT = 2**31 - 1
 csv.field_size_limit(CSV_FIELD_LIMIT)
 
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: What :func:`check_strings` refuses in a string: a NUL, or a surrogate.
+_SURROGATE = re.compile("[\x00\ud800-\udfff]")
+#: A JSON escape that decodes to NUL.
+_NUL_ESCAPE = re.compile(r"\\u0000")
 #: A JSON escape that may decode to a surrogate (``\\uD800``..``\\uDFFF``, any case). Text
 #: with neither this nor a surrogate cannot decode to a string that holds one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -98,7 +118,7 @@ def read_text(path: Path, *, label: str | None = None) -> str:
 
 
 def check_strings(value: Any, *, file: str, record: Any, field: str | None = None, bad_bytes: bool = True) -> None:
-    """Raise ``InputError`` if any string (key or value) inside ``value`` holds a surrogate.
+    """Raise ``InputError`` if any string (key or value) inside ``value`` holds a NUL or a surrogate.
 
     A surrogate from ``surrogateescape`` (U+DC80..U+DCFF, in text read by :func:`read_text`
     from bytes that were not UTF-8) is reported as a bad byte; any other is a lone
@@ -110,6 +130,9 @@ def check_strings(value: Any, *, file: str, record: Any, field: str | None = Non
         m = _SURROGATE.search(s)
         if m:
             cp = ord(m.group())
+            if cp == 0:
+                raise InputError(f"NUL character at character {m.start()}: a stored text or name cannot hold one "
+                                 "(a corrupted or binary file?); remove it", file=file, record=record, field=path)
             if bad_bytes and _BAD_BYTE.match(m.group()):
                 msg = (f"not valid UTF-8 (byte 0x{cp - 0xDC00:02x} at character {m.start()}); "
                        "re-save the file as UTF-8")
@@ -261,10 +284,11 @@ class _Decoder:
 
 
 def may_hold_surrogates(text: str) -> bool:
-    """False only when no string JSON-decoded from ``text`` can hold a surrogate: ``text``
-    has none itself (no byte :func:`read_text` could not decode) and no escape of one.
-    A shortcut for :func:`check_strings` over every value of a file; never a false "no"."""
-    return _SURROGATE.search(text) is not None or _SURROGATE_ESCAPE.search(text) is not None
+    """False only when no string JSON-decoded from ``text`` can hold a surrogate or a NUL:
+    ``text`` has none itself (no byte :func:`read_text` could not decode) and no escape of
+    one. A shortcut for :func:`check_strings` over every value of a file; never a false "no"."""
+    return (_SURROGATE.search(text) is not None or _SURROGATE_ESCAPE.search(text) is not None
+            or _NUL_ESCAPE.search(text) is not None)
 
 
 def check_value(obj: Any, *, file: str, record: Any, field: str | None = None, strings: bool = True,
@@ -359,17 +383,102 @@ def load_json_flagged(path: Path, *, label: str | None = None) -> tuple[Any, boo
     return out, d.nonfinite
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``("line N", object)`` for each non-blank line of a JSONL file."""
-    text = read_text(path)
-    for n, line in enumerate(text.split("\n"), start=1):
+def no_records(file: str, record: Any = None) -> InputError:
+    """The error for a file that holds no record (empty, a header only, blank lines only,
+    an empty array): refused, never recorded as an import of 0 documents."""
+    return InputError("no records: the file holds nothing to import (empty, a header only, or blank lines); give "
+                      "the complete file", file=file, record=record)
+
+
+def check_record(row: Any, *, file: str, record: Any, required: Iterable[str] = (), what: str = "the format",
+                 strings: bool = True) -> None:
+    """The one rule every importer applies to each record before mapping it (module docstring).
+
+    Args:
+        row: the record as read (a mapping; nested values are walked).
+        required: the fields the format always fills; an empty one (missing, ``None``, or
+            text that is only white space) would have to be guessed, so it is refused.
+        what: the format's name, for the message (``"RAID"``).
+        strings: ``False`` only where the reader already applied :func:`check_strings`
+            to this record (:class:`CsvStream` does, to every row where a NUL or a bad
+            byte was read).
+
+    Raises:
+        InputError: a NUL character or a surrogate in any key or value (the field path is
+            named), or an empty required field.
+    """
+    if strings:
+        check_strings(row, file=file, record=record)
+    for f in required:
+        v = row.get(f)
+        if v is None or (isinstance(v, str) and not v.strip()):
+            raise InputError(f"empty, but {what} always fills this field: its value would have to be guessed; "
+                             "fill it, or remove the record", file=file, record=record, field=f)
+
+
+def _nul_in_line(raw: bytes, *, file: str, rec: str) -> InputError:
+    """A raw NUL byte in a JSON line: inside a string it is a NUL in that field (named);
+    elsewhere the file is UTF-16/UTF-32 or binary."""
+    text = raw.replace(b"\x00", b"\\u0000").decode("utf-8", errors="surrogateescape")
+    try:
+        parse_json_text(text, file=file, record=rec)
+    except InputError as e:
+        if "NUL character" in e.reason:
+            return e
+    off = raw.find(b"\x00")
+    return InputError(f"NUL byte at byte offset {off} of the line: the file looks like UTF-16 or UTF-32 (or binary), "
+                      "not UTF-8 text; re-save it as UTF-8", file=file, record=rec)
+
+
+def jsonl_records(lines: Iterable[bytes], *, file: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``("line N", object)`` for each non-blank line of JSON Lines given as raw byte
+    lines (a binary file object), one line in memory at a time.
+
+    Raises:
+        InputError: a byte-order mark of UTF-16/32, a NUL (:func:`check_strings`), a line
+            that is not one JSON object (a last line cut short says so), every rule of
+            :func:`parse_json_text`, or no records at all (:func:`no_records`).
+    """
+    n = 0
+    found = False
+    for n, raw in enumerate(lines, start=1):
+        if n == 1:
+            for bom, enc in _BOMS:
+                if raw.startswith(bom):
+                    raise InputError(f"the file is encoded as {enc} (byte-order mark {bom.hex(' ')}), not UTF-8; "
+                                     "re-save it as UTF-8", file=file, record="line 1")
+            if raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+        rec = f"line {n}"
+        if b"\x00" in raw:
+            raise _nul_in_line(raw, file=file, rec=rec)
+        line = raw.decode("utf-8", errors="surrogateescape")
         if not line.strip():
             continue
-        rec = f"line {n}"
-        obj, _ = parse_json_text(line, file=str(path), record=rec)
+        try:
+            obj, _ = parse_json_text(line, file=file, record=rec)
+        except InputError as e:
+            if not raw.endswith(b"\n") and e.reason.startswith("malformed JSON"):
+                raise InputError(f"malformed JSON: the last line ends inside its record (the file is cut short?): "
+                                 f"{e.reason.removeprefix('malformed JSON: ')}", file=file, record=rec) from None
+            raise
         if not isinstance(obj, dict):
-            raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=str(path), record=rec)
+            raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=file, record=rec)
+        found = True
         yield rec, obj
+    if not found:
+        raise no_records(file, f"line {max(n, 1)}")
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``("line N", object)`` for each non-blank line of a JSONL file, streamed
+    (:func:`jsonl_records`)."""
+    try:
+        fh = open(path, "rb")
+    except OSError as e:
+        raise InputError(f"cannot read: {one_line(e.strerror or e)}", file=str(path)) from e
+    with fh:
+        yield from jsonl_records(fh, file=str(path))
 
 
 def check_dotted_names(names: Iterable[str], *, file: str, record: Any) -> None:
@@ -390,47 +499,118 @@ def check_dotted_names(names: Iterable[str], *, file: str, record: Any) -> None:
                                  field=n)
 
 
-def iter_csv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``("line N", row)`` for each CSV data row; empty cells become ``None``.
+class CsvStream:
+    """A CSV file read one record at a time, under the rules of the module docstring.
 
-    Raises ``InputError`` for a missing header, duplicate or overlapping column names, a
-    row with more or fewer cells than the header, bytes that are not UTF-8, or a quoting
-    error. Cells may be of any length.
+    ``header`` is the first row (names stripped, checked: not empty, no repeated name);
+    iterating yields ``(row index, first line, {column: cell})`` for each data row (0-based
+    index over the non-blank rows; ``None`` for an empty cell). Blank lines are skipped.
+
+    Args:
+        lines: text lines of the file, decoded, read with ``newline=""`` (a text file object).
+        file: the file name for errors.
+
+    Raises:
+        InputError: an empty file; a malformed header; a row with fewer cells than the
+            header (cut short), or more (an extra cell); a quoted cell still open at the
+            end of the file; a last record without its line end (the file is cut short);
+            a NUL or a byte that is not UTF-8 in a cell (:func:`check_strings`); any other
+            quoting error; no data rows (:func:`no_records`).
     """
-    text = read_text(path)
-    bad = has_bad_bytes(text)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise InputError("empty CSV file (no header)", file=str(path)) from None
-    except csv.Error as e:
-        raise InputError(f"malformed CSV: {one_line(e)}", file=str(path), record="line 1") from e
-    header = [h.strip() for h in header]
-    if not any(header):
-        raise InputError("empty CSV header", file=str(path), record="line 1")
-    check_strings(header, file=str(path), record="line 1")
-    dup = sorted({h for h in header if header.count(h) > 1})
-    if dup:
-        raise InputError(f"duplicate column name(s) {dup}", file=str(path), record="line 1", field=dup[0])
-    check_dotted_names(header, file=str(path), record="line 1")
-    while True:
-        start = reader.line_num + 1
+
+    def __init__(self, lines: Iterable[str], *, file: str):
+        self.file = file
+        self._last: list[Any] = ["", False]  # the last physical line read; whether a line held NUL or a bad byte
+        self._reader = csv.reader(self._track(lines), strict=True)
         try:
-            row = next(reader)
+            header = next(self._reader)
         except StopIteration:
-            return
+            raise no_records(file, "line 1") from None
         except csv.Error as e:
-            raise InputError(f"malformed CSV: {one_line(e)}", file=str(path), record=f"line {start}") from e
-        if not row or all(not c.strip() for c in row):
-            continue
-        rec = f"line {start}"
-        if len(row) != len(header):
-            raise InputError(f"row has {len(row)} cells but the header has {len(header)}", file=str(path), record=rec)
-        out = {h: (None if c == "" else c) for h, c in zip(header, row)}
-        if bad:
-            check_strings(out, file=str(path), record=rec)
-        yield rec, out
+            raise InputError(f"malformed CSV: {one_line(e)}", file=file, record="line 1") from None
+        if header and header[0].startswith("\ufeff"):
+            header[0] = header[0][1:]
+        header = [h.strip() for h in header]
+        if not any(header):
+            raise InputError("empty CSV header", file=file, record="line 1")
+        if self._last[1]:
+            check_strings(header, file=file, record="line 1")
+        dup = sorted({h for h in header if header.count(h) > 1})
+        if dup:
+            raise InputError(f"duplicate column name(s) {dup}", file=file, record="line 1", field=dup[0])
+        self.header = header
+
+    def _track(self, lines: Iterable[str]) -> Iterator[str]:
+        last = self._last
+        for line in lines:
+            last[0] = line
+            if "\x00" in line or _BAD_BYTE.search(line):
+                last[1] = True
+            yield line
+
+    def __iter__(self) -> Iterator[tuple[int, int, dict[str, str | None]]]:
+        header, file, reader, last = self.header, self.file, self._reader, self._last
+        width = len(header)
+        index = 0
+        start = reader.line_num + 1
+        while True:
+            start = reader.line_num + 1
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as e:
+                rec = f"line {start}"
+                if "end of data" in str(e):
+                    raise InputError(f"malformed CSV: truncated record: a quoted cell opened in this record is still open at the end "
+                                     f"of the file (line {reader.line_num}); the file is cut short, or a quote is "
+                                     "missing", file=file, record=rec) from None
+                raise InputError(f"malformed CSV: {one_line(e)}", file=file, record=rec) from None
+            except UnicodeDecodeError as e:
+                raise InputError(f"not valid UTF-8 (byte 0x{e.object[e.start]:02x}); re-save the file as UTF-8",
+                                 file=file, record=f"line {start}") from None
+            if not row or (len(row) == 1 and not row[0].strip() and width > 1):
+                continue
+            if len(row) != width:
+                if len(row) < width:
+                    raise InputError(f"malformed CSV: truncated record: {len(row)} cells, but the header has {width} (a row cut "
+                                     "short, or a line break outside quotes)", file=file, record=f"line {start}",
+                                     field=header[len(row)])
+                raise InputError(f"malformed CSV: extra cell: {len(row)} cells, but the header has {width}; each cell needs its "
+                                 "column (an unquoted comma?)", file=file, record=f"line {start}",
+                                 field=f"cell {width + 1}")
+            out = {h: (None if c == "" else c) for h, c in zip(header, row)}
+            if last[1]:
+                check_strings(out, file=file, record=f"line {start}")
+            yield index, start, out
+            index += 1
+        if not index:
+            raise no_records(file, f"line {max(start, 2)}")
+        end = last[0]
+        if end and not end.endswith(("\n", "\r")) and end.strip():
+            raise InputError(f"malformed CSV: truncated record: the last record has no line end (line {reader.line_num}); the file "
+                             "is cut short (if it is complete, end it with a line break)", file=file,
+                             record=f"line {start}")
+
+
+def iter_csv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``("line N", row)`` for each CSV data row, streamed (:class:`CsvStream`, whose
+    errors it raises); empty cells become ``None``. Column names that overlap as dotted
+    paths are refused too (:func:`check_dotted_names`). Cells may be of any length."""
+    try:
+        fh = open(path, encoding="utf-8", errors="surrogateescape", newline="")
+        head = fh.buffer.peek(4)[:4]
+    except OSError as e:
+        raise InputError(f"cannot read: {one_line(e.strerror or e)}", file=str(path)) from e
+    with fh:
+        for bom, enc in _BOMS:
+            if head.startswith(bom):
+                raise InputError(f"the file is encoded as {enc} (byte-order mark {bom.hex(' ')}), not UTF-8; "
+                                 "re-save it as UTF-8", file=str(path), record="line 1")
+        stream = CsvStream(fh, file=str(path))
+        check_dotted_names(stream.header, file=str(path), record="line 1")
+        for _, line, row in stream:
+            yield f"line {line}", row
 
 
 def nonfinite_paths(obj: Any, path: str = "") -> Iterator[tuple[str, float]]:

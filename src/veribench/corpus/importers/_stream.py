@@ -4,13 +4,19 @@ Used by the importers of RAID, M4, SemEval-2024 Task 8, MAGE, HC3, DetectRL and 
 
 Reading
 -------
-Files published on the Hugging Face Hub are read through the ``datasets`` library in
-streaming mode (``load_dataset(..., streaming=True)``), from a local copy or from the Hub
-(``hf://datasets/<repo>/<file>``) by the same call: only the location differs. CSV columns
-are all read as text (no type guessing: an id ``0007`` stays ``0007``, a text ``NA`` stays
-``NA``; an empty cell is a missing value). Before any row is read the file's columns are
-checked against the dataset's released schema: a missing or renamed column stops the
-import with the file, the column and the closest name found.
+CSV and JSON Lines files are read one record at a time by the shared reader of
+:mod:`veribench.corpus.importers._io` (:class:`~veribench.corpus.importers._io.CsvStream`,
+:func:`~veribench.corpus.importers._io.jsonl_records`), from a local copy or from the Hub
+(``hf://datasets/<repo>/<file>``, opened through ``fsspec``) by the same call: only the
+location differs. CSV cells are all read as text (no type guessing: an id ``0007`` stays
+``0007``, a text ``NA`` stays ``NA``; an empty cell is a missing value). The shared reader
+refuses rather than guesses (a truncated record, an extra cell, a NUL, a file with no
+records; each importer adds its required fields through
+:func:`~veribench.corpus.importers._io.check_record`). Parquet files and dataset
+repositories are streamed through the ``datasets`` library (``load_dataset(...,
+streaming=True)``). Before any row is read the file's columns are checked against the
+dataset's released schema: a missing or renamed column stops the import with the file,
+the column and the closest name found.
 
 Writing
 -------
@@ -27,11 +33,10 @@ labels named) and ids that repeat in the source.
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +44,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from veribench.corpus.document import Document
+from veribench.corpus.importers._io import CsvStream, jsonl_records, no_records
 from veribench.corpus.importers._store import _doc_rows, segment_rows, validation_error
 from veribench.corpus.report import ImportReport, text_quirks
 from veribench.errors import InputError, VeribenchError
@@ -151,52 +157,76 @@ def _datasets():
     return datasets
 
 
-def _open_text(loc: str):
+def _open(loc: str, mode: str):
+    """``loc`` (a path or an ``hf://`` URL) opened through fsspec, streamed; text mode keeps
+    bytes that are not UTF-8 as surrogates, so the reader names the record that holds them."""
     import fsspec
 
-    return fsspec.open(loc, "rt", encoding="utf-8", newline="")
+    if "b" in mode:
+        return fsspec.open(loc, mode)
+    return fsspec.open(loc, mode, encoding="utf-8", errors="surrogateescape", newline="")
+
+
+@contextmanager
+def _opened(src: Source, mode: str) -> Iterator[Any]:
+    try:
+        with _open(src.location, mode) as fh:
+            yield fh
+    except FileNotFoundError:
+        raise InputError("file not found", file=src.location) from None
+    except IsADirectoryError:
+        raise InputError("a folder, not a file", file=src.location) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e}", file=src.location) from e
 
 
 def csv_header(src: Source) -> list[str]:
-    """The header row of a CSV file (local or on the Hub)."""
-    try:
-        with _open_text(src.location) as fh:
-            first = fh.readline()
-    except FileNotFoundError:
-        raise InputError("file not found", file=src.location) from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"not valid UTF-8 in the header (byte {e.start})", file=src.location, record="line 1") from e
-    except OSError as e:
-        raise InputError(f"cannot read: {e}", file=src.location) from e
-    row = next(csv.reader(io.StringIO(first.lstrip("\ufeff"))), [])
-    if not row:
-        raise InputError("empty CSV file (no header)", file=src.location)
-    return [h.strip() for h in row]
+    """The header row of a CSV file (local or on the Hub; :class:`~._io.CsvStream`'s checks)."""
+    with _opened(src, "rt") as fh:
+        return CsvStream(fh, file=src.location).header
 
 
-def csv_batches(src: Source, required: Sequence[str], *, what: str, batch_size: int = BATCH
-                ) -> Iterator[tuple[int, dict[str, list[Any]]]]:
-    """``(first row index, {column: values})`` batches of a CSV file, every column as text.
-
-    Read with ``datasets.load_dataset("csv", ..., streaming=True)`` (pandas' parser underneath);
-    row indices are 0-based data rows (a quoted text may span several lines).
+def csv_records(src: Source, required: Sequence[str], *, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``("line L", {column: cell})`` for each data row of a CSV file, every cell as
+    text (``None`` when empty: an id ``0007`` stays ``0007``, a text ``NA`` stays ``NA``),
+    read one record at a time by the shared reader (:class:`~._io.CsvStream`: a truncated
+    record, an extra cell, a NUL or no records at all are refused there). ``L`` is the line
+    the record starts on (line 1 is the header; a quoted text may span several lines).
 
     Raises:
-        InputError: a missing column, a malformed file or bytes that are not UTF-8.
+        InputError: a column of the released schema missing (:func:`check_columns`), and
+            every refusal of the shared reader.
     """
-    header = csv_header(src)
-    check_columns(header, required, file=src.location, what=what)
-    ds_lib = _datasets()
-    feats = ds_lib.Features({c: ds_lib.Value("string") for c in header})
-    ds = ds_lib.load_dataset("csv", data_files={src.split: src.location}, split=src.split, streaming=True,
-                      features=feats, keep_default_na=False, na_values=[""])
-    yield from _batches(ds, src, header[0], batch_size)
+    with _opened(src, "rt") as fh:
+        stream = CsvStream(fh, file=src.location)
+        check_columns(stream.header, required, file=src.location, what=what)
+        for _, line, row in stream:
+            yield f"line {line}", row
+
+
+def jsonl_source_records(src: Source) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """``(0-based record index, "line N", object)`` for each line of a JSON Lines file (local
+    or on the Hub), one line at a time, by the shared reader (:func:`~._io.jsonl_records`)."""
+    with _opened(src, "rb") as fh:
+        for i, (rec, obj) in enumerate(jsonl_records(fh, file=src.location)):
+            yield i, rec, obj
 
 
 def hub_batches(src: Source, *, builder: str | None = None, config: str | None = None,
                 batch_size: int = BATCH) -> Iterator[tuple[int, dict[str, list[Any]]]]:
     """Batches of a JSON Lines / Parquet file, or of a dataset repository's configured split
     (``builder=None``: ``load_dataset(location, config, split=...)``), streamed."""
+    if builder == "parquet" and not src.remote:
+        # a file without rows is refused here: ``datasets`` fails on it with a logged traceback
+        import pyarrow.parquet as pq
+
+        try:
+            rows = pq.ParquetFile(src.location).metadata.num_rows
+        except Exception as e:  # pyarrow ArrowInvalid, OSError: not a Parquet file
+            raise InputError(f"cannot read Parquet ({type(e).__name__}: {str(e).splitlines()[0][:300]})",
+                             file=src.location) from None
+        if not rows:
+            raise no_records(src.location, "row 0")
     load_dataset = _datasets().load_dataset
     try:
         if builder is None:
@@ -217,6 +247,8 @@ def _batches(ds, src: Source, first_col: str | None, batch_size: int):
         try:
             batch = next(it)
         except StopIteration:
+            if not row:
+                raise no_records(src.location, "row 0") from None
             return
         except UnicodeDecodeError as e:
             raise InputError(f"not valid UTF-8 (byte 0x{e.object[e.start]:02x}) after row {row}; re-save the file "
@@ -273,6 +305,8 @@ class StreamWriter:
         self.progress = Progress(f"import {report.kind}", progress)
         #: records skipped (:meth:`skip`) since the last batch: counted as read by the next flush
         self._skipped_since = 0
+        #: records read (added or skipped): an import that read none is refused, never recorded
+        self.read = 0
         self.repeats = 0
         self.suspicious = 0
         self.skipped: dict[str, Any] = {}
@@ -293,6 +327,8 @@ class StreamWriter:
         try:
             if et is None:
                 try:
+                    if not self.read:
+                        raise no_records(self.report.source)
                     self.flush()
                     self._finish()
                 except BaseException as e:  # the last batch or the report failed: undo, re-raise
@@ -330,6 +366,7 @@ class StreamWriter:
             doc = Document.model_validate(data)
         except ValidationError as e:
             raise validation_error(e, file=file, record=record) from None
+        self.read += 1
         entry = self.report.set_entry(set_name)
         entry["records"] += 1
         entry["labels"][doc.label] = entry["labels"].get(doc.label, 0) + 1
@@ -346,6 +383,7 @@ class StreamWriter:
 
     def skip(self, reason: str, where: str) -> None:
         """A record not imported (a known data fault): counted per reason, examples kept."""
+        self.read += 1
         n, ex = self.skipped.get(reason, (0, []))
         if len(ex) < 20:
             ex = ex + [where]

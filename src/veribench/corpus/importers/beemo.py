@@ -37,12 +37,16 @@ import ast
 from pathlib import Path
 from typing import Any
 
+from veribench.corpus.importers._io import check_record
 from veribench.corpus.importers._stream import BATCH, Source, StreamWriter, check_columns, clean, hub_batches
 from veribench.corpus.report import ImportReport
 from veribench.errors import InputError
 
 COLUMNS = ("id", "category", "model", "prompt_id", "prompt", "model_output", "human_output", "human_edits",
            "llama-3.1-70b_edits", "gpt-4o_edits")
+#: Columns every released row fills (``model`` names the generator of every machine text
+#: of the row); an empty one is refused (``_io.check_record``).
+REQUIRED = ("id", "model")
 EDITORS = {"llama-3.1-70b_edits": "llama-3.1-70b", "gpt-4o_edits": "gpt-4o"}
 HUB = "hf://datasets/toloka/beemo"
 SOURCE_URL = "https://github.com/Toloka/beemo"
@@ -107,9 +111,8 @@ def import_beemo(ws: Any, source: str | Path = HUB, *, corpus: str = "beemo", ba
             for j, vals in enumerate(zip(*(batch[c] for c in cols))):
                 row = dict(zip(cols, vals))
                 rec = f"row {start + j}"
+                check_record(row, file=s, record=rec, required=REQUIRED, what="Beemo")
                 rid = clean(row.get("id"))
-                if rid is None:
-                    raise InputError("missing id", file=s, record=rec, field="id")
                 cat = clean(row.get("category"))
                 gk = f"beemo:prompt:{clean(row.get('prompt_id'))}"
                 base = {"category": cat, "language": "en", "split": "train", "prompt_id": clean(row.get("prompt_id"))}

@@ -31,7 +31,8 @@ text_length     ``tags.text_length``
 Ids: ``detectrl:<setting>:<split>:<index>``; ``subgroup`` is the setting. The same text
 recurs across settings (each file is one setting, evaluated on its own: select it with the
 protocol's ``subgroups``); the import report counts repeated texts within and across files.
-The repository states no licence.
+The repository states no licence. An empty ``label`` or ``data_type``, a file
+cut short (malformed JSON), a NUL and an empty array are refused.
 """
 
 from __future__ import annotations
@@ -40,12 +41,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from veribench.corpus.importers._io import load_json
+from veribench.corpus.importers._io import check_record, load_json, no_records
 from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean
 from veribench.corpus.report import ImportReport
 from veribench.errors import InputError
 
 COLUMNS = ("text", "label", "data_type")
+#: Keys every released record fills (an empty ``data_type`` would drop the domain and the
+#: attack); an empty one is refused (``_io.check_record``). An empty ``text`` is not
+#: imported and is counted; ``llm_type`` is absent from the varying-length sets.
+REQUIRED = ("label", "data_type")
 SOURCE_URL = "https://github.com/NLP2CT/DetectRL"
 LICENCE = "not stated (no licence file in NLP2CT/DetectRL)"
 CITATION = ("Wu, Zhan, Wong, Yang, Yang, Yuan, Chao (2024). DetectRL: Benchmarking LLM-Generated Text Detection in "
@@ -101,10 +106,13 @@ def import_detectrl(ws: Any, source: str | Path, *, corpus: str = "detectrl", ba
             data = load_json(path)
             if not isinstance(data, list):
                 raise InputError("expected a JSON array of records", file=f)
+            if not data:
+                raise no_records(f, 0)
             for i, row in enumerate(data):
                 if not isinstance(row, dict):
                     raise InputError(f"expected a JSON object, got {type(row).__name__}", file=f, record=i)
                 check_columns(list(row), COLUMNS, file=f, what="DetectRL", record=i)
+                check_record(row, file=f, record=i, required=REQUIRED, what="DetectRL", strings=False)
                 lab = row.get("label")
                 if lab not in ("human", "llm"):
                     raise InputError(f"DetectRL labels are 'human' or 'llm', got {lab!r}", file=f, record=i,

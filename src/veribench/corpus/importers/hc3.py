@@ -6,8 +6,9 @@ JSON Lines file per source: English ``reddit_eli5``, ``finance``, ``medicine``,
 ``finance``, ``psychology``, ``law``; ``all.jsonl`` is their union and is not read by
 default), and https://github.com/Hello-SimpleAI/chatgpt-comparison-detection. Each line
 ``{question, human_answers: [...], chatgpt_answers: [...], source}`` (``id`` or ``index``
-when present). Read through ``datasets`` (``load_dataset("json", ..., streaming=True)``)
-from a local copy or the Hub.
+when present). Read one line at a time by the shared reader (``_io.jsonl_records``) from a
+local copy or the Hub; an empty or ``null`` question or answer list, a line cut short, a
+NUL and a file without lines are refused.
 
 ==================  =====================================================================
 field               corpus field
@@ -30,11 +31,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean, hub_batches, resolve_sources
+from veribench.corpus.importers._io import check_record
+from veribench.corpus.importers._stream import (
+    BATCH,
+    StreamWriter,
+    check_columns,
+    clean,
+    jsonl_source_records,
+    resolve_sources,
+)
 from veribench.corpus.report import ImportReport
 from veribench.errors import InputError
 
 COLUMNS = ("question", "human_answers", "chatgpt_answers")
+#: Keys every released line fills (a ``null`` answer list would otherwise read as no
+#: answers); an empty one is refused (``_io.check_record``).
+REQUIRED = COLUMNS
 FILES = {"en": {c: f"{c}.jsonl" for c in ("reddit_eli5", "finance", "medicine", "open_qa", "wiki_csai", "all")},
          "zh": {c: f"{c}.jsonl" for c in ("baike", "open_qa", "nlpcc_dbqa", "medicine", "finance", "psychology",
                                           "law", "all")}}
@@ -52,7 +64,7 @@ def language_of(source: str | Path, language: str | None = None) -> str:
 
 
 def import_hc3(ws: Any, source: str | Path, *, config: str | None = None, language: str | None = None,
-               corpus: str = "hc3", batch_size: int = 2_000, progress: bool = True) -> ImportReport:
+               corpus: str = "hc3", batch_size: int = BATCH, progress: bool = True) -> ImportReport:
     """Import HC3 (a ``<config>.jsonl`` file, a folder of them, or the Hub repository).
 
     Args:
@@ -77,46 +89,42 @@ def import_hc3(ws: Any, source: str | Path, *, config: str | None = None, langua
     sources = resolve_sources(source, files, split=config, what="HC3")
     report = ImportReport(kind="hc3", source=s, corpus=corpus)
     report.notes.append(f"HC3 ({SOURCE_URL}), licence: {LICENCE}; cite: {CITATION}")
-    with StreamWriter(ws, report, batch_size=BATCH, progress=progress) as w:
+    with StreamWriter(ws, report, batch_size=batch_size, progress=progress) as w:
         for src in sources:
             cfg = src.split
-            for start, batch in hub_batches(src, builder="json", batch_size=batch_size):
-                cols = list(batch)
-                for j, vals in enumerate(zip(*(batch[c] for c in cols))):
-                    row = dict(zip(cols, vals))
-                    r = start + j
-                    rec = f"line {r + 1}"
-                    check_columns(list(row), COLUMNS, file=src.location, what="HC3", record=rec)
-                    qid = f"hc3:{lang}:{cfg}:{r}"
-                    source_ = clean(row.get("source")) or cfg
-                    tags = {"config": cfg, "language": lang, "source": source_}
-                    for k, v in row.items():
-                        if k not in COLUMNS + ("source", "id", "index") and v is not None:
-                            tags[k] = v if isinstance(v, str) else str(v)
-                    prov = {"source_url": SOURCE_URL, "licence": LICENCE, "citation": CITATION,
-                            "method": f"HC3 release, {src.name}", "hc3_id": clean(row.get("id")),
-                            "hc3_index": clean(row.get("index"))}
-                    prov = {k: v for k, v in prov.items() if v is not None}
-                    for key, label, letter in (("human_answers", "human", "h"), ("chatgpt_answers", "ai", "c")):
-                        answers = row.get(key) or []
-                        if not isinstance(answers, list):
-                            raise InputError(f"expected a list of answers, got {type(answers).__name__}",
-                                             file=src.location, record=rec, field=key)
-                        for k, text in enumerate(answers):
-                            where = f"{src.name} {rec} {key}[{k}]"
-                            if not isinstance(text, str):
-                                raise InputError(f"expected text, got {type(text).__name__}", file=src.location,
-                                                 record=rec, field=f"{key}[{k}]")
-                            if clean(text) is None:
-                                w.skip(f"empty {key}", where)
-                                continue
-                            data: dict[str, Any] = {
-                                "id": f"{qid}:{letter}{k}", "text": text, "label": label,
-                                "arm": "A" if label == "human" else "C", "kind": source_, "subgroup": source_,
-                                "tags": {**tags, "model": "human" if label == "human" else "chatgpt"},
-                                "group_key": qid, "provenance": prov}
-                            if label == "ai":
-                                data["generation"] = {"model": "chatgpt", "prompt": clean(row.get("question")),
-                                                      "settings": {"collected": "2022-12 to 2023-01 (HC3 paper)"}}
-                            w.add(data, record=f"{rec} {key}[{k}]", set_name=cfg, file=src.location)
+            for r, rec, row in jsonl_source_records(src):
+                check_columns(list(row), COLUMNS, file=src.location, what="HC3", record=rec)
+                check_record(row, file=src.location, record=rec, required=REQUIRED, what="HC3")
+                qid = f"hc3:{lang}:{cfg}:{r}"
+                source_ = clean(row.get("source")) or cfg
+                tags = {"config": cfg, "language": lang, "source": source_}
+                for k, v in row.items():
+                    if k not in COLUMNS + ("source", "id", "index") and v is not None:
+                        tags[k] = v if isinstance(v, str) else str(v)
+                prov = {"source_url": SOURCE_URL, "licence": LICENCE, "citation": CITATION,
+                        "method": f"HC3 release, {src.name}", "hc3_id": clean(row.get("id")),
+                        "hc3_index": clean(row.get("index"))}
+                prov = {k: v for k, v in prov.items() if v is not None}
+                for key, label, letter in (("human_answers", "human", "h"), ("chatgpt_answers", "ai", "c")):
+                    answers = row[key]
+                    if not isinstance(answers, list):
+                        raise InputError(f"expected a list of answers, got {type(answers).__name__}",
+                                         file=src.location, record=rec, field=key)
+                    for k, text in enumerate(answers):
+                        where = f"{src.name} {rec} {key}[{k}]"
+                        if not isinstance(text, str):
+                            raise InputError(f"expected text, got {type(text).__name__}", file=src.location,
+                                             record=rec, field=f"{key}[{k}]")
+                        if clean(text) is None:
+                            w.skip(f"empty {key}", where)
+                            continue
+                        data: dict[str, Any] = {
+                            "id": f"{qid}:{letter}{k}", "text": text, "label": label,
+                            "arm": "A" if label == "human" else "C", "kind": source_, "subgroup": source_,
+                            "tags": {**tags, "model": "human" if label == "human" else "chatgpt"},
+                            "group_key": qid, "provenance": prov}
+                        if label == "ai":
+                            data["generation"] = {"model": "chatgpt", "prompt": clean(row.get("question")),
+                                                  "settings": {"collected": "2022-12 to 2023-01 (HC3 paper)"}}
+                        w.add(data, record=f"{rec} {key}[{k}]", set_name=cfg, file=src.location)
     return report

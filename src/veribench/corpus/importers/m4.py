@@ -25,7 +25,9 @@ source_ID       ``provenance.m4_source_id``
 
 Both documents of a line share ``group_key`` (the human document's id). Other keys become
 tags, except pandas index columns (``Unnamed: 0``), which are dropped and noted. A line with
-an empty ``machine_text`` gives only its human document (counted in the report).
+an empty ``machine_text`` gives only its human document (counted in the report), and one
+with an empty ``human_text`` only its machine document (counted too). An empty ``model``, a
+line cut short, a NUL and a file without lines are refused.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from veribench.corpus.importers._io import iter_jsonl
+from veribench.corpus.importers._io import check_record, iter_jsonl
 from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean
 from veribench.corpus.report import ImportReport
 from veribench.errors import InputError
@@ -42,6 +44,9 @@ from veribench.hashing import text_sha256
 
 COLUMNS = ("prompt", "human_text", "machine_text", "model", "source")
 SOURCE_ID = ("source_ID", "source_id")
+#: Keys every released line fills: ``model`` names the generator of the machine text (the
+#: file name is not used in its place). An empty one is refused (``_io.check_record``).
+REQUIRED = ("model",)
 SOURCE_URL = "https://github.com/mbzuai-nlp/M4"
 LICENCE = "not stated (no licence file in mbzuai-nlp/M4)"
 CITATION = ("Wang, Mansurov, Ivanov, Su, Shelmanov, Tsvigun, Whitehouse, Mohammed Afzal, Mahmoud, Sasaki, Arnold, "
@@ -98,6 +103,7 @@ def import_m4(ws: Any, source: str | Path | Iterable[str | Path], *, corpus: str
             lang = LANGUAGE.get(domain.lower(), "en")
             for rec, row in iter_jsonl(path):
                 check_columns(list(row), COLUMNS, file=f, what="M4", record=rec)
+                check_record(row, file=f, record=rec, required=REQUIRED, what="M4")
                 for k in ("human_text", "machine_text", "prompt", "model", "source"):
                     if row.get(k) is not None and not isinstance(row[k], str):
                         raise InputError(f"expected text, got {type(row[k]).__name__}", file=f, record=rec, field=k)
@@ -128,11 +134,13 @@ def import_m4(ws: Any, source: str | Path | Iterable[str | Path], *, corpus: str
                                "provenance": prov}, record=rec, set_name=path.name, file=f)
                     else:
                         shared += 1
+                else:
+                    w.skip("empty human_text (the machine text is imported)", f"{path.name} {rec}")
                 mt = row.get("machine_text")
                 if clean(mt) is None:
                     w.skip("empty machine_text (the human text is imported)", f"{path.name} {rec}")
                     continue
-                model = clean(row.get("model")) or gen_file
+                model = clean(row.get("model"))
                 w.add({"id": f"m4:{path.stem}:{rec.split()[-1]}", "text": mt, "label": "ai", "arm": "C",
                        "kind": domain, "subgroup": domain, "tags": {**base, "model": model},
                        "group_key": hid, "provenance": prov,

@@ -23,7 +23,9 @@ src             ``tags.src``; parsed: ``kind``, ``subgroup`` and ``tags.domain``
                 ``tags.derivation = "paraphrase"`` for the paraphrased set
 ==============  =========================================================================
 
-Ids are ``mage:<split>:<row>`` (0-based data row). Known data faults are reported: texts
+Ids are ``mage:<split>:<row>`` (0-based data row). An empty ``label`` or ``src``, a
+truncated row, an extra cell, a NUL and a file without rows are refused (the shared
+reader, ``_io``); an empty ``text`` is not imported and is counted. Known data faults are reported: texts
 repeated within and across splits (the import report's notes give the counts, and groups
 whose labels disagree), a ``label`` that contradicts its ``src``. Licence: CC BY 4.0 (the
 GitHub README); the Hub card says apache-2.0.
@@ -34,11 +36,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from veribench.corpus.importers._stream import BATCH, StreamWriter, clean, csv_batches, resolve_sources
+from veribench.corpus.importers._io import check_record
+from veribench.corpus.importers._stream import BATCH, StreamWriter, clean, csv_records, resolve_sources
 from veribench.corpus.report import ImportReport
 from veribench.errors import InputError
 
 COLUMNS = ("text", "label", "src")
+#: Columns every released row fills; an empty one is refused (``_io.check_record``).
+REQUIRED = ("label", "src")
 FILES = {"train": "train.csv", "validation": "valid.csv", "test": "test.csv",
          "test_ood_gpt": "test_ood_set_gpt.csv", "test_ood_gpt_para": "test_ood_set_gpt_para.csv"}
 HUB = "hf://datasets/yaful/MAGE"
@@ -92,43 +97,40 @@ def import_mage(ws: Any, source: str | Path, *, split: str | None = None, corpus
     contradict = 0
     with StreamWriter(ws, report, batch_size=batch_size, progress=progress) as w:
         for src in sources:
-            for start, batch in csv_batches(src, COLUMNS, what="MAGE", batch_size=batch_size):
-                cols = list(batch)
-                for j, vals in enumerate(zip(*(batch[c] for c in cols))):
-                    row = dict(zip(cols, vals))
-                    rec = f"row {start + j}"
-                    lab = (row.get("label") or "").strip()
-                    if lab not in ("0", "1"):
-                        raise InputError(f"MAGE labels are 0 (machine) or 1 (human), got {row.get('label')!r}",
-                                         file=src.location, record=rec, field="label")
-                    human = lab == "1"
-                    s = clean(row.get("src"))
-                    parts = parse_src(s)
-                    if parts["role"] is not None and (parts["role"] == "human") != human:
-                        contradict += 1
-                        if contradict <= 20:
-                            report.notes.append(f"label {lab} contradicts src {s!r}: {src.name} {rec} (label kept)")
-                    tags = {"split": src.split, "src": s, "domain": parts["domain"], "prompt_type": parts["prompt_type"],
-                            "model": "human" if human else parts["model"], "language": "en"}
-                    for k, v in row.items():
-                        if k not in COLUMNS and clean(v) is not None:
-                            tags[k] = clean(v)
-                    if src.split == "test_ood_gpt_para":
-                        tags["derivation"] = "paraphrase"
-                        tags["attack"] = "gpt-3.5-turbo sentence paraphrase"
-                    data: dict[str, Any] = {
-                        "id": f"mage:{src.split}:{start + j}", "text": row.get("text"),
-                        "label": "human" if human else "ai", "arm": "A" if human else "C",
-                        "kind": parts["domain"], "subgroup": parts["domain"], "tags": tags,
-                        "provenance": {"source_url": SOURCE_URL, "licence": LICENCE, "citation": CITATION,
-                                       "method": f"MAGE release, {src.name}"}}
-                    if not human:
-                        data["generation"] = {"model": parts["model"], "settings": {"prompt_type": parts["prompt_type"]}
-                                              if parts["prompt_type"] else {}}
-                    if clean(data["text"]) is None:
-                        w.skip("empty text", f"{src.name} {rec}")
-                        continue
-                    w.add(data, record=rec, set_name=src.split, file=src.location)
+            for index, (rec, row) in enumerate(csv_records(src, COLUMNS, what="MAGE")):
+                check_record(row, file=src.location, record=rec, required=REQUIRED, what="MAGE", strings=False)
+                lab = (row.get("label") or "").strip()
+                if lab not in ("0", "1"):
+                    raise InputError(f"MAGE labels are 0 (machine) or 1 (human), got {row.get('label')!r}",
+                                     file=src.location, record=rec, field="label")
+                human = lab == "1"
+                s = clean(row.get("src"))
+                parts = parse_src(s)
+                if parts["role"] is not None and (parts["role"] == "human") != human:
+                    contradict += 1
+                    if contradict <= 20:
+                        report.notes.append(f"label {lab} contradicts src {s!r}: {src.name} {rec} (label kept)")
+                tags = {"split": src.split, "src": s, "domain": parts["domain"], "prompt_type": parts["prompt_type"],
+                        "model": "human" if human else parts["model"], "language": "en"}
+                for k, v in row.items():
+                    if k not in COLUMNS and clean(v) is not None:
+                        tags[k] = clean(v)
+                if src.split == "test_ood_gpt_para":
+                    tags["derivation"] = "paraphrase"
+                    tags["attack"] = "gpt-3.5-turbo sentence paraphrase"
+                data: dict[str, Any] = {
+                    "id": f"mage:{src.split}:{index}", "text": row.get("text"),
+                    "label": "human" if human else "ai", "arm": "A" if human else "C",
+                    "kind": parts["domain"], "subgroup": parts["domain"], "tags": tags,
+                    "provenance": {"source_url": SOURCE_URL, "licence": LICENCE, "citation": CITATION,
+                                   "method": f"MAGE release, {src.name}"}}
+                if not human:
+                    data["generation"] = {"model": parts["model"], "settings": {"prompt_type": parts["prompt_type"]}
+                                          if parts["prompt_type"] else {}}
+                if clean(data["text"]) is None:
+                    w.skip("empty text", f"{src.name} {rec}")
+                    continue
+                w.add(data, record=rec, set_name=src.split, file=src.location)
         if contradict:
             report.notes.append(f"labels contradicting src: {contradict} records (labels kept)")
     return report

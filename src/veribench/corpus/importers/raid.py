@@ -16,7 +16,8 @@ adv_source_id       ``provenance.adv_source_id``; for an attacked text also
                     ``provenance.source_id`` (the unattacked text it was derived from)
 source_id           ``provenance.raid_source_id`` and ``group_key`` (the human source
                     text: every text written from it shares the calibration group)
-model               ``label`` (``human`` -> human, arm A; any model -> ai, arm C),
+model               ``label`` (``human`` -> human, arm A; a model of :data:`MODELS` -> ai,
+                    arm C; any other value is refused),
                     ``generation.model``, ``tags.model``
 decoding            ``generation.settings.decoding``, ``generation.temperature``
                     (greedy 0, sampling 1, RAID's README), ``tags.decoding``
@@ -32,7 +33,10 @@ generation          ``text``
 ==================  =====================================================================
 
 The file's split (train, extra, test) is ``tags.split``. Any further column becomes a tag.
-A record with an empty ``generation`` is not imported and is counted in the report. RAID's
+A record with an empty ``generation`` is not imported and is counted in the report (a
+known fault of the release). An empty ``id``, ``adv_source_id``, ``source_id``, ``model``,
+``attack`` or ``domain`` is refused (:data:`REQUIRED`), as are a truncated row, an extra
+cell, a NUL and a file without rows (the shared reader, ``_io``). RAID's
 test split is released without labels; it cannot be imported as a corpus.
 """
 
@@ -41,13 +45,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from veribench.corpus.importers._io import check_record
 from veribench.corpus.importers._stream import (
     BATCH,
     StreamWriter,
     check_columns,
     clean,
-    csv_batches,
     csv_header,
+    csv_records,
     resolve_sources,
 )
 from veribench.corpus.report import ImportReport
@@ -55,6 +60,10 @@ from veribench.errors import InputError
 
 COLUMNS = ("id", "adv_source_id", "source_id", "model", "decoding", "repetition_penalty", "attack", "domain",
            "title", "prompt", "generation")
+#: Columns every released row fills: the id, the label (``model``) and the fields the
+#: mapping reads as facts (an empty ``model`` would otherwise become an AI document, an
+#: empty ``attack`` an unattacked one). An empty one is refused (``_io.check_record``).
+REQUIRED = ("id", "adv_source_id", "source_id", "model", "attack", "domain")
 FILES = {"train": "train.csv", "extra": "extra.csv", "test": "test.csv", "train_none": "train_none.csv",
          "extra_none": "extra_none.csv", "test_none": "test_none.csv"}
 HUB = "hf://datasets/liamdugan/raid"
@@ -73,12 +82,22 @@ REPETITION_PENALTY = {"yes": 1.2, "no": None}
 LANGUAGE = {"czech": "cs", "german": "de"}
 
 
-def raid_record(row: dict[str, Any], split: str) -> dict[str, Any] | None:
-    """One CSV row as a document mapping (``None`` when the text is empty)."""
+def raid_record(row: dict[str, Any], split: str, *, file: str = "", record: Any = None) -> dict[str, Any] | None:
+    """One CSV row as a document mapping (``None`` when the text is empty).
+
+    Raises:
+        InputError: a ``model`` that is neither ``human`` nor one of RAID's generators
+            (:data:`MODELS`): the label cannot be read from it (``Human`` or `` human``
+            would otherwise become an AI document).
+    """
     text = row.get("generation")
     if text is None or not str(text).strip():
         return None
     model = clean(row.get("model"))
+    if model != "human" and model not in MODELS:
+        raise InputError(f"unknown RAID model {model!r}: neither 'human' nor one of RAID's generators "
+                         f"({', '.join(sorted(MODELS))}), so the label cannot be read from it", file=file,
+                         record=record, field="model")
     human = model == "human"
     domain = clean(row.get("domain"))
     attack = clean(row.get("attack"))
@@ -120,8 +139,9 @@ def import_raid(ws: Any, source: str | Path, *, split: str | None = None, corpus
             them, and ``test`` has no labels).
 
     Raises:
-        InputError: a column of the released layout missing or renamed, a malformed file,
-            an id stored with another text, RAID's label-less test split.
+        InputError: a column of the released layout missing or renamed, a malformed file
+            (a truncated row, an extra cell, a NUL, no rows), an empty required field
+            (:data:`REQUIRED`), an id stored with another text, RAID's label-less test split.
     """
     single = Path(str(source)).is_file() or str(source).endswith(".csv")
     files = FILES if split or single else {"train": FILES["train"], "extra": FILES["extra"]}
@@ -135,13 +155,11 @@ def import_raid(ws: Any, source: str | Path, *, split: str | None = None, corpus
                 raise InputError("RAID's test split is released without labels (no 'model' column); score it and "
                                  "submit to RAID's leaderboard, or import the train or extra split", file=src.location)
             check_columns(header, COLUMNS, file=src.location, what="RAID")
-            for start, batch in csv_batches(src, COLUMNS, what="RAID", batch_size=batch_size):
-                cols = list(batch)
-                for j, vals in enumerate(zip(*(batch[c] for c in cols))):
-                    data = raid_record(dict(zip(cols, vals)), src.split)
-                    rec = f"row {start + j}"
-                    if data is None:
-                        w.skip("empty generation", f"{src.name} {rec} (id {vals[cols.index('id')]!r})")
-                        continue
-                    w.add(data, record=rec, set_name=src.split, file=src.location)
+            for rec, row in csv_records(src, COLUMNS, what="RAID"):
+                check_record(row, file=src.location, record=rec, required=REQUIRED, what="RAID", strings=False)
+                data = raid_record(row, src.split, file=src.location, record=rec)
+                if data is None:
+                    w.skip("empty generation", f"{src.name} {rec} (id {row.get('id')!r})")
+                    continue
+                w.add(data, record=rec, set_name=src.split, file=src.location)
     return report

@@ -32,7 +32,8 @@ source          ``tags.source`` (the domain, or for the multilingual track the l
 
 Licence: the task repository is Apache-2.0 (code); the data extends M4, whose repository
 states no licence. A label that contradicts the model (a "human" text with label 1) is
-reported, and the label kept.
+reported, and the label kept. An empty released key, a line cut short, a NUL and a file
+without lines are refused.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from veribench.corpus.importers._io import iter_jsonl
+from veribench.corpus.importers._io import check_record, iter_jsonl
 from veribench.corpus.importers._stream import BATCH, StreamWriter, check_columns, clean
 from veribench.corpus.report import ImportReport
 from veribench.errors import InputError
@@ -56,6 +57,10 @@ CITATION = ("Wang, Mansurov, Ivanov, Su, Shelmanov, Tsvigun, Mohammed Afzal, Mah
             "https://aclanthology.org/2024.semeval2024-1.275")
 COLUMNS = {"A": ("id", "label", "text", "model", "source"), "B": ("id", "label", "text", "model", "source"),
            "C": ("id", "label", "text")}
+#: Every released key is filled on every line (an empty ``id`` would give a document id
+#: without it, an empty ``model`` a guessed generator); an empty one is refused
+#: (``_io.check_record``).
+REQUIRED = COLUMNS
 #: The released splits (file names ``subtask<X>_<split>...``).
 SPLITS = ("train", "dev", "test")
 #: README, subtask B: label -> generator.
@@ -148,6 +153,7 @@ def import_semeval(ws: Any, source: str | Path, *, subtask: str | None = None, s
                     raise InputError("no label: this file was released without labels; give its gold file",
                                      file=f, record=rec, field="label")
                 check_columns(list(row), COLUMNS[sub], file=f, what=f"SemEval-2024 Task 8 subtask {sub}", record=rec)
+                check_record(row, file=f, record=rec, required=REQUIRED[sub], what="SemEval-2024 Task 8")
                 text = row["text"]
                 if not isinstance(text, str):
                     raise InputError("expected text", file=f, record=rec, field="text")
