@@ -14,7 +14,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 QUICK = ["bench_tables.py", "bench_metrics.py", "bench_verify.py", "bench_import.py", "bench_zeroshot_cpu.py"]
-SLOW = ["bench_raid_compare.py", "bench_report.py", "bench_api.py", "bench_rubric.py", "bench_verify_detector.py"]
+SLOW = ["bench_raid_compare.py", "bench_report.py", "bench_api.py", "bench_rubric.py", "bench_verify_detector.py",
+        "bench_attacks.py"]
 
 
 def main() -> int:

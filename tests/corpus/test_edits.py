@@ -127,3 +127,124 @@ def test_sentence_spans_are_exact_and_thread_safe(data_dir):
         th.join()
     assert [got[i] for i in range(len(texts))] == want
     assert sentence_spans(texts[0]) == list(want[0])
+
+
+# -- sentence spans in linear time: equal to pysbd, pysbd given bounded pieces ------------------
+def _pysbd_whole(text: str) -> tuple[tuple[int, int], ...]:
+    """The reference: pysbd (English rules) on the whole text, as ``sentence_spans`` was before
+    windowing (pysbd's own character spans; our search from the last end where they are off)."""
+    import pysbd
+
+    out, pos = [], 0
+    for sp in pysbd.Segmenter(language="en", clean=False, char_span=True).segment(text):
+        s, e = int(sp.start), int(sp.end)
+        if not (0 <= s <= e <= len(text)) or text[s:e] != sp.sent or s < pos:
+            piece = sp.sent.strip()
+            s = text.find(piece, pos) if piece else -1
+            if s < 0:
+                continue
+            e = s + len(piece)
+        while e > s and text[e - 1].isspace():
+            e -= 1
+        while s < e and text[s].isspace():
+            s += 1
+        if e > s:
+            out.append((s, e))
+            pos = e
+    return tuple(out)
+
+
+def _real_texts(data_dir) -> list[str]:
+    """Real prose of the repository: the Fast-DetectGPT pairs (all five sets, human and machine
+    texts) and the Liang et al. essays, every distinct text."""
+    import json
+    from pathlib import Path
+
+    out: set[str] = set()
+    for p in sorted((data_dir / "fastdetectgpt").glob("*.raw_data.json")):
+        d = json.loads(p.read_text(encoding="utf-8"))
+        out.update(d["original"] + d["sampled"])
+    liang = Path(__file__).resolve().parents[2] / "src" / "veribench" / "data" / "demo" / "liang2023"
+    for p in sorted(liang.glob("*/*/data.json")):
+        out.update(x["document"] for x in json.loads(p.read_text(encoding="utf-8")))
+    return sorted(t for t in out if t.strip())
+
+
+def test_sentence_spans_equal_pysbd_on_real_texts(data_dir):
+    """Every real text of the repository's prose sets, and long texts and long single lines
+    built from them (the windowed paths), split exactly as pysbd splits the whole text."""
+    from veribench.corpus import edits
+
+    texts = _real_texts(data_dir)
+    assert len(texts) > 1200
+    cut = edits.SEGMENT_BLOCK + 2 * edits.SEGMENT_CONTEXT
+    windowed = [t for t in texts if len(t) > cut]  # the real texts that take the windowed path
+    assert len(windowed) >= 10
+    long_texts = ["\n\n".join(texts[i:i + 12]) for i in range(0, 180, 12)]  # 15 texts of ~12 essays
+    assert all(len(t) > 2 * edits.SEGMENT_BLOCK for t in long_texts)
+    for t in windowed + texts[::8] + long_texts:
+        assert edits._sentence_spans.__wrapped__(t) == _pysbd_whole(t), t[:80]
+
+
+NO_MARK = st.lists(st.sampled_from(list("abcXY 019,;:'\"(-\n\t") + ["the ", "Mr ", "e g ", "\n\n"]),
+                   max_size=120).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(NO_MARK)
+def test_text_without_a_sentence_mark_is_cut_only_at_line_breaks_as_pysbd_does(text):
+    from veribench.corpus import edits
+
+    assert edits._sentence_spans.__wrapped__(text) == _pysbd_whole(text)
+
+
+def test_pysbd_is_never_given_more_than_the_window(data_dir, monkeypatch):
+    """Structural bound on the time: on 400 KB of prose, one 200 KB line with punctuation and
+    one without, pysbd is given at most SEGMENT_MAX characters a call, and the calls cover
+    each character a bounded number of times."""
+    from veribench.corpus import edits
+
+    texts = _real_texts(data_dir)
+    prose = "\n\n".join(texts)[:400_000]
+    line = " ".join(prose.split())[:200_000]
+    bare = " ".join("".join(c for c in prose if c.isalnum() or c.isspace()).split())[:200_000]
+    seen: list[int] = []
+    real = edits._pysbd_sentences
+
+    def spy(piece: str) -> list[str]:
+        seen.append(len(piece))
+        return real(piece)
+
+    monkeypatch.setattr(edits, "_pysbd_sentences", spy)
+    for t in (prose, line, bare):
+        seen.clear()
+        spans = edits._sentence_spans.__wrapped__(t)
+        assert spans and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+        assert max(seen, default=0) <= edits.SEGMENT_MAX
+        # each window decides SEGMENT_BLOCK - SEGMENT_CONTEXT new characters: work per character <= 4x
+        assert sum(seen) <= len(t) * edits.SEGMENT_MAX / (edits.SEGMENT_BLOCK - edits.SEGMENT_CONTEXT) + 1
+    assert edits._sentence_spans.__wrapped__(bare) == ((0, len(bare)),)  # no mark: one sentence
+
+
+def test_a_long_line_is_split_from_the_text_around_each_end(data_dir):
+    """The documented difference. On one long line pysbd carries state far (an unbalanced
+    quote, bracket or emphasis mark in one text merges thousands of characters of the texts
+    after it into one "sentence"); the windowed split decides each end from the open
+    sentence and SEGMENT_CONTEXT characters after it, so no sentence it gives outgrows the
+    longest sentence of the texts joined by more than its windows, while pysbd's do."""
+    from veribench.corpus import edits
+
+    texts = _real_texts(data_dir)
+    worst = 0
+    for i in range(0, 400, 40):
+        parts = texts[i:i + 10]
+        line = " ".join(" ".join(parts).split())
+        ours = edits._sentence_spans.__wrapped__(line)
+        assert all(line[s:e] == line[s:e].strip() and s < e for s, e in ours)
+        assert all(a[1] <= b[0] for a, b in zip(ours, ours[1:]))
+        own = max(e - s for p in parts for s, e in _pysbd_whole(" ".join(p.split())))
+        # a sentence ends within one window of where pysbd ends it in its own text
+        assert max(e - s for s, e in ours) <= own + 2 * edits.SEGMENT_BLOCK
+        merged = max(e - s for s, e in _pysbd_whole(line))
+        worst = max(worst, merged - own)
+    assert worst > 2 * edits.SEGMENT_BLOCK  # pysbd on the whole line does merge far (the case above)

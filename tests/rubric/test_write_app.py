@@ -297,6 +297,24 @@ def test_a_500_word_paste_is_recorded_as_one_large_insertion(site, essays):
     w.close()
 
 
+def test_chunked_pastes_are_recorded_as_faster_than_typing(site, essays):
+    """420 words pasted in 20-word steps through the app (the server's clock: seconds apart at
+    most) hold no large insertion, and are flagged as sustained insertion faster than typing."""
+    path, srv, links = site
+    w = HttpWriter(srv.url, links[0][1])
+    w.onboard()
+    w.type_in(first_words(essays[1], 420), step_words=20)
+    ev = w.c.get(f"/api/w/{w.inv}/draft").json()["evidence"]
+    assert ev["revisions"] == 21 and ev["large_insertions"] == []
+    assert [(x["from_revision"], x["to_revision"], x["words"]) for x in ev["fast_insertions"]] == [(1, 21, 420)]
+    assert w.submit(publication="full").status_code == 200
+    assert "420 words inserted faster than typing (1 stretch)" in w.c.get(f"/w/{w.inv}/done").text
+    with open_store(path) as db, Workspace(path) as ws:
+        (row,) = armb.import_submissions(ws, db).process_evidence
+        assert row["fast_insertion_words"] == 420 and row["large_insertions"] == []
+    w.close()
+
+
 def test_withdrawal_deletes_the_text_from_workspace_and_store(site, essays):
     path, srv, links = site
     keep, leave = HttpWriter(srv.url, links[0][1]), HttpWriter(srv.url, links[1][1])

@@ -150,3 +150,84 @@ def test_rules_are_the_protocols():
     assert [rules.years_bucket(y) for y in (0, 4, 5, 19, 20, 120)] == ["0-4", "0-4", "5-9", "10-19", "20+", "20+"]
     with pytest.raises(ValueError):
         rules.years_bucket(121)
+
+
+# -- sustained insertion faster than typing ---------------------------------------------------
+def _history(texts: list[str], gaps: list[float]) -> tuple[list[Step], list[datetime]]:
+    """Steps and save times as the app records them: each text saved ``gaps[i]`` s after the last."""
+    steps, times, prev, t = [], [], "", T0
+    for text, g in zip(texts, gaps):
+        steps.append(diff_step(prev, text))
+        t = t + timedelta(seconds=g)
+        times.append(t)
+        prev = text
+    return steps, times
+
+
+def test_420_words_pasted_in_20_word_steps_are_flagged(liang_dir):
+    essay = next(t for t in liang_texts(liang_dir, "CollegeEssay_real_70") if len(t.split()) >= 450)
+    toks = essay.split()
+    typed = [" ".join(toks[:i]) for i in range(8, 33, 8)]  # 32 words typed, 8 every 8 s (60 a minute)
+    pasted = [" ".join(toks[:32 + i]) for i in range(20, 421, 20)]  # then 21 pastes of 20 words, 4 s apart
+    steps, times = _history(typed + pasted, [8.0] * len(typed) + [4.0] * len(pasted))
+    ev = summarise(steps, times, opened_at=T0)
+    assert ev["large_insertions"] == []  # no single block reaches 25 words: the old check saw nothing
+    cap = rules.FAST_INSERTION_WORDS_PER_SECOND * rules.FAST_INSERTION_WINDOW_SECONDS
+    assert cap == 75
+    # by hand: saves at 8, 16, 24, 32 s (typed), then 36, 40, ... 116 s (pastes). The third
+    # paste (revision 7, at 44 s) closes the first window over 75 words: revisions 3-7 after
+    # the save at 16 s (28 s earlier) inserted 8 + 8 + 3 x 20 = 76. Every later paste does too.
+    (x,) = ev["fast_insertions"]
+    assert (x["from_revision"], x["to_revision"], x["words"], x["seconds"]) == (3, 25, 436, 100.0)
+    assert ev["fast_insertion_words"] == 436
+    assert ev["rules"]["fast_insertion_window_seconds"] == 30
+    assert "faster than typing" in describe(ev)
+
+
+def _brute(steps: list[Step], times: list[datetime], opened: datetime | None) -> set[int]:
+    """Every save k that closes a window of at most 30 s holding more than 75 inserted words
+    (all pairs j < k; j = 0 is the opening)."""
+    ts = [opened, *times]
+    ws = [0] + [s.inserted_words for s in steps]
+    out = set()
+    for k in range(1, len(ts)):
+        for j in range(0 if opened else 1, k):
+            if (ts[k] - ts[j]).total_seconds() <= 30 and sum(ws[j + 1:k + 1]) > 75:
+                out.add(k)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.floats(0.0, 40.0)), min_size=1, max_size=25), st.booleans())
+def test_fast_insertion_matches_a_brute_force_reading(pairs, known_opening):
+    steps = [Step(words=0, inserted_words=w, deleted_words=0, largest_insertion_words=w) for w, _ in pairs]
+    times, t = [], T0
+    for _, g in pairs:
+        t = t + timedelta(seconds=g)
+        times.append(t)
+    opened = T0 if known_opening else None
+    got = summarise(steps, times, opened_at=opened)["fast_insertions"]
+    flagged = _brute(steps, times, opened)
+    assert {x["to_revision"] for x in got} <= flagged  # every stretch ends at a flagged save
+    # and every flagged save lies in a stretch, with the stretch's words its saves' words
+    assert flagged <= set().union(*[set(range(x["from_revision"], x["to_revision"] + 1)) for x in got])
+    for x in got:
+        assert x["words"] == sum(s.inserted_words for s in steps[x["from_revision"] - 1:x["to_revision"]])
+
+
+def test_typing_and_a_paste_after_a_long_gap_are_not_fast(liang_dir):
+    essay = liang_texts(liang_dir, "CollegeEssay_real_70")[1]
+    toks = essay.split()
+    # 100 words a minute (a fast typist): 10 words every 6 s, saved as the editor would
+    texts = [" ".join(toks[:i]) for i in range(10, 301, 10)]
+    steps, times = _history(texts, [6.0] * len(texts))
+    ev = summarise(steps, times, opened_at=T0)
+    assert ev["fast_insertions"] == [] and ev["fast_insertion_words"] == 0
+    # 60 words appearing 5 minutes after the last save: measured against nothing (the words may
+    # have been typed over the whole gap); 60 words is no large insertion either
+    steps2, times2 = _history(texts + [" ".join(toks[:360])], [6.0] * len(texts) + [300.0])
+    assert summarise(steps2, times2, opened_at=T0)["fast_insertions"] == []
+    # the first save of an editor whose opening is unknown cannot be timed
+    assert summarise([Step(80, 80, 0, 80)], [T0], None)["fast_insertions"] == []
+    assert summarise([Step(80, 80, 0, 80)], [T0 + timedelta(seconds=20)], T0)["fast_insertions"] == [
+        {"from_revision": 1, "to_revision": 1, "words": 80, "seconds": 20.0}]

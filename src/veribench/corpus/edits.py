@@ -178,32 +178,148 @@ def _segmenter():
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``text`` (pysbd, English rules), trailing
     whitespace excluded, in order and non-overlapping; whitespace-only pieces dropped.
-    Memoised per text (pysbd takes ~10 ms a paragraph)."""
+    Memoised per text (pysbd takes ~10 ms a paragraph).
+
+    Time linear in the length of the text. pysbd's own time grows about quadratically with
+    what it is given (its rules are regular expressions and searches over the whole text: a
+    44 KB line took 0.6 s, 1 MB minutes), so it is never given more than
+    :data:`SEGMENT_MAX` characters at a time, and each character is given to it a bounded
+    number of times:
+
+    - a text of at most ``SEGMENT_BLOCK + 2 * SEGMENT_CONTEXT`` (3,000) characters: pysbd on
+      the whole text, exactly as before;
+    - a longer text: its lines (a line break always ends a sentence in pysbd) in blocks of
+      whole lines of at most ``SEGMENT_BLOCK`` characters, each given to pysbd with up to
+      ``SEGMENT_CONTEXT`` characters of neighbouring lines on either side, keeping the
+      sentences that start in the block;
+    - a line longer than ``SEGMENT_BLOCK``: window by window. Each window decides the
+      sentence ends in the next ``SEGMENT_BLOCK - SEGMENT_CONTEXT`` characters, seeing
+      ``SEGMENT_CONTEXT`` characters past them, and starts at the start of the open
+      sentence, or ``SEGMENT_CONTEXT`` before the decided point when that sentence has run
+      for more than ``SEGMENT_BLOCK`` characters; the sentence cut by a window's end is
+      not kept;
+    - a piece holding no character on which pysbd may end a sentence (:data:`_NEEDS_PYSBD`)
+      is cut at its line breaks only, without calling pysbd (as pysbd would).
+
+    The rule where this differs from pysbd on the whole text: a sentence end is decided from
+    the open sentence (up to ``SEGMENT_BLOCK`` characters of it) and ``SEGMENT_CONTEXT``
+    characters after it. pysbd's state that reaches farther is not followed: its quote
+    tracking after a stray quote mark (it merged 2,700 characters into one "sentence" after
+    one) and its numbered-list detection over the whole text. Those splits were artefacts
+    of one mark far away; the windowed split is pysbd's on the text around each end. On the
+    repository's real texts (13,551 distinct strings of its data files, checked by
+    ``benchmarks/check_sentence_spans.py``) the spans equal pysbd's on every prose text; they
+    differ on one Markdown table (numbered-list detection) and on 233 of 489 single-line HTML
+    detector reports (quote tracking). tests/corpus/test_edits.py checks equality on real
+    texts and the bound on what pysbd is given.
+    """
     return list(_sentence_spans(text))
+
+
+#: Lines are split in blocks (and long lines decided in steps of ``SEGMENT_BLOCK -
+#: SEGMENT_CONTEXT``) of this many characters, seeing this much context (see :func:`sentence_spans`).
+SEGMENT_BLOCK = 2000
+SEGMENT_CONTEXT = 500
+#: The most characters pysbd is given at once.
+SEGMENT_MAX = 2 * SEGMENT_BLOCK
+#: Characters after which, or around which, pysbd (English rules) may end a sentence: its
+#: punctuation, ``)`` (list items ``a)``, ``1)``), ``-`` before a quote, a carriage return, and any
+#: character outside ASCII (its own placeholder symbols among them). A piece of text holding
+#: none of them is cut by pysbd only at its line breaks.
+_NEEDS_PYSBD = re.compile(r"[.!?)\r]|-[\"']|[^\x00-\x7f]")
+_LINE = re.compile(r"[^\n\r]+")
+
+
+def _pysbd_sentences(piece: str) -> list[str]:
+    """pysbd's sentences of ``piece`` as strings, without its own span search."""
+    if _NEEDS_PYSBD.search(piece) is None:
+        return piece.split("\n")
+    return list(_segmenter().processor(piece).process())
+
+
+def _pysbd_spans(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    piece = text[a:b]
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for sent in _pysbd_sentences(piece):
+        found = sent.strip()
+        if not found:
+            continue
+        s = piece.find(found, pos)
+        if s < 0:
+            continue
+        e = s + len(found)
+        out.append((a + s, a + e))
+        pos = e
+    return out
+
+
+def _line_spans(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    """The sentences of one line ``text[a:b]`` longer than ``SEGMENT_BLOCK``, window by window."""
+    ends: list[int] = []
+    if _NEEDS_PYSBD.search(text, a, b) is None:
+        decided = b  # no mark pysbd ends a sentence on: the line is one sentence
+    else:
+        decided = a
+    last = a  # sentence ends up to ``decided`` are final; ``last`` is the latest one
+    while decided < b:
+        # start at the open sentence's start when it began at most SEGMENT_BLOCK before (pysbd
+        # then sees it whole); a longer one is entered SEGMENT_CONTEXT before the decided point
+        w0 = last if decided - last <= SEGMENT_BLOCK else decided - SEGMENT_CONTEXT
+        w1 = min(b, decided + SEGMENT_BLOCK)
+        spans = _pysbd_spans(text, w0, w1)
+        limit = b
+        if w1 < b:
+            limit = w1 - SEGMENT_CONTEXT
+            if spans:
+                spans.pop()  # cut by the window: its end is the window's, not a sentence's
+        new = [e for _, e in spans if decided < e <= limit]
+        if new:
+            ends += new
+            last = new[-1]
+        decided = limit
+    out: list[tuple[int, int]] = []
+    s = a
+    for e in [*ends, b]:
+        while s < e and text[s].isspace():
+            s += 1
+        t = e
+        while t > s and text[t - 1].isspace():
+            t -= 1
+        if t > s:
+            out.append((s, t))
+        s = max(s, e)
+    return out
 
 
 @lru_cache(maxsize=4096)
 def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
+    n = len(text)
+    if n <= SEGMENT_BLOCK + 2 * SEGMENT_CONTEXT:
+        return tuple(_pysbd_spans(text, 0, n))
+    lines = [m.span() for m in _LINE.finditer(text)]
     out: list[tuple[int, int]] = []
-    pos = 0
-    for sp in _segmenter().segment(text):
-        s, e = int(sp.start), int(sp.end)
-        if not (0 <= s <= e <= len(text)) or text[s:e] != sp.sent or s < pos:
-            # pysbd locates sentences by searching; fall back to our own search from pos.
-            piece = sp.sent.strip()
-            if not piece:
-                continue
-            s = text.find(piece, pos)
-            if s < 0:
-                continue
-            e = s + len(piece)
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        while s < e and text[s].isspace():
-            s += 1
-        if e > s:
-            out.append((s, e))
-            pos = e
+    i = 0
+    while i < len(lines):
+        a, b = lines[i]
+        if b - a > SEGMENT_BLOCK:
+            out += _line_spans(text, a, b)
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(lines) and lines[j + 1][1] - a <= SEGMENT_BLOCK:
+            j += 1
+        end = lines[j][1]
+        k, ca = i, a
+        while k > 0 and a - lines[k - 1][0] <= SEGMENT_CONTEXT:
+            k -= 1
+            ca = lines[k][0]
+        k, cb = j, end
+        while k + 1 < len(lines) and lines[k + 1][1] - end <= SEGMENT_CONTEXT:
+            k += 1
+            cb = lines[k][1]
+        out += [(s, min(e, end)) for s, e in _pysbd_spans(text, ca, cb) if a <= s < end]
+        i = j + 1
     return tuple(out)
 
 

@@ -48,6 +48,7 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from veribench.rubric import rules, store
 from veribench.rubric.db import RubricDB
+from veribench.rubric.limits import AttemptLimiter, BodyLimit, TooManyAttempts
 from veribench.rubric.store import RatingError
 from veribench.store.workspace import Workspace
 
@@ -128,7 +129,7 @@ class RootPath:
 
 
 def create_app(workspace: Workspace | RubricDB | str | Path, *, secure_cookies: bool = False,
-               root_path: str = "") -> FastAPI:
+               root_path: str = "", limiter: AttemptLimiter | None = None) -> FastAPI:
     """Build the app.
 
     Args:
@@ -139,6 +140,12 @@ def create_app(workspace: Workspace | RubricDB | str | Path, *, secure_cookies: 
         root_path: the path prefix the app is served under (``/rubric``), when a proxy
             forwards ``https://host/rubric/...`` to it; links, redirects and the cookie
             path carry it.
+        limiter: the count of failed sign-ins (a fresh :class:`~veribench.rubric.limits.AttemptLimiter`
+            by default: 20 failures a minute per address, 100 for the app).
+
+    Every request body is capped (:class:`~veribench.rubric.limits.BodyLimit`, 413), and sign-in
+    attempts (the login form, a Bearer header) are rate-limited (429 with ``Retry-After``); see
+    :mod:`veribench.rubric.limits`.
 
     On start-up every output is given its readers as far as the registered editors allow.
     """
@@ -164,6 +171,9 @@ def create_app(workspace: Workspace | RubricDB | str | Path, *, secure_cookies: 
                        max_age=SESSION_MAX_AGE, same_site="strict", https_only=secure_cookies, path=root or "/")
     if root:
         app.add_middleware(RootPath, root=root)
+    app.add_middleware(BodyLimit)  # outermost: a body over the cap never reaches the app
+    attempts = limiter or AttemptLimiter()
+    app.state.attempts = attempts
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True)
     templates = Jinja2Templates(env=env)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
@@ -183,11 +193,21 @@ def create_app(workspace: Workspace | RubricDB | str | Path, *, secure_cookies: 
         """(editor, via_session)."""
         auth = request.headers.get("authorization", "")
         if auth[:7].lower() == "bearer ":
-            return store.editor_for_token(db, auth[7:]), False
+            return token_editor(request, auth[7:]), False
         editor = store.session_editor(db, request.session.get("sid"))
         if editor is not None and editor == request.session.get("editor"):
             return editor, True
         return None, False
+
+    def token_editor(request: Request, token: str) -> str | None:
+        """A sign-in attempt: the token's editor, or None (counted as a failure); raises
+        TooManyAttempts when this address or the app is over its limit."""
+        address = request.client.host if request.client else None
+        attempts.check(address)
+        editor = store.editor_for_token(db, token)
+        if editor is None:
+            attempts.fail(address)
+        return editor
 
     def csrf(request: Request) -> str:
         tok = request.session.get("csrf")
@@ -228,6 +248,17 @@ def create_app(workspace: Workspace | RubricDB | str | Path, *, secure_cookies: 
         return JSONResponse({"error": "sign in first: send 'Authorization: Bearer <token>' or use /login"},
                             status_code=401, headers={"WWW-Authenticate": "Bearer"})
 
+    @app.exception_handler(TooManyAttempts)
+    async def too_many(request: Request, exc: TooManyAttempts) -> Response:
+        headers = {"Retry-After": str(exc.retry_after)}
+        if (request.method == "POST" and request.url.path.endswith("/login")
+                and "authorization" not in request.headers):
+            resp = page(request, "login.html", {"error": f"Too many failed sign-ins. Try again in {exc.retry_after} s."},
+                        429)
+            resp.headers.update(headers)
+            return resp
+        return JSONResponse({"error": str(exc), "field": None}, status_code=429, headers=headers)
+
     @app.exception_handler(RatingError)
     async def rating_error(request: Request, exc: RatingError) -> Response:
         if not wants_html(request):
@@ -255,7 +286,7 @@ def create_app(workspace: Workspace | RubricDB | str | Path, *, secure_cookies: 
             return page(request, "login.html", {"error": str(e)}, 400)
         if not ok:
             return page(request, "login.html", {"error": "The form expired; please sign in again."}, 403)
-        editor = store.editor_for_token(db, token)
+        editor = token_editor(request, token)
         if editor is None:
             return page(request, "login.html", {"error": "That token is not valid."}, 401)
         request.session.clear()

@@ -50,6 +50,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware.sessions import SessionMiddleware
 
 from veribench.rubric.app import SECURITY_HEADERS, RootPath
+from veribench.rubric.limits import MAX_BODY_BYTES, AttemptLimiter, BodyLimit, TooManyAttempts
 from veribench.rubric.write import rules, store
 from veribench.rubric.write.armb import try_apply_withdrawals
 from veribench.rubric.write.db import WriteDB, open_store
@@ -61,8 +62,8 @@ SESSION_COOKIE = "vb_write_session"
 #: Scripts and fetches from the app's own origin only (autosave); nothing inline.
 CSP = ("default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-#: Largest JSON body accepted (bytes): a draft of MAX_TEXT_CHARS characters of 4-byte UTF-8, JSON-escaped.
-MAX_BODY = rules.MAX_TEXT_CHARS * 12 + 1024
+#: Largest body accepted (bytes), for every route: the apps' one limit (:mod:`veribench.rubric.limits`).
+MAX_BODY = MAX_BODY_BYTES
 
 
 class _NotSignedIn(Exception):
@@ -110,7 +111,8 @@ def _ascii(value: Any) -> bytes | None:
     return value.encode("ascii")
 
 
-def create_app(workspace: str | Path | WriteDB, *, secure_cookies: bool = False, root_path: str = "") -> FastAPI:
+def create_app(workspace: str | Path | WriteDB, *, secure_cookies: bool = False, root_path: str = "",
+               limiter: AttemptLimiter | None = None) -> FastAPI:
     """Build the writing app.
 
     Args:
@@ -120,6 +122,12 @@ def create_app(workspace: str | Path | WriteDB, *, secure_cookies: bool = False,
             HTTPS (directly or behind a TLS-terminating proxy).
         root_path: the path prefix the app is served under (``/write``) when a proxy
             forwards ``https://host/write/...``; links, redirects and the cookie path carry it.
+        limiter: the count of failed sign-ins (a fresh :class:`~veribench.rubric.limits.AttemptLimiter`
+            by default).
+
+    Every request body is capped (:class:`~veribench.rubric.limits.BodyLimit`, 413 while it is
+    read), and opening an unknown invitation link counts as a failed sign-in: past the limits
+    of :mod:`veribench.rubric.limits` every link answers 429 with ``Retry-After``.
     """
     if isinstance(workspace, WriteDB):
         db, owns = workspace, False
@@ -143,6 +151,9 @@ def create_app(workspace: str | Path | WriteDB, *, secure_cookies: bool = False,
                        path=root or "/")
     if root:
         app.add_middleware(RootPath, root=root)
+    app.add_middleware(BodyLimit)  # outermost: a body over the cap never reaches the app
+    attempts = limiter or AttemptLimiter()
+    app.state.attempts = attempts
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True)
     templates = Jinja2Templates(env=env)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
@@ -234,6 +245,18 @@ def create_app(workspace: str | Path | WriteDB, *, secure_cookies: bool = False,
                     "link to start or continue writing. If you signed out or lost it, ask the organiser for a new "
                     "link to the same draft."}, 401)
 
+    @app.exception_handler(TooManyAttempts)
+    async def too_many(request: Request, exc: TooManyAttempts) -> Response:
+        headers = {"Retry-After": str(exc.retry_after)}
+        if is_api(request) or "text/html" not in request.headers.get("accept", ""):
+            return JSONResponse({"error": str(exc), "field": None}, status_code=429, headers=headers)
+        resp = page(request, "error.html", {"title": "Too many attempts", "message": str(exc)}, 429)
+        resp.headers.update(headers)
+        return resp
+
+    def address(request: Request) -> str | None:
+        return request.client.host if request.client else None
+
     @app.exception_handler(WriteError)
     async def write_error(request: Request, exc: WriteError) -> Response:
         if is_api(request) or "text/html" not in request.headers.get("accept", ""):
@@ -247,8 +270,10 @@ def create_app(workspace: str | Path | WriteDB, *, secure_cookies: bool = False,
     # -- the invitation link -------------------------------------------------------------
     @app.get("/i/{token}", response_class=HTMLResponse)
     def invitation_page(request: Request, token: str) -> Response:
+        attempts.check(address(request))
         inv, problem = store.link_status(db, token)
         if inv is None:
+            attempts.fail(address(request))
             raise WriteError(problem or "no such invitation", 404)
         if problem:
             raise WriteError(problem, 410)
@@ -257,7 +282,13 @@ def create_app(workspace: str | Path | WriteDB, *, secure_cookies: bool = False,
     @app.post("/i/{token}")
     def invitation_start(request: Request, token: str, csrf_token: str = Form("")) -> Response:
         check_csrf(request, csrf_token)
-        inv_id, sid = store.redeem(db, token)
+        attempts.check(address(request))
+        try:
+            inv_id, sid = store.redeem(db, token)
+        except WriteError as e:
+            if e.status == 404:  # an unknown link: a failed sign-in
+                attempts.fail(address(request))
+            raise
         request.session.clear()
         request.session["sid"] = sid
         request.session["csrf"] = secrets.token_urlsafe(32)
@@ -386,9 +417,7 @@ def create_app(workspace: str | Path | WriteDB, *, secure_cookies: bool = False,
         check_csrf(request, request.headers.get("x-csrf-token"))
         if "application/json" not in request.headers.get("content-type", ""):
             raise WriteError("send the draft as application/json", 415)
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise WriteError(f"the request is larger than {MAX_BODY} bytes", 413, "text")
+        raw = await request.body()  # at most MAX_BODY bytes: BodyLimit refused anything larger
         try:
             body = RevisionIn.model_validate_json(raw)
         except ValidationError as e:

@@ -150,6 +150,8 @@ def evidence_row(doc: Document) -> dict[str, Any]:
             "writing_seconds": ev["writing_seconds"], "breaks": ev["breaks"],
             "large_insertions": [x["words"] for x in ev["large_insertions"]],
             "large_insertion_share": ev["large_insertion_share"],
+            # None for a text submitted before the fast-insertion check existed (not measured)
+            "fast_insertion_words": ev.get("fast_insertion_words"),
             "words_per_revision": ev["words_per_revision"]}
 
 

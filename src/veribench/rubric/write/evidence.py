@@ -19,6 +19,19 @@ Units and definitions (the thresholds live in :mod:`.rules`):
 - *large insertion*: a step whose largest contiguous inserted block has at least
   ``LARGE_INSERTION_WORDS`` words; listed with its size and the seconds since the save
   before it.
+- *fast insertion* (sustained insertion faster than human typing): the words of save ``k``
+  were typed after the save before it; so the saves ``j+1..k`` inserted their words within
+  ``(t_j, t_k]``, where ``t_0`` is the opening of the editor (when known). For every save
+  ``k``, with ``j`` the earliest save (or the opening) at most
+  ``FAST_INSERTION_WINDOW_SECONDS`` before it, the words inserted by saves ``j+1..k`` are
+  compared with ``FAST_INSERTION_WORDS_PER_SECOND x FAST_INSERTION_WINDOW_SECONDS``: above
+  it, more words arrived within one window than a typist enters in it, whether in one
+  block or in many small ones. Consecutive flagged saves form one *stretch*, listed with
+  its first and last revision, the words its saves inserted and its seconds (from the save
+  before its first revision). A save after a gap longer than the window is measured
+  against nothing before it (its words may have been typed over the whole gap); a single
+  large block is listed as a large insertion instead. Time linear in the revisions (a
+  sliding window).
 - *writing time*: the sum of the gaps between consecutive saves (and from opening the
   editor to the first save) that are at most ``IDLE_GAP_SECONDS``; longer gaps are breaks.
 - *span*: seconds from the first save to the last.
@@ -103,7 +116,8 @@ def summarise(steps: Sequence[Step], saved_at: Sequence[datetime], opened_at: da
         "breaks", "words", "words_per_revision": {"mean", "median", "max"},
         "large_insertions": [{"revision", "words", "seconds_since_previous", "saved_at"}],
         "large_insertion_words", "large_insertion_share", "large_insertion_share_reason",
-        "rules": {...}, "history": [[seconds since first save, words, inserted, deleted], ...]}``.
+        "fast_insertions": [{"from_revision", "to_revision", "words", "seconds"}],
+        "fast_insertion_words", "rules": {...}, "history": [[seconds since first save, words, inserted, deleted], ...]}``.
         Seconds are floats rounded to 0.1 s; revisions are numbered from 1. Undefined
         values are ``None`` (no revisions; a share of an empty text), never 0.
 
@@ -115,13 +129,16 @@ def summarise(steps: Sequence[Step], saved_at: Sequence[datetime], opened_at: da
     n = len(steps)
     out: dict[str, Any] = {
         "revisions": n, "rules": {"large_insertion_words": rules.LARGE_INSERTION_WORDS,
-                                  "idle_gap_seconds": rules.IDLE_GAP_SECONDS},
+                                  "idle_gap_seconds": rules.IDLE_GAP_SECONDS,
+                                  "fast_insertion_words_per_second": rules.FAST_INSERTION_WORDS_PER_SECOND,
+                                  "fast_insertion_window_seconds": rules.FAST_INSERTION_WINDOW_SECONDS},
     }
     if n == 0:
         out.update({"first_saved_at": None, "last_saved_at": None, "span_seconds": None, "writing_seconds": None,
                     "breaks": None, "words": 0, "words_per_revision": None, "large_insertions": [],
                     "large_insertion_words": 0, "large_insertion_share": None,
-                    "large_insertion_share_reason": "no revision saved"})
+                    "large_insertion_share_reason": "no revision saved", "fast_insertions": [],
+                    "fast_insertion_words": 0})
         if history:
             out["history"] = []
         return out
@@ -135,6 +152,7 @@ def summarise(steps: Sequence[Step], saved_at: Sequence[datetime], opened_at: da
               "saved_at": saved_at[i].isoformat()}
              for i, s in enumerate(steps) if s.largest_insertion_words >= rules.LARGE_INSERTION_WORDS]
     large_words = sum(x["words"] for x in large)
+    fast = fast_insertions(steps, saved_at, opened_at)
     final = steps[-1].words
     out.update({
         "first_saved_at": saved_at[0].isoformat(), "last_saved_at": saved_at[-1].isoformat(),
@@ -145,11 +163,49 @@ def summarise(steps: Sequence[Step], saved_at: Sequence[datetime], opened_at: da
         "large_insertions": large, "large_insertion_words": large_words,
         "large_insertion_share": round(large_words / final, 4) if final else None,
         "large_insertion_share_reason": None if final else "the last revision has no words",
+        "fast_insertions": fast, "fast_insertion_words": sum(x["words"] for x in fast),
     })
     if history:
         t0 = saved_at[0]
         out["history"] = [[round((t - t0).total_seconds(), 1), s.words, s.inserted_words, s.deleted_words]
                           for s, t in zip(steps, saved_at)]
+    return out
+
+
+def fast_insertions(steps: Sequence[Step], saved_at: Sequence[datetime],
+                    opened_at: datetime | None = None) -> list[dict[str, Any]]:
+    """The stretches of sustained insertion faster than human typing (module docstring).
+
+    Returns:
+        ``[{"from_revision", "to_revision", "words", "seconds"}]`` in order; revisions from 1,
+        ``words`` inserted by the stretch's saves, ``seconds`` from the save before its first
+        revision (or the editor's opening) to its last save, rounded to 0.1 s.
+    """
+    window = float(rules.FAST_INSERTION_WINDOW_SECONDS)
+    cap = rules.FAST_INSERTION_WORDS_PER_SECOND * window
+    # times[i] is when save i happened (i = 0: the editor's opening, None when unknown)
+    times: list[datetime | None] = [opened_at, *saved_at]
+    words = [0] + [s.inserted_words for s in steps]
+    out: list[dict[str, Any]] = []
+    j, inside = 0 if opened_at is not None else 1, 0  # inside = words of saves j+1..k
+    for k in range(1, len(times)):
+        tk = saved_at[k - 1]
+        if k > j:
+            inside += words[k]
+        while j < k and (tk - times[j]).total_seconds() > window:  # type: ignore[operator]
+            j += 1
+            inside -= words[j]
+        if inside <= cap or j >= k:
+            continue
+        if out and out[-1]["to_revision"] >= j:  # overlaps or touches the stretch before: extend it
+            out[-1]["to_revision"] = k
+        else:
+            out.append({"from_revision": j + 1, "to_revision": k})
+    for x in out:
+        a, b = x["from_revision"], x["to_revision"]
+        x["words"] = sum(words[a:b + 1])
+        start = times[a - 1]
+        x["seconds"] = round((times[b] - start).total_seconds(), 1)  # type: ignore[operator]
     return out
 
 
@@ -175,4 +231,8 @@ def describe(ev: dict[str, Any]) -> str:
         line += f"; {len(big)} large insertion{'s' if len(big) != 1 else ''} ({sizes} words)"
     else:
         line += "; no large insertion"
+    fast = ev.get("fast_insertions") or []
+    if fast:
+        line += (f"; {sum(x['words'] for x in fast)} words inserted faster than typing "
+                 f"({len(fast)} stretch{'es' if len(fast) != 1 else ''})")
     return line

@@ -58,6 +58,14 @@ FIRST_LANGUAGE_MAX_CHARS = 64
 #: Why 25: the editor saves 1.5 s after typing pauses and at least every 10 s while typing;
 #: at 100 words a minute (fast typing) one step holds at most about 17 new words.
 LARGE_INSERTION_WORDS = 25
+#: Sustained insertion faster than human typing: more than FAST_INSERTION_WORDS_PER_SECOND x
+#: FAST_INSERTION_WINDOW_SECONDS words (75) inserted by the saves of any stretch of at most
+#: that many seconds. Why 2.5 words a second (150 words a minute, about 15 characters a second
+#: at 6 characters a word with its space): fast typists sustain 70 to 100 words a minute, and
+#: 150 for half a minute is beyond all but record typists; why 30 s: the editor saves at
+#: least every 10 s while typing, so a window holds three saves or more of ordinary typing.
+FAST_INSERTION_WORDS_PER_SECOND = 2.5
+FAST_INSERTION_WINDOW_SECONDS = 30
 #: A gap between two saves longer than this is a break: not counted as writing time.
 IDLE_GAP_SECONDS = 300
 #: Autosave timing in the browser (milliseconds): after a pause, and at most this long
