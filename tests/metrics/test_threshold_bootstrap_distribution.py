@@ -143,6 +143,13 @@ def test_one_group_is_the_two_class_interval():
     want = sum(int((a > np.sort(h)[h.size - 1 - int(np.floor(0.1 * h.size + 1e-9))]).sum())
                for h, a in zip(hums, ais, strict=True)) / 30
     assert g2.tpr == want and g2.lo <= g2.tpr <= g2.hi and g2.n_ai == 30
+    # the caller's cache of replicate thresholds changes nothing (first call fills it, second uses it)
+    cache: dict = {}
+    for other_ai in (ais, [a + 0.3 for a in ais]):
+        plain = tpr_at_fpr_interval_groups(hums, other_ai, 0.1, n_boot=300, seed=1)
+        cached = tpr_at_fpr_interval_groups(hums, other_ai, 0.1, n_boot=300, seed=1, cache=cache, cache_key="k")
+        assert cached == plain
+    assert list(cache) == ["k"]
     with pytest.raises(ValueError, match="human texts"):
         tpr_at_fpr_interval_groups([np.zeros(0)], [ai], 0.05)
     with pytest.raises(ValueError, match="no AI texts"):

@@ -393,6 +393,7 @@ def _grid_tpr_intervals(sa, gcol, codes, k, strides, want: list[np.ndarray], hs_
     if not allw.size:
         return out
     wsets = [set(w.tolist()) for w in want]
+    cache: dict[Any, Any] = {}  # replicate thresholds per (target, groups): drawn once, same result
     for c, rows, grp in _cell_blocks(sa, gcol, codes, k, strides, allw):
         cut = np.flatnonzero(np.diff(grp)) + 1
         parts = np.split(rows, cut)
@@ -401,7 +402,7 @@ def _grid_tpr_intervals(sa, gcol, codes, k, strides, want: list[np.ndarray], hs_
         for ti, t in enumerate(targets):
             if c in wsets[ti]:
                 r = tpr_at_fpr_interval_groups([hs_g[g] for g in gs], ais, t, n_boot=n_boot, seed=seed, alpha=alpha,
-                                               presorted=True)
+                                               presorted=True, cache=cache, cache_key=(ti, tuple(gs)))
                 out[ti][c] = (r.lo, r.hi)
     return out
 

@@ -68,6 +68,7 @@ Binomial(n_ai, p). With one group this is exactly :func:`tpr_at_fpr_interval_sco
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
@@ -278,7 +279,9 @@ class GroupedTprInterval:
 
 
 def tpr_at_fpr_interval_groups(humans: Any, ais: Any, target_fpr: float, n_boot: int = 2000, seed: int = 0,
-                               alpha: float = 0.05, *, presorted: bool = False) -> GroupedTprInterval:
+                               alpha: float = 0.05, *, presorted: bool = False,
+                               cache: dict[Hashable, Any] | None = None,
+                               cache_key: Hashable = None) -> GroupedTprInterval:
     """TPR at ``target_fpr`` when each AI text is judged by its own group's threshold
     (RAID's grid: thresholds per domain), the interval refitting every group's threshold in
     every resample (module docstring, "Several threshold groups").
@@ -290,6 +293,11 @@ def tpr_at_fpr_interval_groups(humans: Any, ais: Any, target_fpr: float, n_boot:
         target_fpr: in [0, 1]. n_boot: >= 1. seed: of ``numpy.random.default_rng``.
         alpha: 0.05 for a 95% interval.
         presorted: the caller guarantees every array is sorted ascending (skips the sorts).
+        cache, cache_key: optional; a dict the caller keeps across calls whose ``humans``,
+            ``target_fpr``, ``n_boot`` and ``seed`` are the same whenever ``cache_key`` is
+            (e.g. the grid's tuple of threshold groups and target). It stores the replicate
+            thresholds and the generator's state after drawing them, so a later call skips
+            the Beta draws; the result is identical with or without it.
 
     Stream: ``rng = default_rng(seed)``; per group in order one ``rng.beta`` call of
     ``n_boot`` draws, then one ``rng.binomial`` call. With one group the result equals
@@ -321,6 +329,12 @@ def tpr_at_fpr_interval_groups(humans: Any, ais: Any, target_fpr: float, n_boot:
         k += int(a.size - np.searchsorted(a, t, side="right"))
     tpr = k / n_ai
     rng = np.random.default_rng(int(seed))
-    thr = [threshold_replicates(h, target, int(n_boot), rng) for h in hs]
+    hit = cache.get(cache_key) if cache is not None and cache_key is not None else None
+    if hit is None:
+        thr = [threshold_replicates(h, target, int(n_boot), rng) for h in hs]
+        if cache is not None and cache_key is not None:
+            cache[cache_key] = (thr, rng.bit_generator.state)
+    else:
+        thr, rng.bit_generator.state = hit[0], hit[1]
     lo, hi = _percentile_interval(replicate_tprs_grouped(thr, as_, rng), tpr, alpha)
     return GroupedTprInterval(tpr, lo, hi, target, n_ai, int(n_boot), int(seed), alpha)
