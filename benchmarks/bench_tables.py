@@ -55,12 +55,25 @@ def synth(n_docs: int, n_dets: int, seed: int = 0):
     return docs, dets
 
 
+def yardstick() -> float:
+    """CPU seconds of a fixed workload (sorting 2**23 seeded normal doubles, best of 3): the
+    same-machine yardstick printed beside each figure, to compare runs under other load."""
+    x = np.random.default_rng(0).standard_normal(1 << 23)
+    best = float("inf")
+    for _ in range(3):
+        c = time.process_time()
+        np.sort(x)
+        best = min(best, time.process_time() - c)
+    return round(best, 3)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--detectors", type=int, default=10)
     ap.add_argument("--profile", type=int, default=0, help="print the N functions with the most own time")
     args = ap.parse_args()
+    yard = yardstick()
     t0 = time.perf_counter()
     docs, dets = synth(args.docs, args.detectors)
     t1 = time.perf_counter()
@@ -83,7 +96,8 @@ def main() -> None:
     out = {"docs": args.docs, "detectors": args.detectors, "synth_s": round(t1 - t0, 2),
            "tables_s": round(t2 - t1, 2), "tables_cpu_s": round(c2 - c1, 2), "peak_rss_mib": round(peak_mib), "table1_rows": len(res["table1"]),
            "table2_rows": len(res["table2"]), "rates_rows": len(res["rates"]),
-           "machine": f"{platform.machine()}, {platform.python_version()}", "loadavg_after": os.getloadavg()[0]}
+           "machine": f"{platform.machine()}, {platform.python_version()}", "loadavg_after": os.getloadavg()[0],
+           "yardstick_sort_cpu_s": yard}
     print(json.dumps(out))
 
 
