@@ -180,3 +180,22 @@ def test_coverage_matches_the_resampling_loop():
     # the simulation is informative: both cover most of the time (a percentile bootstrap of
     # a quantile statistic is approximate, so no nominal level is asserted; bound above)
     assert fast.sum() > 320 and plain.sum() > 320
+
+
+@pytest.mark.parametrize("name,target", CASES)
+def test_the_unsorted_path_is_the_sorted_path(name, target):
+    """The tables' path (``_point_and_replicates``: partition a window, histogram the AI
+    scores among the distinct thresholds, no full sort) gives exactly the point of
+    ``roc.tpr_at_fpr`` and the replicates of ``replicate_tprs`` on the sorted classes, draw
+    for draw (same generator), whatever the order of the texts."""
+    from veribench.metrics.roc import tpr_at_fpr
+    from veribench.metrics.threshold_bootstrap import _point_and_replicates
+
+    hum, ai = _case(name, seed=3)
+    perm_h, perm_a = np.random.default_rng(1).permutation(hum.size), np.random.default_rng(2).permutation(ai.size)
+    tpr, thr, fpr, reps = _point_and_replicates(hum[perm_h], ai[perm_a], target, 3000, np.random.default_rng(8))
+    want = replicate_tprs(np.sort(hum), np.sort(ai), target, 3000, np.random.default_rng(8))
+    assert np.array_equal(reps, want)
+    y = np.r_[np.zeros(hum.size), np.ones(ai.size)]
+    p = tpr_at_fpr(y, np.r_[hum, ai], target)
+    assert (tpr, thr, fpr) == (p.tpr, p.threshold, p.achieved_fpr)

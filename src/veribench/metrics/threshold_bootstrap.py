@@ -202,8 +202,18 @@ def tpr_at_fpr_interval_scores(human: Any, ai: Any, target_fpr: float, n_boot: i
     """
     h = as_scores(human, name="human")
     a = as_scores(ai, name="ai")
-    y = np.concatenate([np.zeros(h.size, np.int8), np.ones(a.size, np.int8)])
-    return tpr_at_fpr_interval(y, np.concatenate([h, a]), target_fpr, n_boot=n_boot, seed=seed, alpha=alpha)
+    if h.size == 0 or a.size == 0:
+        y = np.concatenate([np.zeros(h.size, np.int8), np.ones(a.size, np.int8)])
+        return tpr_at_fpr_interval(y, np.concatenate([h, a]), target_fpr, n_boot=n_boot, seed=seed, alpha=alpha)
+    target = _check_target(target_fpr)
+    alpha = _check_alpha(alpha)
+    if int(n_boot) < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    tpr, thr, fpr, reps = _point_and_replicates(h, a, target, int(n_boot), np.random.default_rng(int(seed)))
+    lo, hi = _percentile_interval(reps, tpr, alpha)
+    return TprAtFprInterval(tpr, lo, hi, thr, fpr, target, int(a.size), int(h.size),
+                            allowed_false_positives(int(h.size), target), int(n_boot), int(reps.size), int(seed),
+                            alpha)
 
 
 def tpr_at_fpr_interval(
@@ -242,17 +252,45 @@ def tpr_at_fpr_interval(
     n_human = int(y.size) - n_ai
     common: _Common = {"target_fpr": target, "n_ai": n_ai, "n_human": n_human, "n_boot": int(n_boot), "seed": int(seed),
                        "alpha": alpha}
-    point = tpr_at_fpr(y, s, target)
-    if point.tpr is None:
+    h, a = s[y == 0], s[y == 1]
+    if h.size == 0 or a.size == 0:
+        point = tpr_at_fpr(y, s, target)  # the metrics layer's reason and warning
         return TprAtFprInterval(None, None, None, None, None, n_false_positives_allowed=None, n_valid=0,
                                 reason=point.reason, **common)
-
-    # sorted, so the interval depends on the scores alone, never on the order of the texts
-    reps = replicate_tprs(np.sort(s[y == 0]), np.sort(s[y == 1]), target, int(n_boot), np.random.default_rng(int(seed)))
-    lo, hi = _percentile_interval(reps, point.tpr, alpha)
-    return TprAtFprInterval(point.tpr, lo, hi, point.threshold,
-                            point.achieved_fpr, n_false_positives_allowed=allowed_false_positives(n_human, target),
+    tpr, thr, fpr, reps = _point_and_replicates(h, a, target, int(n_boot), np.random.default_rng(int(seed)))
+    lo, hi = _percentile_interval(reps, tpr, alpha)
+    return TprAtFprInterval(tpr, lo, hi, thr, fpr, n_false_positives_allowed=allowed_false_positives(n_human, target),
                             n_valid=int(reps.size), **common)
+
+
+def _point_and_replicates(h: np.ndarray, a: np.ndarray, target: float, n_boot: int,
+                          rng: np.random.Generator) -> tuple[float, float, float, np.ndarray]:
+    """(tpr, threshold, achieved FPR, replicate TPRs) from unsorted non-empty classes in O(n),
+    without sorting either class (issue 25: the sorts dominated the tables at 1M texts).
+
+    The same values as :func:`veribench.metrics.roc.tpr_at_fpr` and :func:`replicate_tprs`
+    on the sorted classes, from the same draws: the Beta draws give the replicate ranks
+    first; only the window of sorted human scores between the smallest and largest rank
+    (and the point's rank) is needed, found by ``np.partition`` at its two ends and sorted.
+    The AI count above each distinct replicate threshold comes from one histogram of the AI
+    scores' positions among those thresholds (``searchsorted`` into at most n_boot values,
+    O(na log n_boot)). Then the Binomial draws, as in :func:`replicate_tprs_grouped`.
+    """
+    nh, na = int(h.size), int(a.size)
+    kth = nh - 1 - allowed_false_positives(nh, target)
+    v = rng.beta(kth + 1, nh - kth, size=n_boot)
+    idx = np.clip(np.ceil(v * nh).astype(np.int64), 1, nh) - 1
+    lo_i, hi_i = min(int(idx.min()), kth), max(int(idx.max()), kth)
+    part = np.partition(h, [lo_i, hi_i] if hi_i > lo_i else lo_i)
+    window = np.sort(part[lo_i:hi_i + 1])  # = sorted(h)[lo_i:hi_i + 1]
+    t = float(window[kth - lo_i])
+    fp = int(np.count_nonzero(h > t))
+    k = int(np.count_nonzero(a > t))
+    u, inv = np.unique(window[idx - lo_i], return_inverse=True)
+    below = np.cumsum(np.bincount(np.searchsorted(u, a, side="left"), minlength=u.size + 1))
+    above = na - below[:u.size]  # AI scores > u[j]: those whose position among u is > j
+    reps = rng.binomial(na, np.clip(above[inv] / na, 0.0, 1.0)) / na
+    return k / na, t, fp / nh, reps
 
 
 @dataclass(frozen=True)
