@@ -4,15 +4,19 @@ Synthetic data (seeded): 10 subgroups, 3 arms, writer tag, labels human/ai/ai-ed
 mixed; per detector a P(AI) or a raw statistic, 1% failed scores. Times
 ``veribench.evaluate.compute_results`` (Table 1, Table 2 per subgroup/arm/tag, rates with
 Wilson intervals, agreement, AUROC with DeLong intervals, TPR at 1% and 5% FPR, ROC points
-and histograms) and reports wall time and peak memory. Goal: under 20 s on 2 cores.
+and histograms) and reports wall and CPU time and peak memory. Goal (issue 25): 1M x 10
+in under 60 s of CPU and 10M x 10 in under 10 minutes on the 2-core machine of
+``benchmarks/README.md``.
 
-Run: ``.venv/bin/python benchmarks/bench_tables.py [--docs 1000000] [--detectors 10]``
+Run: ``.venv/bin/python benchmarks/bench_tables.py [--docs 1000000] [--detectors 10] [--profile 25]``
+(``--profile N``: the N functions with the most own time, by cProfile, on stderr).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import time
@@ -51,25 +55,49 @@ def synth(n_docs: int, n_dets: int, seed: int = 0):
     return docs, dets
 
 
+def yardstick() -> float:
+    """CPU seconds of a fixed workload (sorting 2**23 seeded normal doubles, best of 3): the
+    same-machine yardstick printed beside each figure, to compare runs under other load."""
+    x = np.random.default_rng(0).standard_normal(1 << 23)
+    best = float("inf")
+    for _ in range(3):
+        c = time.process_time()
+        np.sort(x)
+        best = min(best, time.process_time() - c)
+    return round(best, 3)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--detectors", type=int, default=10)
+    ap.add_argument("--profile", type=int, default=0, help="print the N functions with the most own time")
     args = ap.parse_args()
+    yard = yardstick()
     t0 = time.perf_counter()
     docs, dets = synth(args.docs, args.detectors)
     t1 = time.perf_counter()
     c1 = time.process_time()
     proto = Protocol(name="bench", tag="BENCH", hash=None, path=None, raw={}, detectors=[],
                      slices=("subgroup", "arm", "tag:writer"))
-    res = compute_results(docs, dets, proto)
+    if args.profile:
+        import cProfile
+        import pstats
+        import sys
+
+        prof = cProfile.Profile()
+        res = prof.runcall(compute_results, docs, dets, proto)
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(args.profile)
+    else:
+        res = compute_results(docs, dets, proto)
     t2 = time.perf_counter()
     c2 = time.process_time()
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = {"docs": args.docs, "detectors": args.detectors, "synth_s": round(t1 - t0, 2),
            "tables_s": round(t2 - t1, 2), "tables_cpu_s": round(c2 - c1, 2), "peak_rss_mib": round(peak_mib), "table1_rows": len(res["table1"]),
            "table2_rows": len(res["table2"]), "rates_rows": len(res["rates"]),
-           "machine": f"{platform.machine()}, {platform.python_version()}"}
+           "machine": f"{platform.machine()}, {platform.python_version()}", "loadavg_after": os.getloadavg()[0],
+           "yardstick_sort_cpu_s": yard}
     print(json.dumps(out))
 
 

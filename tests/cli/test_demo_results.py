@@ -1,6 +1,8 @@
 """``veribench demo`` gives the results it gave before issue 23 (the single write path, the
 workspace schema and the layer moves): ``results.json`` equal to the stored baseline except
-the event hashes and times (tests/data/demo-results/README.md)."""
+the event hashes and times (tests/data/demo-results/README.md). The baseline's TPR-at-FPR
+interval fields (``ci95``, ``ci_method``, ``run.tpr_ci.method``) were regenerated for issue
+25's exact bootstrap draws (a new random stream, the same law); its point estimates were not."""
 
 from __future__ import annotations
 

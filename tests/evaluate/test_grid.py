@@ -1,6 +1,7 @@
 """RAID's grid (``veribench.evaluate.grid``) against an independent per-cell implementation
 written here (scikit-learn AUROC, DeLong from ``metrics.roc``, thresholds by a plain loop,
-statsmodels' Wilson interval), against RAID's own ``raid.evaluate.run_evaluation`` (PyPI
+each cell's TPR interval from the tables' bootstrap functions on the cell's texts gathered by
+a plain loop), against RAID's own ``raid.evaluate.run_evaluation`` (PyPI
 ``raid-bench``, installed with ``--no-deps``) when present, and end to end through
 ``veribench evaluate --grid``."""
 
@@ -17,14 +18,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
-from statsmodels.stats.proportion import proportion_confint
 
 from veribench.corpus.importers import import_scores
 from veribench.corpus.importers.raid import import_raid
 from veribench.evaluate.grid import ALL, RAID_TAGS, GridDetector, compute_grid, raid_leaderboard, unattacked_mask
 from veribench.metrics.roc import auroc_ci
+from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_groups, tpr_at_fpr_interval_scores
 
 PUBLIC = Path(__file__).resolve().parents[1] / "data" / "public"
+#: Resamples of the grid's TPR intervals in these tests (the seed is the default, 0).
+N_BOOT = 200
 KEYS = set(RAID_TAGS) | {"detector", "n_human", "n_ai", "auroc", "auroc_ci95", "tpr_at_fpr_5", "tpr_at_fpr_1"}
 
 
@@ -73,9 +76,10 @@ def plain_grid(cols, label, score, tags, tb, unatt, targets=(0.05, 0.01)):
     hu = fin & (label == 0)
     groups = sorted({str(v) for v in cols[tb][fin] if v is not None}) if tb else [ALL]
     gval = (lambda i: cols[tb][i]) if tb else (lambda i: ALL)
-    thr = {}
+    thr, hum_g = {}, {}
     for g in groups:
         hs = np.array([score[i] for i in np.flatnonzero(hu & unatt) if gval(i) == g])
+        hum_g[g] = hs
         for t in targets:
             if hs.size == 0:
                 thr[(g, t)] = None
@@ -113,9 +117,14 @@ def plain_grid(cols, label, score, tags, tb, unatt, targets=(0.05, 0.01)):
                 row[key] = None
                 continue
             k = sum(int(score[i] > thr[(gval(i), t)][0]) for i in np.flatnonzero(sel))
-            lo, hi = proportion_confint(k, row["n_ai"], alpha=0.05, method="wilson")
-            lo = 0.0 if k == 0 else lo
-            hi = 1.0 if k == row["n_ai"] else hi
+            # issue 25: the tables' interval, every group's threshold refitted per resample
+            hums = [hum_g[g] for g in gs]
+            ais = [np.array([score[i] for i in np.flatnonzero(sel) if gval(i) == g]) for g in gs]
+            r = tpr_at_fpr_interval_groups(hums, ais, t, n_boot=N_BOOT, seed=0)
+            lo, hi = r.lo, r.hi
+            if len(gs) == 1:  # one threshold group: exactly the tables' two-class function
+                r1 = tpr_at_fpr_interval_scores(hums[0], ais[0], t, n_boot=N_BOOT, seed=0)
+                assert (r1.tpr, r1.lo, r1.hi) == (k / row["n_ai"], lo, hi)
             fpr = sum(thr[(g, t)][1] for g in gs) / sum(thr[(g, t)][2] for g in gs)
             row[key] = {"tpr": k / row["n_ai"], "ci95": [lo, hi], "achieved_fpr": fpr,
                         "threshold": thr[(gs[0], t)][0] if len(gs) == 1 else {g: thr[(g, t)][0] for g in gs}}
@@ -139,7 +148,8 @@ def assert_same(grid_rows, plain, tags, name):
                 assert o["auroc_ci95"] == pytest.approx(p["auroc_ci95"], abs=1e-9), cell
         for key in ("tpr_at_fpr_5", "tpr_at_fpr_1"):
             e = o[key]
-            assert set(e) == {"tpr", "threshold", "achieved_fpr", "ci95", "reason"}
+            assert set(e) == {"tpr", "threshold", "achieved_fpr", "ci95", "reason", "threshold_fit"}
+            assert e["threshold_fit"] == "in-sample"
             if p[key] is None:
                 assert e["tpr"] is None and e["ci95"] is None and e["reason"], (cell, key)
             else:
@@ -155,7 +165,7 @@ def test_grid_equals_a_plain_per_cell_implementation():
     unatt = unattacked_mask(cols["attack"])
     tags = list(RAID_TAGS)
     g = compute_grid(cols, label, [GridDetector(f"d{i}", s) for i, s in enumerate(scores)], tags=tags,
-                     threshold_by="domain", unattacked=unatt)
+                     threshold_by="domain", unattacked=unatt, n_boot=N_BOOT)
     assert all(set(r) == KEYS for r in g["rows"])
     for i, s in enumerate(scores):
         assert_same(g["rows"], plain_grid(cols, label, s, tags, "domain", unatt), tags, f"d{i}")
@@ -178,7 +188,8 @@ def test_grid_property_any_tags_ties_missing_scores(data):
     tags = data.draw(st.sampled_from([["domain", "model"], ["model", "attack"], ["domain", "model", "attack"]]))
     tb = data.draw(st.sampled_from(["domain", None]))
     unatt = unattacked_mask(cols["attack"])
-    g = compute_grid(cols, label, [GridDetector("d", score)], tags=tags, threshold_by=tb, unattacked=unatt)
+    g = compute_grid(cols, label, [GridDetector("d", score)], tags=tags, threshold_by=tb, unattacked=unatt,
+                     n_boot=N_BOOT)
     assert_same(g["rows"], plain_grid(cols, label, score, tags, tb, unatt), tags, "d")
     ex = g["info"]["excluded"]["d"]
     assert ex["ai_without_score"] + ex["human_without_score"] == int(np.isnan(score).sum())
@@ -335,3 +346,30 @@ def test_grid_results_refuse_a_tag_no_document_carries(tmp_path):
             evaluate_workspace(ws, None, allow_scoring=False, grid=["domain", "model"], grid_threshold_by="bogus")
         res = evaluate_workspace(ws, None, allow_scoring=False, grid=["tag:domain"], grid_threshold_by="none")
         assert res["grid"] and res["grid_info"]["threshold_by"] is None
+
+
+def test_grid_tpr_interval_refits_the_threshold_and_is_labelled_in_sample():
+    """Issue 25: a grid TPR's threshold is fitted on the same evaluation's human texts, so
+    the row says ``threshold_fit: "in-sample"`` and its interval is the tables' bootstrap
+    (threshold refitted per resample), wider than the Wilson interval on k/n that treats
+    the threshold as known (at 1% FPR on 200 human texts the threshold is the 3rd-largest
+    human score; the test in tests/metrics finds the bootstrap 1.3x wider there too)."""
+    from veribench.metrics import wilson
+
+    rng = np.random.default_rng(0)
+    n_h, n_a = 200, 400
+    cols = {"model": np.array(["human"] * n_h + ["m"] * n_a, dtype=object)}
+    label = np.r_[np.zeros(n_h, np.int64), np.ones(n_a, np.int64)]
+    score = np.r_[rng.normal(0, 1, n_h), rng.normal(1.8, 1, n_a)]
+    g = compute_grid(cols, label, [GridDetector("d", score)], tags=["model"], targets=(0.01,), n_boot=1000, seed=5)
+    (row,) = [r for r in g["rows"] if r["model"] == "m"]
+    e = row["tpr_at_fpr_1"]
+    assert e["threshold_fit"] == "in-sample" and g["info"]["threshold_fit"] == "in-sample"
+    want = tpr_at_fpr_interval_scores(score[:n_h], score[n_h:], 0.01, n_boot=1000, seed=5)
+    assert (e["tpr"], e["threshold"], e["ci95"]) == (want.tpr, want.threshold, [want.lo, want.hi])
+    assert g["info"]["tpr_ci"]["n_boot"] == 1000 and g["info"]["tpr_ci"]["seed"] == 5
+    assert g["info"]["tpr_ci"]["method"] == want.method
+    w = wilson(round(e["tpr"] * n_a), n_a)
+    assert (e["ci95"][1] - e["ci95"][0]) > 1.3 * (w.hi - w.lo)
+    with pytest.raises(ValueError, match="n_boot"):
+        compute_grid(cols, label, [GridDetector("d", score)], tags=["model"], n_boot=0)

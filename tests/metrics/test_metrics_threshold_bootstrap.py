@@ -5,6 +5,7 @@ and it is wider than an interval that treats the threshold as known."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -21,33 +22,53 @@ def _data(seed=7, n_h=200, n_a=150):
 
 
 def plain_refit_bootstrap(y, s, target, n_boot, seed, alpha=0.05):
-    """Resample humans then AI texts in blocks of R = 2**20 // max(n_h, n_a) replicates
-    (one ``integers`` call per class and block: the documented stream), refit the
-    threshold of each replicate as the (f+1)-th largest resampled human score with
-    f = floor(target * n_h), and count the resampled AI scores strictly above it."""
+    """The documented stream (issue 25) re-derived by hand, one replicate at a time: per
+    replicate the threshold is ``sorted(human)[ceil(nh * V) - 1]`` for the b-th of the
+    ``rng.beta(kth + 1, nh - kth, n_boot)`` draws, the AI count the b-th of the
+    ``rng.binomial(na, p)`` draws with p counted by a Python loop (score > threshold)."""
     rng = np.random.default_rng(seed)
-    hum = np.sort(s[y == 0])  # each class in ascending order: the interval ignores the texts' order
-    ai = np.sort(s[y == 1])
-    f = min(int(np.floor(target * hum.size + 1e-9)), hum.size - 1)
-    per = max(1, (1 << 20) // max(hum.size, ai.size))
-    reps = []
-    while len(reps) < n_boot:
-        r = min(per, n_boot - len(reps))
-        hidx = rng.integers(0, hum.size, (r, hum.size))
-        aidx = rng.integers(0, ai.size, (r, ai.size))
-        for b in range(r):
-            t = sorted(hum[hidx[b]].tolist(), reverse=True)[f]
-            reps.append(sum(v > t for v in ai[aidx[b]].tolist()) / ai.size)
+    hum = sorted(s[y == 0].tolist())
+    ai = s[y == 1].tolist()
+    f = min(int(np.floor(target * len(hum) + 1e-9)), len(hum) - 1)
+    kth = len(hum) - 1 - f
+    v = rng.beta(kth + 1, len(hum) - kth, n_boot)
+    thr = [hum[min(max(math.ceil(len(hum) * x), 1), len(hum)) - 1] for x in v.tolist()]
+    p = np.array([sum(a > t for a in ai) / len(ai) for t in thr])
+    reps = rng.binomial(len(ai), p) / len(ai)
     return np.quantile(reps, [alpha / 2, 1 - alpha / 2])
 
 
+def resampling_reference(hum, ai, target, n_boot, rng):
+    """The bootstrap as it was computed before issue 25 (kept here as the reference, not in
+    the package): resample every text of both classes with replacement (``integers`` in
+    blocks of replicates), refit the threshold as the (f+1)-th largest resampled human score
+    (``np.partition``) and count the resampled AI scores strictly above it. O(B n).
+    Returns (thresholds, TPRs), one per replicate."""
+    hum, ai = np.asarray(hum, float), np.asarray(ai, float)
+    nh, na = hum.size, ai.size
+    kth = nh - 1 - min(int(np.floor(target * nh + 1e-9)), nh - 1)
+    per = max(1, (1 << 20) // max(nh, na))
+    thr, tpr = np.empty(n_boot), np.empty(n_boot)
+    done = 0
+    while done < n_boot:
+        r = min(per, n_boot - done)
+        hi = rng.integers(0, nh, size=(r, nh))
+        ai_idx = rng.integers(0, na, size=(r, na))
+        t = np.partition(hum[hi], kth, axis=1)[:, kth]
+        thr[done:done + r] = t
+        tpr[done:done + r] = np.count_nonzero(ai[ai_idx] > t[:, None], axis=1) / na
+        done += r
+    return thr, tpr
+
+
 @pytest.mark.parametrize("target", [0.01, 0.05, 0.2])
-def test_interval_matches_plain_loop_and_point_matches_metrics_layer(target):
+def test_interval_matches_the_documented_stream_and_point_matches_metrics_layer(target):
     y, s = _data()
     r = tpr_at_fpr_interval(y, s, target, n_boot=400, seed=11)
     point = tpr_at_fpr(y, s, target)
     assert (r.tpr, r.threshold, r.achieved_fpr) == (point.tpr, point.threshold, point.achieved_fpr)
     lo, hi = plain_refit_bootstrap(y, s, target, 400, 11)
+    # same draws, same arithmetic up to the order of float operations in the quantile: 1e-12
     assert r.lo == pytest.approx(min(lo, r.tpr), abs=1e-12)
     assert r.hi == pytest.approx(max(hi, r.tpr), abs=1e-12)
     assert (r.seed, r.n_boot, r.n_valid, r.method) == (11, 400, 400, METHOD)
@@ -55,9 +76,9 @@ def test_interval_matches_plain_loop_and_point_matches_metrics_layer(target):
     json.dumps(r.to_dict(), allow_nan=False)
 
 
-def test_blocks_of_replicates_and_the_two_class_form():
-    """Large classes are drawn in several blocks (same stream as the plain loop); the
-    two-array form gives the same interval."""
+def test_large_classes_and_the_two_class_form():
+    """Large classes (the old code drew them in several blocks); the two-array form gives
+    the same interval."""
     from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_scores
 
     y, s = _data(n_h=6000, n_a=300)

@@ -24,8 +24,19 @@ Per cell and detector (scores oriented once, higher = more likely AI):
   exact quantile (:func:`veribench.metrics.thresholds.threshold_at_fpr_sorted`: the
   smallest human score t with #{human > t}/n <= target), and every AI text of the cell is
   judged by its own group's threshold with the flag rule ``score > threshold``
-  (:data:`veribench.metrics.thresholds.FLAG_RULE`). ``tpr`` = flagged / AI texts with its
-  Wilson 95% interval (Wilson 1927; :func:`veribench.metrics.rates.wilson_arrays`).
+  (:data:`veribench.metrics.thresholds.FLAG_RULE`). ``tpr`` = flagged / AI texts, with
+  ``threshold_fit: "in-sample"``: the threshold was fitted on the human texts of this same
+  evaluation (no held-out calibration split), so the TPR is an in-sample operating point.
+  Its ``ci95`` is the tables' interval, which treats the threshold as an estimate (a Wilson
+  interval on k/n treats it as known and is too narrow): the seeded stratified bootstrap of
+  :func:`veribench.metrics.threshold_bootstrap.tpr_at_fpr_interval_groups`, refitting every
+  threshold group's threshold on its resampled unattacked human texts in every replicate and
+  resampling the cell's AI texts together (percentile interval, widened to include ``tpr``;
+  ``n_boot`` and ``seed`` are the run's ``bootstrap_n`` and ``seed``, in ``info.tpr_ci``).
+  A cell whose AI texts lie in one group gets exactly
+  :func:`~veribench.metrics.threshold_bootstrap.tpr_at_fpr_interval_scores` (group's
+  unattacked human scores, cell's AI scores). Cost per cell and target: O(B log n) after the
+  cell's AI texts are gathered in score order (one stable sort per roll-up mask).
   ``threshold`` is the group's threshold (a float) when the cell's AI texts lie in one
   group, else an object ``{group: threshold}``; ``achieved_fpr`` is the false-positive
   rate those thresholds give on the groups' unattacked human texts (pooled over the
@@ -70,7 +81,8 @@ from scipy.stats import norm
 
 from veribench.errors import did_you_mean
 from veribench.evaluate.split import split_documents
-from veribench.metrics.rates import wilson_arrays
+from veribench.metrics.threshold_bootstrap import METHOD as TPR_CI_METHOD
+from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_groups
 from veribench.metrics.thresholds import FLAG_RULE, allowed_false_positives, threshold_at_fpr_sorted
 from veribench.protocol import roles
 
@@ -84,6 +96,8 @@ RAID_TAGS = ("domain", "model", "decoding", "repetition_penalty", "attack")
 MAX_CELLS = 20_000_000
 #: Entries of one chunk of the (cells x distinct human scores) histogram.
 _CHUNK = 1 << 22
+#: Every grid TPR's operating point: the threshold is fitted on the same evaluation's human texts.
+THRESHOLD_FIT = "in-sample"
 #: Shown for an AI text whose value of a grid tag is missing.
 MISSING = "(missing)"
 
@@ -127,6 +141,8 @@ def compute_grid(
     unattacked: Sequence[bool] | None = None,
     targets: Sequence[float] = RAID_TARGETS,
     confidence: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Every cell and roll-up of the grid over ``tags``, for every detector.
 
@@ -143,12 +159,14 @@ def compute_grid(
             see :func:`unattacked_mask`).
         targets: target false-positive rates in (0, 1) (default 5% and 1%).
         confidence: of every interval (0.95).
+        n_boot, seed: resamples and ``numpy.random.default_rng`` seed of every TPR interval
+            (the protocol's ``bootstrap_n`` and ``seed`` in a run).
 
     Returns:
         ``{"rows": [...], "info": {...}}``: one row per (detector, cell with AI texts), keys
         exactly: each grid tag (its value or ``"all"``), ``detector``, ``n_human``, ``n_ai``,
         ``auroc``, ``auroc_ci95``, and per target ``tpr_at_fpr_<pct>`` =
-        ``{tpr, threshold, achieved_fpr, ci95, reason}`` (see the module docstring);
+        ``{tpr, threshold, achieved_fpr, ci95, reason, threshold_fit}`` (see the module docstring);
         ``info`` holds the rules, every group's thresholds and the excluded counts.
 
     Raises:
@@ -170,6 +188,8 @@ def compute_grid(
             raise ValueError(f"target FPR must be in (0, 1), got {t!r}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if int(n_boot) < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot!r}")
     lab = np.asarray(label, dtype=np.int64)
     n = lab.shape[0]
     cols = {t: np.asarray(values[t], dtype=object) for t in need}
@@ -204,6 +224,12 @@ def compute_grid(
                       "is rolled up)",
         "null_rules": "auroc and auroc_ci95 are null when n_human is 0; auroc_ci95 also when n_ai or n_human < 2; "
                       "each TPR's reason says why it is null",
+        "threshold_fit": THRESHOLD_FIT,
+        "threshold_fit_note": "each threshold is fitted on the unattacked human texts of this same evaluation "
+                              "(no held-out calibration split): the TPR is an in-sample operating point",
+        "tpr_ci": {"method": TPR_CI_METHOD, "n_boot": int(n_boot), "seed": int(seed), "confidence": confidence,
+                   "resampled": "the unattacked human texts of each threshold group in the cell (threshold refitted "
+                                "per group in every resample) and the cell's AI texts"},
         "thresholds": {}, "excluded": {},
     }
     for det in detectors:
@@ -216,7 +242,7 @@ def compute_grid(
         info["excluded"][det.name] = {"ai_without_score": int(((lab == 1) & ~fin).sum()),
                                       "human_without_score": int(((lab == 0) & ~fin).sum())}
         rows.extend(_detector_rows(det.name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
-                                   unatt, targets, alpha, z, info))
+                                   unatt, targets, alpha, z, info, int(n_boot), int(seed)))
     info["rows"] = len(rows)
     return {"rows": rows, "info": info}
 
@@ -334,8 +360,55 @@ def _side(sa, idx, hset, free, codes, k, flagged, bad, gcol, G):
     return out
 
 
+def _cell_blocks(sa: np.ndarray, gcol: np.ndarray, codes: list[np.ndarray], k: list[int], strides: list[int],
+                 wanted: np.ndarray):
+    """Yield (cell id, AI row indices sorted by (group, score), their groups) for every cell
+    id in ``wanted`` (sorted), one roll-up mask of the tags at a time (memory O(AI texts))."""
+    order = np.lexsort((sa, gcol))
+    T = len(codes)
+    for mask in range(1 << T):
+        cid = np.zeros(order.size, dtype=np.int64)
+        for i in range(T):
+            cid += (k[i] if mask >> i & 1 else codes[i][order]) * strides[i]
+        o2 = np.argsort(cid, kind="stable")
+        cs = cid[o2]
+        bounds = np.flatnonzero(np.diff(cs)) + 1
+        starts = np.r_[0, bounds] if cs.size else np.zeros(0, np.int64)
+        ends = np.r_[bounds, cs.size] if cs.size else np.zeros(0, np.int64)
+        ids = cs[starts]
+        keep = np.isin(ids, wanted)
+        for c, a, b in zip(ids[keep].tolist(), starts[keep].tolist(), ends[keep].tolist(), strict=True):
+            rows = order[o2[a:b]]
+            yield c, rows, gcol[rows]
+
+
+def _grid_tpr_intervals(sa, gcol, codes, k, strides, want: list[np.ndarray], hs_g: list[np.ndarray], targets,
+                        n_boot: int, seed: int, alpha: float) -> list[dict[int, tuple[float, float]]]:
+    """Per target, {cell id: (lo, hi)} for the cells in ``want[ti]``: the tables' interval
+    (:func:`veribench.metrics.threshold_bootstrap.tpr_at_fpr_interval_groups`: every group's
+    threshold refitted on its unattacked human texts in every resample, the cell's AI texts
+    resampled together)."""
+    out: list[dict[int, tuple[float, float]]] = [{} for _ in targets]
+    allw = np.unique(np.concatenate(want)) if want else np.zeros(0, np.int64)
+    if not allw.size:
+        return out
+    wsets = [set(w.tolist()) for w in want]
+    cache: dict[Any, Any] = {}  # replicate thresholds per (target, groups): drawn once, same result
+    for c, rows, grp in _cell_blocks(sa, gcol, codes, k, strides, allw):
+        cut = np.flatnonzero(np.diff(grp)) + 1
+        parts = np.split(rows, cut)
+        gs = grp[np.r_[0, cut]].tolist()
+        ais = [sa[p] for p in parts]
+        for ti, t in enumerate(targets):
+            if c in wsets[ti]:
+                r = tpr_at_fpr_interval_groups([hs_g[g] for g in gs], ais, t, n_boot=n_boot, seed=seed, alpha=alpha,
+                                               presorted=True, cache=cache, cache_key=(ti, tuple(gs)))
+                out[ti][c] = (r.lo, r.hi)
+    return out
+
+
 def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G, unatt, targets, alpha, z,
-                   info) -> list[dict[str, Any]]:
+                   info, n_boot, seed) -> list[dict[str, Any]]:
     sa = s[ai]
     m_total = sa.size
     ga = g_code[ai]
@@ -363,8 +436,10 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
     fp = np.zeros((len(targets), G), dtype=np.int64)
     nh_u = np.zeros(G, dtype=np.int64)
     why: list[list[str | None]] = [[None] * G for _ in targets]
+    hs_g: list[np.ndarray] = []
     for g in range(G):
         hs = np.sort(sh[(gh == g) & hu_u])
+        hs_g.append(hs)
         nh_u[g] = hs.size
         where = f"{threshold_by}={g_names[g]}" if threshold_by else "all texts"
         for ti, t in enumerate(targets):
@@ -448,13 +523,15 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
     in_group = pres[:, :G] > 0
     n_groups = in_group.sum(axis=1)
     tpr_parts = []
+    defined = [cells[(nn > 0) & (cell[f"bad{ti}"][cells] == 0)] for ti in range(len(targets))]
+    cis = _grid_tpr_intervals(sa, gcol, codes, k, strides, defined, hs_g, targets, n_boot, seed, alpha)
     for ti, _t in enumerate(targets):
         tp = cell[f"tp{ti}"][cells]
-        rate, rlo, rhi = wilson_arrays(tp.astype(np.int64), mm.astype(np.int64), alpha)
+        rate = tp / mm
         den = in_group @ nh_u
         with np.errstate(divide="ignore", invalid="ignore"):
             ach = (in_group @ fp[ti]) / den
-        tpr_parts.append((rate.tolist(), rlo.tolist(), rhi.tolist(), ach.tolist(), cell[f"bad{ti}"][cells]))
+        tpr_parts.append((rate.tolist(), ach.tolist(), cell[f"bad{ti}"][cells]))
     aucl, mml, nnl = auc.tolist(), mm.astype(np.int64).tolist(), nn.astype(np.int64).tolist()
     out = []
     for j in range(cells.size):
@@ -468,12 +545,13 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
         row["auroc_ci95"] = [lo_ci[j], hi_ci[j]] if a is not None and n_ai >= 2 and n_h >= 2 else None
         groups = np.flatnonzero(in_group[j]).tolist() if n_groups[j] != 1 else None
         for ti, t in enumerate(targets):
-            rate, rlo, rhi, ach, nbad = tpr_parts[ti]
+            rate, ach, nbad = tpr_parts[ti]
             if groups is None:
                 threshold: Any = _fl(thr[ti, int(np.argmax(in_group[j]))])
             else:
                 threshold = {g_names[g]: _fl(thr[ti, g]) for g in groups}
-            e = {"tpr": None, "threshold": threshold, "achieved_fpr": None, "ci95": None, "reason": None}
+            e = {"tpr": None, "threshold": threshold, "achieved_fpr": None, "ci95": None, "reason": None,
+                 "threshold_fit": THRESHOLD_FIT}
             if n_h == 0:
                 e["reason"] = "no human texts on this cell's human side"
             elif nbad[j] > 0:
@@ -483,7 +561,8 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
                     reasons.append(f"{int(pres[j, G])} AI texts have no {threshold_by} value: no threshold")
                 e["reason"] = "; ".join(reasons)
             else:
-                e["tpr"], e["ci95"], e["achieved_fpr"] = rate[j], [rlo[j], rhi[j]], _fl(ach[j])
+                lo, hi = cis[ti][int(cells[j])]
+                e["tpr"], e["ci95"], e["achieved_fpr"] = rate[j], [lo, hi], _fl(ach[j])
             row[target_key(t)] = e
         out.append(row)
     return out
@@ -613,6 +692,7 @@ def grid_results(docs: Any, dets: Sequence[Any], proto: Any, tags: Sequence[str]
     _, calib, _ = split_documents(docs, proto)
     label[calib] = -1
     g = compute_grid(values, label, [GridDetector(d.label, np.where(d.ok, d.oriented, np.nan)) for d in dets],
-                     tags=list(tags), threshold_by=tb, unattacked=unattacked_mask(col("attack"), col("derivation")))
+                     tags=list(tags), threshold_by=tb, unattacked=unattacked_mask(col("attack"), col("derivation")),
+                     n_boot=proto.bootstrap_n, seed=proto.seed)
     g["info"]["split"] = "test split only" if proto.split_rule == "hash" else "all selected documents"
     return {"grid": g["rows"], "grid_info": g["info"]}
