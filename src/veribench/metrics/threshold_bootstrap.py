@@ -79,8 +79,9 @@ from veribench.metrics.rates import _check_alpha
 from veribench.metrics.roc import tpr_at_fpr
 from veribench.metrics.thresholds import _check_target, allowed_false_positives, threshold_at_fpr_sorted
 
-METHOD = ("stratified percentile bootstrap, threshold refitted on the human texts of every resample "
-          "(drawn exactly: threshold rank from its order-statistic Beta law, AI count Binomial)")
+#: Short (the report's run page shows it in its header): the percentile interval of a
+#: stratified bootstrap refitting the threshold, drawn exactly (module docstring).
+METHOD = "stratified bootstrap, threshold refitted per resample (exact Beta rank, Binomial count)"
 
 @dataclass(frozen=True)
 class TprAtFprInterval:
