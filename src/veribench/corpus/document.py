@@ -51,6 +51,7 @@ from veribench.corpus.edits import check_edits
 from veribench.hashing import text_sha256
 from veribench.labels import NEGATIVE_LABELS, POSITIVE_LABELS  # noqa: F401 - re-exported
 from veribench.protocol.roles import LABELS as ROLE_LABELS
+from veribench.text.hazards import is_blank
 
 #: The labels. Their roles (positive, negative, side) live in one table:
 #: :data:`veribench.labels.LABEL_ROLES` (see ``docs/labels.md``).
@@ -231,8 +232,8 @@ class Document(BaseModel):
     @field_validator("text")
     @classmethod
     def _text_not_empty(cls, v: str | None) -> str | None:
-        if v is not None and not v.strip():
-            raise ValueError("text is empty or whitespace only")
+        if v is not None and is_blank(v):
+            raise ValueError("text is empty, or only white space and invisible characters")
         return v
 
     @field_validator("tags", mode="before")

@@ -54,6 +54,14 @@ SETTING = "canonicalize"
 CANONICALIZE_MODES = ("none", "skeleton")
 #: General categories counted as invisible characters.
 INVISIBLE_CATEGORIES = frozenset({"Cf"})
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` shows a reader nothing: empty, or only white space and invisible
+    characters (general category in :data:`INVISIBLE_CATEGORIES`, e.g. U+200B ZERO WIDTH
+    SPACE, U+FEFF). The one rule for "an empty text or field" at import: ``str.strip`` alone
+    let ``"  \u200b "`` through as a document. Stops at the first visible character."""
+    return all(c.isspace() or unicodedata.category(c) in INVISIBLE_CATEGORIES for c in text)
 #: Above this share of Latin letters a text is Latin-script text.
 LATIN_TEXT_MIN_SHARE = 0.5
 

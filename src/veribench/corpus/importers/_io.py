@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from veribench.errors import InputError
+from veribench.text.hazards import is_blank
 
 #: Deepest nesting accepted in any JSON value (objects and arrays count one level each).
 MAX_DEPTH = 100
@@ -383,6 +384,15 @@ def load_json_flagged(path: Path, *, label: str | None = None) -> tuple[Any, boo
     return out, d.nonfinite
 
 
+def nothing_importable(file: str, skipped: dict[str, tuple[int, list[str]]]) -> InputError:
+    """The error for a file whose every record was skipped as a known data fault (an empty
+    text, ...): it holds nothing to import, like a file with no records, and an import of
+    0 documents is never recorded. ``skipped``: reason -> (count, examples)."""
+    why = "; ".join(f"{k}: {n} (e.g. {ex[0]})" if ex else f"{k}: {n}" for k, (n, ex) in sorted(skipped.items()))
+    return InputError(f"nothing to import: every record was skipped ({why}); give a file with at least one "
+                      "importable record", file=file)
+
+
 def no_records(file: str, record: Any = None) -> InputError:
     """The error for a file that holds no record (empty, a header only, blank lines only,
     an empty array): refused, never recorded as an import of 0 documents."""
@@ -411,7 +421,7 @@ def check_record(row: Any, *, file: str, record: Any, required: Iterable[str] = 
         check_strings(row, file=file, record=record)
     for f in required:
         v = row.get(f)
-        if v is None or (isinstance(v, str) and not v.strip()):
+        if v is None or (isinstance(v, str) and is_blank(v)):
             raise InputError(f"empty, but {what} always fills this field: its value would have to be guessed; "
                              "fill it, or remove the record", file=file, record=record, field=f)
 

@@ -44,13 +44,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from veribench.corpus.document import Document
-from veribench.corpus.importers._io import CsvStream, jsonl_records, no_records
+from veribench.corpus.importers._io import CsvStream, jsonl_records, no_records, nothing_importable
 from veribench.corpus.importers._store import _doc_rows, segment_rows, validation_error
 from veribench.corpus.report import ImportReport, text_quirks
 from veribench.errors import InputError, VeribenchError
 from veribench.progress import Progress as _Progress
 from veribench.store import writes
 from veribench.store.writes import new_import_id
+from veribench.text.hazards import is_blank
 
 HF_PREFIX = "hf://datasets/"
 #: Documents per inserted batch.
@@ -329,6 +330,8 @@ class StreamWriter:
                 try:
                     if not self.read:
                         raise no_records(self.report.source)
+                    if self.skipped and self.read == sum(n for n, _ in self.skipped.values()):
+                        raise nothing_importable(self.report.source, self.skipped)
                     self.flush()
                     self._finish()
                 except BaseException as e:  # the last batch or the report failed: undo, re-raise
@@ -520,10 +523,11 @@ def _memory_setting() -> str:
 
 
 def clean(v: Any) -> str | None:
-    """A cell as text: ``None`` for missing, empty or whitespace-only values."""
+    """A cell as text: ``None`` for missing or blank values (:func:`veribench.text.hazards.is_blank`:
+    empty, or only white space and invisible characters)."""
     if v is None:
         return None
     if isinstance(v, float) and v != v:
         return None
     s = str(v)
-    return s if s.strip() else None
+    return None if is_blank(s) else s

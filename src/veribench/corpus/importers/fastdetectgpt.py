@@ -35,6 +35,7 @@ from veribench.corpus.importers._store import store_import
 from veribench.corpus.report import ImportReport, text_quirks
 from veribench.errors import InputError
 from veribench.hashing import text_sha256
+from veribench.text.hazards import is_blank
 
 CORPUS = "fastdetectgpt"
 SOURCE_URL = "https://github.com/baoguangsheng/fast-detect-gpt"
@@ -177,7 +178,7 @@ def read_fastdetectgpt(directory: str | Path, sets: list[str] | None = None,
                 if not isinstance(text, str):
                     raise InputError(f"expected a string, got {type(text).__name__}", file=str(raw_f), record=i,
                                      field=role)
-                if not text.strip():
+                if is_blank(text):
                     raise InputError("text is empty or whitespace only", file=str(raw_f), record=i, field=role)
             words = " ".join(orig[i].split()[:GROUP_WORDS])
             group = f"{CORPUS}/{dataset}/{text_sha256(words)[:16]}"

@@ -35,6 +35,7 @@ from veribench.corpus.importers._store import store_import, validation_error
 from veribench.corpus.report import ImportReport, text_quirks
 from veribench.errors import InputError
 from veribench.hashing import text_sha256
+from veribench.text.hazards import is_blank
 
 DERIVATION = "humanize"
 
@@ -137,7 +138,7 @@ def read_generated(path: str | Path, *, corpus: str | None = None, arm: str = "C
         slug = str(_need(row, "prompt_slug", file=f, record=rec))
         sample = _need(row, "sample", file=f, record=rec, kind=int)
         status = str(row.get("status") or "")
-        if status != "ok" or not isinstance(row.get("text"), str) or not row["text"].strip():
+        if status != "ok" or not isinstance(row.get("text"), str) or is_blank(row["text"]):
             failed.append(f"{slug}/{sample} ({status or 'no status'})")
             continue
         gen_rec = _need(row, "generation", file=f, record=rec, kind=dict)
@@ -221,7 +222,7 @@ def read_humanized(ws: Any, path: str | Path, *, corpus: str | None = None,
             raise InputError("required field is missing", file=f, record=rec, field="id")
         src_id = str(src_id)
         name = str(_need(row, "humanizer", file=f, record=rec))
-        if row.get("status") != "ok" or not isinstance(row.get("output"), str) or not row["output"].strip():
+        if row.get("status") != "ok" or not isinstance(row.get("output"), str) or is_blank(row["output"]):
             failed.append(f"{src_id} ({row.get('status') or 'no status'})")
             continue
         src = stored.get(src_id)
@@ -332,7 +333,7 @@ def read_cycle(directory: str | Path, *, corpus: str | None = None, arm: str = "
         tid = str(_need(t, "id", file=tf, record=i))
         sid = str(_need(t, "sample_id", file=tf, record=i))
         tool = str(_need(t, "humanizer_slug", file=tf, record=i))
-        if t.get("status") != "complete" or not isinstance(t.get("output_text"), str) or not t["output_text"].strip():
+        if t.get("status") != "complete" or not isinstance(t.get("output_text"), str) or is_blank(t["output_text"]):
             why = str(t.get("failure_reason_code") or t.get("status") or "no output")
             skipped[why] = skipped.get(why, 0) + 1
             continue

@@ -57,6 +57,7 @@ from veribench.corpus.importers._stream import (
 )
 from veribench.corpus.report import ImportReport
 from veribench.errors import InputError
+from veribench.text.hazards import is_blank
 
 COLUMNS = ("id", "adv_source_id", "source_id", "model", "decoding", "repetition_penalty", "attack", "domain",
            "title", "prompt", "generation")
@@ -91,7 +92,7 @@ def raid_record(row: dict[str, Any], split: str, *, file: str = "", record: Any 
             would otherwise become an AI document).
     """
     text = row.get("generation")
-    if text is None or not str(text).strip():
+    if text is None or is_blank(str(text)):
         return None
     model = clean(row.get("model"))
     if model != "human" and model not in MODELS:
