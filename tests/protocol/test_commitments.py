@@ -306,3 +306,63 @@ def test_a_committed_amendment_cannot_be_reworded_by_a_later_version(workspace, 
     f.write_text(amend(v2_text.replace("0.6", "0.7"), v2.hash, summary="threshold raised again"))
     v3 = commit(workspace, f)
     assert [a["summary"] for a in v3.amendments] == ["threshold raised", "threshold raised again"]
+
+
+#: TSA URLs that hide a secret somewhere veribench would store or print ({port}: a live loopback TSA).
+SECRET_URLS = {
+    "query": "http://127.0.0.1:{port}/tsr?api_key=S3CRET",
+    "query-upper-scheme": "HTTP://127.0.0.1:{port}/tsr?Token=S3CRET",
+    "fragment": "http://127.0.0.1:{port}/tsr#S3CRET",
+    "empty-query": "http://127.0.0.1:{port}/S3CRET?",
+    "percent-encoded-userinfo": "http://%55ser%3AS3CRET%40127.0.0.1:{port}/",
+    "backslash-userinfo": "http://127.0.0.1:{port}\\@S3CRET/",
+    "scheme": "S3CRET://127.0.0.1:{port}/x",
+    "port-out-of-range": "http://127.0.0.1:99999/S3CRET",
+    "broken-ipv6": "http://[::1/?k=S3CRET",
+    "space": "http://127.0.0.1:{port}/tsr S3CRET",
+}
+
+
+@pytest.mark.parametrize("command", ["commit", "timestamp"])
+@pytest.mark.parametrize("case", sorted(SECRET_URLS))
+def test_cli_refuses_a_tsa_url_hiding_a_secret_without_echoing_or_storing_it(tmp_path, case, command):
+    """``--tsa`` with user information (even percent-encoded or behind a backslash), a query, a
+    fragment, another scheme or a bad port: one line naming --tsa, a usage/user error (never
+    an internal error), the secret neither printed nor written anywhere in the workspace."""
+    from typer.testing import CliRunner
+
+    from veribench.cli.main import app
+
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    ws = tmp_path / "ws"
+    if command == "timestamp":
+        assert CliRunner().invoke(app, ["protocol", "commit", str(f), "--workspace", str(ws)]).exit_code == 0
+    with TSAServer() as t:
+        url = SECRET_URLS[case].format(port=t.url.split(":")[2].split("/")[0])
+        r = CliRunner().invoke(app, ["protocol", command, str(f), "--workspace", str(ws), "--tsa", url])
+        assert t.authority.requests == 0
+    out = r.output.strip()
+    assert r.exit_code in (1, 2), out
+    assert "internal error" not in out and "S3CRET" not in out and "s3cret" not in out.lower(), out
+    assert "--tsa" in out and len(out.splitlines()) == 1, out
+    for p in ws.rglob("*"):
+        if p.is_file():
+            assert b"S3CRET" not in p.read_bytes(), p
+
+
+def test_a_plain_loopback_tsa_url_is_stored_as_scheme_host_port_path(workspace, tmp_path):
+    """The accepted form is stored as given, normalised (lower-case scheme and host): the
+    token is requested from it and ``commitments.tsa_url`` holds scheme://host:port/path."""
+    from veribench.commit.tsa import check_url
+
+    assert check_url("HTTPS://FreeTSA.org/tsr") == "https://freetsa.org/tsr"
+    assert check_url("http://[::1]:8080") == "http://[::1]:8080/"
+    f = tmp_path / "p.toml"
+    f.write_text(BASE)
+    with TSAServer() as t:
+        port = t.url.split(":")[2].split("/")[0]
+        rec = commit(workspace, f, tsa_url=f"HTTP://127.0.0.1:{port}/tsr", tsa_roots=t.authority.ca_pem)
+        assert t.authority.requests == 1
+    assert rec.timestamp["signature_checked"]
+    assert workspace.query("SELECT tsa_url FROM commitments")[0][0] == f"http://127.0.0.1:{port}/tsr"

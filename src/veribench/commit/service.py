@@ -82,7 +82,7 @@ def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_r
             without ``tsa_url`` and add a token later with :func:`add_timestamp`.
     """
     if tsa_url:
-        tsa.check_url(tsa_url)  # before anything: a URL holding credentials is refused
+        tsa_url = tsa.check_url(tsa_url)  # before anything: credentials, a query or fragment are refused
     proto = load_protocol(path)
     assert proto.hash is not None
     raw = Path(path).read_bytes()
@@ -208,7 +208,7 @@ def add_timestamp(ws: Workspace, protocol_hash: str, tsa_url: str, *, tsa_roots:
     Raises:
         TimestampError: see :func:`veribench.commit.tsa.check_token`.
     """
-    tsa.check_url(tsa_url)
+    tsa_url = tsa.check_url(tsa_url)  # stored and printed as scheme://host[:port]/path
     rec, _, _ = stored_commitment(ws, protocol_hash)
     with ws.transaction() as con:
         info = _stamp(con, rec, protocol_hash, tsa_url, tsa_roots, client)

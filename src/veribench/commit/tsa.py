@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import ipaddress
 import os
 import re
 import warnings
@@ -49,26 +50,62 @@ class TimestampError(VeribenchError):
     """An authority that cannot be reached, refuses, or returns a token that does not verify."""
 
 
+#: ``host[:port]`` as veribench accepts it in ``--tsa``: a DNS name, an IPv4 address or a
+#: bracketed IPv6 address, and an optional decimal port; nothing else (no user information,
+#: percent-encoding or backslash).
+_NETLOC = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+#: A path as veribench keeps it: RFC 3986 path characters only.
+_PATH = re.compile(r"(?:/[A-Za-z0-9._~!$&'()*+,;=:@%-]*)*")
+
+
 def check_url(url: str) -> str:
-    """``url`` if it is an http(s) URL without credentials.
+    """The authority URL as veribench stores, logs and prints it: ``scheme://host[:port]/path``.
+
+    ``url`` is parsed (``urllib.parse``) and refused unless it is exactly that: an http(s)
+    scheme, a plain host (DNS name, IPv4 or bracketed IPv6: no user information, even
+    percent-encoded, no backslash), a port from 1 to 65535, and no query or fragment (they
+    often hold API keys and would reach the workspace, its log and every bundle). Refusals
+    say what is wrong and never repeat any part of the URL.
 
     Raises:
-        TimestampError: another scheme, no host, or user information (``user:password@``)
-            in the URL; the message never repeats the credentials.
+        TimestampError: any of the above (one line naming ``--tsa``).
     """
+    how = "give scheme://host[:port]/path, such as https://freetsa.org/tsr"
+    if any(c.isspace() or not c.isprintable() or c == "\\" for c in url):
+        raise TimestampError(f"--tsa: the URL holds a space, control character or backslash: {how}")
     try:
         u = urlsplit(url)
-        host = u.hostname
     except ValueError:
-        raise TimestampError("--tsa: not a valid URL (give https://host/path)") from None
-    if u.scheme not in ("http", "https") or not host:
-        raise TimestampError(f"--tsa: {u.scheme or 'no'} scheme or no host: give an http(s) URL such as "
-                             "https://freetsa.org/tsr")
-    if u.username is not None or u.password is not None or "@" in u.netloc:
-        raise TimestampError(f"--tsa: the URL of {host} holds credentials (user information before '@'); "
-                             f"they would be written into the workspace and its log: remove them from the URL and "
-                             f"set {USER_ENV} and {PASSWORD_ENV} instead")
-    return url
+        raise TimestampError(f"--tsa: not a valid URL: {how}") from None
+    scheme = u.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise TimestampError(f"--tsa: the scheme is not http or https: {how}")
+    if "@" in u.netloc or "%" in u.netloc:
+        raise TimestampError(f"--tsa: the URL holds user information (credentials before '@', possibly "
+                             f"percent-encoded); they would be written into the workspace and its log: remove them "
+                             f"from the URL and set {USER_ENV} and {PASSWORD_ENV} instead")
+    if not u.netloc or not _NETLOC.fullmatch(u.netloc):
+        raise TimestampError(f"--tsa: the host is not a plain DNS name, IPv4 or [IPv6] address with an optional "
+                             f"port: {how}")
+    try:
+        port = u.port
+    except ValueError:
+        port = 0
+    if port == 0 or (":" in u.netloc.rsplit("]", 1)[-1] and port is None):
+        raise TimestampError(f"--tsa: the port is not a number from 1 to 65535: {how}")
+    if "?" in url or "#" in url:
+        raise TimestampError(f"--tsa: the URL has a query ('?') or fragment ('#'), which may hold keys and would be "
+                             f"written into the workspace and its log: {how} (credentials go in {USER_ENV} and "
+                             f"{PASSWORD_ENV})")
+    if not _PATH.fullmatch(u.path):
+        raise TimestampError(f"--tsa: the path holds characters a URL path cannot: {how}")
+    host = u.hostname or ""
+    if u.netloc.startswith("["):
+        try:
+            host = f"[{ipaddress.IPv6Address(host)}]"
+        except ValueError:
+            raise TimestampError(f"--tsa: the host is not a valid IPv6 address: {how}") from None
+    return f"{scheme}://{host}{f':{port}' if port is not None else ''}{u.path or '/'}"
 
 
 def authority_name(url: str) -> str:
@@ -154,7 +191,7 @@ def request_token(url: str, message: bytes, *, timeout: float = 30.0, client: An
     import httpx
     from rfc3161_client import HashAlgorithm, TimestampRequestBuilder
 
-    check_url(url)
+    url = check_url(url)
     name = authority_name(url)
     req = TimestampRequestBuilder().data(message).hash_algorithm(HashAlgorithm.SHA256).build()
     own = client is None
@@ -337,45 +374,76 @@ class Anchor:
                 "carried_signature": self.carried_signature, "consulted": self.consulted}
 
 
-def _self_issued(cert: Any) -> bool:
-    return bool(cert.subject == cert.issuer)
+def _ca_constraints(policy: Any, cert: Any, bc: Any) -> None:
+    """A certificate that issues others must say it is a CA (basic constraints, ``cA`` true)."""
+    if not bc.ca:
+        raise ValueError("not a CA certificate")
 
 
-def _is_ca(cert: Any) -> bool:
-    from cryptography import x509
+@functools.lru_cache(maxsize=8)
+def _store(certificates: tuple[Any, ...]) -> Any:
+    from cryptography.x509.verification import Store
 
-    try:
-        return bool(cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca)
-    except x509.ExtensionNotFound:
-        return False
+    return Store(list(certificates))
 
 
-def path_hints(carried: Sequence[Any]) -> list[Any]:
-    """The carried certificates that may only help build a path, never end one: CA
-    certificates that are not self-issued (subject differs from issuer).
+def trusted_chain(signer: Any, untrusted: Sequence[Any], roots: Sequence[Any], at: datetime) -> list[Any] | None:
+    """The path from ``signer`` to one of ``roots`` (signer first, root last), or None.
 
-    ``rfc3161-client`` hands its roots and intermediates to OpenSSL as one trusted set, and
-    OpenSSL ends a chain at a trusted self-issued certificate without checking that
-    certificate's own signature; a certificate that is not self-issued cannot end a chain
-    (no partial chains), so it is safe to pass: the chain through it still has to reach a
-    trusted root, each link signed.
+    Built and checked by ``cryptography.x509.verification``: only ``roots`` are in the
+    trust store; ``untrusted`` (the token's own certificates and those carried with it)
+    can only link the signer to a root, each link's signature checked, and can never end
+    a path, whatever their names say (a carried certificate whose issuer differs from its
+    subject only by case or spaces is still untrusted). Validity is judged at ``at``
+    (the token's time); every issuing certificate must be a CA. The signer's
+    time-stamping key usage is checked by :func:`check_token`.
     """
-    return [c for c in carried if not _self_issued(c) and _is_ca(c)]
+    from cryptography import x509
+    from cryptography.x509.verification import Criticality, ExtensionPolicy, PolicyBuilder, VerificationError
+
+    if not roots:
+        return None
+    ca_policy = ExtensionPolicy.permit_all().require_present(x509.BasicConstraints, Criticality.AGNOSTIC,
+                                                             _ca_constraints)
+    try:
+        verifier = (PolicyBuilder().store(_store(tuple(roots))).time(at)
+                    .extension_policies(ca_policy=ca_policy, ee_policy=ExtensionPolicy.permit_all())
+                    .build_client_verifier())
+        return list(verifier.verify(signer, list(untrusted)).chain)
+    except (VerificationError, ValueError, TypeError):
+        return None
 
 
-def _embedded(token: bytes) -> list[Any]:
+def _embedded(token: bytes) -> tuple[Any, list[Any]]:
+    """(the signer's certificate or None, the token's other certificates)."""
     from cryptography import x509
     from rfc3161_client import decode_timestamp_response
 
-    return [x509.load_der_x509_certificate(c) for c in decode_timestamp_response(token).signed_data.certificates]
+    sd = decode_timestamp_response(token).signed_data
+    certs = [x509.load_der_x509_certificate(c) for c in sd.certificates]
+    si = next(iter(sd.signer_infos), None)
+    signer = next((c for c in certs if si is not None and c.issuer == si.issuer
+                   and c.serial_number == si.serial_number), None)
+    return signer, [c for c in certs if c is not signer]
 
 
-def _verifies(token: bytes, message: bytes, roots: Sequence[Any], hints: Sequence[Any]) -> bool:
+def _anchored(token: bytes, message: bytes, at: datetime, signer: Any, untrusted: Sequence[Any],
+              roots: Sequence[Any]) -> Any:
+    """The root of ``roots`` that anchors ``token``, or None: a checked path from the signer to that
+    root (:func:`trusted_chain`), then the CMS signature and time-stamping usage
+    (:func:`check_token`) with only that root trusted and only that path's checked links
+    as intermediates."""
+    if signer is None:
+        return None
+    chain = trusted_chain(signer, untrusted, roots, at)
+    if not chain:
+        return None
+    root = chain[-1]
     try:
-        check_token(token, message, roots=roots, intermediates=hints)
+        check_token(token, message, roots=[root], intermediates=chain[1:-1])
     except TimestampError:
-        return False
-    return True
+        return None
+    return root
 
 
 def anchor_token(token: bytes, message: bytes, trusted: Sequence[TrustedRoots],
@@ -386,8 +454,9 @@ def anchor_token(token: bytes, message: bytes, trusted: Sequence[TrustedRoots],
     SHA-256 imprint equals ``sha256(message)`` (a token over other bytes is refused
     whoever signed it); (2) for each set of ``trusted`` in order, the CMS signature and the
     chain up to one of its roots, with the signer's critical ``id-kp-timeStamping`` usage
-    (``rfc3161-client``); the carried certificates take part only as path hints
-    (:func:`path_hints`), never as roots; the first set that verifies anchors the date;
+    (``rfc3161-client``), the path built by :func:`trusted_chain` with only that set's roots
+    trusted: the token's and the carried certificates are untrusted links, never the end of a
+    path; the first set that verifies anchors the date;
     (3) otherwise, with ``carried`` certificates, the signature must verify against them
     (a token that does not is damaged or forged), and the date is NOT proven.
 
@@ -407,21 +476,21 @@ def anchor_token(token: bytes, message: bytes, trusted: Sequence[TrustedRoots],
             the certificates carried with it.
     """
     info = check_token(token, message)
-    hints = path_hints(carried)
     try:
-        issuers = {c.issuer for c in [*_embedded(token), *carried]}
+        signer, others = _embedded(token)
     except ValueError:
-        issuers = set()
+        signer, others = None, []
+    issuers = {c.issuer for c in [*others, *carried]} | ({signer.issuer} if signer is not None else set())
+    untrusted = [*others, *carried]
     a = Anchor(info=info, consulted=[t.name for t in trusted])
     for t in trusted:
         if not t.certificates:
             continue
         named = [r for r in t.certificates if r.subject in issuers]
-        if _verifies(token, message, t.certificates, hints):
-            root = next((r for r in named if _verifies(token, message, [r], hints)), None)
+        root = _anchored(token, message, gen_time(info), signer, untrusted, t.certificates)
+        if root is not None:
             a.trusted_by = t.name
-            if root is not None:
-                a.root, a.root_sha256 = root.subject.rfc4514_string(), _der_sha256(root)
+            a.root, a.root_sha256 = root.subject.rfc4514_string(), _der_sha256(root)
             return a
         if named:
             raise TimestampError(
