@@ -11,8 +11,20 @@ from typing import Any
 
 import pytest
 
-from tests.bundles.bundle_helpers import corpus_lines, edit_scores, verify, write_corpus
+from tests.bundles.bundle_helpers import (
+    corpus_lines,
+    edit_scores,
+    evaluate_publish_verify,
+    read_scores,
+    store_documents,
+    verify,
+    write_corpus,
+)
 from veribench.bundles import layout
+from veribench.commit import commit
+from veribench.corpus.document import Document
+from veribench.records import ScoreResult
+from veribench.store import Workspace
 
 
 def _other(v: Any) -> Any:
@@ -83,3 +95,24 @@ def test_the_corpus_sweep_covers_every_field(bundle):
     swept = {"arm", "corpus", "doc_id", "generation", "group_key", "kind", "label", "provenance", "subgroup", "tags",
              "text_sha256", "doc_seq", "fingerprint_only", "in_run", "text"}
     assert set(_corpus_fields(bundle)) == swept
+
+
+def test_a_failed_score_publishes_its_status_and_no_free_text(tmp_path, cli_run):
+    """A failure's reason text (``detail['reason']``, not fingerprinted) is not carried: the
+    bundle's ``reason`` is null, its ``status`` the logged code, and it verifies."""
+    proto = tmp_path / "p.toml"
+    proto.write_text('[protocol]\nname = "small"\ntag = "F-1"\n[selection]\ncorpora = ["s"]\n[[detectors]]\n'
+                     'name = "DetA"\nrule = { field = "ai_probability", op = ">", threshold = 0.5 }\n')
+    ws = Workspace(tmp_path / "ws")
+    commit(ws, proto)
+    docs = [Document(id=f"d{i:02d}", text=f"essay {i} " + "w" * i, label="human" if i % 2 else "ai")
+            for i in range(12)]
+    res = [ScoreResult.failed("too_short", "vendor confirmed human-written") if i == 3 else
+           ScoreResult(raw=(i % 5) / 5 + 0.1, ai_probability=(i % 5) / 5 + 0.1) for i in range(12)]
+    store_documents(ws, docs, "DetA", res, corpus="s")
+    out = tmp_path / "bundle"
+    evaluate_publish_verify(ws, proto, "F-1", out, cli_run)
+    c = read_scores(out)
+    i = c["doc_id"].index("d03")
+    assert c["status"][i] == "too_short" and c["reason"] == [None] * len(c["reason"])
+    assert b"vendor confirmed" not in (out / "scores.csv").read_bytes()
