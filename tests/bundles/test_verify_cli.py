@@ -104,10 +104,55 @@ def test_plain_files_only_is_not_a_bundle(cli_run, tmp_path):
     root = tmp_path / "docs"
     root.mkdir()
     (root / "LICENSE").write_text("MIT\n", encoding="utf-8")
-    (root / "empty-sub").mkdir()
+    (root / "NOTICE").write_text("notes\n", encoding="utf-8")
     code, out = cli_run("verify", root)
     assert code == 1 and out.strip() == (f"error: {root}: not a bundle: holds no cycle or detector-run bundle folders "
                                          "(give a folder written by `veribench publish` or a cycle bundle)"), out
+
+
+def _only(sub: Path, src: Path, rels: list[str]) -> None:
+    for rel in rels:
+        (sub / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / rel, sub / rel)
+
+
+# each: what a damaged or misplaced bundle left in the sub-folder "bad" (hole H3)
+_STRAYS = {
+    "tables-only": lambda sub, src: _only(sub, src, ["tables.md"]),
+    "readme-only": lambda sub, src: _only(sub, src, ["README.md"]),
+    "log-only": lambda sub, src: _only(sub, src, ["log/events.jsonl"]),
+    "commitment-only": lambda sub, src: (sub / "commitments").mkdir() or (sub / "commitments/v1.json").write_text(
+        "{}", encoding="utf-8"),
+    "protocol-only": lambda sub, src: (sub / "protocol").mkdir() or (sub / "protocol/v1.toml").write_text(
+        "x = 1\n", encoding="utf-8"),
+    "upper-case-manifest": lambda sub, src: shutil.copyfile(src / "manifest.json", sub / "MANIFEST.JSON"),
+    "gzipped-corpus": lambda sub, src: (sub / "corpus.jsonl.gz").write_bytes(b"\x1f\x8b"),
+    "nested-bundle": lambda sub, src: shutil.copytree(src, sub / "b"),
+    "empty": lambda sub, src: None,
+}
+
+
+@pytest.mark.parametrize("stray", sorted(_STRAYS))
+def test_a_sub_folder_that_is_no_bundle_beside_a_good_one_fails_and_is_named(site, cli_run, stray):
+    """Every sub-folder is a candidate: one holding no marker file is reported, exit 1."""
+    sub = site / "bad"
+    sub.mkdir()
+    _STRAYS[stray](sub, site / "run-q4")
+    code, out = cli_run("verify", site)
+    assert code == 1, out
+    assert "[FAIL] bad: reader: bad: not a bundle or cycle (holds none of their marker files" in out, out
+    assert sum(x.startswith("[ok] LIANG-BUNDLE-2 (run ") for x in out.splitlines()) == 1, out
+    code, v = _verdict(cli_run, site)
+    assert code == 1 and v["ok"] is False
+    assert [(Path(r["path"]).name, r["kind"], r["ok"]) for r in v["refused"]] == [("bad", "unrecognised", False)]
+
+
+def test_good_bundles_and_a_licence_still_pass(site, cli_run):
+    shutil.copytree(site / "run-q4", site / "run-q5")
+    code, out = cli_run("verify", site)
+    assert code == 0, out
+    assert sum(x.startswith("[ok] LIANG-BUNDLE-2 (run ") for x in out.splitlines()) == 2, out
+    assert "LICENSE" not in out and "[FAIL]" not in out
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads a folder without permissions")

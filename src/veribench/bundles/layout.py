@@ -82,7 +82,8 @@ SCORE_COLUMNS = [
     ("submitted_sha256", "string", "SHA-256 of the text the detector was given"),
     ("text_differs", "bool", "the submitted text differs from the document's text"),
     ("status", "string", "ok, or the failure's reason code"),
-    ("reason", "string", "the failure's reason text, if any"),
+    ("reason", "string", "always empty (null): a failure's reason text is not in the score's logged fingerprint, "
+                         "so no bundle carries it (status holds the logged reason code)"),
     ("raw", "float64", "the value as the detector returned it"),
     ("scale", "string", "the native scale of raw"),
     ("direction", "string", "higher_ai or higher_human for raw"),

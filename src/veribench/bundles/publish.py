@@ -515,7 +515,10 @@ def _score_rows(snap: Snapshot, proto: Any, plans: list[DetectorPlan], docs: Any
     used = list(score_rows.items())
     extra = pa.table({"spec_hash": pa.array([k[0] for k, _ in used], pa.string()),
                       "text_sha256": pa.array([k[1] for k, _ in used], pa.string()),
-                      "reason": pa.array([_reason(r[10]) for _, r in used], pa.string()),
+                      # the failure's reason text is not in the score's fingerprint (its leaf holds the
+                      # status code and the hazards only): a verifier could not re-derive it, so a
+                      # bundle carries it empty (null) and ``verify`` refuses any other value
+                      "reason": pa.array([None] * len(used), pa.string()),
                       "hazards": pa.array([hazards_text(r[10]) for _, r in used], pa.string()),
                       "score_seq": pa.array([scores_latest[k][1] for k, _ in used], pa.int64())})
     lseq = pa.table({"doc_id": pa.array([x[0] for x in link_rows], pa.string()),
@@ -560,14 +563,6 @@ def _detail_of(detail: Any) -> str | None:
     """The part of a score's detail a bundle carries (its hazards), as the snapshot's ``detail``."""
     hz = hazards_text(detail)
     return None if hz is None else '{"hazards":' + hz + "}"
-
-
-def _reason(detail: Any) -> str | None:
-    if not detail:
-        return None
-    d = json.loads(detail) if isinstance(detail, str) else detail
-    r = d.get("reason") if isinstance(d, dict) else None
-    return None if r is None else str(r)
 
 
 def _reproduced(t: Any):

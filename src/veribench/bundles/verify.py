@@ -72,6 +72,7 @@ from veribench.bundles.verify_leaves import check_leaf_keys
 from veribench.bundles.verify_report import BundleReport
 from veribench.bundles.verify_results import check_results, check_tables
 from veribench.bundles.verify_scores import check_scores, check_timing, read_scores
+from veribench.errors import InputError
 from veribench.spec import Spec
 
 
@@ -131,6 +132,8 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
     if corpus is None or table is None:
         return rep
 
+    import duckdb
+
     snap = Snapshot()
     try:
         snap.con.register("rows", table)
@@ -141,7 +144,14 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
         check_timing(c, snap.con, events, ve, results)
         if specs is None or len(specs) != len(proto.detectors):
             return rep
-        again = check_results(c, snap, specs, proto, results, run_ev)
+        try:
+            again = check_results(c, snap, specs, proto, results, run_ev)
+        except (InputError, ValueError, duckdb.Error) as e:
+            # a value the run's evaluation refuses (a second scale, malformed hazards JSON): the rows
+            # cannot be what publish wrote, so the results are not re-derived from them
+            c.fail("results", f"the results cannot be re-derived from the score rows ({str(e).splitlines()[0][:200]})",
+                   layout.SCORES_CSV)
+            return rep
     finally:
         snap.close()
     check_tables(c, again, results, m)

@@ -36,7 +36,8 @@ def verify_cmd(
 
     A detector-run bundle (from `veribench publish`) is told from a humanizer cycle by its
     manifest. In a folder of bundles every candidate is reported with its verdict: each
-    sub-folder holding a bundle's file (`manifest.json`, `cycle.json`, ...), and each link or
+    sub-folder (verified as a bundle or cycle when it holds one of their files, `manifest.json`,
+    `cycle.json`, ...; otherwise reported "not a bundle or cycle" and failed), and each link or
     unreadable entry (refused, never followed); plain files such as a licence are not
     candidates. Each check is reported by name; exit 0 when every candidate passes, 1 when
     any fails or is refused or a path is not a bundle, 2 on a usage error.

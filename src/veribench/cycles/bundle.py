@@ -77,8 +77,8 @@ def discover(path: Path) -> list[Path]:
 #: found, and fails).
 DETECTOR_NAMES = frozenset({layout.MANIFEST, layout.RESULTS, layout.CORPUS, layout.SCORES_CSV, layout.SCORES_PARQUET,
                             layout.AMENDMENTS})
-#: The kinds of :class:`Candidate`: the two that are verified, and the two that are refused.
-CANDIDATE_KINDS = ("detector-run", "cycle", "link", "unreadable")
+#: The kinds of :class:`Candidate`: the two that are verified, and the three that are refused.
+CANDIDATE_KINDS = ("detector-run", "cycle", "link", "unreadable", "unrecognised")
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,11 @@ class Candidate:
     ``cycle.json`` or another of :data:`ALL_KNOWN`), ``"link"`` (a symbolic link of any
     kind, never followed) or ``"unreadable"`` (an entry that cannot be listed or read, is
     neither a file nor a folder: a FIFO, socket or device, or a bundle folder whose name is
-    not printable, which could forge a line of the verdict). The last two are failures
-    (``why`` says what); plain files (a licence, notes) are not candidates.
+    not printable, which could forge a line of the verdict) or ``"unrecognised"`` (any other
+    sub-folder: one holding no marker file of either kind, such as a damaged bundle left
+    with only ``tables.md``, or a bundle nested one level deeper). The last three are
+    failures (``why`` says what); every sub-folder is a candidate, and plain files (a
+    licence, notes) are not candidates.
     """
 
     path: Path
@@ -101,7 +104,7 @@ class Candidate:
     @property
     def ok(self) -> bool:
         """A refused candidate (a link, an unreadable entry) never passes."""
-        return self.kind not in ("link", "unreadable")
+        return self.kind not in ("link", "unreadable", "unrecognised")
 
     def lines(self) -> list[str]:
         """The verdict of a refused candidate: ``[FAIL] NAME: reader: NAME: WHY`` (the name
@@ -166,11 +169,15 @@ def candidates(folder: Path) -> list[Candidate]:
             out.append(Candidate(p, "unreadable", f"a folder that cannot be listed ({e.strerror or type(e).__name__})"
                                                   "; not verified"))
             continue
-        if not names & (DETECTOR_NAMES | ALL_KNOWN):
-            continue  # a folder holding no bundle's file: not a candidate
         if not name.isprintable():
-            out.append(Candidate(p, "unreadable", "a bundle folder whose name holds characters that are not "
+            out.append(Candidate(p, "unreadable", "a folder whose name holds characters that are not "
                                                   "printable (shown escaped): not verified (rename it to verify it)"))
+        elif not names & (DETECTOR_NAMES | ALL_KNOWN):
+            # every sub-folder is a candidate: one holding none of a bundle's or a cycle's marker
+            # files (a damaged bundle, a bundle nested deeper, a stray log) is reported, never
+            # passed over in silence
+            out.append(Candidate(p, "unrecognised", "not a bundle or cycle (holds none of their marker files, "
+                                                    "e.g. manifest.json, cycle.json): skipped, not verified"))
         elif names & DETECTOR_NAMES:
             out.append(Candidate(p, "detector-run"))
         elif names & ALL_KNOWN:
