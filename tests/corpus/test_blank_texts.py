@@ -21,7 +21,7 @@ from veribench.text.hazards import INVISIBLE_CATEGORIES, is_blank
 
 PUBLIC = Path(__file__).resolve().parents[1] / "data" / "public"
 INVISIBLE = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in INVISIBLE_CATEGORIES][:200]
-SPACES = [c for c in " \t\n\r\x0b\x0c\u00a0\u2002\u2003\u3000"]
+SPACES = list(" \t\n\r\x0b\x0c\u00a0\u2002\u2003\u3000")
 
 
 @given(st.lists(st.sampled_from(INVISIBLE + SPACES), max_size=30))
