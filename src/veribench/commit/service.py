@@ -30,6 +30,7 @@ from typing import Any
 from veribench.commit import tsa
 from veribench.errors import ProtocolError
 from veribench.evaluate.design import design_check
+from veribench.evaluate.run import ambiguous_detectors
 from veribench.hashing import sha256_bytes
 from veribench.protocol.model import load_protocol
 from veribench.store import events as ev
@@ -93,6 +94,9 @@ def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_r
             existing = record_of(e, changelog(con, e["payload"]["protocol_id"], upto=e["seq"]))
             existing.warnings = design_check(ws, proto)
             return existing
+        ambiguous = ambiguous_detectors(ws, proto)  # caught before anything is fixed, not at evaluate
+        if ambiguous:
+            raise ambiguous[0]
         hd = heads(con)
         by_sha_id = {sha: e["payload"]["protocol_id"] for sha, e in vs.items()}
         cur = None  # the amendment entry that supersedes a committed version

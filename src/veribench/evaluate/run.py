@@ -273,16 +273,59 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
                     log(f"  {det.spec.name}: {time.perf_counter() - t0:.1f} s")
             out.append((det.spec, e))
             continue
-        stored = _stored_specs(ws, e.name)
-        if e.settings:
-            stored = [s for s in stored if all(s.settings.get(k) == v for k, v in e.settings.items())]
+        stored = matching_specs(ws, e)
         if not stored:
             raise ProtocolError(f"protocol {proto.path}: detector {e.name!r} has no stored scores and is not a "
                                 f"registry plug-in; import its scores first (`veribench import scores`)")
         if len(stored) > 1:
-            raise ProtocolError(f"protocol {proto.path}: detector {e.name!r} matches {len(stored)} stored specs; "
-                                f"add settings to pick one: {[s.settings for s in stored]}")
+            raise ambiguity_error(proto, e, stored)
         out.append((stored[0], e))
+    return out
+
+
+def matching_specs(ws: Workspace, entry: DetectorEntry) -> list[Spec]:
+    """The stored detector specs a ``[[detectors]]`` entry that names no registry plug-in
+    picks: those named ``entry.name`` whose settings include every setting the entry gives."""
+    stored = _stored_specs(ws, entry.name)
+    if entry.settings:
+        stored = [s for s in stored if all(s.settings.get(k) == v for k, v in entry.settings.items())]
+    return stored
+
+
+def _toml_value(v: Any) -> str:
+    return json.dumps(v, ensure_ascii=False) if isinstance(v, (str, bool, int, float)) or v is None else json.dumps(
+        str(v), ensure_ascii=False)
+
+
+def ambiguity_error(proto: Protocol, entry: DetectorEntry, stored: list[Spec]) -> ProtocolError:
+    """The error for an entry that matches several stored specs, with the exact TOML line
+    that picks each one (the settings in which they differ), e.g.
+    ``settings = { source = "liang2023" }``."""
+    keys = sorted({k for s in stored for k in s.settings})
+    differ = [k for k in keys if len({json.dumps(s.settings.get(k), sort_keys=True, default=str) for s in stored}) > 1]
+    picks = []
+    for s in stored:
+        inner = ", ".join(f"{k} = {_toml_value(s.settings.get(k))}" for k in differ if k in s.settings)
+        picks.append(f"settings = {{ {inner} }}" if inner else f"(spec {s.hash[:12]}: no setting tells it apart)")
+    return ProtocolError(f"protocol {proto.path}: detector {entry.name!r} matches {len(stored)} stored specs; add to "
+                         f"its [[detectors]] entry one of: " + " | ".join(picks))
+
+
+def ambiguous_detectors(ws: Workspace, proto: Protocol) -> list[ProtocolError]:
+    """One error per ``[[detectors]]`` entry of ``proto`` that names no registry plug-in and
+    matches more than one stored spec (:func:`ambiguity_error`): ``protocol commit`` refuses
+    them before anything is fixed, as ``evaluate`` would after."""
+    out = []
+    for e in proto.detectors:
+        try:
+            factory = registry.get("detector", e.name)
+        except RegistryError:
+            factory = None
+        if factory is not None and e.name != "imported":
+            continue
+        stored = matching_specs(ws, e)
+        if len(stored) > 1:
+            out.append(ambiguity_error(proto, e, stored))
     return out
 
 
