@@ -186,15 +186,50 @@ def test_420_words_pasted_in_20_word_steps_are_flagged(liang_dir):
 
 def _brute(steps: list[Step], times: list[datetime], opened: datetime | None) -> set[int]:
     """Every save k that closes a window of at most 30 s holding more than 75 inserted words
-    (all pairs j < k; j = 0 is the opening)."""
+    (all pairs j < k; j = 0 is the opening), or whose stretch from the latest save at least
+    30 s before it (else the first known time) inserted more than 2.5 words a second over
+    max(its seconds, 30): the module docstring's two readings, all pairs written out."""
     ts = [opened, *times]
     ws = [0] + [s.inserted_words for s in steps]
+    first = 0 if opened else 1
     out = set()
-    for k in range(1, len(ts)):
-        for j in range(0 if opened else 1, k):
+    for k in range(first + 1, len(ts)):
+        for j in range(first, k):
             if (ts[k] - ts[j]).total_seconds() <= 30 and sum(ws[j + 1:k + 1]) > 75:
                 out.add(k)
+        back = [j for j in range(first, k) if (ts[k] - ts[j]).total_seconds() >= 30]
+        j = back[-1] if back else first
+        span = (ts[k] - ts[j]).total_seconds()
+        if sum(ws[j + 1:k + 1]) > 2.5 * max(span, 30):
+            out.add(k)
     return out
+
+
+@pytest.mark.parametrize(("words", "every", "flagged"), [
+    (24, 7.6, True),    # 3.16 words/s in saves under the large-insertion size: sustained, flagged
+    (24, 10.0, False),  # 2.4 words/s: a fast typist's pace, never flagged
+    (13, 5.0, True),    # 2.6 words/s
+])
+def test_a_steady_pace_over_the_rate_is_flagged_whatever_the_save_size(words, every, flagged):
+    """The hostile check's case: 24 words every 7.6 s (3.2 words/s, 1,440 words) passed,
+    because the window held only the saves within 30 s (22.8 s of typing)."""
+    steps = [Step(words=words * (i + 1), inserted_words=words, deleted_words=0, largest_insertion_words=words)
+             for i in range(60)]
+    times = [T0 + timedelta(seconds=every * (i + 1)) for i in range(60)]
+    ev = summarise(steps, times, opened_at=T0)
+    assert bool(ev["fast_insertions"]) is flagged, ev["fast_insertions"]
+    if flagged:
+        assert ev["fast_insertion_words"] >= words * 55
+
+
+def test_a_burst_after_a_long_pause_is_flagged():
+    """200 words in 20 s in saves of 20 (no large insertion) after 100 s of nothing."""
+    steps = [Step(words=5, inserted_words=5, deleted_words=0, largest_insertion_words=5)]
+    steps += [Step(words=5 + 20 * (i + 1), inserted_words=20, deleted_words=0, largest_insertion_words=20)
+              for i in range(10)]
+    times = [T0 + timedelta(seconds=5)] + [T0 + timedelta(seconds=105 + 2 * (i + 1)) for i in range(10)]
+    ev = summarise(steps, times, opened_at=T0)
+    assert ev["fast_insertions"] and ev["fast_insertions"][0]["to_revision"] == 11
 
 
 @settings(max_examples=150, deadline=None)

@@ -22,16 +22,22 @@ Units and definitions (the thresholds live in :mod:`.rules`):
 - *fast insertion* (sustained insertion faster than human typing): the words of save ``k``
   were typed after the save before it; so the saves ``j+1..k`` inserted their words within
   ``(t_j, t_k]``, where ``t_0`` is the opening of the editor (when known). For every save
-  ``k``, with ``j`` the earliest save (or the opening) at most
-  ``FAST_INSERTION_WINDOW_SECONDS`` before it, the words inserted by saves ``j+1..k`` are
-  compared with ``FAST_INSERTION_WORDS_PER_SECOND x FAST_INSERTION_WINDOW_SECONDS``: above
-  it, more words arrived within one window than a typist enters in it, whether in one
-  block or in many small ones. Consecutive flagged saves form one *stretch*, listed with
-  its first and last revision, the words its saves inserted and its seconds (from the save
-  before its first revision). A save after a gap longer than the window is measured
-  against nothing before it (its words may have been typed over the whole gap); a single
-  large block is listed as a large insertion instead. Time linear in the revisions (a
-  sliding window).
+  ``k``, ``j`` is the latest save (or the opening) at least ``FAST_INSERTION_WINDOW_SECONDS``
+  before it (the earliest known time when none is), so the stretch ``(t_j, t_k]`` is never
+  shorter than the window; the words inserted by saves ``j+1..k`` are compared with
+  ``FAST_INSERTION_WORDS_PER_SECOND x max(t_k - t_j, FAST_INSERTION_WINDOW_SECONDS)``:
+  above it, words arrived faster than a typist enters them, sustained over at least one
+  window, whether in one block or in many small ones. (Measured over the saves *within*
+  the window instead, a steady 3.2 words a second in 24-word saves every 7.6 s stayed under
+  the cap: the window then spans only 22.8 s.) Consecutive flagged saves form one
+  *stretch*, listed with its first and last revision, the words its saves inserted and its
+  seconds (from the save before its first revision). A save after a gap longer than the
+  window is measured over that gap (its words may have been typed over the whole of it);
+  a single large block is listed as a large insertion instead. A save ``k`` is also flagged
+  when the saves ``i+1..k`` within one window before it (``i`` the earliest save at most a
+  window before) inserted more than a window's words (``FAST_INSERTION_WORDS_PER_SECOND x
+  FAST_INSERTION_WINDOW_SECONDS``): a burst after a long pause, which the first reading
+  measures over the pause. Time linear in the revisions (two pointers each).
 - *writing time*: the sum of the gaps between consecutive saves (and from opening the
   editor to the first save) that are at most ``IDLE_GAP_SECONDS``; longer gaps are breaks.
 - *span*: seconds from the first save to the last.
@@ -182,25 +188,33 @@ def fast_insertions(steps: Sequence[Step], saved_at: Sequence[datetime],
         revision (or the editor's opening) to its last save, rounded to 0.1 s.
     """
     window = float(rules.FAST_INSERTION_WINDOW_SECONDS)
-    cap = rules.FAST_INSERTION_WORDS_PER_SECOND * window
+    rate = float(rules.FAST_INSERTION_WORDS_PER_SECOND)
     # times[i] is when save i happened (i = 0: the editor's opening, None when unknown)
     times: list[datetime | None] = [opened_at, *saved_at]
     words = [0] + [s.inserted_words for s in steps]
+    total = [0]  # total[i] = words of saves 1..i
+    for w in words[1:]:
+        total.append(total[-1] + w)
     out: list[dict[str, Any]] = []
-    j, inside = 0 if opened_at is not None else 1, 0  # inside = words of saves j+1..k
-    for k in range(1, len(times)):
+    first = 0 if opened_at is not None else 1
+    j = first  # (a) the latest save at least one window before save k (else the first known)
+    i = first  # (b) the earliest save at most one window before save k
+    for k in range(first + 1, len(times)):
         tk = saved_at[k - 1]
-        if k > j:
-            inside += words[k]
-        while j < k and (tk - times[j]).total_seconds() > window:  # type: ignore[operator]
+        while j + 1 < k and (tk - times[j + 1]).total_seconds() >= window:  # type: ignore[operator]
             j += 1
-            inside -= words[j]
-        if inside <= cap or j >= k:
+        while i < k and (tk - times[i]).total_seconds() > window:  # type: ignore[operator]
+            i += 1
+        span = (tk - times[j]).total_seconds()  # type: ignore[operator]
+        fast = total[k] - total[j] > rate * max(span, window)  # sustained over at least a window
+        burst = i < k and total[k] - total[i] > rate * window  # more than a window's words within one
+        if not (fast or burst):
             continue
-        if out and out[-1]["to_revision"] >= j:  # overlaps or touches the stretch before: extend it
+        start = j if fast else i
+        if out and out[-1]["to_revision"] >= start:  # overlaps or touches the stretch before: extend it
             out[-1]["to_revision"] = k
         else:
-            out.append({"from_revision": j + 1, "to_revision": k})
+            out.append({"from_revision": start + 1, "to_revision": k})
     for x in out:
         a, b = x["from_revision"], x["to_revision"]
         x["words"] = sum(words[a:b + 1])
