@@ -6,12 +6,11 @@ from pathlib import Path
 
 import typer
 
-from veribench import registry
 from veribench.cli.common import WorkspaceOpt, input_path, open_workspace
 from veribench.cli.grammar import CliError
 from veribench.commit import add_timestamp, commit
 from veribench.detectors.rules import default_rule
-from veribench.errors import RegistryError
+from veribench.evaluate.run import plugin_factory
 from veribench.protocol.model import Protocol, load_protocol
 from veribench.store.commitments import versions
 
@@ -77,11 +76,8 @@ def rule_lines(proto: Protocol) -> list[str]:
         if e.rule.given:
             out.append(f"  rule for {e.display}: {e.rule.describe()} (stated in the protocol)")
             continue
-        try:
-            factory = registry.get("detector", e.name)
-        except RegistryError:
-            factory = None
-        if factory is None or e.name == "imported":
+        factory = plugin_factory(e.name)
+        if factory is None:
             rule = default_rule("detector", "imported", None)[0]
         else:
             rule = default_rule("detector", e.name, getattr(factory, "__wrapped__", factory))[0]

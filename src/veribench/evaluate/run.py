@@ -244,11 +244,8 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
         return [(s, DetectorEntry(name=s.name, label=s.name if names.count(s.name) == 1 else s.label)) for s in specs]
     out = []
     for e in proto.detectors:
-        try:
-            factory = registry.get("detector", e.name)
-        except RegistryError:
-            factory = None
-        if factory is not None and e.name != "imported":
+        factory = plugin_factory(e.name)
+        if factory is not None:
             det = factory(**e.settings)
             if allow_scoring:
 
@@ -281,6 +278,16 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
             raise ambiguity_error(proto, e, stored)
         out.append((stored[0], e))
     return out
+
+
+def plugin_factory(name: str) -> Any:
+    """The registry factory a ``[[detectors]]`` entry named ``name`` scores with, or ``None``
+    when it names stored scores instead (not a plug-in, or ``imported``)."""
+    try:
+        factory = registry.get("detector", name)
+    except RegistryError:
+        return None
+    return None if name == "imported" else factory
 
 
 def matching_specs(ws: Workspace, entry: DetectorEntry) -> list[Spec]:
@@ -317,11 +324,7 @@ def ambiguous_detectors(ws: Workspace, proto: Protocol) -> list[ProtocolError]:
     them before anything is fixed, as ``evaluate`` would after."""
     out = []
     for e in proto.detectors:
-        try:
-            factory = registry.get("detector", e.name)
-        except RegistryError:
-            factory = None
-        if factory is not None and e.name != "imported":
+        if plugin_factory(e.name) is not None:
             continue
         stored = matching_specs(ws, e)
         if len(stored) > 1:
