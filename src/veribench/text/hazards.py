@@ -56,12 +56,45 @@ CANONICALIZE_MODES = ("none", "skeleton")
 INVISIBLE_CATEGORIES = frozenset({"Cf"})
 
 
+#: Characters that show nothing yet are neither white space nor of category ``Cf``: the
+#: Unicode Default_Ignorable_Code_Point characters of other categories (DerivedCoreProperties.txt:
+#: the Hangul fillers U+115F, U+1160, U+3164, U+FFA0 are letters ``Lo``; U+034F, U+17B4/5,
+#: the Mongolian and other variation selectors are marks ``Mn``) and U+2800 BRAILLE PATTERN
+#: BLANK (``So``, drawn as an empty cell). The one list of blank-looking characters beyond
+#: :data:`INVISIBLE_CATEGORIES`; :func:`is_blank_char` adds white space and ``Cf``.
+BLANK_LOOKING = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+    + "".join(chr(c) for c in range(0xFE00, 0xFE10))      # VARIATION SELECTOR-1..16
+    + "".join(chr(c) for c in range(0xE0100, 0xE01F0)))   # VARIATION SELECTOR-17..256
+
+
+def is_blank_char(ch: str) -> bool:
+    """True when the one character ``ch`` shows a reader no ink: white space (``str.isspace``),
+    an invisible character (general category in :data:`INVISIBLE_CATEGORIES`: U+200B ZERO
+    WIDTH SPACE, U+2060 WORD JOINER, U+FEFF, U+180E, bidi controls, ...) or one of
+    :data:`BLANK_LOOKING` (U+2800 BRAILLE PATTERN BLANK, U+3164 HANGUL FILLER, ...).
+
+    The one rule for "shows nothing", used by :func:`is_blank` (an empty text or field) and
+    by the word rule (:func:`veribench.text.words.tokens`: such a character separates words)."""
+    return ch.isspace() or ch in BLANK_LOOKING or unicodedata.category(ch) in INVISIBLE_CATEGORIES
+
+
+@lru_cache(maxsize=1)
+def blank_chars() -> frozenset[str]:
+    """Every code point for which :func:`is_blank_char` is true (about 450 of U+0000..U+10FFFF;
+    computed once, ~0.2 s, for the word rule's regular expression)."""
+    return frozenset(chr(c) for c in range(0x110000) if is_blank_char(chr(c)))
+
+
 def is_blank(text: str) -> bool:
-    """True when ``text`` shows a reader nothing: empty, or only white space and invisible
-    characters (general category in :data:`INVISIBLE_CATEGORIES`, e.g. U+200B ZERO WIDTH
-    SPACE, U+FEFF). The one rule for "an empty text or field" at import: ``str.strip`` alone
-    let ``"  \u200b "`` through as a document. Stops at the first visible character."""
-    return all(c.isspace() or unicodedata.category(c) in INVISIBLE_CATEGORIES for c in text)
+    """True when ``text`` shows a reader nothing: empty, or only characters for which
+    :func:`is_blank_char` holds (white space, invisible ``Cf`` characters such as U+200B ZERO
+    WIDTH SPACE or U+FEFF, and :data:`BLANK_LOOKING` fillers such as U+2800 or U+3164). The
+    one rule for "an empty text or field" at import: ``str.strip`` alone let ``"  \u200b "``
+    through as a document. Stops at the first visible character."""
+    return all(is_blank_char(c) for c in text)
+
+
 #: Above this share of Latin letters a text is Latin-script text.
 LATIN_TEXT_MIN_SHARE = 0.5
 

@@ -56,6 +56,7 @@ from veribench.rubric.write.armb import try_apply_withdrawals
 from veribench.rubric.write.db import WriteDB, open_store
 from veribench.rubric.write.evidence import describe
 from veribench.rubric.write.store import WriteError
+from veribench.text.words import js_blank_class
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "vb_write_session"
@@ -213,7 +214,8 @@ def create_app(workspace: str | Path | WriteDB, *, secure_cookies: bool = False,
         return got
 
     def page(request: Request, name: str, ctx: dict[str, Any], status: int = 200) -> HTMLResponse:
-        base = {"root": root, "csrf_token": csrf(request), "signed_in": who(request), "rules": rules}
+        base = {"root": root, "csrf_token": csrf(request), "signed_in": who(request), "rules": rules,
+                "word_blank": js_blank_class()}
         return templates.TemplateResponse(request, name, {**base, **ctx}, status_code=status)
 
     STEP = {"started": "consent", "consented": "about", "writing": "write", "submitted": "done"}

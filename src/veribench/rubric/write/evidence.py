@@ -7,10 +7,11 @@ or typing while saving was interrupted; the evidence does not say which.
 
 Units and definitions (the thresholds live in :mod:`.rules`):
 
-- *words*: whitespace-separated tokens holding a letter or digit
-  (:func:`veribench.text.words.word_count`, the rubric's word rule).
+- *words*: tokens holding a letter or digit, tokens being separated by white space or
+  by an invisible or blank-looking character (U+200B, U+2800, U+3164, ...;
+  :func:`veribench.text.words.word_count`, the rubric's one word rule).
 - *step*: one saved revision against the one before it (the first against an empty
-  draft). The change is found on whitespace tokens: the common prefix and suffix are set
+  draft). The change is found on the word rule's tokens (:func:`veribench.text.words.tokens`): the common prefix and suffix are set
   aside and the middle is aligned with :class:`difflib.SequenceMatcher` (no junk
   heuristic); ``inserted_words`` / ``deleted_words`` count word tokens on the new / old
   side of its insert, replace and delete blocks, so over any history
@@ -53,7 +54,7 @@ from datetime import datetime
 from typing import Any
 
 from veribench.rubric.write import rules
-from veribench.text.words import word_count
+from veribench.text.words import tokens, word_count
 
 #: Above this many token pairs the middle of a step is taken as one replaced block
 #: (SequenceMatcher is quadratic in the worst case; a whole-text rewrite is one block anyway).
@@ -81,8 +82,11 @@ def _is_word(tok: str) -> bool:
 
 
 def diff_step(old: str, new: str) -> Step:
-    """The :class:`Step` from text ``old`` to text ``new`` (see the module docstring)."""
-    a, b = old.split(), new.split()
+    """The :class:`Step` from text ``old`` to text ``new`` (see the module docstring).
+
+    Both texts are cut by the one word rule (:func:`veribench.text.words.tokens`), so an
+    invisible joiner (U+200B, U+2800, U+3164, ...) splits words here as a space does."""
+    a, b = tokens(old), tokens(new)
     lo = 0
     while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
         lo += 1

@@ -24,9 +24,13 @@
   var pauseTimer = null;
   var firstDirty = null;
 
+  // Tokens are cut at the server's blank characters (white space, invisible and blank-looking
+  // characters: veribench.text.words.tokens), sent as a character class in data-word-blank.
+  var blank = form.getAttribute("data-word-blank");
+  var sep = blank ? new RegExp("[" + blank + "]+", "u") : /\s+/;
   function words(t) {
     var n = 0;
-    t.split(/\s+/).forEach(function (tok) { if (/[\p{L}\p{N}]/u.test(tok)) { n += 1; } });
+    t.split(sep).forEach(function (tok) { if (/[\p{L}\p{N}]/u.test(tok)) { n += 1; } });
     return n;
   }
   function show(msg) { status.textContent = msg; }
