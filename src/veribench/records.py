@@ -128,3 +128,29 @@ class ScoreResult:
     def failed(cls, status: str, reason: str = "", **detail: Any) -> ScoreResult:
         """A non-ok result with a reason text in ``detail['reason']``."""
         return cls(status=status, raw=None, ai_probability=None, detail={"reason": reason, **detail})
+
+
+#: Strings that mark a text fingerprint-only (compared after ``strip().lower()``): the strings
+#: pydantic's lax ``bool`` reads as true, so a provenance the Document model would coerce at
+#: import and one stored as written get the same verdict.
+FINGERPRINT_ONLY_TRUE_STRINGS = frozenset({"true", "t", "yes", "y", "on", "1"})
+
+
+def fingerprint_only_marked(value: Any) -> bool:
+    """Whether the value of ``provenance.fingerprint_only`` (parsed JSON: bool, number, string,
+    ``None``, list or object) marks a text fingerprint-only (CONTRACTS.md).
+
+    True for JSON ``true``, a non-zero number (NaN included) and a string in
+    :data:`FINGERPRINT_ONLY_TRUE_STRINGS` (``"true"``, ``"Yes"``, ``" 1 "``); false for
+    everything else (``false``, ``0``, ``None``, ``"no"``, ``"2"``, lists, objects). When in
+    doubt a text is withheld, never published. The one rule: the workspace
+    (:meth:`veribench.store.Workspace.fingerprint_only_ids`) and the bundle verifier
+    (:func:`veribench.bundles.docstatus.marked`) both call it.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value != 0
+    if isinstance(value, str):
+        return value.strip().lower() in FINGERPRINT_ONLY_TRUE_STRINGS
+    return False

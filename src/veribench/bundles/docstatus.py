@@ -6,8 +6,9 @@ without its text, which no event records; a bundle can show only what the log re
 so its rule is the workspace's on the logged fields alone (the ``doc`` object each
 document's leaf hashes):
 
-- ``provenance.fingerprint_only`` is true (as the workspace reads it: JSON ``true`` or a
-  non-zero number), or
+- ``provenance.fingerprint_only`` is true by the one rule the workspace applies too
+  (:func:`veribench.records.fingerprint_only_marked`: JSON ``true``, a non-zero number, or
+  a string such as ``"true"`` or ``"yes"``), or
 - ``provenance.source_id`` leads, at any depth, to such a document of the same corpus
   listing (a derived text carries its source's sentences).
 
@@ -25,6 +26,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from veribench.records import fingerprint_only_marked
+
 
 def _provenance(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
@@ -37,8 +40,7 @@ def _provenance(value: Any) -> dict[str, Any]:
 
 def marked(provenance: Any) -> bool:
     """Whether ``provenance`` (an object, or its stored JSON text) marks the text fingerprint-only."""
-    v = _provenance(provenance).get("fingerprint_only")
-    return v is True or (type(v) in (int, float) and v != 0)
+    return fingerprint_only_marked(_provenance(provenance).get("fingerprint_only"))
 
 
 def fingerprint_only_ids(docs: Iterable[tuple[str, Any]]) -> set[str]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from veribench.errors import VeribenchError
-from veribench.records import ScoreResult
+from veribench.records import ScoreResult, fingerprint_only_marked
 from veribench.spec import Spec
 from veribench.store import migrations, schema
 from veribench.store.events import now_utc
@@ -228,18 +228,19 @@ class Workspace(DuckSqlAccess):
         """Ids of documents whose text must never be published (CONTRACTS.md, fingerprint-only).
 
         A document is fingerprint-only when it is stored without text, when its
-        ``provenance.fingerprint_only`` is true, or when it derives (``provenance.source_id``,
+        ``provenance.fingerprint_only`` is true (:func:`veribench.records.fingerprint_only_marked`,
+        the rule the bundle verifier applies too), or when it derives (``provenance.source_id``,
         at any depth: an attack of a paraphrase of it) from a fingerprint-only document,
         since a derived text carries its source's sentences. This is the one rule every
         export path applies (:meth:`published_documents`).
         """
         with self.lock:
             rows = self.con.execute(
-                "SELECT doc_id, text IS NULL OR coalesce(TRY_CAST(json_extract(provenance, '$.fingerprint_only') "
-                "AS BOOLEAN), false), json_extract_string(provenance, '$.source_id') FROM documents").fetchall()
-        out = {d for d, fp, _ in rows if fp}
+                "SELECT doc_id, text IS NULL, json_extract(provenance, '$.fingerprint_only'), "
+                "json_extract_string(provenance, '$.source_id') FROM documents").fetchall()
+        out = {d for d, no_text, v, _ in rows if no_text or (v is not None and fingerprint_only_marked(json.loads(v)))}
         children: dict[str, list[str]] = {}
-        for d, _, src in rows:
+        for d, _, _, src in rows:
             if src:
                 children.setdefault(src, []).append(d)
         frontier = list(out)
