@@ -23,7 +23,7 @@ from tests.rubric.rubric_helpers import HTML, free_port, hidden
 from tests.rubric.write_helpers import PROMPT
 from veribench.rubric import store as rating_store
 from veribench.rubric.app import create_app as rating_app
-from veribench.rubric.limits import MAX_BODY_BYTES, AttemptLimiter, TooManyAttempts
+from veribench.rubric.limits import FAILURES_PER_ADDRESS, MAX_BODY_BYTES, AttemptLimiter, TooManyAttempts
 from veribench.rubric.write import store as write_store
 from veribench.rubric.write.app import create_app as writing_app
 from veribench.rubric.write.db import open_store
@@ -255,3 +255,64 @@ def test_writing_app_unknown_links_are_limited(tmp_path):
             clock.t += 30
             r = c.post(f"/i/{tok}", data={"csrf_token": csrf}, headers=HTML, follow_redirects=False)
             assert r.status_code == 303 and r.headers["location"] == f"/w/{inv}"
+
+
+def _cli_serve(args: list[str]) -> tuple[subprocess.Popen, str]:
+    """``veribench rate|write serve`` (the real command) on 127.0.0.1 in its own process."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{REPO}"}
+    env.pop("FORWARDED_ALLOW_IPS", None)
+    proc = subprocess.Popen([sys.executable, "-m", "veribench.cli.main", *args, "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    t0 = time.time()
+    while True:
+        try:
+            httpx.get(url + "/static/nothing", timeout=2)
+            return proc, url
+        except httpx.TransportError:
+            assert proc.poll() is None and time.time() - t0 < 60, proc.stdout.read() if proc.poll() else "timeout"
+            time.sleep(0.2)
+
+
+def _spoofed_guesses(url: str, path: str, n: int, **kw) -> list[int]:
+    """``n`` wrong sign-in attempts, each claiming another client address in X-Forwarded-For."""
+    with httpx.Client(base_url=url, timeout=10) as c:
+        return [c.get(path.format(i=i), headers={"x-forwarded-for": f"10.{i // 250}.{i % 250}.7", **kw}).status_code
+                for i in range(n)]
+
+
+@pytest.mark.parametrize("kind", ["rate", "write"])
+def test_spoofed_forwarded_for_from_loopback_is_one_address(kind, tmp_path, rating_ws):
+    """Issue 24: uvicorn trusts X-Forwarded-For from 127.0.0.1 by default, so a local client
+    claiming a new address per guess was never limited. Without --forwarded-allow-ips no
+    header is read: 20 guesses (FAILURES_PER_ADDRESS), then 429 whatever address is claimed."""
+    if kind == "rate":
+        ws, _ = rating_ws
+        path, auth = "/api/assignments", {"authorization": "Bearer wrong"}
+    else:
+        ws = tmp_path / "wws"
+        with open_store(ws) as db:
+            write_store.create_invitations(db, PROMPT, count=1)
+        path, auth = "/i/guess-{i}", {}
+    proc, url = _cli_serve([kind, "serve", "-w", str(ws)])
+    try:
+        codes = _spoofed_guesses(url, path, FAILURES_PER_ADDRESS + 5, **auth)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    wrong = 401 if kind == "rate" else 404
+    assert codes == [wrong] * FAILURES_PER_ADDRESS + [429] * 5
+
+
+def test_a_named_proxy_still_forwards_the_client_address(rating_ws):
+    """With --forwarded-allow-ips naming the proxy (here 127.0.0.1) its X-Forwarded-For is the
+    client address: 25 guesses from 25 claimed addresses are 25 addresses, none over its limit."""
+    ws, _ = rating_ws
+    proc, url = _cli_serve(["rate", "serve", "-w", str(ws), "--forwarded-allow-ips", "127.0.0.1"])
+    try:
+        codes = _spoofed_guesses(url, "/api/assignments", 25, authorization="Bearer wrong")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert codes == [401] * 25

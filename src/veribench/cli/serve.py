@@ -9,6 +9,7 @@ it. ``uvicorn`` stays lazy, as every optional package does.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -21,8 +22,20 @@ from veribench.rubric.write.db import FILE_NAME as WRITE_STORE
 from veribench.store.workspace import DB_NAME
 
 HostOpt = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: every interface).")
-ForwardedOpt = typer.Option(None, "--forwarded-allow-ips", help="Proxy addresses whose X-Forwarded-* headers are "
-                                                                 "trusted (uvicorn's option; default 127.0.0.1).")
+ForwardedOpt = typer.Option(None, "--forwarded-allow-ips", help="Proxy addresses whose X-Forwarded-For/-Proto "
+                                                                 "headers are trusted (comma-separated, as uvicorn "
+                                                                 "takes them). Default: none, not even 127.0.0.1.")
+
+
+def _proxy(forwarded_allow_ips: str | None) -> dict[str, Any]:
+    """uvicorn's proxy settings: X-Forwarded-* headers are read only from the proxies named
+    with ``--forwarded-allow-ips``. Without it no header is read (``proxy_headers=False``;
+    uvicorn would otherwise trust 127.0.0.1 and ``$FORWARDED_ALLOW_IPS``), so the address the
+    sign-in limit counts (``request.client.host``, :mod:`veribench.rubric.limits`) is the
+    socket's peer, and a local client cannot claim another address to dodge it."""
+    if not forwarded_allow_ips or not forwarded_allow_ips.strip():
+        return {"proxy_headers": False, "forwarded_allow_ips": ""}
+    return {"proxy_headers": True, "forwarded_allow_ips": forwarded_allow_ips}
 
 
 def _root_path(root_path: str, example: str) -> None:
@@ -53,8 +66,7 @@ def rate_serve_cmd(workspace: Path = WorkspaceOpt, host: str = HostOpt,
     typer.echo(f"serving the editors' reading app on http://{host}:{port}{root_path.rstrip('/')}/login"
                + (f" (behind the proxy: {scheme}://<your host>{root_path.rstrip('/')}/login; Secure cookies)"
                   if secure_cookies else ""))
-    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=True,
-                forwarded_allow_ips=forwarded_allow_ips)
+    uvicorn.run(app, host=host, port=port, log_level="warning", **_proxy(forwarded_allow_ips))
 
 
 def write_serve_cmd(workspace: Path = WorkspaceOpt, host: str = HostOpt,
@@ -83,4 +95,4 @@ def write_serve_cmd(workspace: Path = WorkspaceOpt, host: str = HostOpt,
                "(writers open their /i/<token> links)")
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
                 ssl_certfile=str(ssl_certfile) if tls else None, ssl_keyfile=str(ssl_keyfile) if tls else None,
-                forwarded_allow_ips=forwarded_allow_ips)
+                **_proxy(forwarded_allow_ips))
