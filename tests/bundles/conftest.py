@@ -54,6 +54,10 @@ def amended(v1_hash: str) -> str:
               'summary = "Sapling threshold raised to 0.6 after the first results"\n')
 
 
+#: The path the shared bundle's authority is reached at: it holds an account key.
+TSA_PATH_SECRET = "/S3CRETKEY123"
+
+
 @pytest.fixture(scope="session")
 def cli_run():
     """Run the veribench CLI in-process; returns (exit code, combined output)."""
@@ -88,21 +92,24 @@ def liang_built(tmp_path_factory, liang_dir, cli_run, tsa_authority):
     proto.write_text(PROTOCOL_V1, encoding="utf-8")
     ca = base / "tsa-root.pem"
     ca.write_bytes(tsa_authority.authority.ca_pem)
-    code, out = cli_run("import", "liang2023", liang_dir, "--workspace", ws)
-    assert code == 0, out
-    code, out = cli_run("protocol", "commit", proto, "--workspace", ws, "--tsa", tsa_authority.url, "--tsa-cert", ca)
-    assert code == 0, out
-    code, out = cli_run("evaluate", "--workspace", ws, "--protocol", proto, "--quiet")
-    assert code == 0, out
+    tsa = tsa_authority.url + TSA_PATH_SECRET  # an account key in the path: never stored (test_tsa_path_secret)
+    outs = base / "cli-output.txt"
+
+    def run(*args):
+        code, out = cli_run(*args)
+        with outs.open("a", encoding="utf-8") as fh:
+            fh.write(out)
+        assert code == 0, out
+
+    run("import", "liang2023", liang_dir, "--workspace", ws)
+    run("protocol", "commit", proto, "--workspace", ws, "--tsa", tsa, "--tsa-cert", ca)
+    run("evaluate", "--workspace", ws, "--protocol", proto, "--quiet")
     v1 = load_protocol(proto).hash
     proto.write_text(amended(v1), encoding="utf-8")
-    code, out = cli_run("protocol", "commit", proto, "--workspace", ws, "--tsa", tsa_authority.url, "--tsa-cert", ca)
-    assert code == 0, out
-    code, out = cli_run("evaluate", "--workspace", ws, "--protocol", proto, "--quiet")
-    assert code == 0, out
+    run("protocol", "commit", proto, "--workspace", ws, "--tsa", tsa, "--tsa-cert", ca)
+    run("evaluate", "--workspace", ws, "--protocol", proto, "--quiet")
     bundle = base / "bundle"
-    code, out = cli_run("publish", "--workspace", ws, "--run", "LIANG-BUNDLE-2", "--out", bundle)
-    assert code == 0, out
+    run("publish", "--workspace", ws, "--run", "LIANG-BUNDLE-2", "--out", bundle)
     return ws, bundle, ca
 
 

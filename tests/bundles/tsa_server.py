@@ -197,14 +197,17 @@ class TSAServer:
         ``authority``: the signing half to serve (default a fresh :class:`Authority` in ``mode``)."""
         self.authority = authority or Authority(mode)
         self.seen_auth: list[str | None] = []
+        self.seen_paths: list[str] = []
         auth = self.authority
         seen = self.seen_auth
+        paths = self.seen_paths
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n)
                 seen.append(self.headers.get("Authorization"))
+                paths.append(self.path)
                 if basic_auth is not None and self.headers.get("Authorization") != basic_auth:
                     self.send_response(401)
                     self.end_headers()

@@ -3,16 +3,22 @@ skipped, renamed or backdated, and RFC 3161 timestamps from a real authority on 
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from typer.testing import CliRunner
 
 from tests.bundles.tsa_server import TSAServer
+from veribench.cli.main import app
 from veribench.commit import commit
+from veribench.commit.tsa import PASSWORD_ENV, USER_ENV
 from veribench.errors import ProtocolError
 from veribench.protocol.model import load_protocol
+from veribench.store import Workspace
 from veribench.store.commitments import commitment_record, record_bytes, require_committed, versions
+from veribench.store.events import read_events
 
 BASE = """[protocol]
 name = "commit-test"
@@ -351,9 +357,9 @@ def test_cli_refuses_a_tsa_url_hiding_a_secret_without_echoing_or_storing_it(tmp
             assert b"S3CRET" not in p.read_bytes(), p
 
 
-def test_a_plain_loopback_tsa_url_is_stored_as_scheme_host_port_path(workspace, tmp_path):
-    """The accepted form is stored as given, normalised (lower-case scheme and host): the
-    token is requested from it and ``commitments.tsa_url`` holds scheme://host:port/path."""
+def test_a_plain_loopback_tsa_url_is_stored_as_scheme_host_port(workspace, tmp_path):
+    """The accepted form is normalised (lower-case scheme and host): the token is requested
+    from it, path included, and ``commitments.tsa_url`` holds scheme://host:port only."""
     from veribench.commit.tsa import check_url
 
     assert check_url("HTTPS://FreeTSA.org/tsr") == "https://freetsa.org/tsr"
@@ -363,6 +369,44 @@ def test_a_plain_loopback_tsa_url_is_stored_as_scheme_host_port_path(workspace, 
     with TSAServer() as t:
         port = t.url.split(":")[2].split("/")[0]
         rec = commit(workspace, f, tsa_url=f"HTTP://127.0.0.1:{port}/tsr", tsa_roots=t.authority.ca_pem)
-        assert t.authority.requests == 1
+        assert t.authority.requests == 1 and t.seen_paths == ["/tsr"]
     assert rec.timestamp["signature_checked"]
-    assert workspace.query("SELECT tsa_url FROM commitments")[0][0] == f"http://127.0.0.1:{port}/tsr"
+    assert workspace.query("SELECT tsa_url FROM commitments")[0][0] == f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("secret_path", ["/tsr/S3CRETKEY123", "/api_key=S3CRETKEY123/tsr", "/S3CRETKEY123"])
+def test_a_secret_in_the_tsa_path_reaches_the_authority_and_nothing_stored_or_printed(tmp_path, monkeypatch,
+                                                                                     secret_path):
+    """Issue 24: the path of an accepted URL was stored (``commitments.tsa_url``) and could hold
+    an account key. The request goes to the full path, with the environment's credentials;
+    stdout/stderr, every byte of the workspace (the DuckDB file, its log, commitments/) hold
+    neither the path's key nor the credentials, and the authority is still named."""
+    monkeypatch.setenv(USER_ENV, "alice")
+    monkeypatch.setenv(PASSWORD_ENV, "pw-S3CRETPASS")
+    want = "Basic " + base64.b64encode(b"alice:pw-S3CRETPASS").decode()
+    f, g = tmp_path / "p.toml", tmp_path / "q.toml"
+    f.write_text(BASE)
+    g.write_text(BASE.replace("commit-test", "second"))
+    ws = tmp_path / "ws"
+    runner = CliRunner()
+    with TSAServer(basic_auth=want) as t:
+        ca = tmp_path / "ca.pem"
+        ca.write_bytes(t.authority.ca_pem)
+        url = t.url.rsplit("/", 1)[0] + secret_path
+        outs = [runner.invoke(app, ["protocol", "commit", str(f), "-w", str(ws), "--tsa", url, "--tsa-cert", str(ca)]),
+                runner.invoke(app, ["protocol", "commit", str(g), "-w", str(ws)]),
+                runner.invoke(app, ["protocol", "timestamp", str(g), "-w", str(ws), "--tsa", url,
+                                    "--tsa-cert", str(ca)]),
+                runner.invoke(app, ["protocol", "show", "-w", str(ws)]), runner.invoke(app, ["log", "verify", "-w", str(ws)])]
+        assert t.seen_paths == [secret_path, secret_path] and t.seen_auth == [want, want]
+    assert [r.exit_code for r in outs] == [0, 0, 0, 0, 0], [r.output for r in outs]
+    assert "timestamp: " in outs[0].output and "timestamped second" in outs[2].output
+    text = "".join(r.output for r in outs)  # stdout and stderr (click's runner mixes them)
+    stored = b"".join(p.read_bytes() for p in ws.rglob("*") if p.is_file())
+    assert (ws / "veribench.duckdb").is_file() and len(stored) > 10_000  # the workspace and its log were read
+    for secret in ("S3CRETKEY123", "S3CRETPASS", base64.b64encode(b"alice:pw-S3CRETPASS").decode()):
+        assert secret not in text and secret.encode() not in stored, secret
+    with Workspace(ws) as w:
+        port = t.url.split(":")[2].split("/")[0]
+        assert {r[0] for r in w.query("SELECT tsa_url FROM commitments")} == {f"http://127.0.0.1:{port}"}
+        assert [e["payload"]["authority"] for e in read_events(w.con, types=("timestamp",))] == [f"127.0.0.1:{port}"] * 2

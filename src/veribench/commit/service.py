@@ -212,7 +212,7 @@ def add_timestamp(ws: Workspace, protocol_hash: str, tsa_url: str, *, tsa_roots:
     Raises:
         TimestampError: see :func:`veribench.commit.tsa.check_token`.
     """
-    tsa_url = tsa.check_url(tsa_url)  # stored and printed as scheme://host[:port]/path
+    tsa_url = tsa.check_url(tsa_url)  # requested as given; stored as scheme://host[:port] only
     rec, _, _ = stored_commitment(ws, protocol_hash)
     with ws.transaction() as con:
         info = _stamp(con, rec, protocol_hash, tsa_url, tsa_roots, client)
@@ -225,8 +225,9 @@ def _stamp(con: Any, rec: dict[str, Any], protocol_hash: str, tsa_url: str, tsa_
     """Request a token over the record's bytes, check it, and record it with its ``timestamp``
     event in the caller's transaction (a failure raises before anything is written).
 
-    The event names the authority by host (and port) only; the URL is kept in the
-    workspace's ``commitments`` row, never in the log or a bundle.
+    The event names the authority by host (and port) only; the workspace's ``commitments``
+    row keeps ``scheme://host[:port]`` (:func:`veribench.commit.tsa.stored_url`): the URL's
+    path, which may hold an account key, is used for the request and never written.
     """
     msg = record_bytes(rec)
     token, nonce = tsa.request_token(tsa_url, msg, client=client)
@@ -236,5 +237,5 @@ def _stamp(con: Any, rec: dict[str, Any], protocol_hash: str, tsa_url: str, tsa_
         "protocol_id": rec["protocol_id"], "protocol_sha256": protocol_hash, "record_sha256": sha256_bytes(msg),
         "token_sha256": sha256_bytes(token), "authority": tsa.authority_name(tsa_url), "gen_time": info.gen_time,
         "serial": info.serial, "signature_checked": info.signature_checked},
-        token=token, tsa_url=tsa_url, tsa_roots=tsa_roots)
+        token=token, tsa_url=tsa.stored_url(tsa_url), tsa_roots=tsa_roots)
     return info.to_dict()

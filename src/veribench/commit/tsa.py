@@ -59,7 +59,8 @@ _PATH = re.compile(r"(?:/[A-Za-z0-9._~!$&'()*+,;=:@%-]*)*")
 
 
 def check_url(url: str) -> str:
-    """The authority URL as veribench stores, logs and prints it: ``scheme://host[:port]/path``.
+    """The authority URL as veribench requests it: ``scheme://host[:port]/path`` (kept in
+    memory; :func:`stored_url` is what is stored, :func:`authority_name` what is logged).
 
     ``url`` is parsed (``urllib.parse``) and refused unless it is exactly that: an http(s)
     scheme, a plain host (DNS name, IPv4 or bracketed IPv6: no user information, even
@@ -106,6 +107,17 @@ def check_url(url: str) -> str:
         except ValueError:
             raise TimestampError(f"--tsa: the host is not a valid IPv6 address: {how}") from None
     return f"{scheme}://{host}{f':{port}' if port is not None else ''}{u.path or '/'}"
+
+
+def stored_url(url: str) -> str:
+    """The authority URL as veribench stores and prints it: ``scheme://host[:port]`` (from
+    :func:`check_url`; raises as it does). The path stays in memory, for the request only:
+    some authorities take an account key in the path (``/tsr/KEY``), and what is stored in
+    the workspace reaches its backups and copies. The authority is still named in full by
+    host and port (:func:`authority_name`); credentials belong in :data:`USER_ENV` /
+    :data:`PASSWORD_ENV`."""
+    u = urlsplit(check_url(url))
+    return f"{u.scheme}://{u.netloc}"
 
 
 def authority_name(url: str) -> str:

@@ -362,8 +362,9 @@ def record_commit(con: Any, event_type: str, payload: dict[str, Any], *, content
 def record_timestamp(con: Any, payload: dict[str, Any], *, token: bytes, tsa_url: str,
                      tsa_roots: bytes | None) -> dict[str, Any]:
     """Append the ``timestamp`` event of a commitment record's RFC 3161 token and keep the token
-    (and the authority's roots, if given) beside the record. The URL is kept in the workspace
-    only (never in the event, which names the authority's host).
+    (and the authority's roots, if given) beside the record. ``tsa_url`` is the authority's
+    ``scheme://host[:port]`` (no path, which may hold a key), kept in the workspace only
+    (never in the event, which names the authority's host).
 
     Returns:
         The event.
