@@ -161,7 +161,7 @@ def check_leaf_keys(c: Context, con: Any, extra: list[tuple], events: list[dict[
                         or corpora is None or cp in corpora:
                     fail(kind, "a document the log holds for the selection is missing from corpus.jsonl (a dropped "
                                "document)", where)
-    for kind, message, expected, got_ in ev.detached_problems([e for e in events if e["seq"] <= head_seq], detached):
+    for kind, message, expected, got_ in ev.detached_problems(events, detached):
         fail(kind, message, f"{kind} (detached)", expected, got_)
 
 
