@@ -191,8 +191,8 @@ def _sql_writes(path: Path) -> list[tuple[str, str, int]]:
 #: The modules allowed to write logged tables, and which: the write path; the event log
 #: (appended by the write path); migrations (one transaction bringing old rows forward).
 _LOG_WRITERS = {
-    "veribench/store/writes.py": set(schema.LOGGED_TABLES) - {"events", "log_items"},
-    "veribench/store/events.py": {"events", "log_items"},
+    "veribench/store/writes.py": set(schema.LOGGED_TABLES) - {"events", "log_items", "replaced_leaves"},
+    "veribench/store/events.py": {"events", "log_items", "replaced_leaves"},
     "veribench/store/migrations.py": {"events", "log_items"},
     "veribench/store/schema.py": {"schema_meta"},
     # the bundle verifier's private in-memory snapshot (not a workspace)

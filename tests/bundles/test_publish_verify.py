@@ -46,7 +46,7 @@ def test_published_bundle_verifies_every_check(liang_built, cli_run, tmp_path):
 def test_bundle_contents_follow_the_format(liang_built):
     _, bundle, _ = liang_built
     m = json.loads((bundle / "manifest.json").read_text())
-    assert m["format"] == "veribench-detector-bundle/2" and m["protocol_file"] == "protocol/v2.toml"
+    assert m["format"] == "veribench-detector-bundle/3" and m["protocol_file"] == "protocol/v2.toml"
     for f in ("protocol/v1.toml", "protocol/v2.toml", "commitments/v1.json", "commitments/v2.json",
               "commitments/v1.tsr", "commitments/v2.tsr", "commitments/v1.roots.pem", "corpus.jsonl", "scores.csv",
               "scores.parquet", "log/events.jsonl", "log/leaves.csv", "results.json", "tables.md", "amendments.json",
@@ -278,15 +278,13 @@ SMALL = FP_PROTO.replace('"fingerprints"', '"small"').replace('"FP-1"', '"S-1"')
 
 
 def test_corrected_document_publishes_and_verifies(tmp_path, cli_run):
-    """A correction logged with ``log_document_update`` (the hook of re-imports with --update)."""
-    from veribench.store import events as ev
-    from veribench.store import logcheck
+    """A correction written by ``writes.update_documents`` (re-imports with --update), which logs
+    it with ``log_document_update`` and keeps the replaced row's leaf text for the bundle."""
+    from veribench.store import logcheck, writes
 
     ws, docs = _small_ws(tmp_path / "ws", SMALL)
     with ws.transaction() as con:
-        con.execute("UPDATE documents SET subgroup = 'C' WHERE doc_id = 'd05'")
-        ev.log_document_update(con, {"import_id": "fix", "updates": [{"doc_id": "d05", "field": "subgroup",
-                                                                      "old": "A", "new": "C"}]})
+        writes.update_documents(con, "fix", [{"doc_id": "d05", "field": "subgroup", "old": "A", "new": "C"}])
     assert logcheck.verify_workspace(ws).ok
     evaluate_publish_verify(ws, tmp_path / "p.toml", "S-1", tmp_path / "b", cli_run)
     d05 = next(d for d in corpus_lines(tmp_path / "b") if d["doc_id"] == "d05")
@@ -328,7 +326,8 @@ def test_withdrawn_document_leaves_no_trace_of_its_text(tmp_path, cli_run):
 
     with Workspace(tmp_path / "ws") as w:
         w.con.execute("UPDATE log_items SET k1 = NULL WHERE kind = 'doc' AND k1 = 'd03'")
-        assert "logged withdrawals account for 1" in "\n".join(logcheck.verify_workspace(w).lines())
+        assert "1 detached doc fingerprints that no logged withdrawal names" in "\n".join(
+            f.line() for f in logcheck.verify_workspace(w).findings)
 
 
 def test_report_of_a_tampered_bundle_leads_with_its_failure(liang_built, cli_run, tmp_path):

@@ -38,6 +38,7 @@ from veribench.corpus.document import Document
 from veribench.hashing import canonical_json
 from veribench.hashing import text_sha256 as sha256_hex
 from veribench.records import ScoreResult
+from veribench.spec import Spec
 from veribench.store import Workspace, writes
 from veribench.store.events import DOC_FIELDS, doc_leaf_text
 
@@ -547,12 +548,14 @@ class TestLeavesFromTheLog:
         rederive(bundle)
         caught(bundle, "scores", "another detector")
 
-    def test_an_older_bundle_format_is_refused_with_its_reason(self, bundle):
-        """A bundle of format 1 (no leaf texts) cannot show its leaf keys follow from the log."""
-        edit_json(bundle, "manifest.json", lambda m: m.__setitem__("format", "veribench-detector-bundle/1"),
+    @pytest.mark.parametrize("version,why", [(1, "carries no fields"), (2, "without their text")])
+    def test_an_older_bundle_format_is_refused_with_its_reason(self, bundle, version, why):
+        """A bundle of format 1 (no leaf texts) cannot show its leaf keys follow from the log; one
+        of format 2 files replaced fingerprints by key without their text."""
+        edit_json(bundle, "manifest.json", lambda m: m.__setitem__("format", f"veribench-detector-bundle/{version}"),
                   update_manifest=False)
         rehash(bundle)
-        caught(bundle, "manifest", "older version of the bundle format")
+        caught(bundle, "manifest", "older version of the bundle format", why)
 
 
 
@@ -912,3 +915,168 @@ class TestTimeAnchorsTrustedRootsOnly:
         pages = [html.unescape(p.read_text(encoding="utf-8")) for p in (tmp_path / "site").glob("run-*.html")]
         assert pages and all("a date NOT proven" in p and LOG_ALONE in p for p in pages if "Timestamp: RFC" in p)
         assert any("Timestamp: RFC" in p for p in pages)
+
+
+# -- issue 24, leaves from the log: replaced and withdrawn fingerprints are attributed, not counted --
+
+_SMALL = ('[protocol]\nname = "small"\ntag = "S-1"\n[selection]\ncorpora = ["s"]\n[[detectors]]\n'
+          'name = "DetA"\nrule = { field = "ai_probability", op = ">", threshold = 0.5 }\n')
+
+
+def _essays(prefix: str) -> list[Document]:
+    return [Document(id=f"{prefix}{i:02d}", text=f"essay {prefix} {i} " + "w" * i, label="human" if i % 2 else "ai")
+            for i in range(12)]
+
+
+def _history(tmp_path: Path, cli_run, *, relink: bool = False, withdraw: str | None = None) -> tuple[Path, Path]:
+    """Corpus ``s`` of two imports (``d00``-``d11``, ``e00``-``e11``) scored by ``DetA``, then
+    genuine replacements: e04's score retried (a new value, later batch) and, with ``relink``,
+    e07 re-linked to e08's text. With ``withdraw``, the run is published first to ``before/`` (the forger's copy
+    of the rows), the document is withdrawn, and the run evaluated again. Returns (the bundle
+    published last, the ``before/`` bundle or the same bundle)."""
+
+    proto = tmp_path / "p.toml"
+    proto.write_text(_SMALL)
+    ws = Workspace(tmp_path / "ws")
+    commit(ws, proto)
+    results = [ScoreResult(raw=(i % 5) / 5 + 0.1, ai_probability=(i % 5) / 5 + 0.1) for i in range(12)]
+    for prefix in ("d", "e"):
+        store_documents(ws, _essays(prefix), "DetA", results, corpus="s", source=f"{prefix}.jsonl")
+    e = _essays("e")
+    spec = Spec("detector", "DetA", "v1")
+    writes.put_scores(ws, spec, [(e[4].text_sha256, ScoreResult(raw=0.35, ai_probability=0.35))], replace=True)
+    if relink:
+        writes.link_submissions(ws, spec, [("e07", e[8].text_sha256)])
+    out = tmp_path / "bundle"
+    if withdraw is None:
+        evaluate_publish_verify(ws, proto, "S-1", out, cli_run)
+        return out, out
+    before = tmp_path / "before"
+    evaluate_publish_verify(ws, proto, "S-1", before, cli_run)
+    ws = Workspace(tmp_path / "ws")
+    with ws.transaction() as con:
+        writes.withdraw_document(con, withdraw)
+    evaluate_publish_verify(ws, proto, "S-1", out, cli_run)
+    return out, before
+
+
+def _file_as_replaced(b: Path, i: int, c: dict[str, list], *, link_to: str | None, score_to: str | None) -> None:
+    """File row ``i``'s link and score fingerprints in leaves.csv as replaced values (keys, no
+    text) of the real keys of e07's link and e04's score, which a later fingerprint replaced."""
+    e = _essays("e")
+    link, score = row_leaves(c, i)
+    leaves = read_leaves(b)
+    if link_to is not None:
+        leaves.append({"kind": "link", "seq": link[1], "k1": link_to, "k2": c["spec_hash"][i], "leaf": link[0]})
+    if score_to is not None:
+        leaves.append({"kind": "score", "seq": score[1], "k1": c["spec_hash"][i],
+                       "k2": next(x.text_sha256 for x in e if x.id == score_to), "leaf": score[0]})
+    write_leaves(b, leaves, update_manifest=False)
+
+
+def _fp_row(b: Path, doc_id: str) -> tuple[dict[str, list], int]:
+    c = read_scores(b)
+    i = c["doc_id"].index(doc_id)
+    assert c["flag"][i] and next(x for x in corpus_lines(b) if x["doc_id"] == doc_id)["label"] == "human"
+    return c, i
+
+
+class TestReplacedLeavesCarryTheirText:
+    """Issue 24, leaves from the log (hole 1): a fingerprint shown as replaced must prove its key
+    (its canonical text, which hashes to it and holds the key) and a later logged fingerprint
+    of that key; a dropped row cannot be filed as an older value of a real, re-scored key."""
+
+    def test_false_positive_row_filed_as_older_values_of_real_replaced_keys(self, tmp_path, cli_run):
+        """d09's row (a false positive) dropped; its link filed as an older link of e07 (really
+        re-linked later) and its score as an older score of e04's text (really retried later)."""
+        b, _ = _history(tmp_path, cli_run, relink=True)
+        before = json.loads((b / "results.json").read_text())
+        c, i = _fp_row(b, "d09")
+        _file_as_replaced(b, i, c, link_to="e07", score_to="e04")
+        write_scores(b, {k: [v for j, v in enumerate(col) if j != i] for k, col in c.items()}, update_manifest=False)
+        after = rederive(b)
+        assert after["table1"][0]["fpr"] < before["table1"][0]["fpr"]  # the lie
+        caught(b, "scores", "log/leaves.csv")
+
+    def test_false_positive_score_blanked_and_filed_as_a_retried_keys_older_value(self, tmp_path, cli_run):
+        """The row stays but its score is blanked (not counted) and the score fingerprint filed as
+        an older value of e04's retried score: a current score relabelled replaced."""
+        b, _ = _history(tmp_path, cli_run)
+        c, i = _fp_row(b, "d09")
+        _file_as_replaced(b, i, c, link_to=None, score_to="e04")
+        for k in ("status", "reason", "raw", "scale", "direction", "ai_probability", "verdict", "vendor_version",
+                  "scanned_at", "hazards", "score_seq"):
+            c[k][i] = None
+        write_scores(b, c, update_manifest=False)
+        rederive(b)
+        caught(b, "scores", "log/leaves.csv")
+
+    def test_genuine_replaced_values_carry_their_text(self, tmp_path, cli_run):
+        """The bundle shows each replaced value with the text it hashes, keyed as the text says
+        (and a re-linked document's older link is no 'dropped row': it verifies)."""
+        b, _ = _history(tmp_path, cli_run, relink=True)
+        keyed = [x for x in read_leaves(b) if x["k1"] is not None]
+        e04 = _essays("e")[4].text_sha256
+        assert {(x["kind"], x["k1"]) for x in keyed if x["kind"] == "link"} == {("link", "e07")}
+        assert e04 in [x["k2"] for x in keyed if x["kind"] == "score"]
+        assert all(x["fields"] is not None for x in keyed)
+        score = next(x for x in keyed if x["kind"] == "score")
+        assert sha256_hex(score["fields"]) == score["leaf"] and json.loads(score["fields"])[1] == e04
+        link = next(x for x in keyed if x["kind"] == "link" and x["k1"] == "e07")
+        assert sha256_hex(link["fields"]) == link["leaf"] and json.loads(link["fields"])[0] == "e07"
+
+
+def _swap_withdrawal(b: Path, before: Path, withdrawn: str, instead: str) -> None:
+    """Un-withdraw ``withdrawn`` (its rows put back from the forger's ``before/`` copy) and
+    present ``instead`` (a false positive) as the withdrawn document: same counts per kind."""
+    docs = corpus_lines(b)
+    gone = next(x for x in corpus_lines(before) if x["doc_id"] == withdrawn)
+    old = read_scores(before)
+    j = old["doc_id"].index(withdrawn)
+    c, i = _fp_row(b, instead)
+    out_doc = next(x for x in docs if x["doc_id"] == instead)
+    back = {(x["kind"], x["leaf"]) for x in [
+        {"kind": "doc", "leaf": sha256_hex(doc_leaf_text(*(gone[k] for k in DOC_FIELDS)))},
+        *({"kind": k, "leaf": v[0]} for k, v in zip(("link", "score"), row_leaves(old, j)))]}
+    leaves = [x for x in read_leaves(b) if not (x["k1"] is None and (x["kind"], x["leaf"]) in back)]
+    assert len(leaves) == len(read_leaves(b)) - 3
+    link, score = row_leaves(c, i)
+    leaves += [{"kind": "doc", "seq": out_doc["doc_seq"], "k1": None, "k2": None,
+                "leaf": sha256_hex(doc_leaf_text(*(out_doc[k] for k in DOC_FIELDS)))},
+               {"kind": "link", "seq": link[1], "k1": None, "k2": None, "leaf": link[0]},
+               {"kind": "score", "seq": score[1], "k1": None, "k2": None, "leaf": score[0]}]
+    write_leaves(b, leaves, update_manifest=False)
+    write_corpus(b, sorted([x for x in docs if x["doc_id"] != instead] + [gone], key=lambda x: x["doc_id"]),
+                 update_manifest=False)
+    rows = {k: [v for n, v in enumerate(col) if n != i] for k, col in c.items()}
+    for k in rows:
+        rows[k].append(old[k][j])
+    order = sorted(range(len(rows["doc_id"])), key=lambda n: (rows["doc_id"][n], rows["detector"][n]))
+    write_scores(b, {k: [col[n] for n in order] for k, col in rows.items()}, update_manifest=False)
+    rederive(b)
+
+
+class TestWithdrawnLeavesAttributed:
+    """Issue 24, leaves from the log (hole 2): each detached fingerprint is the one a logged
+    withdrawal names, not just one of as many as the withdrawals counted."""
+
+    def test_withdrawal_swapped_to_a_false_positive_of_the_same_import(self, tmp_path, cli_run):
+        """d05 was withdrawn; the forger puts d05 back and presents d09 (a false positive of the
+        same import and detector) as the withdrawn one: every count per kind is unchanged."""
+        b, before = _history(tmp_path, cli_run, withdraw="d05")
+        _swap_withdrawal(b, before, "d05", "d09")
+        caught(b, "scores", "withdrawal")
+
+    def test_withdrawal_moved_to_a_document_of_another_import(self, tmp_path, cli_run):
+        """The same lie across events: the withdrawal of d05 moved to e09 (another import's
+        false positive, scored by the same detector)."""
+        b, before = _history(tmp_path, cli_run, withdraw="d05")
+        _swap_withdrawal(b, before, "d05", "e09")
+        caught(b, "scores", "withdrawal")
+
+    def test_the_withdrawal_names_what_it_detached(self, tmp_path, cli_run):
+        """The withdrawal event lists each fingerprint it detached (kind, event, leaf)."""
+        b, _ = _history(tmp_path, cli_run, withdraw="d05")
+        w = next(e for e in events(b) if e["type"] == "withdrawal")["payload"]
+        detached = sorted([x["kind"], int(x["seq"]), x["leaf"]] for x in read_leaves(b) if x["k1"] is None)
+        assert w["detached"] == detached and len(detached) == 3

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veribench.store import events as ev
-from veribench.store import writes
+from veribench.store import schema, writes
 from veribench.store.logcheck import verify_workspace
 
 PROTO = """[protocol]
@@ -304,7 +304,8 @@ def test_a_workspace_without_a_log_is_a_clear_failure(tmp_path):
     con.execute("INSERT INTO documents (doc_id, text_sha256, label) VALUES ('d1', 'ab', 'human')")
     con.close()
     # read-only: refused with one line naming both versions and the command that migrates it
-    with pytest.raises(SchemaVersionError, match=r"schema version 1 .* reads version 2: run `veribench workspace migrate"):
+    with pytest.raises(SchemaVersionError,
+                       match=rf"schema version 1 .* reads version {schema.VERSION}: run `veribench workspace migrate"):
         Workspace(tmp_path / "old", read_only=True)
     # migrated (read-write open): the log now exists, and the row stored before it is named as not covered
     with Workspace(tmp_path / "old") as w:
@@ -338,3 +339,77 @@ def test_batched_leaves_give_the_event_append_event_gives(workspace):
     assert got == [(a["seq"], len(leaves)), (b["seq"], len(leaves))]
     found, head = ev.check_chain(ev.read_events(workspace.con))
     assert found == [] and head["seq"] == c["seq"]
+
+
+# -- replaced rows and withdrawals are attributed in the log (issue 24, leaves from the log) -------
+
+def _two_docs(workspace):
+    from tests.bundles.bundle_helpers import store_documents
+    from veribench.corpus.document import Document
+    from veribench.records import ScoreResult
+
+    docs = [Document(id=f"r{i}", text=f"replaced text {i}", label="human") for i in range(3)]
+    store_documents(workspace, docs, "D", [ScoreResult(raw=0.2, ai_probability=0.2)] * 3, corpus="c")
+    return docs
+
+
+def test_a_replaced_row_keeps_the_text_its_leaf_hashes(workspace):
+    """A retried score, a re-linked document and a corrected document: the old row's canonical
+    text is kept beside the fingerprint it hashes, at its event, under its keys."""
+    import hashlib
+
+    from veribench.records import ScoreResult
+    from veribench.spec import Spec
+
+    docs = _two_docs(workspace)
+    spec = Spec("detector", "D", "v1")
+    writes.put_scores(workspace, spec, [(docs[0].text_sha256, ScoreResult(raw=0.9, ai_probability=0.9))],
+                      replace=True)
+    writes.link_submissions(workspace, spec, [("r1", docs[2].text_sha256)])
+    with workspace.transaction() as con:
+        writes.update_documents(con, None, [{"doc_id": "r2", "field": "subgroup", "old": None, "new": "x"}])
+    kept = workspace.query("SELECT seq, kind, k1, k2, leaf, fields FROM replaced_leaves ORDER BY kind")
+    assert [(k, a) for _, k, a, _, _, _ in kept] == [("doc", "r2"), ("link", "r1"), ("score", spec.hash)]
+    for seq, kind, k1, k2, leaf, fields in kept:
+        assert hashlib.sha256(fields.encode()).hexdigest() == leaf
+        items = workspace.query("SELECT seq FROM log_items WHERE kind = ? AND k1 = ? AND k2 IS NOT DISTINCT FROM ? "
+                                "ORDER BY seq", [kind, k1, k2])
+        assert [r[0] for r in items][0] == seq and len(items) == 2  # the older of the key's two values
+    assert json.loads(kept[1][5]) == ["r1", spec.hash, docs[1].text_sha256]
+    assert verify_workspace(workspace).ok
+    workspace.con.execute("UPDATE replaced_leaves SET fields = replace(fields, 'r1', 'r0') WHERE kind = 'link'")
+    rep = verify_workspace(workspace)
+    assert not rep.ok and "replaced_leaves" in "\n".join(rep.lines())
+
+
+def test_a_withdrawal_lists_each_fingerprint_it_detached(workspace):
+    """Counts are not enough: the withdrawal names each detached fingerprint, and log verify
+    refuses a withdrawal moved to another document's fingerprints with the counts kept."""
+    docs = _two_docs(workspace)
+    with workspace.transaction() as con:
+        writes.withdraw_document(con, "r0")
+    w = ev.read_events(workspace.con, types=("withdrawal",))[0]["payload"]
+    got = sorted([k, q, leaf] for q, k, leaf in workspace.query("SELECT seq, kind, leaf FROM log_items WHERE k1 IS "
+                                                                "NULL"))
+    assert w["detached"] == got and w["blanked"] == {"doc": 1, "link": 1, "score": 1}
+    assert "r0" not in json.dumps(w["detached"]) and docs[0].text_sha256 not in json.dumps(w["detached"])
+    assert verify_workspace(workspace).ok
+    # the forger's swap: r0's fingerprints re-attached, r1's detached instead (same counts)
+    con = workspace.con
+    con.execute("UPDATE log_items SET k1 = 'r0', k2 = NULL WHERE kind = 'doc' AND k1 IS NULL")
+    con.execute("UPDATE log_items SET k1 = NULL, k2 = NULL WHERE kind = 'doc' AND k1 = 'r1'")
+    rep = verify_workspace(workspace)
+    text = "\n".join(rep.lines())
+    assert not rep.ok and "withdrawal was moved" in text and "no logged withdrawal names" in text
+
+
+def test_a_withdrawal_logged_without_its_list_is_held_to_its_counts():
+    """A withdrawal of schema version 2 (no ``detached`` list) is held to its counts per kind."""
+    old = [{"seq": 5, "type": "withdrawal", "payload": {"blanked": {"doc": 1, "link": 0, "score": 0}}}]
+    assert ev.detached_problems(old, [("doc", 2, "a" * 64)]) == []
+    assert [p[0] for p in ev.detached_problems(old, [("doc", 2, "a" * 64), ("doc", 3, "b" * 64)])] == ["doc"]
+    new = [{"seq": 6, "type": "withdrawal", "payload": {"blanked": {"doc": 1}, "detached": [["doc", 2, "a" * 64]]}}]
+    assert ev.detached_problems(new, [("doc", 2, "a" * 64)]) == []
+    assert len(ev.detached_problems(new, [("doc", 3, "a" * 64)])) == 2  # named one missing, one unnamed
+    lying = [{"seq": 6, "type": "withdrawal", "payload": {"blanked": {"doc": 2}, "detached": [["doc", 2, "a" * 64]]}}]
+    assert "not its counts" in ev.detached_problems(lying, [("doc", 2, "a" * 64)])[0][1]

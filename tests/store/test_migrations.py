@@ -176,3 +176,27 @@ def test_a_damaged_version_is_refused_in_one_line(tmp_path, value):
             Workspace(ws, read_only=ro)
         assert "\n" not in str(e.value) and "which no veribench writes" in str(e.value) and repr(value) in str(e.value)
     assert (ws / "veribench.duckdb").read_bytes() == before
+
+
+def test_version_2_migrates_to_keep_replaced_rows(tmp_path):
+    """Step 2 -> 3 adds ``replaced_leaves``; a key replaced before it is counted in a note
+    (its older value cannot be shown in a bundle), and the workspace still verifies."""
+    from tests.bundles.bundle_helpers import store_documents
+    from veribench.corpus.document import Document
+    from veribench.records import ScoreResult
+    from veribench.spec import Spec
+    from veribench.store import writes
+
+    ws = tmp_path / "ws"
+    with Workspace(ws) as w:
+        d = Document(id="m0", text="a text", label="human")
+        store_documents(w, [d], "D", [ScoreResult(raw=0.2, ai_probability=0.2)])
+        writes.put_scores(w, Spec("detector", "D", "v1"), [(d.text_sha256, ScoreResult(raw=0.6, ai_probability=0.6))],
+                          replace=True)
+        w.con.execute("DROP TABLE replaced_leaves")
+        schema.set_version(w.con, 2)
+    with Workspace(ws) as w:
+        assert w.migration_notes[0] == f"migrated workspace {ws} from schema version 2 to {schema.VERSION}"
+        assert any("1 logged key(s)" in n and "cannot be published" in n for n in w.migration_notes)
+        assert schema.table_names(w.con) == set(schema.TABLES)
+        assert verify_workspace(w).ok

@@ -1,4 +1,4 @@
-"""The detector-run bundle format (``veribench-detector-bundle/2``): file names and columns.
+"""The detector-run bundle format (``veribench-detector-bundle/3``): file names and columns.
 
 One place for the layout that :mod:`.publish` writes and :mod:`.verify` reads::
 
@@ -20,10 +20,11 @@ One place for the layout that :mod:`.publish` writes and :mod:`.verify` reads::
     scores.parquet           the same rows and columns
     log/events.jsonl         the event log from its first event to the run's event
     log/leaves.csv           logged fingerprints the rows above do not reproduce (LEAF_COLUMNS):
-                             each with the canonical text it hashes where the workspace holds the
-                             row (``fields``), keyed only where a later fingerprint of the same
-                             key replaced it, or with no key at all where a logged withdrawal
-                             detached it; every event any of them belongs to recomputes whole
+                             each with its keys and the canonical text it hashes (``fields``),
+                             its key's newest or a value a later fingerprint of the key replaced
+                             (the order of the log says which), or with neither where a logged
+                             withdrawal detached it (each named by that withdrawal); every event
+                             any of them belongs to recomputes whole
     results.json             the run's results (as logged, plus the ``files`` listing: RESULTS_FILES)
     tables.md, table1.csv, table2.csv, side_rows.csv, rates.csv, agreement.csv, robustness.csv,
     comparisons.csv, gaps.csv, index.html   the tables (evaluate.tables.TABLE_OUTPUTS)
@@ -32,8 +33,9 @@ One place for the layout that :mod:`.publish` writes and :mod:`.verify` reads::
 JSON of the manifest without ``root_sha256``. Its fields are :data:`MANIFEST_KEYS`, in that
 order, written as :func:`manifest_text` writes them.
 
-Format 2 (issue 24) added the ``fields`` column of ``log/leaves.csv``; a bundle of format 1
-cannot show that its leaves' keys follow from the log, and is refused with that reason.
+Format 2 (issue 24) added the ``fields`` column of ``log/leaves.csv``; format 3 carries it
+for replaced fingerprints too (from the workspace's ``replaced_leaves``). Older bundles are
+refused with the reason in :data:`OLDER_FORMATS`.
 """
 
 from __future__ import annotations
@@ -45,9 +47,16 @@ from typing import Any
 
 from veribench.evaluate.tables import TABLE_OUTPUTS as _TABLE_OUTPUTS
 
-FORMAT = "veribench-detector-bundle/2"
+FORMAT = "veribench-detector-bundle/3"
 #: What every version of the format's name starts with (an older bundle is recognised, then refused).
 FORMAT_PREFIX = "veribench-detector-bundle/"
+#: Why each older version of the format is refused (``verify`` says it; publish the run again).
+OLDER_FORMATS = {
+    FORMAT_PREFIX + "1": "its log/leaves.csv carries no fields, so its leaf keys cannot be shown to follow from the "
+                         "log",
+    FORMAT_PREFIX + "2": "its log/leaves.csv files replaced fingerprints by key without their text, so a dropped row "
+                         "filed as an older value of a real key cannot be told apart",
+}
 MANIFEST = "manifest.json"
 README = "README.md"
 CORPUS = "corpus.jsonl"

@@ -387,14 +387,15 @@ def log_leaves(ws: Any, events: list[dict[str, Any]], head_seq: int, carried: se
     fingerprint a withdrawal detached (so each is placed in its event, and their number equals
     what the withdrawals logged), and every event holding a later fingerprint of a key one of
     these holds (so each replaced value is shown replaced), to closure. A fingerprint is
-    published with the canonical text it hashes (``fields``, from the row the workspace
-    holds) when it is its key's newest up to the run's chain head; with its keys and no text
-    when a later one of the same key replaced it (the workspace keeps only the newer row);
-    with neither when a withdrawal detached it.
+    published with its keys and the canonical text it hashes (``fields``): from the row the
+    workspace holds when it is its key's newest up to the run's chain head, or from
+    ``replaced_leaves`` when a later one of the same key replaced it; with neither keys nor
+    text when a withdrawal detached it.
 
     Raises:
         InputError: a withdrawal logged after the run detached fingerprints the run's log holds;
-            a fingerprint's row changed after the run (its value at the run cannot be shown).
+            a fingerprint's row changed after the run (its value at the run cannot be shown);
+            a replaced value whose text the workspace did not keep (replaced before schema 3).
     """
     con = ws.con
     run_seq = events[-1]["seq"] if events else 0
@@ -436,12 +437,25 @@ def log_leaves(ws: Any, events: list[dict[str, Any]], head_seq: int, carried: se
                              f"{events[-1]['payload'].get('run_id')} ran (event {nxt}): its value at the run cannot be "
                              "shown; evaluate again and publish the new run", file=str(ws.db_path))
     texts = _leaf_texts(con, [x for x in items if x[2] is not None and x[5] is None])
+    kept = {(k, int(q), leaf): f for q, k, leaf, f in con.execute(
+        "SELECT seq, kind, leaf, fields FROM replaced_leaves WHERE seq IN (SELECT unnest(?::BIGINT[]))",
+        [sorted({int(x[0]) for x in items if x[2] is not None and x[5] is not None})]).fetchall()}
     out = []
     for q, kind, k1, k2, leaf, nxt in items:
-        f = texts.get((kind, k1, k2)) if k1 is not None and nxt is None else None
-        if k1 is not None and nxt is None and (f is None or text_sha256(f) != leaf):
-            raise InputError(f"the stored row of the {kind} of key {str(k1)[:40]} (event {q}) does not hash to its "
-                             "newest fingerprint", file=str(ws.db_path))
+        if k1 is None:
+            f = None
+        elif nxt is None:
+            f = texts.get((kind, k1, k2))
+            if f is None or text_sha256(f) != leaf:
+                raise InputError(f"the stored row of the {kind} of key {str(k1)[:40]} (event {q}) does not hash to "
+                                 "its newest fingerprint", file=str(ws.db_path))
+        else:
+            f = kept.get((kind, int(q), leaf))
+            if f is None or text_sha256(f) != leaf:
+                raise InputError(f"the {kind} of key {str(k1)[:40]} logged at event {q} was replaced (event {nxt}) "
+                                 "before this workspace kept replaced rows (schema version 3): a bundle cannot show "
+                                 "that its key follows from the log; score or import those rows again in a new "
+                                 "workspace and evaluate there", file=str(ws.db_path))
         out.append((kind, int(q), k1, k2, leaf, f))
     out.sort(key=leaf_order)
     return out

@@ -35,9 +35,10 @@ def check_manifest(c: Context, listing: reader.Listing) -> dict[str, Any] | None
                    layout.MANIFEST)
         return None
     if m.get("format") != layout.FORMAT:
-        older = isinstance(m.get("format"), str) and m["format"].startswith(layout.FORMAT_PREFIX)
-        c.fail("manifest", "an older version of the bundle format: its log/leaves.csv carries no fields, so its leaf "
-                           "keys cannot be shown to follow from the log; publish the run again" if older else
+        why = layout.OLDER_FORMATS.get(m.get("format")) if isinstance(m.get("format"), str) else None
+        other = isinstance(m.get("format"), str) and m["format"].startswith(layout.FORMAT_PREFIX)
+        c.fail("manifest", f"an older version of the bundle format: {why}; publish the run again" if why else
+               "a version of the bundle format this veribench does not read" if other else
                "not a detector-run bundle", layout.MANIFEST, "format", layout.FORMAT, m.get("format"))
     files = m.get("files")
     if not isinstance(files, dict):

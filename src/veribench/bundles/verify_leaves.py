@@ -2,20 +2,25 @@
 
 A logged fingerprint (``log_items``: kind, event, keys, leaf) is a SHA-256; its keys are
 not in the hash, so a key written beside a leaf proves nothing by itself. ``leaves.csv``
-therefore carries each fingerprint in one of three forms (:data:`veribench.bundles.layout.LEAF_COLUMNS`),
+therefore carries each fingerprint in one of two forms (:data:`veribench.bundles.layout.LEAF_COLUMNS`),
 and this module accepts a key only where the log defines it:
 
-- **with its text** (``fields``): the canonical text the leaf is the SHA-256 of
+- **keyed, with its text** (``fields``): the canonical text the leaf is the SHA-256 of
   (:func:`veribench.store.events.doc_leaf_text`, ``score_leaf_text``, ``link_leaf_text``).
   The text must hash to the leaf, and the keys are read from it: ``k1``/``k2`` must equal
-  them. Such a fingerprint is its key's newest in the bundle (no row and no other entry
-  of the same key at a later event): it is the value the workspace holds.
-- **replaced** (keys, no text): a later fingerprint of the same key must be in the bundle
-  (a row or another entry), and for a document that later one is logged by a
-  ``document_update`` naming it (a correction is the only way a document's fields are
-  logged again). A key invented for a dropped row has no later fingerprint and is refused.
-- **detached** (no keys, no text): a fingerprint a logged withdrawal detached; their number
-  per kind equals exactly what the withdrawals up to the run logged (``blanked``).
+  them. A key without its text is refused. The log's order then says which value of each
+  key is current: all fingerprints of one key the bundle shows (rows and entries) sorted by
+  event, the last is the newest and every other one is replaced by the next. A row must be
+  its key's newest; a replaced document's next value is a ``document_update`` naming it (a
+  correction is the only way a document's fields are logged again); a newest document entry
+  whose import or corpus the selection reaches is a dropped document. So a dropped row can
+  be filed as "replaced" only under its own key (its text says which), and there it needs a
+  later logged value of that key, which a dropped current row does not have.
+- **detached** (no keys, no text): a fingerprint a logged withdrawal detached. Each is
+  matched one to one with the ``[kind, seq, leaf]`` the withdrawals list
+  (:func:`veribench.store.events.detached_problems`): a withdrawal cannot be moved to another
+  document with the counts kept. Withdrawals logged before that list (schema version 2)
+  are held to their ``blanked`` counts per kind.
 
 Every entry is bound to its event: a ``doc`` to an ``import`` or a ``document_update``
 naming its document, a ``score`` to a ``scan_batch`` of its ``k1`` spec hash, a ``link`` to
@@ -90,7 +95,8 @@ def check_leaf_keys(c: Context, con: Any, extra: list[tuple], events: list[dict[
                 seen[(kind, a, b)].append((q, "row"))
         finally:
             con.unregister("_vb_keys")
-    detached = dict.fromkeys(ev.ITEM_KINDS, 0)
+    detached: list[tuple[str, int, str]] = []
+    newest_doc: dict[Any, str] = {}  # a document key's entry text, to check the newest below
 
     def fail(kind: str, message: str, where: str, expected: Any = None, got: Any = None) -> None:
         c.fail("corpus" if kind == "doc" else "scores", message, layout.LEAVES, where, expected, got)
@@ -109,7 +115,7 @@ def check_leaf_keys(c: Context, con: Any, extra: list[tuple], events: list[dict[
         if k1 is None:
             if k2 is not None or fields is not None:
                 fail(kind, "a detached fingerprint carries a key or a text", where)
-            detached[kind] += 1
+            detached.append((kind, seq, leaf))
             continue
         if kind == "score" and k1 != p.get("spec_hash") or kind == "link" and k2 != p.get("spec_hash"):
             fail(kind, "the key names another detector than the scan batch that logged it", where,
@@ -118,44 +124,45 @@ def check_leaf_keys(c: Context, con: Any, extra: list[tuple], events: list[dict[
         if kind == "doc" and (k2 is not None or e["type"] == "document_update" and k1 not in (p.get("doc_ids") or [])):
             fail(kind, "a document fingerprint attributed to a correction that does not name the document", where)
             continue
-        if fields is not None:
-            if hashlib.sha256(fields.encode("utf-8")).hexdigest() != leaf:
-                fail(kind, "the text does not hash to its fingerprint", where, leaf,
-                     hashlib.sha256(fields.encode("utf-8")).hexdigest())
-                continue
-            got = _keys_of(kind, fields)
-            if got != (k1, k2):
-                fail(kind, "the keys differ from the ones the fingerprint's text holds (an invented key)", where,
-                     got, [k1, k2])
-                continue
-            if kind == "doc":
-                cp = json.loads(fields).get("corpus")
-                if e["type"] == "import" and ev.import_reaches(p, corpora) or corpora is None or cp in corpora:
-                    fail(kind, "a document the log holds for the selection is missing from corpus.jsonl (a dropped "
-                               "document)", where)
-                    continue
-        seen[(kind, k1, k2)].append((seq, "text" if fields is not None else "replaced"))
-    for (kind, k1, _k2), got in seen.items():
-        if len(got) < 2 and got[0][1] != "replaced":
+        if fields is None:
+            fail(kind, "a fingerprint filed under a key without the text it hashes (every keyed fingerprint, "
+                       "replaced or not, carries its text: a key without it is not shown to follow from the log)",
+                 where)
             continue
+        if hashlib.sha256(fields.encode("utf-8")).hexdigest() != leaf:
+            fail(kind, "the text does not hash to its fingerprint", where, leaf,
+                 hashlib.sha256(fields.encode("utf-8")).hexdigest())
+            continue
+        got = _keys_of(kind, fields)
+        if got != (k1, k2):
+            fail(kind, "the keys differ from the ones the fingerprint's text holds (an invented key)", where,
+                 got, [k1, k2])
+            continue
+        seen[(kind, k1, k2)].append((seq, "entry"))
+        if kind == "doc":
+            newest_doc[(k1, seq)] = fields
+    for (kind, k1, _k2), got in seen.items():
         got.sort()
         for i, (q, form) in enumerate(got):
             nxt = got[i + 1][0] if i + 1 < len(got) else None
             where = f"{kind} of event {q}: {str(k1)[:40]}"
-            if form == "replaced" and nxt is None:
-                fail(kind, "a fingerprint filed as replaced under a key with no later fingerprint in the bundle (a "
-                           "key the log does not define)", where)
-            elif form in ("text", "row") and nxt is not None:
+            if nxt is not None and nxt == q:
+                fail(kind, "two fingerprints of one key in one event", where)
+            elif form == "row" and nxt is not None:
                 fail(kind, "a fingerprint shown as its key's newest, but a later one of the key is in the bundle",
                      where, f"newest at event {got[-1][0]}", q)
-            elif form == "replaced" and kind == "doc" and (by_seq.get(nxt) or {}).get("type") != "document_update":
+            elif nxt is not None and kind == "doc" and (by_seq.get(nxt) or {}).get("type") != "document_update":
                 fail(kind, "a document's fields shown as replaced, but the later ones are not a correction of it",
                      where, "a document_update", (by_seq.get(nxt) or {}).get("type"))
-    budget = ev.blanked_budget(events)
-    for kind, k in detached.items():
-        if k != budget[kind]:
-            fail(kind, f"{k} {kind} fingerprints without their keys, but the log's withdrawals detached exactly "
-                       f"{budget[kind]} (each is carried in its event)", f"{kind} (detached)", budget[kind], k)
+            elif nxt is None and form == "entry" and kind == "doc":
+                e = by_seq.get(q) or {}
+                cp = json.loads(newest_doc[(k1, q)]).get("corpus")
+                if e.get("type") == "import" and ev.import_reaches(e.get("payload") or {}, corpora) \
+                        or corpora is None or cp in corpora:
+                    fail(kind, "a document the log holds for the selection is missing from corpus.jsonl (a dropped "
+                               "document)", where)
+    for kind, message, expected, got_ in ev.detached_problems(events, detached):
+        fail(kind, message, f"{kind} (detached)", expected, got_)
 
 
 def extra_keys(extra: list[tuple]) -> set[tuple[str, Any, Any]]:

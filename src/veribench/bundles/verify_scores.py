@@ -252,7 +252,9 @@ def check_scores(c: Context, con: Any, n: int, extra: list[tuple], events: list[
              "a row without a score, although the log holds one (a dropped score)", layout.SCORES_CSV),
             ("SELECT 'link', x.seq, x.k1 FROM _extra x JOIN docs d ON d.doc_id = x.k1 JOIN _dets m ON "
              "m.spec_hash = x.k2 WHERE x.kind = 'link' AND d.in_run AND (m.corpora IS NULL OR "
-             "list_contains(m.corpora, d.corpus)) ORDER BY 2, 3 LIMIT 5",
+             "list_contains(m.corpora, d.corpus)) AND NOT EXISTS (SELECT 1 FROM rows r WHERE r.doc_id = x.k1 AND "
+             "r.spec_hash = x.k2) AND NOT EXISTS (SELECT 1 FROM _extra y WHERE y.kind = 'link' AND y.k1 = x.k1 AND "
+             "y.k2 = x.k2 AND y.seq > x.seq) ORDER BY 2, 3 LIMIT 5",
              "a logged link of a selected document has no row (a dropped score row)", layout.LEAVES),
         ]
         budget = ev.blanked_budget(e for e in events if e["seq"] <= head_seq)

@@ -17,7 +17,7 @@ type                payload (besides the item digests below)
                     SHA-256 of its results
 ``document_update`` corrected documents (:func:`log_document_update`); ``doc`` items
 ``withdrawal``      withdrawn documents, ids and counts only (:func:`log_withdrawal`);
-                    their fingerprints are detached from their keys
+                    their fingerprints are detached from their keys, and listed
 ==================  ============================================================
 
 An event is ``{seq, at, type, payload, payload_sha256, prev, hash}``:
@@ -49,13 +49,14 @@ import hashlib
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypedDict, cast, overload
 
 from veribench.hashing import canonical_json
-from veribench.store.sql import insert_arrow
+from veribench.store.sql import arrow_view, insert_arrow
 
 #: ``prev`` of the first event.
 GENESIS = "0" * 64
@@ -361,14 +362,48 @@ def log_document_update(con: Any, payload: dict[str, Any], doc_ids: Sequence[str
                         items={"doc": [(r[0], None, doc_leaf(*r)) for r in rows]})
 
 
+def keep_replaced(con: Any, kind: str, rows: Sequence[tuple[Any, Any, str]]) -> None:
+    """Keep the canonical text of stored rows a write is about to overwrite (call it first).
+
+    The log keeps every fingerprint, but the workspace only the newest row of each key; a
+    bundle must show that a fingerprint it files as replaced really held its key, so the text
+    it hashes is kept in ``replaced_leaves (seq, kind, k1, k2, leaf, fields)`` next to the
+    newest logged fingerprint of the key with that leaf (the row being overwritten). A row
+    no fingerprint of its key matches (edited behind the log) is not kept: ``log verify``
+    reports it.
+
+    Args:
+        kind: one of :data:`ITEM_KINDS`.
+        rows: ``(k1, k2, canonical text)`` as the leaf functions write it
+            (:func:`doc_leaf_text`, :func:`score_leaf_text`, :func:`link_leaf_text`).
+    """
+    import pyarrow as pa
+
+    if not rows:
+        return
+    t = pa.table({"kind": pa.array([kind] * len(rows), pa.string()), "k1": pa.array([r[0] for r in rows], pa.string()),
+                  "k2": pa.array([r[1] for r in rows], pa.string()),
+                  "leaf": pa.array([_sha(r[2]) for r in rows], pa.string()),
+                  "fields": pa.array([r[2] for r in rows], pa.string())})
+    with arrow_view(con, t, "_vb_old") as v:
+        con.execute(f"INSERT INTO replaced_leaves SELECT max(li.seq), o.kind, o.k1, o.k2, o.leaf, o.fields FROM {v} o "
+                    "JOIN log_items li ON li.kind = o.kind AND li.k1 = o.k1 AND li.k2 IS NOT DISTINCT FROM o.k2 AND "
+                    "li.leaf = o.leaf GROUP BY o.kind, o.k1, o.k2, o.leaf, o.fields HAVING NOT EXISTS (SELECT 1 FROM "
+                    "replaced_leaves r WHERE r.kind = o.kind AND r.seq = max(li.seq) AND r.leaf = o.leaf)")
+
+
 def log_withdrawal(con: Any, payload: dict[str, Any], *, text_shas: Sequence[str] = ()) -> dict[str, Any]:
     """Append the ``withdrawal`` event of documents removed at their contributors' request
     (inside the transaction that removed them).
 
     The removed rows' fingerprints stay in the log (every earlier digest still verifies),
     but their keys - document ids and text hashes - are detached, so no fingerprint of a
-    withdrawn text stays attached to it; the event records how many were detached, which
-    :func:`verify_workspace` and the bundle verifier hold the log to.
+    withdrawn text stays attached to it, and the kept texts of their replaced values
+    (``replaced_leaves``) are deleted. The event records how many were detached per kind
+    (``blanked``) and which (``detached``: ``[kind, seq, leaf]`` of each, sorted; the
+    fingerprints are in the log already, so nothing about the text is added), which
+    :func:`verify_workspace` and the bundle verifier match one to one
+    (:func:`detached_problems`).
 
     Args:
         payload: ``{"withdrawal_id", "doc_id", "documents_removed": [ids], ...}`` (ids and
@@ -378,12 +413,72 @@ def log_withdrawal(con: Any, payload: dict[str, Any], *, text_shas: Sequence[str
     ids = list(payload.get("documents_removed") or [payload.get("doc_id")])
     shas = list(text_shas)
     blanked = {}
+    detached: list[list[Any]] = []
     for kind, col, keys in (("doc", "k1", ids), ("link", "k1", ids), ("score", "k2", shas)):
-        blanked[kind] = int(con.execute(f"SELECT count(*) FROM log_items WHERE kind = ? AND {col} IN "
-                                        "(SELECT unnest(?::VARCHAR[]))", [kind, keys]).fetchall()[0][0])
+        got = con.execute(f"SELECT seq, leaf FROM log_items WHERE kind = ? AND {col} IN (SELECT unnest(?::VARCHAR[]))",
+                          [kind, keys]).fetchall()
+        blanked[kind] = len(got)
+        detached += [[kind, int(q), leaf] for q, leaf in got]
+        con.execute(f"DELETE FROM replaced_leaves WHERE kind = ? AND {col} IN (SELECT unnest(?::VARCHAR[]))",
+                    [kind, keys])
         con.execute(f"UPDATE log_items SET k1 = NULL, k2 = NULL WHERE kind = ? AND {col} IN "
                     "(SELECT unnest(?::VARCHAR[]))", [kind, keys])
-    return append_event(con, "withdrawal", {**payload, "blanked": blanked})
+    return append_event(con, "withdrawal", {**payload, "blanked": blanked, "detached": sorted(detached)})
+
+
+def detached_problems(events: Iterable[Mapping[str, Any]],
+                      detached: Iterable[tuple[Any, Any, Any]]) -> list[tuple[str, str, Any, Any]]:
+    """Match detached fingerprints to the withdrawals that detached them, one to one.
+
+    A withdrawal logs each fingerprint it detached as ``[kind, seq, leaf]`` in its payload's
+    ``detached`` list (sorted; ``blanked`` holds the counts per kind). Each detached
+    fingerprint must be named by exactly one withdrawal and each named one must be detached,
+    so a withdrawal cannot be moved to another document with the counts kept. Withdrawals
+    logged before that list existed (no ``detached`` key) are held to their ``blanked``
+    counts per kind only: the fingerprints no listing names must number exactly those.
+
+    Args:
+        events: the log (withdrawal events are read; others ignored).
+        detached: ``(kind, seq, leaf)`` of every detached fingerprint (the workspace's
+            ``log_items`` with no keys, or a bundle's ``log/leaves.csv`` entries without keys).
+
+    Returns:
+        ``(kind, message, expected, got)`` per problem; empty when every one is attributed.
+    """
+    named: Counter[tuple[Any, Any, Any]] = Counter()
+    legacy = dict.fromkeys(ITEM_KINDS, 0)
+    out: list[tuple[str, str, Any, Any]] = []
+    for e in events:
+        if e["type"] != "withdrawal":
+            continue
+        p = e["payload"]
+        lst = p.get("detached")
+        if "detached" not in p:
+            for k, v in (p.get("blanked") or {}).items():
+                if k in legacy and isinstance(v, int):
+                    legacy[k] += v
+            continue
+        ok = isinstance(lst, list) and all(isinstance(x, list) and len(x) == 3 for x in lst)
+        counts = {k: sum(1 for x in lst if x[0] == k) for k in ITEM_KINDS} if ok else None
+        if not ok or {k: (p.get("blanked") or {}).get(k, 0) for k in ITEM_KINDS} != counts:
+            out.append(("doc", f"withdrawal (event {e['seq']}) lists detached fingerprints that are not its counts",
+                        p.get("blanked"), counts))
+            continue
+        named.update((str(x[0]), x[1], str(x[2])) for x in lst)
+    got = Counter((str(k), q, str(leaf)) for k, q, leaf in detached)
+    for (kind, q, leaf), n in sorted((named - got).items()):
+        out.append((kind, f"a fingerprint a logged withdrawal detached is not detached here ({kind} of event {q}, "
+                          f"leaf {leaf[:16]}…: the withdrawal was moved to another document)", n, 0))
+    loose = got - named
+    for kind in ITEM_KINDS:
+        n = sum(v for (k, _, _), v in loose.items() if k == kind)
+        if n != legacy[kind]:
+            first = next((x for x in sorted(loose) if x[0] == kind), None)
+            out.append((kind, f"{n} detached {kind} fingerprints that no logged withdrawal names"
+                              + (f" (first: event {first[1]}, leaf {first[2][:16]}…)" if first else "")
+                              + f"; withdrawals logged without their list account for {legacy[kind]}",
+                        legacy[kind], n))
+    return out
 
 
 def blanked_budget(events: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -22,8 +22,8 @@ from veribench.store.events import (
     ITEM_KINDS,
     LogFinding,
     _obj,
-    blanked_budget,
     check_chain,
+    detached_problems,
     doc_leaf,
     items_digest,
     link_leaf,
@@ -149,12 +149,15 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
                                             f"({len(leaves)} stored, {n} logged)", e["seq"], "log_items"))
         for (s, k) in groups:
             add(LogFinding("items", f"{k} fingerprints stored for an event that logged none", s, "log_items"))
-        budget = blanked_budget(events)
-        detached = dict(con.execute("SELECT kind, count(*) FROM log_items WHERE k1 IS NULL GROUP BY kind").fetchall())
-        for kind in ITEM_KINDS:
-            if int(detached.get(kind, 0)) != budget[kind]:
-                add(LogFinding("items", f"{detached.get(kind, 0)} {kind} fingerprints are detached from their rows, "
-                                        f"but logged withdrawals account for {budget[kind]}", table="log_items"))
+        for _kind, msg, _want, _got in detached_problems(events, con.execute(
+                "SELECT kind, seq, leaf FROM log_items WHERE k1 IS NULL").fetchall()):
+            add(LogFinding("items", msg, table="log_items"))
+        for q, kind, k1 in con.execute(
+                "SELECT r.seq, r.kind, r.k1 FROM replaced_leaves r WHERE sha256(r.fields) <> r.leaf OR NOT EXISTS "
+                "(SELECT 1 FROM log_items li WHERE li.seq = r.seq AND li.kind = r.kind AND li.k1 = r.k1 AND li.k2 IS "
+                "NOT DISTINCT FROM r.k2 AND li.leaf = r.leaf) ORDER BY 1, 2, 3 LIMIT 5").fetchall():
+            add(LogFinding("items", f"the kept text of a replaced {kind} is not a logged fingerprint of its key",
+                           int(q), "replaced_leaves", str(k1)[:40]))
 
         unfinished = dict(con.execute(
             "SELECT import_id, kind FROM imports WHERE json_extract_string(report, '$.status') = 'in_progress'"

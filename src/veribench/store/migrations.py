@@ -19,6 +19,13 @@ version   what it is
           missing tables, and append an ``import`` event for each finished import whose
           documents no event covers (payload ``logged_by = "migration 1->2"``: their
           fingerprints are logged at migration time, which the event's time says).
+3         ``replaced_leaves`` keeps the canonical text of every logged row a later write
+          replaces (issue 24: a bundle shows each replaced value with the text its leaf
+          hashes), and each ``withdrawal`` event lists the fingerprints it detached
+          (``detached``). Step 2 -> 3 (:func:`_v2_to_v3`): create the table. Rows replaced
+          before it existed are gone: a run resting on such a key cannot be published as a
+          bundle (``publish`` says which), and the migration's note counts those keys.
+          Withdrawals logged before keep their counts only (``blanked``).
 ========  ==================================================================================
 """
 
@@ -58,8 +65,20 @@ def _v1_to_v2(con: Any) -> list[str]:
     return notes
 
 
+def _v2_to_v3(con: Any) -> list[str]:
+    """Create ``replaced_leaves``; note how many keys were replaced before it kept their rows."""
+    schema.create_all(con)
+    n = con.execute("SELECT count(*) FROM (SELECT kind, k1, k2 FROM log_items WHERE k1 IS NOT NULL GROUP BY ALL "
+                    "HAVING count(*) > 1)").fetchone()[0]
+    if not n:
+        return []
+    return [f"{n} logged key(s) (a retried score, a re-linked or corrected document) were replaced before this "
+            "workspace kept replaced rows: their older values cannot be shown with their text, so a run resting "
+            "on one cannot be published as a bundle"]
+
+
 #: ``STEPS[v]`` migrates a workspace of version ``v`` to ``v + 1`` (returns notes for the user).
-STEPS: dict[int, Callable[[Any], list[str]]] = {1: _v1_to_v2}
+STEPS: dict[int, Callable[[Any], list[str]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def check_readable(version: int, path: Any, *, read_only: bool) -> None:

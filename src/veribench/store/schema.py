@@ -25,6 +25,10 @@ transaction; ``veribench log verify`` checks every row against the log):
 ``withdrawals``    documents withdrawn by their contributors (ids and counts only)
 ``events``         the hash-chained event log (:mod:`veribench.store.events`)
 ``log_items``      the row fingerprints ("leaves") of the events
+``replaced_leaves`` the canonical text of every logged row a later write replaced (a
+                   retried score, a re-linked document, a corrected document), with its
+                   event and keys: the workspace keeps only the newest row of a key, and a
+                   bundle shows the older values with the text their leaves hash
 =================  =============================================================
 
 **Working tables** (caches and ledgers of work in progress; never published):
@@ -49,7 +53,7 @@ from veribench.errors import VeribenchError
 #: The schema version this veribench writes and reads. Version 1 is every workspace made
 #: before the version was recorded (no ``schema_meta`` table); see
 #: :mod:`veribench.store.migrations` for what each version changed.
-VERSION = 2
+VERSION = 3
 
 #: Every table of a workspace: name -> column definitions (DuckDB SQL).
 TABLES: dict[str, str] = {
@@ -87,6 +91,8 @@ TABLES: dict[str, str] = {
     "events": "seq BIGINT PRIMARY KEY, logged_at VARCHAR NOT NULL, type VARCHAR NOT NULL, payload VARCHAR NOT NULL, "
               "payload_sha256 VARCHAR NOT NULL, prev VARCHAR NOT NULL, hash VARCHAR NOT NULL",
     "log_items": "seq BIGINT NOT NULL, kind VARCHAR NOT NULL, k1 VARCHAR, k2 VARCHAR, leaf VARCHAR NOT NULL",
+    "replaced_leaves": "seq BIGINT NOT NULL, kind VARCHAR NOT NULL, k1 VARCHAR, k2 VARCHAR, leaf VARCHAR NOT NULL, "
+                       "fields VARCHAR NOT NULL",
     # -- working tables -----------------------------------------------------------------------
     "llm_calls": """
         spec_hash VARCHAR NOT NULL, request_sha256 VARCHAR NOT NULL, provider VARCHAR, model VARCHAR,
@@ -108,10 +114,10 @@ TABLES: dict[str, str] = {
 }
 
 #: The logged tables: written only through :mod:`veribench.store.writes` (``events`` and
-#: ``log_items`` through :mod:`veribench.store.events`, which it calls).
+#: ``log_items`` and ``replaced_leaves`` through :mod:`veribench.store.events`, which it calls).
 LOGGED_TABLES: tuple[str, ...] = ("documents", "document_segments", "specs", "scores", "submissions",
                                   "submitted_texts", "imports", "protocols", "commitments", "runs", "run_rows",
-                                  "withdrawals", "events", "log_items")
+                                  "withdrawals", "events", "log_items", "replaced_leaves")
 #: Caches and ledgers of work in progress (never published).
 WORKING_TABLES: tuple[str, ...] = ("llm_calls", "cycle_embeddings", "humanizations", "api_tasks", "run_budgets")
 

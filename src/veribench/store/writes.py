@@ -24,6 +24,12 @@ write                      rows                                          event
 :func:`withdraw_document`  removes documents, scores, texts; ``withdrawals``  ``withdrawal``
 =========================  ===========================================  ==================
 
+A write that replaces a logged row (:func:`put_scores` with ``replace``, a changed link in
+:func:`put_scores` or :func:`link_submissions`, :func:`update_documents`) first keeps the old
+row's canonical leaf text (:func:`veribench.store.events.keep_replaced`, table
+``replaced_leaves``), so a bundle can show the replaced value with the text its fingerprint
+hashes; :func:`withdraw_document` deletes the kept texts of the keys it detaches.
+
 An import is one transaction (:func:`veribench.corpus.importers.store_import`), or, for a
 corpus streamed in batches (:class:`veribench.corpus.importers.StreamWriter`), a sequence:
 :func:`begin_import` commits the ``imports`` row marked ``in_progress``; each batch of
@@ -142,11 +148,11 @@ def put_scores(ws: Any, spec: Spec, items: Sequence[tuple[str, ScoreResult]], *,
                 "SELECT text_sha256 FROM scores WHERE spec_hash = ? AND text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
                 [spec.hash, [r[1] for r in rows]]).fetchall()}
             rows = [r for r in rows if r[1] not in have]
+        if rows and replace:
+            _keep_replaced_scores(c, h, [r[1] for r in rows])
         if rows:
             insert_rows(c, verb, "scores", SCORE_COLUMNS, [r[:11] for r in rows])
-        link_rows = _changed_links(c, link_rows)
-        if link_rows:
-            insert_rows(c, "INSERT OR REPLACE", "submissions", SUBMISSION_COLUMNS, link_rows)
+        link_rows = _write_links(c, link_rows)
         if rows or link_rows:
             _log_scan_batch(c, spec, rows, link_rows, ts)
     return len(rows)
@@ -159,20 +165,40 @@ def link_submissions(ws: Any, spec: Spec, links: Sequence[tuple[str, str]]) -> i
     link_rows = list({(d, h): [d, h, s] for d, s in links}.values())
     with ws.transaction() as c:
         put_spec(c, spec)
-        link_rows = _changed_links(c, link_rows)
+        link_rows = _write_links(c, link_rows)
         if link_rows:
-            insert_rows(c, "INSERT OR REPLACE", "submissions", SUBMISSION_COLUMNS, link_rows)
             _log_scan_batch(c, spec, [], link_rows, None)
     return len(link_rows)
 
 
-def _changed_links(c: Any, link_rows: list[list[Any]]) -> list[list[Any]]:
-    """The links that are new or point at another text than the stored one (the rest change nothing)."""
+def _write_links(c: Any, link_rows: list[list[Any]]) -> list[list[Any]]:
+    """Write the links (``[doc_id, spec_hash, submitted_sha256]``, one detector) that are new or
+    point at another text than the stored one, keeping the replaced ones' leaf texts
+    (:func:`veribench.store.events.keep_replaced`); returns those written (the rest change nothing)."""
     if not link_rows:
         return link_rows
     have = dict(c.execute("SELECT doc_id, submitted_sha256 FROM submissions WHERE spec_hash = ? AND doc_id IN "
                           "(SELECT unnest(?::VARCHAR[]))", [link_rows[0][1], [r[0] for r in link_rows]]).fetchall())
-    return [r for r in link_rows if have.get(r[0]) != r[2]]
+    changed = [r for r in link_rows if have.get(r[0]) != r[2]]
+    ev.keep_replaced(c, "link", [(d, h, ev.link_leaf_text(d, h, have[d])) for d, h, _ in changed if d in have])
+    if changed:
+        insert_rows(c, "INSERT OR REPLACE", "submissions", SUBMISSION_COLUMNS, changed)
+    return changed
+
+
+def _keep_replaced_scores(c: Any, spec_hash: str, text_shas: Sequence[str]) -> None:
+    """Keep the leaf texts of the stored scores of ``spec_hash`` that a replacing write overwrites."""
+    got = c.execute("SELECT spec_hash, text_sha256, status, raw, scale, direction, ai_probability, verdict, "
+                    "vendor_version, scanned_at, detail FROM scores WHERE spec_hash = ? AND text_sha256 IN "
+                    "(SELECT unnest(?::VARCHAR[]))", [spec_hash, list(text_shas)]).fetchall()
+    ev.keep_replaced(c, "score", [(r[0], r[1], ev.score_leaf_text(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8],
+                                                                   r[9], _hazards(r[10]))) for r in got])
+
+
+def _hazards(detail: Any) -> Any:
+    """``detail["hazards"]`` of a stored score's detail (JSON text or object), the part its leaf holds."""
+    d = json.loads(detail) if isinstance(detail, str) else detail
+    return d.get("hazards") if isinstance(d, dict) else None
 
 
 def _log_scan_batch(c: Any, spec: Spec, rows: Sequence[Sequence[Any]], link_rows: Sequence[Sequence[Any]],
@@ -257,9 +283,14 @@ def update_documents(con: Any, import_id: str | None, changes: Sequence[Mapping[
     if not changes:
         return None
     for c in changes:
+        if c["field"] not in UPDATABLE_FIELDS:
+            raise ValueError(f"document field {c['field']!r} cannot be updated; updatable: {UPDATABLE_FIELDS}")
+    ids = sorted({c["doc_id"] for c in changes})
+    ev.keep_replaced(con, "doc", [(r[0], None, ev.doc_leaf_text(*r)) for r in con.execute(
+        "SELECT doc_id, text_sha256, label, arm, kind, subgroup, corpus, group_key, tags, provenance, generation "
+        "FROM documents WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()])
+    for c in changes:
         f = c["field"]
-        if f not in UPDATABLE_FIELDS:
-            raise ValueError(f"document field {f!r} cannot be updated; updatable: {UPDATABLE_FIELDS}")
         v = json_text(c["new"]) if f in ("tags", "provenance", "generation") else c["new"]
         con.execute(f"UPDATE documents SET {f} = ? WHERE doc_id = ?", [v, c["doc_id"]])
     payload = {"import_id": import_id, "updates": [dict(c) for c in changes]}
