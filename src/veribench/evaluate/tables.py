@@ -561,12 +561,10 @@ def write_outputs(res: dict[str, Any], out_dir: Path, ws: Any = None, html: bool
     """Write ``results.json``, ``tables.md``, ``table1.csv``, ``table2.csv``, ``side_rows.csv``,
     ``rates.csv``, ``agreement.csv``, ``index.html`` and (with a workspace) raw per-document
     scores and the run's per-document rows (``run_rows.csv``); returns ``{output key: file
-    name}``. ``html=False`` leaves out ``index.html`` (where the folder is the report site,
-    whose ``index.html`` is the site's, as in ``veribench demo``)."""
+    name}``. ``html=False`` does not write ``index.html``: the caller puts the report site
+    there (``veribench demo``), whose ``index.html`` the listing (``files``) still names."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"json": "results.json", **TABLE_OUTPUTS}
-    if not html:
-        del files["html"]
     if ws is not None:
         ws.export_scores(out_dir / "raw_scores.csv")
         ws.export_scores(out_dir / "raw_scores.parquet")
