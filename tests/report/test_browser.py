@@ -166,6 +166,7 @@ def test_every_page_in_headless_chromium(demo_site: Path, served: str, tmp_path:
 PHONE_FACTS = """() => ({
   width: document.documentElement.scrollWidth,
   text: document.body.innerText,
+  explained: [...document.querySelectorAll('#pre-registration')].map(e => e.textContent),
   wide: [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > 391
           && !e.closest('.tablewrap')).slice(0, 5).map(e => e.tagName + ' ' + (e.textContent || '').slice(0, 60)),
   tpr_cells: [...document.querySelectorAll('td[data-label^="Catch rate at FPR"]')].map(td => td.innerText),
@@ -203,8 +204,11 @@ def test_demo_report_folder_is_the_site_and_fits_a_phone(demo_out: Path):
         assert '"run":' not in st["text"], name  # no JSON dump
     idx, run = facts["index.html"], facts[runs[0].name]
     assert "NOT PRE-REGISTERED" in idx["text"] and "NOT PRE-REGISTERED" in run["text"]
+    assert "What this means and how to pre-register" in idx["text"]
+    assert "What this means, why this run is not pre-registered, and how to pre-register" in run["text"]
+    (explained,) = run["explained"]  # one click away, under the line it explains
     for part in ("What it means:", "Why this run is not:", "How to pre-register:", "veribench protocol commit"):
-        assert part in run["text"], part
+        assert part in explained, part
     assert "non-native (TOEFL)" in run["text"] and run["gap_cells"]
     assert all(re.search(r"[+−]?\d+\.\d pp\s*\[−?\d+\.\d, −?\d+\.\d\]", c) for c in run["gap_cells"]), \
         run["gap_cells"]

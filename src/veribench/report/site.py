@@ -725,6 +725,8 @@ def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Pa
                           "n_detectors": len({r.get("detector") for r in data["table1"]}),
                           "protocol": (data["run"].get("protocol") or {}).get("name"),
                           "integrity": data["integrity"]["lines"][0]["text"] if data["integrity"]["lines"] else None,
+                          "integrity_href": f"{name}.html#pre-registration" if data["integrity"].get("explanation")
+                          else None,
                           "source_kind": kind,
                           "compare_href": data.get("compare_href"), "landing": land,
                           "figures": runview.landing_figures(data, out / "img", name, prefix=name)})
