@@ -103,6 +103,13 @@ def demo_ws(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def demo_out(demo_ws) -> Path:
+    """The report folder ``veribench demo --no-models`` wrote (before the extra attacks and
+    evaluation of :func:`demo_ws`): the report site, with the tables beside it."""
+    return demo_ws.parent / "demo-out"
+
+
+@pytest.fixture(scope="session")
 def demo_results(tmp_path_factory, demo_ws) -> Path:
     """The demo run's results with the issue-14/18 keys computed from its stored rows
     (``phase2.augment``; the Liang TOEFL against US-essay gap declared as in docs/statistics.md)."""

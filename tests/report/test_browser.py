@@ -9,6 +9,7 @@ screenshots are saved."""
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -159,3 +160,59 @@ def test_every_page_in_headless_chromium(demo_site: Path, served: str, tmp_path:
     for svg in charts:
         check_chart(svg)
     assert (tmp_path / "index.png").stat().st_size > 10_000 and (tmp_path / "cycle.png").stat().st_size > 10_000
+
+
+#: Per page at a phone's width: how wide the document is, and what it shows.
+PHONE_FACTS = """() => ({
+  width: document.documentElement.scrollWidth,
+  text: document.body.innerText,
+  explained: [...document.querySelectorAll('#pre-registration')].map(e => e.textContent),
+  wide: [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > 391
+          && !e.closest('.tablewrap')).slice(0, 5).map(e => e.tagName + ' ' + (e.textContent || '').slice(0, 60)),
+  tpr_cells: [...document.querySelectorAll('td[data-label^="Catch rate at FPR"]')].map(td => td.innerText),
+  gap_cells: [...document.querySelectorAll('#flagged td[data-label^="Gap, points"]')].map(td => td.innerText),
+})"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_demo_report_folder_is_the_site_and_fits_a_phone(demo_out: Path):
+    """Issue 25, "The demo's page": the demo's report folder is the site `veribench report`
+    builds (no raw page, no JSON dump), with the tables beside it; at 390 px wide no page
+    scrolls sideways (a table scrolls inside its own wrapper); the pages show the
+    pre-registration line with what it means, why, and how to pre-register, the declared
+    gap with its interval, and the achieved FPR in every catch-rate-at-FPR cell."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium; .ci/run does)")
+    runs = sorted(demo_out.glob("run-*.html"))
+    assert len(runs) == 1 and (demo_out / ".veribench-report").is_file()
+    assert (demo_out / "results.json").is_file() and (demo_out / "tables.md").is_file()
+    pages = sorted(demo_out.glob("*.html"))
+    facts = {}
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        ctx = browser.new_context(viewport={"width": 390, "height": 844}, java_script_enabled=False)
+        ctx.route("**/*", lambda r: r.continue_() if _local(r.request.url) else r.abort())
+        page = ctx.new_page()
+        for f in pages:
+            page.goto(f.as_uri(), wait_until="load")
+            facts[f.name] = page.evaluate(PHONE_FACTS)
+        browser.close()
+    for name, st in facts.items():
+        assert st["width"] <= 390, (name, st["width"], st["wide"])
+        assert '"run":' not in st["text"], name  # no JSON dump
+    idx, run = facts["index.html"], facts[runs[0].name]
+    assert "NOT PRE-REGISTERED" in idx["text"] and "NOT PRE-REGISTERED" in run["text"]
+    assert "What this means and how to pre-register" in idx["text"]
+    assert "What this means, why this run is not pre-registered, and how to pre-register" in run["text"]
+    (explained,) = run["explained"]  # one click away, under the line it explains
+    for part in ("What it means:", "Why this run is not:", "How to pre-register:", "veribench protocol commit"):
+        assert part in explained, part
+    assert "non-native (TOEFL)" in run["text"] and run["gap_cells"]
+    assert all(re.search(r"[+−]?\d+\.\d pp\s*\[−?\d+\.\d, −?\d+\.\d\]", c) for c in run["gap_cells"]), \
+        run["gap_cells"]
+    assert len(run["tpr_cells"]) >= 16  # Table 1 and Table 2: two targets per detector
+    for c in run["tpr_cells"]:
+        assert re.search(r"achieved FPR (\d+\.\d%|—\s+\(.+\))", c) or c.startswith("—"), c
+    assert any("achieved FPR" in c for c in run["tpr_cells"])

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import shutil
+import tempfile
 import threading
 import time
 from importlib.resources import files
@@ -32,9 +34,10 @@ from veribench.errors import RegistryError
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.run import load_documents, unscored_documents
 from veribench.evaluate.split import split_documents
-from veribench.evaluate.tables import print_tables, print_warnings, write_outputs
+from veribench.evaluate.tables import OUTPUT_FILES, print_tables, print_warnings, write_outputs
 from veribench.heap import CollectionPause
 from veribench.protocol.model import load_protocol
+from veribench.report.site import build_report, check_out
 
 #: The offline model the demo's zero-shot detectors run on.
 DEMO_MODEL = "smollm2"
@@ -128,7 +131,8 @@ class _Prefetch:
 
 def demo_cmd(
     workspace: Path = WorkspaceOpt,
-    out: Path = out_opt("Report folder (Markdown, CSV, JSON, HTML).", Path("veribench-report")),
+    out: Path = out_opt("Report folder: the report site (`veribench report`; open OUT/index.html) with the "
+                        "tables beside it (Markdown, CSV, JSON).", Path("veribench-report")),
     no_models: bool = typer.Option(False, "--no-models", help="Skip the SmolLM2 zero-shot detectors."),
     show_data: bool = typer.Option(False, "--show-data", help="Print the folder holding the demo data and exit."),
     show_progress: bool = ProgressOpt,
@@ -140,13 +144,15 @@ def demo_cmd(
     (homoglyph, zero-width space, article deletion) of the fast-detect-gpt AI texts, runs
     ZipPy (and, with the `models` extra, five zero-shot detectors on SmolLM2-135M)
     locally, evaluates under the bundled, committed protocol (pairwise comparisons, the
-    TOEFL vs US-essay false-positive gap, robustness rows) and writes a report folder.
+    TOEFL vs US-essay false-positive gap, robustness rows) and writes the report site that
+    `veribench report` builds, with the tables (Markdown, CSV, JSON) beside its pages.
     The workspace is created when missing.
     """
     ex = demo_data_dir()
     if show_data:
         typer.echo(str(ex))
         return
+    check_out(out, OUTPUT_FILES)  # before any work: a folder the site may not replace is refused now
     t0 = time.perf_counter()
     startup_gc = CollectionPause()  # the imports below run with no full collection
     prefetch: _Prefetch | None = None
@@ -206,11 +212,21 @@ def demo_cmd(
                 con.rule("[bold]4. Tables")
                 print_tables(res, con)
                 print_warnings(res, con)
-                files = write_outputs(res, out, ws)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                tables = Path(tempfile.mkdtemp(prefix=f".{out.name}.tables-", dir=out.parent))
+                write_outputs(res, tables, ws, html=False)
         finally:
             models.LOAD_LOG.remove(note)
-        con.print(f"\nReport written to [bold]{out}/[/] ({', '.join(sorted(files.values()))}); "
-                  f"workspace {workspace}/; {time.perf_counter() - t0:.1f} s.")
+        try:
+            site = build_report([workspace], out, progress=None, replaceable=OUTPUT_FILES)  # workspace closed
+            written = sorted(p.name for p in tables.iterdir())  # the tables (the site is index.html)
+            for name in written:
+                shutil.move(tables / name, out / name)
+        finally:
+            shutil.rmtree(tables, ignore_errors=True)
+        con.print(f"\nReport written to [bold]{out}/[/]: open [bold]{out / 'index.html'}[/] ({len(site.pages)} pages); "
+                  f"tables beside it ({', '.join(written)}); workspace {workspace}/; "
+                  f"{time.perf_counter() - t0:.1f} s.")
     finally:
         if prefetch is not None:  # after an error before the scoring step: end the background thread
             prefetch.cancel()

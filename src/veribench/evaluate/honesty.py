@@ -98,6 +98,34 @@ def lines(results: dict[str, Any]) -> list[str]:
     return out
 
 
+def explanation(results: dict[str, Any]) -> list[str]:
+    """What a "NOT PRE-REGISTERED" statement means, why this run is in that case, and how
+    to pre-register (plain text, one paragraph per item); empty for any other status.
+
+    Shown beside the statement wherever there is room for it (the report site's run page).
+    """
+    f = facts(results)
+    if f["status"] not in ("not pre-registered", "no protocol"):
+        return []
+    what = ("What it means: a run is pre-registered when its protocol (the detectors, their decision rules, "
+            "the split, the metrics and the comparisons) was committed to the workspace's event log before any "
+            "of its scores existed, so no choice in it could have been made after seeing the results. These "
+            "results may still be right; nothing here shows they were not tuned to the scores.")
+    if f["status"] == "no protocol":
+        why = ("Why this run is not: it was evaluated with no committed protocol, so the default rules were "
+               "chosen when the scores already existed.")
+    else:
+        why = (f"Why this run is not: {f['scores_before_commit']:,} of its {f['scores_total']:,} scores existed "
+               f"before the commitment ({f['scores_dated_before_commit']:,} carry a scan date before it). "
+               "Scores imported as recorded outputs were taken before any commitment here, and can never be "
+               "pre-registered (for example, the demo's seven commercial detectors are the outputs Liang et al. "
+               "recorded in 2023). The scores veribench takes itself after the commitment are pre-registered.")
+    how = ("How to pre-register: write the protocol file, run `veribench protocol commit PROTOCOL.toml -w WS` "
+           "before any `veribench score` (or an `evaluate` that scores), then score and evaluate; every score "
+           "is then logged after the commitment and this line reads \"Pre-registered\".")
+    return [what, why, how]
+
+
 def is_alert(line: str) -> bool:
     """A statement that qualifies the results (shown in red): its label is upper case."""
     head = line.split(":", 1)[0]

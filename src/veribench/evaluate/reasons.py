@@ -9,3 +9,37 @@ NO_SPLIT_FIT = "threshold not fitted: the protocol has no calibration split"
 IN_SAMPLE = "in-sample oracle operating point"
 FROM_CALIBRATION = "calibration split"
 NO_COMPARISONS = "the protocol declares no [comparisons] and no [[gaps]]"
+
+#: Count keys whose null value takes the reason of the rate they count.
+COUNT_OF = {"false_positives": "fpr", "detections": "catch_rate", "edited_flagged": "edited_rate",
+            "mixed_flagged": "mixed_rate"}
+
+
+def reason_keys(key: str) -> tuple[str, ...]:
+    """The keys, beside ``key`` in the same row or block, that may hold the reason why the
+    value at ``key`` is null, most specific first: ``<key>_reason``; for an interval
+    (``<name>_ci95`` or ``ci95``) the reason of its estimate (``<name>_reason``); for a count
+    the reason of its rate (:data:`COUNT_OF`); last the row's or block's own ``reason``.
+
+    The one reading of "where is the reason" for every output (terminal, Markdown, HTML,
+    report site); a new reason field named ``<key>_reason`` is found with no change here.
+    """
+    out = [f"{key}_reason"]
+    if key.endswith("ci95"):
+        out.append(key[: -len("ci95")] + "reason")
+    if key in COUNT_OF:
+        out.append(COUNT_OF[key] + "_reason")
+    if "reason" not in out:
+        out.append("reason")
+    return tuple(out)
+
+
+def null_reason(block: object, key: str) -> str | None:
+    """The first reason :func:`reason_keys` finds for ``block[key]`` (a dict; anything else:
+    None). A non-empty value, as text; None when the block holds no reason."""
+    if not isinstance(block, dict):
+        return None
+    for k in reason_keys(key):
+        if block.get(k):
+            return str(block[k])
+    return None

@@ -21,6 +21,7 @@ from typing import Any
 from veribench.console import wide_console
 from veribench.errors import InputError
 from veribench.evaluate import honesty
+from veribench.evaluate.reasons import null_reason
 from veribench.evaluate.run import export_run
 
 #: Marker of an in-sample oracle operating point (threshold set on the texts it reports).
@@ -76,12 +77,20 @@ def _null(reason: Any) -> str:
     return f"{DASH} ({reason})" if reason else DASH
 
 
-def _ci(rate: Any, ci: Any, pct: bool = True, reason: Any = None) -> str:
+def _interval(ci: Any, f: Any, reason: Any) -> str:
+    """``" [lo, hi]"`` with ``f`` formatting each end, or, where the interval is null, the
+    reason: ``" (no interval: <reason>)"`` (``reason``: from :func:`reasons.null_reason`)."""
+    if ci:
+        return f" [{f(ci[0])}, {f(ci[1])}]"
+    return f" (no interval: {reason})" if reason else " (no interval)"
+
+
+def _ci(rate: Any, ci: Any, pct: bool = True, reason: Any = None, ci_reason: Any = None) -> str:
     if rate is None:
         return _null(reason)
     f = (lambda v: f"{100 * v:.1f}") if pct else (lambda v: f"{v:.3f}")
     main = f"{100 * rate:.1f}%" if pct else f"{rate:.3f}"
-    return f"{main} [{f(ci[0])}, {f(ci[1])}]" if ci else main
+    return main + _interval(ci, f, ci_reason)
 
 
 def _excluded_text(row: dict[str, Any]) -> str:
@@ -104,15 +113,14 @@ def _points(v: Any, signed: bool = True) -> str:
     return f"{100 * v:+.1f}" if signed else f"{100 * v:.1f}"
 
 
-def _diff_text(est: Any, ci: Any, reason: Any, pct: bool = True) -> str:
-    """A difference with its interval: ``+12.3 pts [+4.0, +20.1]`` (rates) or ``+0.052 [...]`` (AUROC)."""
+def _diff_text(block: dict[str, Any], pct: bool = True) -> str:
+    """A difference (``block``'s ``estimate``) with its interval (``ci95``): ``+12.3 pts
+    [+4.0, +20.1]`` (rates) or ``+0.052 [...]`` (AUROC); a null interval with its reason."""
+    est = block.get("estimate")
     if est is None:
-        return _null(reason)
+        return _null(block.get("reason"))
     f = (lambda v: f"{100 * v:+.1f}") if pct else (lambda v: f"{v:+.3f}")
-    txt = f(est) + (" pts" if pct else "")
-    if ci:
-        txt += f" [{f(ci[0])}, {f(ci[1])}]"
-    return txt
+    return f(est) + (" pts" if pct else "") + _interval(block.get("ci95"), f, null_reason(block, "ci95"))
 
 
 def _p_text(p: Any, reason: Any = None) -> str:
@@ -133,10 +141,10 @@ def _robust_cell(row: dict[str, Any], key: str) -> str:
         b = row.get(key[3:]) or {}
         if b.get("rate") is None:
             return _null(b.get("reason"))
-        return f"{b['k']}/{b['n']} " + _ci(b["rate"], b.get("ci95"))
+        return f"{b['k']}/{b['n']} " + _ci(b["rate"], b.get("ci95"), ci_reason=null_reason(b, "ci95"))
     d = row.get("difference") or {}
     if key == "rb_difference":
-        return _diff_text(d.get("estimate"), d.get("ci95"), d.get("reason"))
+        return _diff_text(d)
     if key == "rb_p":
         return _p_text(d.get("p_value"), d.get("reason") if d.get("estimate") is None or d.get("p_value") is None
                        else None)
@@ -154,7 +162,7 @@ def _gap_cell(row: dict[str, Any], key: str) -> str:
             return f"{k}/{n} ({_pct(r)})"
         return f"{DASH} (no texts)" if not n else f"{DASH} (n={n}; {row.get('reason') or 'undefined'})"
     if key == "gap_estimate":
-        return _diff_text(row.get("estimate"), row.get("ci95"), row.get("reason"))
+        return _diff_text(row)
     if key == "gap_p":
         return _p_text(row.get("p_value"), row.get("reason"))
     return _p_text(row.get("p_adjusted"), row.get("reason"))
@@ -169,7 +177,8 @@ def cell(row: dict[str, Any], key: str) -> str:
     if key == "metric":
         return METRIC_NAMES.get(row.get("metric"), str(row.get("metric")))
     if key in ("fpr", "catch_rate", "edited_rate", "mixed_rate"):
-        txt = _ci(row.get(key), row.get(f"{key}_ci95"), reason=row.get(f"{key}_reason"))
+        txt = _ci(row.get(key), row.get(f"{key}_ci95"), reason=row.get(f"{key}_reason"),
+                  ci_reason=null_reason(row, f"{key}_ci95"))
         if key in ("edited_rate", "mixed_rate"):
             pre = key.split("_")[0]
             if not row.get(f"{pre}_n"):
@@ -177,7 +186,8 @@ def cell(row: dict[str, Any], key: str) -> str:
             return f"{txt} (n={row[f'{pre}_n']})"
         return txt
     if key == "auroc":
-        return _ci(row.get("auroc"), row.get("auroc_ci95"), pct=False, reason=row.get("auroc_reason"))
+        return _ci(row.get("auroc"), row.get("auroc_ci95"), pct=False, reason=row.get("auroc_reason"),
+                   ci_reason=null_reason(row, "auroc_ci95"))
     if key == "balanced_accuracy":
         return _null(row.get("balanced_accuracy_reason")) if row.get(key) is None else f"{row[key]:.3f}"
     if key.startswith("tpr_at_fpr_"):
@@ -186,9 +196,10 @@ def cell(row: dict[str, Any], key: str) -> str:
             return _null(v.get("reason"))
         mark = IN_SAMPLE_MARK if "in-sample" in str(v.get("threshold_source") or "") else ""
         fpr = v.get("achieved_fpr")
-        ci = v.get("ci95")
-        return (f"{_pct(v['tpr'])}{mark}" + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else "")
-                + (f" (FPR {_pct(fpr)})" if fpr is not None and not mark else ""))
+        achieved = _pct(fpr) if fpr is not None else _null(null_reason(v, "achieved_fpr") or "not recorded")
+        return (f"{_pct(v['tpr'])}{mark}" + _interval(v.get("ci95"), lambda x: f"{100 * x:.1f}",
+                                                      null_reason(v, "ci95"))
+                + f" (achieved FPR {achieved})")
     if key in ("false_positives", "detections"):
         v = row.get(key)
         denom = row.get("human_n" if key == "false_positives" else "ai_n")
@@ -540,22 +551,30 @@ TABLE_OUTPUTS = {"markdown": "tables.md", "table1_csv": "table1.csv", "table2_cs
                  "gaps_csv": "gaps.csv"}
 
 
-def write_outputs(res: dict[str, Any], out_dir: Path, ws: Any = None) -> dict[str, str]:
+#: The files :func:`write_outputs` writes with a workspace, beside :data:`TABLE_OUTPUTS`.
+WORKSPACE_OUTPUTS = {"raw_csv": "raw_scores.csv", "raw_parquet": "raw_scores.parquet", "run_rows_csv": "run_rows.csv"}
+#: Every file name :func:`write_outputs` may write.
+OUTPUT_FILES = frozenset({"results.json", *TABLE_OUTPUTS.values(), *WORKSPACE_OUTPUTS.values()})
+
+
+def write_outputs(res: dict[str, Any], out_dir: Path, ws: Any = None, html: bool = True) -> dict[str, str]:
     """Write ``results.json``, ``tables.md``, ``table1.csv``, ``table2.csv``, ``side_rows.csv``,
     ``rates.csv``, ``agreement.csv``, ``index.html`` and (with a workspace) raw per-document
-    scores and the run's per-document rows (``run_rows.csv``)."""
+    scores and the run's per-document rows (``run_rows.csv``); returns ``{output key: file
+    name}``. ``html=False`` does not write ``index.html``: the caller puts the report site
+    there (``veribench demo``), whose ``index.html`` the listing (``files``) still names."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"json": "results.json", **TABLE_OUTPUTS}
     if ws is not None:
         ws.export_scores(out_dir / "raw_scores.csv")
         ws.export_scores(out_dir / "raw_scores.parquet")
-        files.update({"raw_csv": "raw_scores.csv", "raw_parquet": "raw_scores.parquet"})
+        files.update({k: WORKSPACE_OUTPUTS[k] for k in ("raw_csv", "raw_parquet")})
         run_id = (res.get("run") or {}).get("run_id")
         if run_id:
 
             try:
                 export_run(ws, run_id, out_dir / "run_rows.csv")
-                files["run_rows_csv"] = "run_rows.csv"
+                files["run_rows_csv"] = WORKSPACE_OUTPUTS["run_rows_csv"]
             except InputError:
                 pass  # a run that was not recorded (record=False) has no rows
     res = {**res, "files": files}
@@ -568,5 +587,6 @@ def write_outputs(res: dict[str, Any], out_dir: Path, ws: Any = None) -> dict[st
     write_csv(res["agreement"], out_dir / "agreement.csv")
     for key in ("robustness", "comparisons", "gaps"):
         write_csv(res.get(key) or [], out_dir / f"{key}.csv")
-    (out_dir / "index.html").write_text(html_page(res), encoding="utf-8")
+    if html:
+        (out_dir / "index.html").write_text(html_page(res), encoding="utf-8")
     return files

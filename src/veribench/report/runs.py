@@ -88,6 +88,7 @@ def integrity_block(results: dict[str, Any]) -> dict[str, Any]:
     f = honesty.facts(results)
     lines = honesty.lines(results)
     return {"status": f["status"], "lines": [{"text": x, "alert": honesty.is_alert(x)} for x in lines],
+            "explanation": honesty.explanation(results),
             "scores_before_commit": f["scores_before_commit"], "scores_total": f["scores_total"],
             "amended_after_results": len(f["amended_after_results"]), "earlier_runs": f["earlier_runs"]}
 

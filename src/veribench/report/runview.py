@@ -221,13 +221,14 @@ def gap_sets(results: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, list
                                   "metric_name": METRIC_NAMES.get(key[3], key[3]),
                                   "label_a": r.get("label_a") or key[1], "label_b": r.get("label_b") or key[2],
                                   "test": r.get("test"), "interval": r.get("interval"), "rows": [],
-                                  "n_excluding_zero": 0, "n_defined": 0, "n_survive": 0})
+                                  "n_excluding_zero": 0, "n_defined": 0, "n_survive": 0, "n_adjusted": 0})
         s["rows"].append(i)
         ci = r.get("ci95")
         if isinstance(ci, list) and len(ci) == 2 and all(_finite(c) for c in ci):
             s["n_defined"] += 1
             s["n_excluding_zero"] += int(ci[0] > 0 or ci[1] < 0)
         s["n_survive"] += int(bool(row["survives"]))
+        s["n_adjusted"] += int(row["survives"] is not None)
     return out, list(sets.values())
 
 
@@ -438,10 +439,20 @@ def _range(vals: Sequence[Any]) -> dict[str, Any]:
     return {"lo": min(v) if v else None, "hi": max(v) if v else None, "n": len(v)}
 
 
+def _correction_name(data: dict[str, Any]) -> Any:
+    c = (data.get("corrections") or {}).get("correction")
+    return CORRECTION_NAMES.get(c, c)
+
+
 def landing(data: dict[str, Any]) -> dict[str, Any]:
     """The three answers of the landing page for one run: innocent writing flagged (FPR by
     subgroup), AI text caught (catch rate per detector and corpus), which differences are
-    real (the headline significance matrix and tiers, else the declared gaps)."""
+    real (the headline significance matrix and tiers, else the declared gaps).
+
+    A declared false-positive gap is summarised by its adjusted test (``n_survive`` of
+    ``n_detectors`` gaps whose multiple-comparison-adjusted p is at most ``alpha``;
+    ``n_adjusted`` have an adjusted p at all), never by whether its unadjusted interval
+    excludes zero: an interval is not corrected for the family of tests."""
     t1 = data.get("table1") or []
     q1: dict[str, Any] = {}
     if data.get("gap_sets") and any(g["metric"] == "fpr" for g in data["gap_sets"]):
@@ -449,7 +460,8 @@ def landing(data: dict[str, Any]) -> dict[str, Any]:
         rows = [data["gaps"][i] for i in gs["rows"]]
         q1 = {"kind": "gap", "label_a": gs["label_a"], "label_b": gs["label_b"],
               "a": _range([r.get("rate_a") for r in rows]), "b": _range([r.get("rate_b") for r in rows]),
-              "n_detectors": len(rows), "n_excluding_zero": gs["n_excluding_zero"], "interval": gs["interval"]}
+              "n_detectors": len(rows), "n_survive": gs["n_survive"], "n_adjusted": gs["n_adjusted"],
+              "correction": _correction_name(data), "alpha": _alpha(data), "interval": gs["interval"]}
     else:
         rows, kind = _subgroup_chart_rows(data)
         q1 = {"kind": kind, "range": _range([r["v"] for r in rows]), "n_groups": len({r["group"] for r in rows})}
@@ -463,9 +475,7 @@ def landing(data: dict[str, Any]) -> dict[str, Any]:
                                                      for t in e["tiers"]],
               "family_size": next((f.get("size") for f in ((data.get("corrections") or {}).get("families") or [])
                                    if f.get("name") == "comparisons"), None),
-              "correction": CORRECTION_NAMES.get((data.get("corrections") or {}).get("correction"),
-                                                 (data.get("corrections") or {}).get("correction")),
-              "anchor": e["anchor"]}
+              "correction": _correction_name(data), "anchor": e["anchor"]}
     elif data.get("gap_sets"):
         gs = data["gap_sets"][0]
         q3 = {"kind": "gaps", "label_a": gs["label_a"], "label_b": gs["label_b"], "n_defined": gs["n_defined"],

@@ -31,7 +31,7 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from markupsafe import Markup, escape
 
 from veribench import __version__
 from veribench.errors import InputError
+from veribench.evaluate.reasons import reason_keys
 from veribench.report import cycles as cyc
 from veribench.report import ratingsview, runview
 from veribench.report import runs as runmod
@@ -59,7 +60,9 @@ class Col:
 
     ``of``: a second key shown as ``value / of`` (a count out of its denominator);
     ``sub``: a key shown on a second line of the cell in ``sub_fmt`` (an interval under its
-    rate), after ``sub_label`` when given; ``link``: a row key holding an href for the cell.
+    rate), after ``sub_label`` when given; ``link``: a row key holding an href for the cell;
+    ``also``: further ``(label, key, fmt)`` lines of the cell, each shown (with its reason
+    when null) whenever the main value is defined (the achieved FPR of a catch rate at FPR).
     """
 
     header: str
@@ -71,6 +74,7 @@ class Col:
     sub: str | tuple[str, ...] | None = None
     sub_fmt: str = "text"
     sub_label: str | None = None
+    also: tuple[tuple[str, str | tuple[str, ...], str], ...] = ()
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -94,35 +98,20 @@ def _lookup(row: Any, path: tuple[str, ...]) -> Any:
     return cur
 
 
-#: Count columns whose null value takes the reason of the rate they count.
-_REASON_OF = {"false_positives": "fpr", "detections": "catch_rate", "edited_flagged": "edited_rate",
-              "mixed_flagged": "mixed_rate"}
-
-
 def reason_path(row: Any, path: tuple[str, ...]) -> tuple[str, ...] | None:
-    """Where the reason for a null value at ``path`` lives in ``row`` (``<key>_reason``, the
-    rate's reason for its count and interval, or a nested block's ``reason``), if anywhere."""
+    """Where the reason for a null value at ``path`` lives in ``row``, if anywhere: the first
+    of :func:`veribench.evaluate.reasons.reason_keys` in the value's own row or block, or the
+    reason of a whole nested block that is null."""
     if len(path) >= 2:
         parent = _lookup(row, path[:-1])
         if isinstance(parent, dict):
-            for k in (f"{path[-1]}_reason", "reason"):
-                if parent.get(k):
-                    return (*path[:-1], k)
-        elif isinstance(row, dict) and parent is None and row.get(f"{path[0]}_reason"):
+            return next(((*path[:-1], k) for k in reason_keys(path[-1]) if parent.get(k)), None)
+        if isinstance(row, dict) and parent is None and row.get(f"{path[0]}_reason"):
             return (f"{path[0]}_reason",)  # the whole block is null, with its reason
         return None
     if not isinstance(row, dict):
         return None
-    key = path[0]
-    cands = [f"{key}_reason"]
-    if key.endswith("_ci95"):
-        cands.append(key[: -len("_ci95")] + "_reason")
-    if key in _REASON_OF:
-        cands.append(_REASON_OF[key] + "_reason")
-    for k in cands:
-        if row.get(k):
-            return (k,)
-    return None
+    return next(((k,) for k in reason_keys(path[0]) if row.get(k)), None)
 
 
 def _value_cell(r: Any, path: tuple[str, ...], fmt: str, ptr_base: str) -> Markup:
@@ -173,6 +162,10 @@ def render_table(rows: Sequence[dict[str, Any]], base: str, columns: Sequence[Co
                 lab = Markup(f"{escape(c.sub_label)} ") if c.sub_label else Markup("")
                 inner += Markup('<span class="sub">') + lab + _value_cell(r, _as_path(c.sub), c.sub_fmt, rb) + \
                     Markup("</span>")
+            if main is not None and main is not _MISSING:
+                for lab_, key_, fmt_ in c.also:
+                    inner += Markup('<span class="sub">') + Markup(escape(lab_)) + Markup(" ") + \
+                        _value_cell(r, _as_path(key_), fmt_, rb) + Markup("</span>")
             tag = "th" if j == 0 else "td"
             scope = ' scope="row"' if j == 0 else ""
             num = ' class="num"' if c.fmt != "text" and j else ""
@@ -187,8 +180,11 @@ def render_table(rows: Sequence[dict[str, Any]], base: str, columns: Sequence[Co
 def _tpr_col(key: str, target: float | None) -> Col:
     pct = f"{target * 100:g}%" if isinstance(target, (int, float)) else key.rsplit("_", 1)[-1] + "%"
     return Col(f"Catch rate at FPR \u2264 {pct}", (key, "tpr"), "pct",
-               f"catch rate at the threshold that keeps FPR at or below {pct}; its interval (when the run has one) "
-               "refits the threshold in every bootstrap resample", sub=(key, "ci95"), sub_fmt="pctci")
+               f"catch rate at the threshold that keeps FPR at or below {pct} on the texts that set it; its interval "
+               "(when the run has one) refits the threshold in every bootstrap resample; below it, the FPR that "
+               "threshold achieves on the human texts this row reports (the test split's, when a calibration split "
+               "set the threshold), which can exceed the target", sub=(key, "ci95"), sub_fmt="pctci",
+               also=(("achieved FPR", (key, "achieved_fpr"), "pct"),))
 
 
 def tpr_cols(rows: Sequence[dict[str, Any]]) -> list[Col]:
@@ -461,11 +457,19 @@ def classify(inputs: Sequence[str | Path]) -> tuple[list[Path], list[Path], list
     return ws, bundles, files
 
 
-def _check_out(out: Path) -> None:
+def check_out(out: Path, replaceable: Collection[str] = ()) -> None:
+    """Refuse a site folder ``out`` that :func:`build_report` may not replace: a file, or a
+    non-empty folder without an earlier report's marker (unless every entry in it is named
+    in ``replaceable``, such as the flat files an earlier ``veribench demo`` wrote).
+
+    Raises:
+        InputError: naming ``out`` and what to do.
+    """
     if out.exists():
         if not out.is_dir():
             raise InputError("output path exists and is not a folder", file=str(out))
-        if any(out.iterdir()) and not (out / MARKER).exists():
+        names = {p.name for p in out.iterdir()}
+        if names and not (out / MARKER).exists() and not names <= set(replaceable):
             raise InputError("output folder is not empty and was not written by `veribench report`; "
                              "choose an empty or new folder", file=str(out))
 
@@ -493,7 +497,8 @@ def _swap_in(staging: Path, out: Path) -> None:
 
 
 def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool = True,
-                 progress: Callable[[str], None] | None = None, pdf: bool = False) -> ReportResult:
+                 progress: Callable[[str], None] | None = None, pdf: bool = False,
+                 replaceable: Collection[str] = ()) -> ReportResult:
     """Write the static report site for workspaces, cycle bundles and run-results files.
 
     Args:
@@ -504,6 +509,8 @@ def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool 
         progress: called with a short message per step.
         pdf: also write ``report.pdf`` in the site folder: the same pages, one section
             each, charts as vectors (:mod:`veribench.report.pdf`, WeasyPrint).
+        replaceable: file names that may fill a folder ``out`` without the site's marker,
+            which is then replaced (see :func:`check_out`).
 
     Raises:
         InputError: an input is none of the above, a workspace has no run, a bundle's
@@ -514,7 +521,7 @@ def build_report(inputs: Sequence[str | Path], out: str | Path, *, verify: bool 
     say = progress or (lambda m: None)
     out = Path(out)
     ws_paths, bundle_paths, run_files = classify(inputs)
-    _check_out(out)
+    check_out(out, replaceable)
     final, out = out, _staging(out)
     try:
         res = _build(ws_paths, bundle_paths, run_files, out, verify, say)
@@ -718,6 +725,8 @@ def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Pa
                           "n_detectors": len({r.get("detector") for r in data["table1"]}),
                           "protocol": (data["run"].get("protocol") or {}).get("name"),
                           "integrity": data["integrity"]["lines"][0]["text"] if data["integrity"]["lines"] else None,
+                          "integrity_href": f"{name}.html#pre-registration" if data["integrity"].get("explanation")
+                          else None,
                           "source_kind": kind,
                           "compare_href": data.get("compare_href"), "landing": land,
                           "figures": runview.landing_figures(data, out / "img", name, prefix=name)})

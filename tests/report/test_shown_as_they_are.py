@@ -1,0 +1,149 @@
+"""Issue 25, "The report site": numbers shown as they are.
+
+- a catch rate at a fixed FPR carries the FPR its threshold achieved, in the same cell, in
+  the site, the terminal and Markdown (a 70% catch rate "at FPR <= 1%" whose test FPR was
+  35% must say so);
+- the landing page's sentence on a declared gap follows the adjusted test, never the
+  unadjusted interval;
+- a null interval keeps its reason in the terminal and Markdown, as the JSON does, whatever
+  reason field it carries (``<key>_ci95_reason``, ``ci95_reason``, the block's ``reason``).
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+
+import pytest
+from markupsafe import Markup
+
+from veribench.evaluate.reasons import null_reason, reason_keys
+from veribench.evaluate.tables import cell, markdown
+from veribench.report import runview
+from veribench.report.site import Col, Page, _env, gap_cols, render_table, tpr_cols
+
+Col0 = Col("Detector", "detector")
+
+
+def _tpr(tpr: float, fpr: float | None, source: str, **extra) -> dict:
+    return {"target_fpr": 0.01, "tpr": tpr, "k": 7, "n": 10, "threshold": 0.9, "achieved_fpr": fpr, "fp": 7,
+            "n_human": 20, "threshold_source": source, "reason": None, "ci95": [0.4, 0.9], "ci95_reason": None,
+            **extra}
+
+
+def _text(html: Markup) -> str:
+    return htmllib.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", str(html))))
+
+
+@pytest.mark.parametrize("source", ["calibration split", "in-sample oracle operating point"])
+def test_catch_rate_at_fpr_shows_its_achieved_fpr_everywhere(source):
+    row = {"detector": "D", "tpr_at_fpr_1": _tpr(0.7, 0.35, source)}
+    # terminal and Markdown (both print evaluate.tables.cell)
+    txt = cell(row, "tpr_at_fpr_1")
+    assert txt.startswith("70.0%") and "achieved FPR 35.0%" in txt, txt
+    # the report site: the same cell holds the catch rate, its interval and the achieved FPR
+    (col,) = tpr_cols([row])
+    html = _text(render_table([row], "/table1", [Col0, col], "t"))
+    assert re.search(r"70\.0%\s*\[40\.0, 90\.0\]\s*achieved FPR 35\.0%", html), html
+
+
+def test_achieved_fpr_null_keeps_its_reason():
+    row = {"detector": "D", "tpr_at_fpr_1": _tpr(0.7, None, "calibration split",
+                                                achieved_fpr_reason="no human texts")}
+    assert "achieved FPR — (no human texts)" in cell(row, "tpr_at_fpr_1")
+    html = _text(render_table([row], "/table1", [Col0, *tpr_cols([row])], "t"))
+    assert "achieved FPR — (no human texts)" in html, html
+
+
+def test_undefined_catch_rate_shows_no_achieved_fpr_but_its_reason():
+    row = {"detector": "D", "tpr_at_fpr_1": {**_tpr(0.7, None, "calibration split"), "tpr": None,
+                                             "reason": "no AI texts"}}
+    assert cell(row, "tpr_at_fpr_1") == "— (no AI texts)"
+    html = _text(render_table([row], "/table1", [Col0, *tpr_cols([row])], "t"))
+    assert "— (no AI texts)" in html and "achieved" not in html
+
+
+def _gap(est: float, ci: list[float] | None, p: float, p_adj: float, **extra) -> dict:
+    return {"detector": "D", "metric": "fpr", "slice": "subgroup", "group_a": "a", "group_b": "b",
+            "label_a": "TOEFL", "label_b": "US", "estimate": est, "ci95": ci, "p_value": p, "p_adjusted": p_adj,
+            "test": "Fisher exact", "interval": "Newcombe", "k_a": 5, "n_a": 20, "rate_a": 0.25, "k_b": 1,
+            "n_b": 20, "rate_b": 0.05, "reason": None, **extra}
+
+
+def test_landing_gap_sentence_follows_the_adjusted_test():
+    """One of three gaps has an interval that excludes zero but an adjusted p above alpha:
+    the landing page says the gap is significant for 0 of 3 detectors, not 1."""
+    results = {"run": {"confidence": 0.95}, "corrections": {"alpha": 0.05, "correction": "holm"},
+               "gaps": [_gap(0.2, [0.01, 0.4], 0.03, 0.09), _gap(0.05, [-0.1, 0.2], 0.5, 1.0),
+                        _gap(0.0, [-0.1, 0.1], 1.0, 1.0)]}
+    data = {"corrections": results["corrections"], "table1": [], "table1_groups": []}
+    data["gaps"], data["gap_sets"] = runview.gap_sets(results)
+    q1 = runview.landing(data)["q1"]
+    assert (q1["n_survive"], q1["n_detectors"], q1["n_adjusted"]) == (0, 3, 3)
+    run = {"href": "run-x.html", "tag": "x", "source_kind": "workspace", "integrity": None, "n_documents": 60,
+           "n_detectors": 1, "created_at": "2026-01-01", "protocol": None, "compare_href": None,
+           "landing": runview.landing(data), "name": "run-x"}
+    d = {"kind": "index", "runs": [run], "cycles": [], "ratings": [], "has_trends": False, "has_run_trends": False}
+    html = _text(Markup(_env().get_template("index.html").render(
+        d=d, page=Page("index", "t", "index.html", d, "Overview"), nav={}, figures=[], version="0",
+        data_href="data/index.json")))
+    assert "excludes zero" not in html
+    assert "After Holm's correction, the gap is significant (adjusted p at most 0.05) for 0 of 3 detectors" in html, html
+    # a gap that survives is counted
+    results["gaps"][0]["p_adjusted"] = 0.04
+    data["gaps"], data["gap_sets"] = runview.gap_sets(results)
+    assert runview.landing(data)["q1"]["n_survive"] == 1
+
+
+@pytest.mark.parametrize("field", ["fpr_ci95_reason", None])
+def test_null_rate_interval_keeps_its_reason_in_terminal_and_markdown(field):
+    row = {"detector": "D", "human_n": 20, "false_positives": 0, "fpr": 0.0, "fpr_ci95": None, "fpr_reason": None}
+    if field == "fpr_ci95_reason":
+        row[field] = "no variation"
+    txt = cell(row, "fpr")
+    if field == "fpr_ci95_reason":
+        assert txt == "0.0% (no interval: no variation)"
+    else:  # no reason recorded: still never shown as a bare point
+        assert txt == "0.0% (no interval)"
+    row2 = {"detector": "D", "auroc": 1.0, "auroc_ci95": None, "auroc_reason": None,
+            "auroc_ci95_reason": "DeLong variance is 0"}
+    assert cell(row2, "auroc") == "1.000 (no interval: DeLong variance is 0)"
+
+
+def test_null_difference_interval_keeps_its_reason():
+    """A gap and a robustness difference that are exactly 0 in every resample: an estimate,
+    no interval, and the reason, whichever field carries it."""
+    gap = _gap(0.0, None, 1.0, 1.0, reason="no variation")
+    assert cell(gap, "gap_estimate") == "+0.0 pts (no interval: no variation)"
+    gap2 = _gap(0.0, None, 1.0, 1.0, ci95_reason="no variation")
+    assert cell(gap2, "gap_estimate") == "+0.0 pts (no interval: no variation)"
+    rb = {"detector": "D", "attack": "homoglyph", "metric": "catch_rate",
+          "attacked": {"k": 3, "n": 3, "rate": 1.0, "ci95": None, "ci95_reason": "all pairs agree"},
+          "source": {"k": 3, "n": 3, "rate": 1.0, "ci95": [0.4, 1.0]},
+          "difference": {"estimate": 0.0, "ci95": None, "reason": "no variation", "p_value": 1.0}}
+    assert cell(rb, "rb_difference") == "+0.0 pts (no interval: no variation)"
+    assert cell(rb, "rb_attacked") == "3/3 100.0% (no interval: all pairs agree)"
+    # the site shows the same reason under the gap
+    gs = {"label_a": "TOEFL", "label_b": "US", "metric": "fpr", "interval": "Newcombe", "test": "Fisher"}
+    html = _text(render_table([gap], "/gaps", gap_cols(gs), "t"))
+    assert "0.0 pp— (no variation)" in html.replace(" —", "—"), html
+
+
+def test_markdown_carries_the_interval_reason():
+    row = {"detector": "D", "version": "1", "scan_date": None, "human_n": 20, "false_positives": 0, "fpr": 0.0,
+           "fpr_ci95": None, "fpr_reason": None, "fpr_ci95_reason": "no variation", "ai_n": 10, "detections": 7,
+           "catch_rate": 0.7, "catch_rate_ci95": [0.4, 0.9], "catch_rate_reason": None, "balanced_accuracy": 0.85,
+           "auroc": 0.9, "auroc_ci95": [0.8, 1.0], "tpr_at_fpr_1": _tpr(0.7, 0.35, "calibration split"),
+           "excluded": {}, "hazards": None, "hazards_reason": "not checked"}
+    res = {"run": {"run_id": "r", "tag": "t"}, "table1": [row], "table2": [], "agreement": [], "detectors": []}
+    md = markdown(res)
+    assert "0.0% (no interval: no variation)" in md and "achieved FPR 35.0%" in md
+
+
+def test_reason_keys_is_the_one_reading():
+    assert reason_keys("fpr_ci95") == ("fpr_ci95_reason", "fpr_reason", "reason")
+    assert reason_keys("ci95") == ("ci95_reason", "reason")
+    assert reason_keys("false_positives") == ("false_positives_reason", "fpr_reason", "reason")
+    assert null_reason({"ci95": None, "reason": "x"}, "ci95") == "x"
+    assert null_reason({"ci95": None, "ci95_reason": "y", "reason": "x"}, "ci95") == "y"
+    assert null_reason(None, "ci95") is None
