@@ -57,10 +57,23 @@ ROBUST_NOTE = ("Pairs: a derived text and its source, both scored validly by the
 ROBUST_COLUMNS = [("detector", "Detector"), ("rb_attack", "Attack"), ("rb_metric", "Metric"), ("n_pairs", "Pairs"),
                   ("rb_attacked", "Attacked [95% CI]"), ("rb_source", "Source [95% CI]"),
                   ("rb_difference", "Difference [95% CI]"), ("rb_p", "p (McNemar exact)"),
-                  ("rb_unpaired", "Not paired")]
+                  ("rb_p_adj", "p (adjusted)"), ("rb_unpaired", "Not paired")]
 GAP_COLUMNS = [("detector", "Detector"), ("gap_name", "Gap (a − b)"), ("metric", "Metric"), ("gap_a", "a"),
                ("gap_b", "b"), ("gap_estimate", "Difference [95% CI]"), ("gap_p", "p"), ("gap_p_adj", "p (adjusted)")]
 METRIC_NAMES = {"fpr": "FPR", "catch_rate": "catch rate", "auroc": "AUROC"}
+
+
+def robust_note(res: dict[str, Any]) -> str:
+    """:data:`ROBUST_NOTE` plus the correction family the robustness p-values belong to
+    (``corrections.families``' ``robustness`` entry), so a raw p is never read as significant."""
+    cor = res.get("corrections") or {}
+    fam = next((f for f in cor.get("families") or [] if f.get("name") == "robustness"), None)
+    if fam is None:
+        return ROBUST_NOTE
+    corr = "Holm's correction" if fam.get("correction") == "holm" else "no correction"
+    return (f"{ROBUST_NOTE} p (adjusted): {corr} over the run's robustness family of {fam.get('size', 0)} tests "
+            f"({fam.get('description')}); a change is significant only where the adjusted p is at most alpha "
+            f"{cor.get('alpha', 0.05)}.")
 
 
 def _slice_name(a: dict[str, Any]) -> str:
@@ -76,12 +89,16 @@ def _null(reason: Any) -> str:
     return f"{DASH} ({reason})" if reason else DASH
 
 
-def _ci(rate: Any, ci: Any, pct: bool = True, reason: Any = None) -> str:
+def _ci(rate: Any, ci: Any, pct: bool = True, reason: Any = None, ci_reason: Any = None) -> str:
+    """``rate [lo, hi]``; with no interval, ``rate (ci_reason)`` (never a bare point that
+    could be read as certain)."""
     if rate is None:
         return _null(reason)
     f = (lambda v: f"{100 * v:.1f}") if pct else (lambda v: f"{v:.3f}")
     main = f"{100 * rate:.1f}%" if pct else f"{rate:.3f}"
-    return f"{main} [{f(ci[0])}, {f(ci[1])}]" if ci else main
+    if ci:
+        return f"{main} [{f(ci[0])}, {f(ci[1])}]"
+    return f"{main} ({ci_reason})" if ci_reason else main
 
 
 def _excluded_text(row: dict[str, Any]) -> str:
@@ -112,6 +129,8 @@ def _diff_text(est: Any, ci: Any, reason: Any, pct: bool = True) -> str:
     txt = f(est) + (" pts" if pct else "")
     if ci:
         txt += f" [{f(ci[0])}, {f(ci[1])}]"
+    elif reason:
+        txt += f" ({reason})"
     return txt
 
 
@@ -137,9 +156,9 @@ def _robust_cell(row: dict[str, Any], key: str) -> str:
     d = row.get("difference") or {}
     if key == "rb_difference":
         return _diff_text(d.get("estimate"), d.get("ci95"), d.get("reason"))
-    if key == "rb_p":
-        return _p_text(d.get("p_value"), d.get("reason") if d.get("estimate") is None or d.get("p_value") is None
-                       else None)
+    if key in ("rb_p", "rb_p_adj"):
+        p = d.get("p_value" if key == "rb_p" else "p_adjusted")
+        return _p_text(p, d.get("reason") if d.get("estimate") is None or p is None else None)
     un = row.get("unpaired") or {}
     return ", ".join(f"{k} {v}" for k, v in un.items()) or "0"
 
@@ -177,7 +196,8 @@ def cell(row: dict[str, Any], key: str) -> str:
             return f"{txt} (n={row[f'{pre}_n']})"
         return txt
     if key == "auroc":
-        return _ci(row.get("auroc"), row.get("auroc_ci95"), pct=False, reason=row.get("auroc_reason"))
+        return _ci(row.get("auroc"), row.get("auroc_ci95"), pct=False, reason=row.get("auroc_reason"),
+                   ci_reason=row.get("auroc_ci95_reason"))
     if key == "balanced_accuracy":
         return _null(row.get("balanced_accuracy_reason")) if row.get(key) is None else f"{row[key]:.3f}"
     if key.startswith("tpr_at_fpr_"):
@@ -187,8 +207,9 @@ def cell(row: dict[str, Any], key: str) -> str:
         mark = IN_SAMPLE_MARK if "in-sample" in str(v.get("threshold_source") or "") else ""
         fpr = v.get("achieved_fpr")
         ci = v.get("ci95")
-        return (f"{_pct(v['tpr'])}{mark}" + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else "")
-                + (f" (FPR {_pct(fpr)})" if fpr is not None and not mark else ""))
+        return (f"{_pct(v['tpr'])}{mark}"
+                + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else f" ({v.get('ci95_reason') or 'no interval'})")
+                + (f" (FPR {_pct(fpr)})" if fpr is not None and not mark else "") + _borrowed(row, v))
     if key in ("false_positives", "detections"):
         v = row.get(key)
         denom = row.get("human_n" if key == "false_positives" else "ai_n")
@@ -208,6 +229,15 @@ def cell(row: dict[str, Any], key: str) -> str:
     if isinstance(v, list):
         return ", ".join(map(str, v))
     return DASH if v is None else str(v)
+
+
+def _borrowed(row: dict[str, Any], v: dict[str, Any]) -> str:
+    """`` (threshold set on corpus X)`` when a TPR's threshold comes from another corpus's texts."""
+    corp = v.get("threshold_corpus") or []
+    grp = str(row.get("group") or "")
+    if not corp or grp in (f"corpus:{c}" for c in corp):
+        return ""
+    return f" (threshold set on corpus {', '.join(corp)})"
 
 
 def _has_side(rows: Iterable[dict[str, Any]]) -> bool:
@@ -271,7 +301,7 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
         tables.append((res["side_rows"], "Side rows: side arms and derived texts (never headline)", None,
                        _side_cols(res["side_rows"])))
     if res.get("robustness"):
-        tables.append((res["robustness"], ROBUST_TITLE, ROBUST_NOTE, ROBUST_COLUMNS))
+        tables.append((res["robustness"], ROBUST_TITLE, robust_note(res), ROBUST_COLUMNS))
     for rows, ttl, note, cols in tables:
         t = Table(title=ttl, caption=note, show_lines=False, header_style="bold")
         for _, h in cols:
@@ -417,7 +447,7 @@ def markdown(res: dict[str, Any]) -> str:
         out += ["", "## Side rows: side arms and derived texts (never in the headline rates)", ""]
         out += _md_table(res["side_rows"], _side_cols(res["side_rows"]))
     if res.get("robustness"):
-        out += ["", f"## {ROBUST_TITLE}", "", ROBUST_NOTE, ""] + _md_table(res["robustness"], ROBUST_COLUMNS)
+        out += ["", f"## {ROBUST_TITLE}", "", robust_note(res), ""] + _md_table(res["robustness"], ROBUST_COLUMNS)
     if _in_sample_used(res):
         out += ["", IN_SAMPLE_NOTE]
     if res.get("agreement"):
@@ -516,7 +546,7 @@ def html_page(res: dict[str, Any]) -> str:
     agree = (f"<h2>Agreement (texts every detector of the row scored)</h2>{table(res['agreement'], _agree_cols(res))}"
              if res.get("agreement") else "")
     if res.get("robustness"):
-        agree += f"<h2>{html.escape(ROBUST_TITLE)}</h2><p>{html.escape(ROBUST_NOTE)}</p>" + table(res["robustness"],
+        agree += f"<h2>{html.escape(ROBUST_TITLE)}</h2><p>{html.escape(robust_note(res))}</p>" + table(res["robustness"],
                                                                                                ROBUST_COLUMNS)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>veribench run {html.escape(str(run.get('run_id')))}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;}}table{{border-collapse:collapse;margin:1rem 0;font-size:.9rem}}

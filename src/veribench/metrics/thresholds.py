@@ -45,6 +45,32 @@ def allowed_false_positives(n_human: int, target_fpr: float) -> int:
     return max(0, min(int(math.floor(target_fpr * n_human + 1e-9)), n_human - 1))
 
 
+def unreachable_reason(n_human: int, false_positives: int, target_fpr: float, where: str) -> str | None:
+    """Why a target FPR is unreachable on ``n_human`` human texts, else ``None``: the one rule
+    of Table 1, Table 2, the side rows and the grid (issue 25).
+
+    A target in (0, 1] is unreachable when the threshold of :func:`threshold_at_fpr_sorted`
+    flags no human text (``false_positives == 0``): then no threshold gives a false-positive
+    rate in (0, target], because 1/n_human exceeds the target (too few human texts: n_human
+    < 1/target) or the top human scores tie. RAID's PR #50 (liamdugan/raid, "Remove failed
+    FPR scores") drops such cells; the TPR there is null with this reason, never 0.
+
+    Args:
+        n_human: human texts that set the threshold (>= 1).
+        false_positives: human texts above the threshold.
+        target_fpr: the target, in [0, 1].
+        where: the texts, e.g. ``"domain=news"`` or ``"calibration human texts of corpus fastdetectgpt"``.
+    """
+    if false_positives > 0 or target_fpr <= 0.0 or n_human <= 0:
+        return None
+    if allowed_false_positives(n_human, target_fpr) == 0 and 1.0 / n_human > target_fpr:
+        return (f"target FPR {target_fpr:g} unreachable in {where}: {n_human} human texts, the smallest non-zero "
+                f"false-positive rate is 1/{n_human} = {1.0 / n_human:.4g} ({100.0 / n_human:.1f}%), so no threshold "
+                f"reaches FPR <= {100 * target_fpr:g}%")
+    return (f"target FPR {target_fpr:g} unreachable in {where}: the top human scores tie, no threshold gives a "
+            f"false-positive rate in (0, {target_fpr:g}]")
+
+
 def threshold_at_fpr_sorted(human_sorted: np.ndarray, target_fpr: float) -> tuple[float, int]:
     """Threshold from human scores sorted ascending (n >= 1): ``(threshold, false_positives)``.
 
