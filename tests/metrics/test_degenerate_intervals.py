@@ -17,10 +17,12 @@ from sklearn.metrics import roc_auc_score
 from typer.testing import CliRunner
 
 from veribench.cli.main import app
+from veribench.evaluate import tables
 from veribench.evaluate.grid import GridDetector, compute_grid
 from veribench.metrics import intervals
 from veribench.metrics.bootstrap import bootstrap_ci
 from veribench.metrics.grouped import GroupedScores
+from veribench.metrics.paired import delong_paired
 from veribench.metrics.roc import auroc_ci
 from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_groups, tpr_at_fpr_interval_scores
 
@@ -45,6 +47,15 @@ def test_delong_at_perfect_separation_and_one_score_gives_no_interval():
     # a proper case keeps its interval
     r = auroc_ci(y, np.array([0, 1, 2, 6, 4, 3, 5, 7, 8, 9.0]))
     assert r.lo < r.auc < r.hi and r.reason is None
+
+
+def test_a_difference_that_does_not_vary_keeps_its_estimate_with_no_interval():
+    y = np.array([0] * 6 + [1] * 6)
+    s = np.array([0.1, 0.3, 0.2, 0.5, 0.4, 0.9, 0.8, 0.6, 0.7, 1.0, 0.95, 0.85])
+    r = delong_paired(y, s, 2 * s + 1)  # the same ranking: AUROC(a) - AUROC(b) is 0 in every resample
+    assert r.estimate == 0.0 and r.lo is None and r.hi is None and r.p_value is None
+    assert r.reason.startswith(intervals.NO_VARIATION)
+    assert tables._diff_text(r.estimate, None, r.reason, pct=False) == f"+0.000 ({r.reason})"
 
 
 def test_a_bootstrap_that_gives_one_value_gives_no_interval():

@@ -208,8 +208,23 @@ def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: 
         for t in ctx.proto.tpr_at_fpr:
             b[tpr_key(t)] = _tpr_block(ctx, t, i, codes, member, fixed_thresholds, insample, n_pos, n_neg,
                                        negatives)
+        _note_same_thresholds(b, ctx.proto.tpr_at_fpr)
         blocks.append(b)
     return blocks
+
+
+def _note_same_thresholds(b: dict[str, Any], targets: Any) -> None:
+    """``threshold_note`` on the TPR blocks of one row whose targets select the same threshold
+    (:func:`veribench.metrics.thresholds.same_threshold_notes`), so identical TPRs say why."""
+    blocks = {t: b[tpr_key(t)] for t in targets if b[tpr_key(t)].get("tpr") is not None}
+    if len(blocks) < 2:
+        return
+    n_h = {blk.get("threshold_n_human") or blk.get("n_human") for blk in blocks.values()}
+    if len(n_h) != 1 or not next(iter(n_h)):
+        return
+    notes = mthr.same_threshold_notes(int(next(iter(n_h))), {t: blk["threshold"] for t, blk in blocks.items()})
+    for t, note in notes.items():
+        blocks[t]["threshold_note"] = note
 
 
 def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarray,

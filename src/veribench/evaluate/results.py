@@ -126,6 +126,20 @@ def _operating_thresholds(ctx: _Ctx, calib: np.ndarray, headline: np.ndarray,
     return out, nh
 
 
+def _operating_warnings(label: str, rows: list[dict[str, Any]], targets: Any) -> list[str]:
+    """One warning per distinct unreachable-target reason or threshold note of a detector's
+    Table 1 rows (``tpr_at_fpr_*.reason`` / ``threshold_note``), naming the rows' groups."""
+    seen: dict[str, list[str]] = {}
+    for r in rows:
+        for t in targets:
+            b = r.get(tpr_key(t)) or {}
+            for msg in (b.get("reason") if b.get("tpr") is None and "unreachable" in str(b.get("reason")) else None,
+                        b.get("threshold_note")):
+                if msg:
+                    seen.setdefault(msg, []).append(str(r.get("group")))
+    return [f"{label} ({', '.join(dict.fromkeys(groups))}): {msg}" for msg, groups in seen.items()]
+
+
 def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, run_meta: dict[str, Any] | None = None,
                     curve_points: int = 200, hist_bins: int = 30) -> dict[str, Any]:
     """Compute every table of a run.
@@ -185,10 +199,6 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
         fixed, n_cal_h = _operating_thresholds(ctx, calib, rl.headline, docs.corpus)
         if dec.reason:
             warn_list.append(f"{d.label}: rates are null: {dec.reason}")
-        # Warnings on the operating points: the rows' own reasons (the same computed value).
-        for t in proto.tpr_at_fpr:
-            if (fixed.get(t) or {}).get("unreachable"):
-                warn_list.append(f"{d.label}: {fixed[t]['unreachable']}; its TPR at this target is null in every row")
         if rank.any() and np.unique(d.oriented[rank]).size == 1:
             warn_list.append(f"{d.label}: a single distinct score ({d.oriented[rank][0]:g}) over {int(rank.sum())} "
                              "texts; it cannot rank texts (AUROC 0.5 where defined)")
@@ -228,6 +238,11 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
             table1.append({**base, **gblocks[gi], "rule_defined": dec.defined, "operating_point": operating,
                            "excluded_n": sum(ex.values()), "excluded": ex, "hazards": hz, "hazards_reason": hz_why,
                            "group": g.id})
+        # Warnings on the operating points: the Table 1 rows' own reasons and notes (the same
+        # computed values as the rows show, never a second computation that could contradict them).
+        for w in _operating_warnings(d.label, [r for r in table1 if r["detector"] == d.label], proto.tpr_at_fpr):
+            if w not in warn_list:
+                warn_list.append(w)
         for kind, values, codes in kinds:
             if kind in DERIVED_SLICES:
                 blocks = _blocks(ctx, codes, len(values), test & scope & derived, f"{d.label} / {kind}", values,

@@ -209,7 +209,8 @@ def cell(row: dict[str, Any], key: str) -> str:
         ci = v.get("ci95")
         return (f"{_pct(v['tpr'])}{mark}"
                 + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else f" ({v.get('ci95_reason') or 'no interval'})")
-                + (f" (FPR {_pct(fpr)})" if fpr is not None and not mark else "") + _borrowed(row, v))
+                + (f" (FPR {_pct(fpr)})" if fpr is not None and not mark else "") + _borrowed(row, v)
+                + (f" ({v['threshold_note']})" if v.get("threshold_note") else ""))
     if key in ("false_positives", "detections"):
         v = row.get(key)
         denom = row.get("human_n" if key == "false_positives" else "ai_n")

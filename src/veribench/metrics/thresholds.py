@@ -71,6 +71,34 @@ def unreachable_reason(n_human: int, false_positives: int, target_fpr: float, wh
             f"false-positive rate in (0, {target_fpr:g}]")
 
 
+def same_threshold_notes(n_human: int, thresholds: dict[float, float]) -> dict[float, str]:
+    """Notes for targets whose thresholds coincide, so identical TPRs are explained.
+
+    Args:
+        n_human: human texts that set the thresholds (>= 1).
+        thresholds: target FPR -> the threshold it selected (reachable targets only).
+
+    Returns:
+        target -> note, for every target that shares its threshold with another: the same
+        order statistic (f = :func:`allowed_false_positives` equal: the FPR step 1/n_human is
+        too coarse to tell the targets apart), or different order statistics with tied scores.
+    """
+    out: dict[float, str] = {}
+    by_value: dict[float, list[float]] = {}
+    for t, thr in thresholds.items():
+        by_value.setdefault(float(thr), []).append(t)
+    for ts in by_value.values():
+        if len(ts) < 2:
+            continue
+        names = " and ".join(f"{100 * t:g}%" for t in sorted(ts))
+        same_f = len({allowed_false_positives(n_human, t) for t in ts}) == 1
+        why = (f"the smallest achievable FPR step is 1/{n_human} = {100.0 / n_human:.1f}%" if same_f
+               else "tied human scores")
+        for t in ts:
+            out[t] = f"{n_human} human texts set the threshold: {why}, so the {names} targets select the same threshold"
+    return out
+
+
 def threshold_at_fpr_sorted(human_sorted: np.ndarray, target_fpr: float) -> tuple[float, int]:
     """Threshold from human scores sorted ascending (n >= 1): ``(threshold, false_positives)``.
 
