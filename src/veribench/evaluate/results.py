@@ -257,7 +257,12 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                         head_thresholds = {t: {"threshold": b[tpr_key(t)]["threshold"],
                                                "source": "headline " + IN_SAMPLE,
                                                "n_human": b[tpr_key(t)]["n_human"],
-                                               "human": np.sort(d.oriented[elig_rank & (lab == roles.NEGATIVE_CODE)])}
+                                               "human": np.sort(d.oriented[elig_rank & (lab == roles.NEGATIVE_CODE)]),
+                                               # one rule: a target unreachable on the headline
+                                               # human texts is null in every row that applies it
+                                               "unreachable": mthr.unreachable_reason(
+                                                   int(b[tpr_key(t)]["n_human"] or 0), int(b[tpr_key(t)]["fp"] or 0),
+                                                   t, "the headline human texts")}
                                            for t in proto.tpr_at_fpr}
                 elif b["human_n"] or b["ai_n"] or b["edited_n"] or b["mixed_n"] or b["ranked_n"]:
                     # A slice the detector scored nothing in gets no row (e.g. a detector
