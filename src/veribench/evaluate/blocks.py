@@ -11,7 +11,13 @@ bootstrap interval (:func:`_blocks`), each ``None`` with a reason where undefine
 - TPR at each target FPR, at a threshold set on the calibration split's human texts or
   at the headline operating point (``fixed_thresholds``), else in sample (an oracle
   operating point); its interval refits the threshold in every resample
-  (:mod:`veribench.metrics.threshold_bootstrap`).
+  (:mod:`veribench.metrics.threshold_bootstrap`). A target that no threshold reaches on the
+  human texts that set it is null with the reason
+  (:func:`veribench.metrics.thresholds.unreachable_reason`, the grid's rule too); targets
+  that select the same threshold carry ``threshold_note``; a calibration threshold names
+  its corpus (``threshold_corpus``).
+- No interval of zero width: a DeLong variance of 0 or a collapsed bootstrap gives
+  ``null`` with the reason (:mod:`veribench.metrics.intervals`).
 """
 
 from __future__ import annotations
