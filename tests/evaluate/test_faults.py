@@ -52,6 +52,18 @@ def put(ws: Workspace, name: str, shas: dict[str, str], values: dict[str, ScoreR
     return spec
 
 
+def committed_run(workspace: Workspace, tmp_path: Path, toml: str) -> dict:
+    """Write ``toml`` as a protocol, commit it and evaluate the workspace under it (no scoring)."""
+    from veribench.commit import commit
+    from veribench.evaluate import evaluate_workspace
+    from veribench.protocol.model import load_protocol
+
+    f = tmp_path / "p.toml"
+    f.write_text(toml)
+    commit(workspace, f)
+    return evaluate_workspace(workspace, load_protocol(f), allow_scoring=False)
+
+
 def stat(v: float, scale: str = "stat", direction: str = "higher_ai") -> ScoreResult:
     return ScoreResult(raw=v, scale=scale, direction=direction)
 
@@ -130,15 +142,8 @@ def test_fitted_rule_on_a_split_without_ai_texts_is_null_with_reason(workspace, 
     shas = put_docs(workspace, docs)
     rng = np.random.default_rng(2)
     put(workspace, "stat", shas, {d["id"]: stat(float(rng.normal())) for d in docs})
-    f = tmp_path / "p.toml"
-    f.write_text('[protocol]\nname = "p"\n[split]\nrule = "hash"\nevery = 2\ncorpora = ["cal"]\n'
-                 '[[detectors]]\nname = "stat"\nrule = { fit = "best_balanced_accuracy" }\n')
-    from veribench.commit import commit
-    from veribench.evaluate import evaluate_workspace
-    from veribench.protocol.model import load_protocol
-
-    commit(workspace, f)
-    res = evaluate_workspace(workspace, load_protocol(f), allow_scoring=False)
+    res = committed_run(workspace, tmp_path, '[protocol]\nname = "p"\n[split]\nrule = "hash"\nevery = 2\n'
+                        'corpora = ["cal"]\n[[detectors]]\nname = "stat"\nrule = { fit = "best_balanced_accuracy" }\n')
     t = res["table1"][0]
     assert t["fpr"] is None and t["catch_rate"] is None
     assert t["fpr_reason"].startswith("threshold not fitted: the calibration split holds no AI texts")
@@ -186,7 +191,9 @@ def test_tpr_at_fpr_threshold_from_calibration_humans(workspace, tmp_path):
     test_h = [vals[i] for i, c, d in zip(ids, calib, docs) if not c and d["label"] == "human"]
     test_a = [vals[i] for i, c, d in zip(ids, calib, docs) if not c and d["label"] == "ai"]
     tp = res["table1"][0]["tpr_at_fpr_5"]
-    assert tp["threshold_source"] == "calibration split" and tp["threshold_n_human"] == n
+    assert tp["threshold_corpus"] == ["synth"]  # put_docs' corpus: the corpus that set the threshold is named
+    assert tp["threshold_source"] == f"calibration split: {n} human texts of corpus synth"
+    assert tp["threshold_n_human"] == n
     assert tp["threshold"] == thr
     assert tp["tpr"] == pytest.approx(sum(v > thr for v in test_a) / len(test_a))
     assert tp["achieved_fpr"] == pytest.approx(sum(v > thr for v in test_h) / len(test_h))
@@ -211,8 +218,35 @@ def test_in_sample_operating_point_is_labelled_and_warned(workspace):
     md = markdown(res)
     assert "†" in md and "in-sample oracle operating point" in md
     w = " | ".join(res["warnings"])
-    assert "P: target FPR 0.01 is below 1/n of the 20 human texts" in w
+    # the warning is the row's own reason (one rule with the grid: null, never 0)
+    assert tp["tpr"] is None and tp["ci95"] is None and "1/20 = 0.05 (5.0%)" in tp["reason"]
+    assert any(x.startswith("P (") and x.endswith(f"): {tp['reason']}") for x in res["warnings"])
     assert "Flat: a single distinct score (0.7) over 40 texts" in w
+
+
+def test_targets_that_select_the_same_threshold_say_so_in_the_row(workspace, tmp_path):
+    """20 human texts, targets 5% and 6%: both allow f = 1 false positive (floor(0.05 * 20) =
+    floor(0.06 * 20) = 1), so both pick the 2nd-largest human score and report the same TPR;
+    the rows say why (issue 25)."""
+    from veribench.evaluate.tables import markdown
+
+    docs = [{"id": f"h{i}", "label": "human", "arm": "A"} for i in range(20)] + \
+           [{"id": f"a{i}", "label": "ai", "arm": "C"} for i in range(20)]
+    shas = put_docs(workspace, docs)
+    put(workspace, "P", shas, {d["id"]: prob(0.1 + 0.02 * int(d["id"][1:]) + (0.4 if d["label"] == "ai" else 0))
+                               for d in docs})
+    res = committed_run(workspace, tmp_path, '[protocol]\nname = "p"\n[metrics]\ntpr_at_fpr = [0.05, 0.06]\n'
+                        '[[detectors]]\nname = "P"\nrule = { field = "ai_probability", op = ">", threshold = 0.5 }\n')
+    row = res["table1"][0]
+    a, b = row["tpr_at_fpr_5"], row["tpr_at_fpr_6"]
+    h = sorted(0.1 + 0.02 * i for i in range(20))
+    thr = h[20 - 1 - 1]  # f = 1: the 2nd-largest human score, independently
+    assert a["threshold"] == b["threshold"] == pytest.approx(thr)
+    assert a["tpr"] == b["tpr"] == pytest.approx(sum(0.5 + 0.02 * i > thr for i in range(20)) / 20)
+    note = "20 human texts set the threshold: the smallest achievable FPR step is 1/20 = 5.0%, so the 5% and 6% " \
+           "targets select the same threshold"
+    assert a["threshold_note"] == b["threshold_note"] == note
+    assert note in markdown(res) and any(note in w for w in res["warnings"])
 
 
 # --------------------------------------------------------------------------- exclusions and hazards

@@ -28,7 +28,8 @@ from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_groups, tp
 PUBLIC = Path(__file__).resolve().parents[1] / "data" / "public"
 #: Resamples of the grid's TPR intervals in these tests (the seed is the default, 0).
 N_BOOT = 200
-KEYS = set(RAID_TAGS) | {"detector", "n_human", "n_ai", "auroc", "auroc_ci95", "tpr_at_fpr_5", "tpr_at_fpr_1"}
+KEYS = set(RAID_TAGS) | {"detector", "n_human", "n_ai", "auroc", "auroc_ci95", "auroc_ci95_reason", "tpr_at_fpr_5",
+                          "tpr_at_fpr_1"}
 
 
 # -- a RAID-shaped frame --------------------------------------------------------------------------
@@ -144,18 +145,23 @@ def assert_same(grid_rows, plain, tags, name):
             assert o["auroc"] == pytest.approx(p["auroc"], abs=1e-12), cell
             if p["auroc_ci95"] is None or not np.isfinite(p["auroc_ci95"][0]):
                 assert o["auroc_ci95"] is None or p["auroc_ci95"] is not None
+            elif p["auroc_ci95"][0] == p["auroc_ci95"][1]:  # DeLong variance 0: null with the reason
+                assert o["auroc_ci95"] is None and o["auroc_ci95_reason"], cell
             else:
                 assert o["auroc_ci95"] == pytest.approx(p["auroc_ci95"], abs=1e-9), cell
         for key in ("tpr_at_fpr_5", "tpr_at_fpr_1"):
             e = o[key]
-            assert set(e) == {"tpr", "threshold", "achieved_fpr", "ci95", "reason", "threshold_fit"}
+            assert set(e) == {"tpr", "threshold", "achieved_fpr", "ci95", "ci95_reason", "reason", "threshold_fit"}
             assert e["threshold_fit"] == "in-sample"
             if p[key] is None:
                 assert e["tpr"] is None and e["ci95"] is None and e["reason"], (cell, key)
             else:
                 assert e["reason"] is None
                 assert e["tpr"] == pytest.approx(p[key]["tpr"], abs=1e-15), (cell, key)
-                assert e["ci95"] == pytest.approx(p[key]["ci95"], abs=1e-12)
+                if p[key]["ci95"][0] == p[key]["ci95"][1]:  # collapsed: null with the reason, never a point
+                    assert e["ci95"] is None and e["ci95_reason"]
+                else:
+                    assert e["ci95"] == pytest.approx(p[key]["ci95"], abs=1e-12)
                 assert e["achieved_fpr"] == pytest.approx(p[key]["achieved_fpr"], abs=1e-15)
                 assert e["threshold"] == p[key]["threshold"]
 

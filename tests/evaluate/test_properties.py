@@ -168,6 +168,13 @@ def ref_quantile(human_scores, t):
     return h[n - 1 - f]
 
 
+def ref_reachable(human_scores, t):
+    """The exact-quantile threshold, or None when it flags no human text (the target is
+    unreachable: no threshold gives an FPR in (0, t]; issue 25's one rule with the grid)."""
+    thr = ref_quantile(human_scores, t)
+    return thr if any(v > thr for v in human_scores) else None
+
+
 def ref_bba(pairs):
     """Best balanced accuracy threshold, the largest among ties, by brute force over data scores."""
     pos = [s for s, y in pairs if y == 1]
@@ -258,8 +265,8 @@ def ref_block(sc, j, members, calib, ref, op_thresholds, negatives=None):
             thr = op_thresholds.get(t)
             out[f"tpr{t}"] = (sum(v > thr for v in pos) / len(pos)) if pos and thr is not None else None
         elif pos and neg:
-            thr = ref_quantile(neg, t)
-            out[f"tpr{t}"] = sum(v > thr for v in pos) / len(pos)
+            thr = ref_reachable(neg, t)
+            out[f"tpr{t}"] = sum(v > thr for v in pos) / len(pos) if thr is not None else None
         else:
             out[f"tpr{t}"] = None
     return out
@@ -373,7 +380,7 @@ def reference(sc):
         score = ref[2]
         cal_h = [score[i] for i in range(n) if calib[i] and place[i] == "headline" and docs[i]["label"] == "human"
                  and score[i] is not None]
-        op = {t: ref_quantile(cal_h, t) for t in TARGETS} if cal_h else None
+        op = {t: ref_reachable(cal_h, t) for t in TARGETS} if cal_h else None
         table = [i for i in range(n) if test[i] and s["scope"][i] and place[i] in ("headline", "side-label")]
         for g in groups:
             if j not in g["dets"]:
@@ -389,7 +396,7 @@ def reference(sc):
         if head_op is None:
             hh = [score[i] for i in table if docs[i]["label"] == "human" and score[i] is not None]
             aa = [score[i] for i in table if docs[i]["label"] == "ai" and score[i] is not None]
-            head_op = {t: ref_quantile(hh, t) for t in TARGETS} if hh and aa else {}
+            head_op = {t: ref_reachable(hh, t) for t in TARGETS} if hh and aa else {}
         ops.append(head_op)
         for kind in SLICES:
             vals = set()
@@ -501,11 +508,15 @@ def test_tables_equal_a_plain_computation(sc):
         for t in TARGETS:
             blk = r[f"tpr_at_fpr_{int(t * 100)}"]
             if blk["tpr"] is not None:
-                assert blk["threshold_source"] == t1[k]["source"]
+                assert blk["threshold_source"].startswith(t1[k]["source"])
                 hum, ai = ref["t1_sets"][k]
                 want = tpr_at_fpr_interval_scores(hum, ai, t, n_boot=N_BOOT, seed=3)
-                assert want.tpr == pytest.approx(blk["tpr"]) and blk["ci95"] == pytest.approx([want.lo, want.hi]), k
-                assert blk["ci95"][0] <= blk["tpr"] <= blk["ci95"][1]
+                assert want.tpr == pytest.approx(blk["tpr"]), k
+                if want.lo is None:  # a collapsed bootstrap: null with its reason, never a point as an interval
+                    assert blk["ci95"] is None and blk["ci95_reason"] == want.interval_reason, k
+                else:
+                    assert blk["ci95"] == pytest.approx([want.lo, want.hi]), k
+                    assert blk["ci95"][0] <= blk["tpr"] <= blk["ci95"][1] and blk["ci95"][0] < blk["ci95"][1]
             else:
                 assert blk["ci95"] is None and blk["ci95_reason"]
     got2 = {(r["detector"], r["slice_type"], r["slice"]): r for r in res["table2"]}

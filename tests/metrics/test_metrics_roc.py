@@ -21,6 +21,7 @@ from veribench.metrics import (
     roc_curve_points,
     tpr_at_fpr,
 )
+from veribench.metrics.intervals import DELONG_ZERO
 
 
 def plain_delong(y, s):
@@ -131,6 +132,9 @@ def test_fast_delong_matches_plain_delong(data):
     res = auroc_ci(y, s)
     half = norm.isf(0.025) * math.sqrt(var_p)
     assert res.method == "delong"
+    if var_p == 0.0:  # no interval where DeLong degenerates (veribench.metrics.intervals)
+        assert math.isnan(res.lo) and math.isnan(res.hi) and res.reason == DELONG_ZERO
+        return
     assert res.lo == pytest.approx(max(0.0, auc_p - half), abs=1e-12)
     assert res.hi == pytest.approx(min(1.0, auc_p + half), abs=1e-12)
     assert 0.0 <= res.lo <= res.auc <= res.hi <= 1.0

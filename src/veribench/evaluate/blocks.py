@@ -11,7 +11,13 @@ bootstrap interval (:func:`_blocks`), each ``None`` with a reason where undefine
 - TPR at each target FPR, at a threshold set on the calibration split's human texts or
   at the headline operating point (``fixed_thresholds``), else in sample (an oracle
   operating point); its interval refits the threshold in every resample
-  (:mod:`veribench.metrics.threshold_bootstrap`).
+  (:mod:`veribench.metrics.threshold_bootstrap`). A target that no threshold reaches on the
+  human texts that set it is null with the reason
+  (:func:`veribench.metrics.thresholds.unreachable_reason`, the grid's rule too); targets
+  that select the same threshold carry ``threshold_note``; a calibration threshold names
+  its corpus (``threshold_corpus``).
+- No interval of zero width: a DeLong variance of 0 or a collapsed bootstrap gives
+  ``null`` with the reason (:mod:`veribench.metrics.intervals`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from veribench.metrics import grouped as mgrouped
 from veribench.metrics import rates as mrates
 from veribench.metrics import roc as mroc
 from veribench.metrics import thresholds as mthr
+from veribench.metrics.intervals import BOOTSTRAP_ONE_VALUE, checked
 from veribench.metrics.threshold_bootstrap import METHOD as TPR_CI_METHOD
 from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_scores
 from veribench.protocol import roles
@@ -133,6 +140,7 @@ def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: 
     auc = np.full(g, np.nan)
     alo = np.full(g, np.nan)
     ahi = np.full(g, np.nan)
+    ci_why: list[str | None] = [None] * g  # why an AUROC interval is missing (the method degenerated)
     insample: dict[float, Any] = {}
     if ((n_pos > 0) & (n_neg > 0)).any():
         with warnings.catch_warnings(record=True) as caught:
@@ -147,6 +155,7 @@ def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: 
             if ctx.proto.auroc_ci == "delong":
                 ga = gs.auroc(alpha=alpha, warn=False)
                 auc, alo, ahi = ga.auc, ga.lo, ga.hi
+                ci_why = ga.ci_reasons()
             else:  # seeded bootstrap per group (documented; slower)
                 for i in range(g):
                     m = rk_codes == i
@@ -154,6 +163,7 @@ def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: 
                         r = mroc.auroc_ci(y[m], rk_score[m], alpha=alpha, method="bootstrap",
                                           n_boot=ctx.proto.bootstrap_n, seed=ctx.proto.seed)
                         auc[i], alo[i], ahi[i] = r.auc, r.lo, r.hi
+                        ci_why[i] = r.reason
             if fixed_thresholds is None:
                 for t in ctx.proto.tpr_at_fpr:
                     insample[t] = gs.tpr_at_fpr(t, warn=False)
@@ -197,15 +207,30 @@ def _blocks(ctx: _Ctx, codes: np.ndarray, g: int, member: np.ndarray, ctx_name: 
             b["auroc_ci95"], b["auroc_ci95_reason"] = [_f(alo[i]), _f(ahi[i])], None
         else:
             b["auroc_ci95"] = None
-            b["auroc_ci95_reason"] = why or "interval undefined: fewer than 2 texts in a class"
+            b["auroc_ci95_reason"] = why or ci_why[i] or "interval undefined: fewer than 2 texts in a class"
         b["auroc_method"] = ctx.proto.auroc_ci if defined else None
         if neg_src is not None:
             b["auroc_negatives"] = neg_src[i]
         for t in ctx.proto.tpr_at_fpr:
             b[tpr_key(t)] = _tpr_block(ctx, t, i, codes, member, fixed_thresholds, insample, n_pos, n_neg,
                                        negatives)
+        _note_same_thresholds(b, ctx.proto.tpr_at_fpr)
         blocks.append(b)
     return blocks
+
+
+def _note_same_thresholds(b: dict[str, Any], targets: Any) -> None:
+    """``threshold_note`` on the TPR blocks of one row whose targets select the same threshold
+    (:func:`veribench.metrics.thresholds.same_threshold_notes`), so identical TPRs say why."""
+    blocks = {t: b[tpr_key(t)] for t in targets if b[tpr_key(t)].get("tpr") is not None}
+    if len(blocks) < 2:
+        return
+    n_h = {blk.get("threshold_n_human") or blk.get("n_human") for blk in blocks.values()}
+    if len(n_h) != 1 or not next(iter(n_h)):
+        return
+    notes = mthr.same_threshold_notes(int(next(iter(n_h))), {t: blk["threshold"] for t, blk in blocks.items()})
+    for t, note in notes.items():
+        blocks[t]["threshold_note"] = note
 
 
 def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarray,
@@ -231,9 +256,13 @@ def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarra
         out = {**base, "tpr": (k / na) if na else None, "k": k, "n": na, "threshold": thr,
                "achieved_fpr": (fp / nh) if nh else None, "fp": fp if nh else None, "n_human": nh,
                "threshold_source": fixed[t]["source"], "threshold_n_human": fixed[t]["n_human"],
-               "reason": None if na else NO_AI}
+               "threshold_corpus": fixed[t].get("threshold_corpus"), "reason": None if na else NO_AI}
         if nh == 0:
             out["achieved_fpr_reason"] = NO_HUMAN
+        if fixed[t].get("unreachable"):  # one rule with the grid: null with the reason, never 0
+            why = fixed[t]["unreachable"]
+            out.update(tpr=None, k=None, reason=why, ci95=None, ci95_reason=why, ci_method=None)
+            return out
         out.update(_tpr_ci(ctx, t, fixed[t].get("human"), score[ai]))
         return out
     if not (n_pos[i] and n_neg[i]):
@@ -244,6 +273,11 @@ def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarra
     r = insample[t]
     inside = member & ctx.rank & (codes == i)
     score = ctx.det.oriented
+    why = mthr.unreachable_reason(int(r.n_human[i]), int(r.fp[i]), t, "this row's human texts")
+    if why is not None:  # one rule with the grid: null with the reason, never 0
+        return {**base, "tpr": None, "k": None, "n": int(r.n[i]), "threshold": _f(r.threshold[i]),
+                "achieved_fpr": _f(r.achieved_fpr[i]), "fp": int(r.fp[i]), "n_human": int(r.n_human[i]),
+                "threshold_source": IN_SAMPLE, "reason": why, "ci95": None, "ci95_reason": why, "ci_method": None}
     return {**base, "tpr": _f(r.tpr[i]), "k": int(r.k[i]), "n": int(r.n[i]), "threshold": _f(r.threshold[i]),
             "achieved_fpr": _f(r.achieved_fpr[i]), "fp": int(r.fp[i]), "n_human": int(r.n_human[i]),
             "threshold_source": IN_SAMPLE, "reason": r.reasons[i],
@@ -261,4 +295,5 @@ def _tpr_ci(ctx: _Ctx, t: float, human: np.ndarray | None, ai: np.ndarray) -> di
         return {"ci95": None, "ci95_reason": NO_AI, "ci_method": None}
     r = tpr_at_fpr_interval_scores(human, ai, t, n_boot=ctx.proto.bootstrap_n, seed=ctx.proto.seed, alpha=ctx.alpha)
     ctx.n_blocks += 1
-    return {"ci95": [r.lo, r.hi], "ci95_reason": None, "ci_method": TPR_CI_METHOD}
+    ci, why = checked(r.lo, r.hi, r.interval_reason, BOOTSTRAP_ONE_VALUE)
+    return {"ci95": ci, "ci95_reason": why, "ci_method": TPR_CI_METHOD}

@@ -47,6 +47,10 @@ Null with a reason (never 0, never NaN)
 - no human text on the cell's human side: ``auroc``, ``auroc_ci95`` and both TPRs are
   null (``n_human`` = 0; the TPR reason says so);
 - fewer than 2 texts on a side: ``auroc_ci95`` is null (DeLong's variance needs 2);
+- a DeLong variance of 0 (perfect separation, one distinct score) or a bootstrap whose
+  replicates all agree: that interval is null, never a point shown as an interval
+  (:mod:`veribench.metrics.intervals`); every null interval has its reason beside it
+  (``auroc_ci95_reason``, ``ci95_reason``);
 - a target FPR is **unreachable** in a threshold group when no threshold gives a
   false-positive rate in (0, target] on its unattacked human texts: fewer than 1/target of
   them (the smallest non-zero FPR, 1/n, exceeds the target) or ties at the top scores.
@@ -81,9 +85,10 @@ from scipy.stats import norm
 
 from veribench.errors import did_you_mean
 from veribench.evaluate.split import split_documents
+from veribench.metrics.intervals import BOOTSTRAP_ONE_VALUE, DELONG_ZERO, checked
 from veribench.metrics.threshold_bootstrap import METHOD as TPR_CI_METHOD
 from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_groups
-from veribench.metrics.thresholds import FLAG_RULE, allowed_false_positives, threshold_at_fpr_sorted
+from veribench.metrics.thresholds import FLAG_RULE, threshold_at_fpr_sorted, unreachable_reason
 from veribench.protocol import roles
 
 #: The roll-up value of a tag in a cell (RAID's name).
@@ -165,8 +170,8 @@ def compute_grid(
     Returns:
         ``{"rows": [...], "info": {...}}``: one row per (detector, cell with AI texts), keys
         exactly: each grid tag (its value or ``"all"``), ``detector``, ``n_human``, ``n_ai``,
-        ``auroc``, ``auroc_ci95``, and per target ``tpr_at_fpr_<pct>`` =
-        ``{tpr, threshold, achieved_fpr, ci95, reason, threshold_fit}`` (see the module docstring);
+        ``auroc``, ``auroc_ci95``, ``auroc_ci95_reason``, and per target ``tpr_at_fpr_<pct>`` =
+        ``{tpr, threshold, achieved_fpr, ci95, ci95_reason, reason, threshold_fit}`` (see the module docstring);
         ``info`` holds the rules, every group's thresholds and the excluded counts.
 
     Raises:
@@ -222,8 +227,9 @@ def compute_grid(
                           "(smallest t with #{human > t}/n <= target)",
         "human_side": "human texts of the cell's threshold group, any attack (all human texts when the group "
                       "is rolled up)",
-        "null_rules": "auroc and auroc_ci95 are null when n_human is 0; auroc_ci95 also when n_ai or n_human < 2; "
-                      "each TPR's reason says why it is null",
+        "null_rules": "auroc and auroc_ci95 are null when n_human is 0; auroc_ci95 also when n_ai or n_human < 2 "
+                      "or the DeLong variance is 0; a TPR's ci95 also when the bootstrap collapses; "
+                      "each null says why (reason, auroc_ci95_reason, ci95_reason)",
         "threshold_fit": THRESHOLD_FIT,
         "threshold_fit_note": "each threshold is fitted on the unattacked human texts of this same evaluation "
                               "(no held-out calibration split): the TPR is an in-sample operating point",
@@ -383,12 +389,13 @@ def _cell_blocks(sa: np.ndarray, gcol: np.ndarray, codes: list[np.ndarray], k: l
 
 
 def _grid_tpr_intervals(sa, gcol, codes, k, strides, want: list[np.ndarray], hs_g: list[np.ndarray], targets,
-                        n_boot: int, seed: int, alpha: float) -> list[dict[int, tuple[float, float]]]:
-    """Per target, {cell id: (lo, hi)} for the cells in ``want[ti]``: the tables' interval
+                        n_boot: int, seed: int, alpha: float) -> list[dict[int, tuple[Any, Any, str | None]]]:
+    """Per target, {cell id: (lo, hi, reason)} (lo/hi ``None`` with the reason when the
+    bootstrap collapsed) for the cells in ``want[ti]``: the tables' interval
     (:func:`veribench.metrics.threshold_bootstrap.tpr_at_fpr_interval_groups`: every group's
     threshold refitted on its unattacked human texts in every resample, the cell's AI texts
     resampled together)."""
-    out: list[dict[int, tuple[float, float]]] = [{} for _ in targets]
+    out: list[dict[int, tuple[Any, Any, str | None]]] = [{} for _ in targets]
     allw = np.unique(np.concatenate(want)) if want else np.zeros(0, np.int64)
     if not allw.size:
         return out
@@ -403,7 +410,7 @@ def _grid_tpr_intervals(sa, gcol, codes, k, strides, want: list[np.ndarray], hs_
             if c in wsets[ti]:
                 r = tpr_at_fpr_interval_groups([hs_g[g] for g in gs], ais, t, n_boot=n_boot, seed=seed, alpha=alpha,
                                                presorted=True, cache=cache, cache_key=(ti, tuple(gs)))
-                out[ti][c] = (r.lo, r.hi)
+                out[ti][c] = (r.lo, r.hi, r.interval_reason)
     return out
 
 
@@ -447,13 +454,7 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
                 why[ti][g] = f"no unattacked human text with a score in {where}: no threshold"
                 continue
             thr[ti, g], fp[ti, g] = threshold_at_fpr_sorted(hs, t)
-            if fp[ti, g] == 0:
-                if allowed_false_positives(hs.size, t) == 0 and 1.0 / hs.size > t:
-                    why[ti][g] = (f"target FPR {t:g} unreachable in {where}: {hs.size} unattacked human texts, the "
-                                  f"smallest non-zero false-positive rate is 1/{hs.size} = {1.0 / hs.size:.4g}")
-                else:
-                    why[ti][g] = (f"target FPR {t:g} unreachable in {where}: the top human scores tie, no threshold "
-                                  f"gives a false-positive rate in (0, {t:g}]")
+            why[ti][g] = unreachable_reason(int(hs.size), int(fp[ti, g]), t, f"{where} (unattacked)")
     info["thresholds"][name] = {
         f"{t:g}": {g_names[g]: {"threshold": _fl(thr[ti, g]), "n_human_unattacked": int(nh_u[g]),
                                 "false_positives": int(fp[ti, g]),
@@ -542,7 +543,12 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
         row["n_ai"] = n_ai
         a = _fl(aucl[j]) if n_h > 0 else None
         row["auroc"] = a
-        row["auroc_ci95"] = [lo_ci[j], hi_ci[j]] if a is not None and n_ai >= 2 and n_h >= 2 else None
+        if a is None:
+            row["auroc_ci95"], row["auroc_ci95_reason"] = None, "no human texts on this cell's human side"
+        elif n_ai < 2 or n_h < 2:
+            row["auroc_ci95"], row["auroc_ci95_reason"] = None, "interval undefined: fewer than 2 texts on a side"
+        else:
+            row["auroc_ci95"], row["auroc_ci95_reason"] = checked(lo_ci[j], hi_ci[j], None, DELONG_ZERO)
         groups = np.flatnonzero(in_group[j]).tolist() if n_groups[j] != 1 else None
         for ti, t in enumerate(targets):
             rate, ach, nbad = tpr_parts[ti]
@@ -550,8 +556,8 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
                 threshold: Any = _fl(thr[ti, int(np.argmax(in_group[j]))])
             else:
                 threshold = {g_names[g]: _fl(thr[ti, g]) for g in groups}
-            e = {"tpr": None, "threshold": threshold, "achieved_fpr": None, "ci95": None, "reason": None,
-                 "threshold_fit": THRESHOLD_FIT}
+            e = {"tpr": None, "threshold": threshold, "achieved_fpr": None, "ci95": None, "ci95_reason": None,
+                 "reason": None, "threshold_fit": THRESHOLD_FIT}
             if n_h == 0:
                 e["reason"] = "no human texts on this cell's human side"
             elif nbad[j] > 0:
@@ -561,8 +567,11 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
                     reasons.append(f"{int(pres[j, G])} AI texts have no {threshold_by} value: no threshold")
                 e["reason"] = "; ".join(reasons)
             else:
-                lo, hi = cis[ti][int(cells[j])]
-                e["tpr"], e["ci95"], e["achieved_fpr"] = rate[j], [lo, hi], _fl(ach[j])
+                lo, hi, ci_why = cis[ti][int(cells[j])]
+                e["tpr"], e["achieved_fpr"] = rate[j], _fl(ach[j])
+                e["ci95"], e["ci95_reason"] = checked(lo, hi, ci_why, BOOTSTRAP_ONE_VALUE)
+            if e["ci95"] is None and e["ci95_reason"] is None:
+                e["ci95_reason"] = e["reason"]
             row[target_key(t)] = e
         out.append(row)
     return out
@@ -608,7 +617,8 @@ def raid_leaderboard(grid: dict[str, Any], detector: str, *, metadata: dict[str,
                 tpc = int(round(e["tpr"] * r["n_ai"]))
                 acc[tk] = {"tp": tpc, "fn": r["n_ai"] - tpc, "accuracy": e["tpr"]}
         scores.append({**{t: r[t] for t in RAID_TAGS}, "accuracy": acc, "auroc": r["auroc"]})
-        extra.append({"auroc_ci95": r["auroc_ci95"], **{tk: {k: r[rk][k] for k in ("ci95", "achieved_fpr", "reason")}
+        extra.append({"auroc_ci95": r["auroc_ci95"], "auroc_ci95_reason": r["auroc_ci95_reason"],
+                      **{tk: {k: r[rk][k] for k in ("ci95", "ci95_reason", "achieved_fpr", "reason")}
                                                          for tk, rk in keys.items()}})
     th = info["thresholds"][detector]
 

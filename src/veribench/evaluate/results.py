@@ -49,10 +49,10 @@ from veribench.evaluate import groups as mgroups
 from veribench.evaluate.agreement import _agreement
 from veribench.evaluate.arrays import LABEL_ORDER, DetArrays, DocArrays
 from veribench.evaluate.blocks import _blocks, _Ctx, tpr_key
-from veribench.evaluate.comparisons import DetectorInput, compute_comparisons
+from veribench.evaluate.comparisons import DetectorInput, compute_comparisons, parse_comparisons
 from veribench.evaluate.decision import Decision, decide
 from veribench.evaluate.reasons import FROM_CALIBRATION, IN_SAMPLE, NO_COMPARISONS
-from veribench.evaluate.robustness import robustness_rows
+from veribench.evaluate.robustness import adjust_robustness, robustness_rows
 from veribench.evaluate.slices import DERIVED_MEMBERS, DERIVED_SLICES, _slice_codes, slice_kinds
 from veribench.evaluate.split import split_documents
 from veribench.metrics import grouped as mgrouped
@@ -103,19 +103,41 @@ def _hazards(det: DetArrays, pool: np.ndarray) -> tuple[dict[str, int] | None, s
     return out, None
 
 
-def _operating_thresholds(ctx: _Ctx, calib: np.ndarray, headline: np.ndarray) -> tuple[dict[float, dict[str, Any]], int]:
-    """TPR-at-FPR thresholds from the calibration split's headline human texts ({} when none)."""
+def _operating_thresholds(ctx: _Ctx, calib: np.ndarray, headline: np.ndarray,
+                          corpus: np.ndarray) -> tuple[dict[float, dict[str, Any]], int]:
+    """TPR-at-FPR thresholds from the calibration split's headline human texts ({} when none),
+    each with the corpus (or corpora) those texts come from (``threshold_corpus``: a row of
+    another corpus borrows this threshold, and says so) and, where the target is unreachable
+    on them, ``unreachable`` (:func:`veribench.metrics.thresholds.unreachable_reason`)."""
     hm = calib & headline & ctx.rank & (ctx.lab == roles.NEGATIVE_CODE)
     nh = int(hm.sum())
     if nh == 0:
         return {}, 0
     h = np.sort(ctx.det.oriented[hm])
+    corpora = sorted({str(c) for c in np.asarray(corpus, dtype=object)[hm]})
+    src = f"{FROM_CALIBRATION}: {nh} human texts of corpus {', '.join(corpora)}"
     out = {}
     for t in ctx.proto.tpr_at_fpr:
         thr, fp = mthr.threshold_at_fpr_sorted(h, t)
-        out[t] = {"threshold": float(thr), "source": FROM_CALIBRATION, "n_human": nh, "calibration_fp": int(fp),
-                  "human": h}
+        out[t] = {"threshold": float(thr), "source": src, "n_human": nh, "calibration_fp": int(fp),
+                  "threshold_corpus": corpora, "human": h,
+                  "unreachable": mthr.unreachable_reason(nh, int(fp), t, f"the calibration split of corpus "
+                                                                         f"{', '.join(corpora)}")}
     return out, nh
+
+
+def _operating_warnings(label: str, rows: list[dict[str, Any]], targets: Any) -> list[str]:
+    """One warning per distinct unreachable-target reason or threshold note of a detector's
+    Table 1 rows (``tpr_at_fpr_*.reason`` / ``threshold_note``), naming the rows' groups."""
+    seen: dict[str, list[str]] = {}
+    for r in rows:
+        for t in targets:
+            b = r.get(tpr_key(t)) or {}
+            for msg in (b.get("reason") if b.get("tpr") is None and "unreachable" in str(b.get("reason")) else None,
+                        b.get("threshold_note")):
+                if msg:
+                    seen.setdefault(msg, []).append(str(r.get("group")))
+    return [f"{label} ({', '.join(dict.fromkeys(groups))}): {msg}" for msg, groups in seen.items()]
 
 
 def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, run_meta: dict[str, Any] | None = None,
@@ -174,15 +196,9 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
         counted_mat[j], flag_mat[j] = dec.counted, dec.flagged
         ctx = _Ctx(d, dec, lab, scored, rank, alpha, proto, {}, warn_list)
         ctxs.append(ctx)
-        fixed, n_cal_h = _operating_thresholds(ctx, calib, rl.headline)
+        fixed, n_cal_h = _operating_thresholds(ctx, calib, rl.headline, docs.corpus)
         if dec.reason:
             warn_list.append(f"{d.label}: rates are null: {dec.reason}")
-        # Warnings on the operating points and the scores themselves.
-        n_h_set = n_cal_h or int((test & rl.headline & rank & (lab == roles.NEGATIVE_CODE)).sum())
-        for t in proto.tpr_at_fpr:
-            if n_h_set and t * n_h_set < 1:
-                warn_list.append(f"{d.label}: target FPR {t:g} is below 1/n of the {n_h_set} human texts that set "
-                                 f"its threshold; the threshold is the largest human score and the achieved FPR is 0")
         if rank.any() and np.unique(d.oriented[rank]).size == 1:
             warn_list.append(f"{d.label}: a single distinct score ({d.oriented[rank][0]:g}) over {int(rank.sum())} "
                              "texts; it cannot rank texts (AUROC 0.5 where defined)")
@@ -193,7 +209,7 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                      "defined": dec.defined, "reason": dec.reason})
         pool = test & scope & (lab != roles.UNKNOWN_CODE)
         excluded_all = _excluded(d, dec, pool, scope)
-        operating = (f"{FROM_CALIBRATION} (threshold from {n_cal_h} calibration human texts; FPR achieved on test)"
+        operating = (f"{next(iter(fixed.values()))['source']} (the threshold of every row; FPR achieved on test)"
                      if fixed else IN_SAMPLE + " (threshold set on the texts it reports)")
         det_rows.append({"detector": d.label, "spec_hash": d.spec_hash, "name": d.spec.get("name"),
                          "version": d.spec.get("version"), "settings": d.spec.get("settings", {}),
@@ -222,6 +238,11 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
             table1.append({**base, **gblocks[gi], "rule_defined": dec.defined, "operating_point": operating,
                            "excluded_n": sum(ex.values()), "excluded": ex, "hazards": hz, "hazards_reason": hz_why,
                            "group": g.id})
+        # Warnings on the operating points: the Table 1 rows' own reasons and notes (the same
+        # computed values as the rows show, never a second computation that could contradict them).
+        for w in _operating_warnings(d.label, [r for r in table1 if r["detector"] == d.label], proto.tpr_at_fpr):
+            if w not in warn_list:
+                warn_list.append(w)
         for kind, values, codes in kinds:
             if kind in DERIVED_SLICES:
                 blocks = _blocks(ctx, codes, len(values), test & scope & derived, f"{d.label} / {kind}", values,
@@ -236,7 +257,12 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                         head_thresholds = {t: {"threshold": b[tpr_key(t)]["threshold"],
                                                "source": "headline " + IN_SAMPLE,
                                                "n_human": b[tpr_key(t)]["n_human"],
-                                               "human": np.sort(d.oriented[elig_rank & (lab == roles.NEGATIVE_CODE)])}
+                                               "human": np.sort(d.oriented[elig_rank & (lab == roles.NEGATIVE_CODE)]),
+                                               # one rule: a target unreachable on the headline
+                                               # human texts is null in every row that applies it
+                                               "unreachable": mthr.unreachable_reason(
+                                                   int(b[tpr_key(t)]["n_human"] or 0), int(b[tpr_key(t)]["fp"] or 0),
+                                                   t, "the headline human texts")}
                                            for t in proto.tpr_at_fpr}
                 elif b["human_n"] or b["ai_n"] or b["edited_n"] or b["mixed_n"] or b["ranked_n"]:
                     # A slice the detector scored nothing in gets no row (e.g. a detector
@@ -283,6 +309,10 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
           "flagged": decisions[j].flagged, "defined": decisions[j].defined, "reason": decisions[j].reason}
          for j, d in enumerate(dets)], alpha)
     stats = _comparisons(docs, dets, decisions, ctxs, rl, test, groups, kinds, proto)
+    # Robustness rows join the run's correction: one more stated family (issue 25).
+    rb_cfg = parse_comparisons(proto.comparisons)
+    stats["corrections"].setdefault("families", []).append(adjust_robustness(robustness, rb_cfg.correction))
+    stats["corrections"].setdefault("alpha", rb_cfg.alpha)
     n_boot_blocks = sum(c.n_blocks for c in ctxs)
     return {
         "run": {**(run_meta or {}), "split": split_info, "interval_method": "wilson", "confidence": proto.confidence,

@@ -26,6 +26,12 @@ measured). Side labels (``ai-edited-human``, ``mixed``) get no robustness row.
   (McNemar 1947; statsmodels): :func:`veribench.metrics.paired.paired_rate_difference`, the
   attacked flags as "a" and the source flags as "b".
 
+Multiple comparisons: the rows' McNemar p-values form one family of the run's correction
+(:func:`adjust_robustness`: Holm 1979 by default, the protocol's ``[comparisons]
+correction``), stated in ``corrections.families`` beside the comparison and gap families;
+each ``difference`` carries ``p_adjusted`` beside ``p_value``, and a change is called
+significant only when ``p_adjusted`` is below alpha (a raw p of 0.031 among 15 rows is not).
+
 Undefined values are ``None`` with a ``reason`` (no decision rule, no pairs, no discordant
 pairs for the test), never NaN or 0. Documents that could not be paired are counted per
 reason in ``unpaired``.
@@ -66,6 +72,31 @@ def _variant_key(derivation: str, attack: str | None, variant: Any, arm: Any) ->
     return derivation, name, variant if isinstance(variant, str) else json.dumps(variant, sort_keys=True)
 
 
+ROBUSTNESS_FAMILY = ("every robustness row of this run (detector x variant x metric: derived texts against "
+                     "their sources) whose McNemar p-value is defined")
+
+
+def adjust_robustness(rows: list[dict[str, Any]], correction: str = "holm") -> dict[str, Any]:
+    """Set ``difference.p_adjusted`` on every row (``None`` where ``p_value`` is ``None``) and
+    return the family's description for ``corrections.families``.
+
+    Args:
+        rows: :func:`robustness_rows` output (changed in place).
+        correction: ``"holm"`` (Holm 1979, step-down, via statsmodels'
+            ``multipletests``: :func:`veribench.metrics.paired.adjust_pvalues`) or ``"none"``.
+
+    Returns:
+        ``{"name": "robustness", "size": m, "rows": len(rows), "correction", "description"}``
+        with m the number of rows whose p-value is defined.
+    """
+    diffs = [r.get("difference") or {} for r in rows]
+    adj = mpaired.adjust_pvalues([d.get("p_value") for d in diffs], correction)  # type: ignore[arg-type]
+    for d, p in zip(diffs, adj, strict=True):
+        d["p_adjusted"] = p
+    return {"name": "robustness", "size": sum(d.get("p_value") is not None for d in diffs), "rows": len(rows),
+            "correction": correction, "description": ROBUSTNESS_FAMILY}
+
+
 def _rate(k: int | None, n: int, alpha: float, reason: str | None) -> dict[str, Any]:
     if reason is not None or n == 0:
         return {"k": None, "n": n, "rate": None, "ci95": None, "reason": reason or NO_PAIRS}
@@ -95,7 +126,7 @@ def robustness_rows(doc_id: np.ndarray, label_code: np.ndarray, tags: Sequence[d
         Rows ``{"detector", "attack", "derivation", "variant", "metric", "n_derived", "n_pairs",
         "unpaired", "attacked", "source", "difference"}``; ``attacked``/``source`` =
         ``{"k", "n", "rate", "ci95", "reason"}``; ``difference`` = ``{"estimate" (attacked -
-        source), "ci95", "p_value", "test", "interval", "reason", "detail"}``.
+        source), "ci95", "p_value", "p_adjusted" (set by :func:`adjust_robustness`), "test", "interval", "reason", "detail"}``.
     """
     n = len(doc_id)
     if source_id is None or not tags or n == 0:
@@ -150,13 +181,13 @@ def robustness_rows(doc_id: np.ndarray, label_code: np.ndarray, tags: Sequence[d
                        "attacked": _rate(int(fa.sum()), n_pairs, alpha, why),
                        "source": _rate(int(fs.sum()), n_pairs, alpha, why)}
                 if why is not None or n_pairs == 0:
-                    row["difference"] = {"estimate": None, "ci95": None, "p_value": None,
+                    row["difference"] = {"estimate": None, "ci95": None, "p_value": None, "p_adjusted": None,
                                          "test": mpaired.MCNEMAR_TEST, "interval": mpaired.NEWCOMBE_PAIRED_INTERVAL,
                                          "reason": why or NO_PAIRS, "detail": {}}
                 else:
                     res = mpaired.paired_rate_difference(fa, fs, alpha)
                     row["difference"] = {"estimate": res.estimate, "ci95": [res.lo, res.hi], "p_value": res.p_value,
-                                         "test": res.test, "interval": res.interval,
+                                         "p_adjusted": None, "test": res.test, "interval": res.interval,
                                          "reason": NO_DISCORDANT if res.reason == mpaired.NO_DISCORDANT else res.reason,
                                          "detail": dict(res.detail)}
                 rows.append(row)

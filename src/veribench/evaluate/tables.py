@@ -58,10 +58,23 @@ ROBUST_NOTE = ("Pairs: a derived text and its source, both scored validly by the
 ROBUST_COLUMNS = [("detector", "Detector"), ("rb_attack", "Attack"), ("rb_metric", "Metric"), ("n_pairs", "Pairs"),
                   ("rb_attacked", "Attacked [95% CI]"), ("rb_source", "Source [95% CI]"),
                   ("rb_difference", "Difference [95% CI]"), ("rb_p", "p (McNemar exact)"),
-                  ("rb_unpaired", "Not paired")]
+                  ("rb_p_adj", "p (adjusted)"), ("rb_unpaired", "Not paired")]
 GAP_COLUMNS = [("detector", "Detector"), ("gap_name", "Gap (a − b)"), ("metric", "Metric"), ("gap_a", "a"),
                ("gap_b", "b"), ("gap_estimate", "Difference [95% CI]"), ("gap_p", "p"), ("gap_p_adj", "p (adjusted)")]
 METRIC_NAMES = {"fpr": "FPR", "catch_rate": "catch rate", "auroc": "AUROC"}
+
+
+def robust_note(res: dict[str, Any]) -> str:
+    """:data:`ROBUST_NOTE` plus the correction family the robustness p-values belong to
+    (``corrections.families``' ``robustness`` entry), so a raw p is never read as significant."""
+    cor = res.get("corrections") or {}
+    fam = next((f for f in cor.get("families") or [] if f.get("name") == "robustness"), None)
+    if fam is None:
+        return ROBUST_NOTE
+    corr = "Holm's correction" if fam.get("correction") == "holm" else "no correction"
+    return (f"{ROBUST_NOTE} p (adjusted): {corr} over the run's robustness family of {fam.get('size', 0)} tests "
+            f"({fam.get('description')}); a change is significant only where the adjusted p is at most alpha "
+            f"{cor.get('alpha', 0.05)}.")
 
 
 def _slice_name(a: dict[str, Any]) -> str:
@@ -145,9 +158,9 @@ def _robust_cell(row: dict[str, Any], key: str) -> str:
     d = row.get("difference") or {}
     if key == "rb_difference":
         return _diff_text(d)
-    if key == "rb_p":
-        return _p_text(d.get("p_value"), d.get("reason") if d.get("estimate") is None or d.get("p_value") is None
-                       else None)
+    if key in ("rb_p", "rb_p_adj"):
+        p = d.get("p_value" if key == "rb_p" else "p_adjusted")
+        return _p_text(p, d.get("reason") if d.get("estimate") is None or p is None else None)
     un = row.get("unpaired") or {}
     return ", ".join(f"{k} {v}" for k, v in un.items()) or "0"
 
@@ -199,7 +212,8 @@ def cell(row: dict[str, Any], key: str) -> str:
         achieved = _pct(fpr) if fpr is not None else _null(null_reason(v, "achieved_fpr") or "not recorded")
         return (f"{_pct(v['tpr'])}{mark}" + _interval(v.get("ci95"), lambda x: f"{100 * x:.1f}",
                                                       null_reason(v, "ci95"))
-                + f" (achieved FPR {achieved})")
+                + f" (achieved FPR {achieved})" + _borrowed(row, v)
+                + (f" ({v['threshold_note']})" if v.get("threshold_note") else ""))
     if key in ("false_positives", "detections"):
         v = row.get(key)
         denom = row.get("human_n" if key == "false_positives" else "ai_n")
@@ -219,6 +233,15 @@ def cell(row: dict[str, Any], key: str) -> str:
     if isinstance(v, list):
         return ", ".join(map(str, v))
     return DASH if v is None else str(v)
+
+
+def _borrowed(row: dict[str, Any], v: dict[str, Any]) -> str:
+    """`` (threshold set on corpus X)`` when a TPR's threshold comes from another corpus's texts."""
+    corp = v.get("threshold_corpus") or []
+    grp = str(row.get("group") or "")
+    if not corp or grp in (f"corpus:{c}" for c in corp):
+        return ""
+    return f" (threshold set on corpus {', '.join(corp)})"
 
 
 def _has_side(rows: Iterable[dict[str, Any]]) -> bool:
@@ -282,7 +305,7 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
         tables.append((res["side_rows"], "Side rows: side arms and derived texts (never headline)", None,
                        _side_cols(res["side_rows"])))
     if res.get("robustness"):
-        tables.append((res["robustness"], ROBUST_TITLE, ROBUST_NOTE, ROBUST_COLUMNS))
+        tables.append((res["robustness"], ROBUST_TITLE, robust_note(res), ROBUST_COLUMNS))
     for rows, ttl, note, cols in tables:
         t = Table(title=ttl, caption=note, show_lines=False, header_style="bold")
         for _, h in cols:
@@ -428,7 +451,7 @@ def markdown(res: dict[str, Any]) -> str:
         out += ["", "## Side rows: side arms and derived texts (never in the headline rates)", ""]
         out += _md_table(res["side_rows"], _side_cols(res["side_rows"]))
     if res.get("robustness"):
-        out += ["", f"## {ROBUST_TITLE}", "", ROBUST_NOTE, ""] + _md_table(res["robustness"], ROBUST_COLUMNS)
+        out += ["", f"## {ROBUST_TITLE}", "", robust_note(res), ""] + _md_table(res["robustness"], ROBUST_COLUMNS)
     if _in_sample_used(res):
         out += ["", IN_SAMPLE_NOTE]
     if res.get("agreement"):
@@ -527,7 +550,7 @@ def html_page(res: dict[str, Any]) -> str:
     agree = (f"<h2>Agreement (texts every detector of the row scored)</h2>{table(res['agreement'], _agree_cols(res))}"
              if res.get("agreement") else "")
     if res.get("robustness"):
-        agree += f"<h2>{html.escape(ROBUST_TITLE)}</h2><p>{html.escape(ROBUST_NOTE)}</p>" + table(res["robustness"],
+        agree += f"<h2>{html.escape(ROBUST_TITLE)}</h2><p>{html.escape(robust_note(res))}</p>" + table(res["robustness"],
                                                                                                ROBUST_COLUMNS)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>veribench run {html.escape(str(run.get('run_id')))}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;}}table{{border-collapse:collapse;margin:1rem 0;font-size:.9rem}}

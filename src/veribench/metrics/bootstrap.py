@@ -15,12 +15,15 @@ from typing import Any
 import numpy as np
 
 from veribench.metrics._base import warn_undefined
+from veribench.metrics.intervals import bootstrap_reason, collapsed
 
 
 @dataclass(frozen=True)
 class BootstrapCI:
     """Percentile interval. ``estimate`` is ``values_fn`` on the original arrays; ``n_valid``
-    counts the replicates that gave a finite value (the others are left out)."""
+    counts the replicates that gave a finite value (the others are left out). lo/hi are NaN
+    with ``reason`` when there is no interval (no finite replicate, or the two percentiles
+    coincide: :func:`veribench.metrics.intervals.bootstrap_reason`)."""
 
     estimate: float
     lo: float
@@ -29,6 +32,7 @@ class BootstrapCI:
     n_valid: int
     seed: int
     alpha: float
+    reason: str | None = None
 
 
 def resample_indices(n: int, rng: np.random.Generator, strata: np.ndarray | None = None) -> np.ndarray:
@@ -64,7 +68,8 @@ def bootstrap_ci(
 
     Returns:
         :class:`BootstrapCI`. lo/hi are NaN (with an :class:`UndefinedMetricWarning`) when no
-        replicate gives a finite value.
+        replicate gives a finite value, and NaN with ``reason`` when the percentiles
+        coincide (never a zero-width interval).
 
     Raises:
         ValueError: no arrays, unequal lengths, n_boot < 1, alpha outside (0, 1).
@@ -89,9 +94,14 @@ def bootstrap_ci(
         idx = resample_indices(n, rng, st)
         reps[b] = values_fn(*(a[idx] for a in arrs))
     ok = np.isfinite(reps)
+    reason = None
     if not ok.any():
-        warn_undefined("bootstrap: no replicate gave a finite value; interval undefined")
+        reason = "bootstrap: no replicate gave a finite value; interval undefined"
+        warn_undefined(reason)
         lo = hi = float("nan")
     else:
         lo, hi = (float(v) for v in np.quantile(reps[ok], [alpha / 2.0, 1.0 - alpha / 2.0]))
-    return BootstrapCI(estimate, lo, hi, int(n_boot), int(ok.sum()), int(seed), float(alpha))
+        if collapsed(lo, hi):
+            reason = bootstrap_reason(reps[ok])
+            lo = hi = float("nan")
+    return BootstrapCI(estimate, lo, hi, int(n_boot), int(ok.sum()), int(seed), float(alpha), reason)

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.stats import norm
 
 from veribench.metrics._base import as_binary, as_scores, warn_undefined
+from veribench.metrics.intervals import DELONG_ZERO
 from veribench.metrics.thresholds import _check_target, allowed_false_positives
 
 
@@ -77,7 +78,9 @@ def group_agreement(codes: Any, flags: Any, n_groups: int | None = None) -> tupl
 @dataclass
 class GroupAuroc:
     """Per-group AUROC arrays (length n_groups). NaN where a group lacks a class (auc, var,
-    lo, hi) or has fewer than 2 texts in a class (var, lo, hi)."""
+    lo, hi) or has fewer than 2 texts in a class (var, lo, hi); lo/hi also NaN where the
+    DeLong variance is 0 (no interval: :data:`veribench.metrics.intervals.DELONG_ZERO`;
+    :meth:`ci_reasons` says which)."""
 
     auc: np.ndarray
     var: np.ndarray
@@ -85,6 +88,21 @@ class GroupAuroc:
     hi: np.ndarray
     n_pos: np.ndarray
     n_neg: np.ndarray
+
+    def ci_reasons(self) -> list[str | None]:
+        """Per group, why lo/hi are NaN (``None`` where the interval exists): no class,
+        fewer than 2 texts in a class, or a DeLong variance of 0."""
+        out: list[str | None] = []
+        for i in range(self.auc.shape[0]):
+            if np.isfinite(self.lo[i]):
+                out.append(None)
+            elif self.n_pos[i] == 0 or self.n_neg[i] == 0:
+                out.append("AUROC undefined: one class only")
+            elif self.n_pos[i] < 2 or self.n_neg[i] < 2:
+                out.append("interval undefined: fewer than 2 texts in a class")
+            else:
+                out.append(DELONG_ZERO)
+        return out
 
 
 @dataclass
@@ -211,6 +229,9 @@ class GroupedScores:
         half = float(norm.isf(alpha / 2.0)) * np.sqrt(np.maximum(var, 0.0))
         lo = np.clip(auc - half, 0.0, 1.0)
         hi = np.clip(auc + half, 0.0, 1.0)
+        zero = ~np.isnan(var) & ((var <= 0.0) | (lo == hi))  # DeLong degenerates: no interval
+        lo[zero] = np.nan
+        hi[zero] = np.nan
         if warn and undefined.any():
             warn_undefined(
                 f"AUROC undefined for {int(undefined.sum())} group(s) with one class only: "

@@ -38,6 +38,7 @@ from scipy.stats import norm
 
 from veribench.heap import frozen
 from veribench.metrics._base import as_binary, check_pair
+from veribench.metrics.intervals import NO_VARIATION
 from veribench.metrics.rates import _check_alpha, _check_counts, wilson
 from veribench.metrics.roc import delong_components
 
@@ -51,7 +52,9 @@ CORRECTIONS = ("holm", "none")
 
 #: Reasons (one wording each).
 NO_DISCORDANT = "no discordant pairs (both detectors flag exactly the same texts): McNemar's test has no information"
-ZERO_VARIANCE = "the DeLong variance of the difference is 0 (identical rankings, or both detectors separate the classes perfectly)"
+#: A difference that does not vary (``veribench.metrics.intervals.NO_VARIATION``): estimate kept, no interval.
+ZERO_VARIANCE = (f"{NO_VARIATION}: the DeLong variance of the difference is 0 (identical rankings, or both detectors "
+                 "separate the classes perfectly)")
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from scipy.stats import norm, rankdata
 
 from veribench.metrics._base import check_pair, warn_undefined
 from veribench.metrics.bootstrap import bootstrap_ci
+from veribench.metrics.intervals import DELONG_ZERO, collapsed
 from veribench.metrics.thresholds import _check_target, threshold_at_fpr_sorted
 
 
@@ -98,10 +99,14 @@ def _delong(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
 
 
 class AurocCI(NamedTuple):
+    """AUROC in [0, 1] with its (1 - alpha) interval; lo/hi NaN where there is none, with
+    ``reason`` (:mod:`veribench.metrics.intervals`) when the method degenerated."""
+
     auc: float
     lo: float
     hi: float
     method: str
+    reason: str | None = None
 
 
 def auroc_ci(
@@ -119,9 +124,10 @@ def auroc_ci(
         y_true, y_score: as in :func:`auroc`.
         alpha: 0.05 for 95%.
         method: ``"delong"``: AUC +- z_{1-alpha/2} * sqrt(DeLong variance), clipped to [0, 1]
-            (fast algorithm, Sun & Xu 2014). With perfectly separated classes the DeLong
-            variance is 0 and the interval collapses to [1, 1] (likewise the bootstrap's);
-            read it together with the class counts. ``"bootstrap"``: seeded percentile bootstrap,
+            (fast algorithm, Sun & Xu 2014). With perfectly separated classes (or one
+            distinct score) the DeLong variance is 0: no interval (lo/hi NaN, ``reason`` =
+            :data:`veribench.metrics.intervals.DELONG_ZERO`), never a point shown as an
+            interval; likewise a bootstrap whose replicates all agree. ``"bootstrap"``: seeded percentile bootstrap,
             resampling AI and human texts separately (stratified), ``n_boot`` replicates.
         n_boot, seed: bootstrap settings (ignored for DeLong).
 
@@ -149,9 +155,12 @@ def auroc_ci(
             warn_undefined(f"DeLong interval needs >= 2 texts per class (AI n={m}, human n={n})")
             return AurocCI(auc, nan, nan, method)
         half = float(norm.isf(alpha / 2.0)) * float(np.sqrt(max(var, 0.0)))
-        return AurocCI(auc, max(0.0, auc - half), min(1.0, auc + half), method)
+        lo, hi = max(0.0, auc - half), min(1.0, auc + half)
+        if var <= 0.0 or collapsed(lo, hi):
+            return AurocCI(auc, nan, nan, method, DELONG_ZERO)
+        return AurocCI(auc, lo, hi, method)
     res = bootstrap_ci(_midrank_auc, [y, s], n_boot=n_boot, seed=seed, alpha=alpha, strata=y)
-    return AurocCI(res.estimate, res.lo, res.hi, method)
+    return AurocCI(res.estimate, res.lo, res.hi, method, res.reason)
 
 
 def auroc_delong_variance(y_true: Any, y_score: Any, pos_label: Any = None) -> tuple[float, float]:

@@ -75,6 +75,7 @@ from typing import Any, TypedDict
 import numpy as np
 
 from veribench.metrics._base import as_scores, check_pair
+from veribench.metrics.intervals import bootstrap_reason, collapsed
 from veribench.metrics.rates import _check_alpha
 from veribench.metrics.roc import tpr_at_fpr
 from veribench.metrics.thresholds import _check_target, allowed_false_positives, threshold_at_fpr_sorted
@@ -90,7 +91,8 @@ class TprAtFprInterval:
     Attributes:
         tpr: point estimate (:func:`veribench.metrics.roc.tpr_at_fpr` on all texts), or
             ``None`` when undefined.
-        lo, hi: percentile interval of the replicate TPRs, or ``None``.
+        lo, hi: percentile interval of the replicate TPRs, or ``None`` (undefined, or of zero
+            width: see ``interval_reason``).
         threshold: the point-estimate threshold (flag rule ``score > threshold``).
         achieved_fpr: false positives / human texts at that threshold.
         target_fpr: the target. n_ai, n_human: texts per class.
@@ -99,6 +101,8 @@ class TprAtFprInterval:
         n_boot: resamples drawn. n_valid: resamples with a defined TPR (all, when both
             classes exist). seed: the generator seed. alpha: 1 - confidence.
         method: how the interval was computed. reason: why values are ``None``.
+        interval_reason: why ``lo``/``hi`` are ``None`` while ``tpr`` is defined (the
+            bootstrap collapsed: :func:`veribench.metrics.intervals.bootstrap_reason`).
     """
 
     tpr: float | None
@@ -116,6 +120,7 @@ class TprAtFprInterval:
     alpha: float
     method: str = METHOD
     reason: str | None = None
+    interval_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -187,9 +192,15 @@ def replicate_tprs(human: np.ndarray, ai: np.ndarray, target_fpr: float, n_boot:
     return replicate_tprs_grouped([threshold_replicates(human, target_fpr, n_boot, rng)], [ai], rng)
 
 
-def _percentile_interval(reps: np.ndarray, point: float, alpha: float) -> tuple[float, float]:
+def _percentile_interval(reps: np.ndarray, point: float,
+                         alpha: float) -> tuple[float | None, float | None, str | None]:
+    """(lo, hi, None), or (None, None, reason) when the interval has zero width (every
+    replicate and the point at one value: :mod:`veribench.metrics.intervals`)."""
     q_lo, q_hi = (float(v) for v in np.quantile(reps, [alpha / 2.0, 1.0 - alpha / 2.0]))
-    return min(q_lo, point), max(q_hi, point)
+    lo, hi = min(q_lo, point), max(q_hi, point)
+    if collapsed(lo, hi):
+        return None, None, bootstrap_reason(reps)
+    return lo, hi, None
 
 
 def tpr_at_fpr_interval_scores(human: Any, ai: Any, target_fpr: float, n_boot: int = 2000, seed: int = 0,
@@ -211,10 +222,10 @@ def tpr_at_fpr_interval_scores(human: Any, ai: Any, target_fpr: float, n_boot: i
     if int(n_boot) < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     tpr, thr, fpr, reps = _point_and_replicates(h, a, target, int(n_boot), np.random.default_rng(int(seed)))
-    lo, hi = _percentile_interval(reps, tpr, alpha)
+    lo, hi, why = _percentile_interval(reps, tpr, alpha)
     return TprAtFprInterval(tpr, lo, hi, thr, fpr, target, int(a.size), int(h.size),
                             allowed_false_positives(int(h.size), target), int(n_boot), int(reps.size), int(seed),
-                            alpha)
+                            alpha, interval_reason=why)
 
 
 def tpr_at_fpr_interval(
@@ -259,9 +270,9 @@ def tpr_at_fpr_interval(
         return TprAtFprInterval(None, None, None, None, None, n_false_positives_allowed=None, n_valid=0,
                                 reason=point.reason, **common)
     tpr, thr, fpr, reps = _point_and_replicates(h, a, target, int(n_boot), np.random.default_rng(int(seed)))
-    lo, hi = _percentile_interval(reps, tpr, alpha)
+    lo, hi, why = _percentile_interval(reps, tpr, alpha)
     return TprAtFprInterval(tpr, lo, hi, thr, fpr, n_false_positives_allowed=allowed_false_positives(n_human, target),
-                            n_valid=int(reps.size), **common)
+                            n_valid=int(reps.size), interval_reason=why, **common)
 
 
 def _point_and_replicates(h: np.ndarray, a: np.ndarray, target: float, n_boot: int,
@@ -301,20 +312,22 @@ class GroupedTprInterval:
     Attributes:
         tpr: flagged AI texts / n_ai at the groups' point thresholds (each group's exact
             quantile, :func:`~veribench.metrics.thresholds.threshold_at_fpr_sorted`), in [0, 1].
-        lo, hi: percentile interval of the replicate TPRs (widened to include ``tpr``).
-        target_fpr, n_ai (all groups), n_boot, seed, alpha, method: as in
+        lo, hi: percentile interval of the replicate TPRs (widened to include ``tpr``), or
+            ``None`` when it has zero width (``interval_reason``).
+        target_fpr, n_ai (all groups), n_boot, seed, alpha, method, interval_reason: as in
             :class:`TprAtFprInterval`.
     """
 
     tpr: float
-    lo: float
-    hi: float
+    lo: float | None
+    hi: float | None
     target_fpr: float
     n_ai: int
     n_boot: int
     seed: int
     alpha: float
     method: str = METHOD
+    interval_reason: str | None = None
 
 
 def tpr_at_fpr_interval_groups(humans: Any, ais: Any, target_fpr: float, n_boot: int = 2000, seed: int = 0,
@@ -375,5 +388,5 @@ def tpr_at_fpr_interval_groups(humans: Any, ais: Any, target_fpr: float, n_boot:
             cache[cache_key] = (thr, rng.bit_generator.state)
     else:
         thr, rng.bit_generator.state = hit[0], hit[1]
-    lo, hi = _percentile_interval(replicate_tprs_grouped(thr, as_, rng), tpr, alpha)
-    return GroupedTprInterval(tpr, lo, hi, target, n_ai, int(n_boot), int(seed), alpha)
+    lo, hi, why = _percentile_interval(replicate_tprs_grouped(thr, as_, rng), tpr, alpha)
+    return GroupedTprInterval(tpr, lo, hi, target, n_ai, int(n_boot), int(seed), alpha, interval_reason=why)

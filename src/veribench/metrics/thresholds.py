@@ -45,6 +45,60 @@ def allowed_false_positives(n_human: int, target_fpr: float) -> int:
     return max(0, min(int(math.floor(target_fpr * n_human + 1e-9)), n_human - 1))
 
 
+def unreachable_reason(n_human: int, false_positives: int, target_fpr: float, where: str) -> str | None:
+    """Why a target FPR is unreachable on ``n_human`` human texts, else ``None``: the one rule
+    of Table 1, Table 2, the side rows and the grid (issue 25).
+
+    A target in (0, 1] is unreachable when the threshold of :func:`threshold_at_fpr_sorted`
+    flags no human text (``false_positives == 0``): then no threshold gives a false-positive
+    rate in (0, target], because 1/n_human exceeds the target (too few human texts: n_human
+    < 1/target) or the top human scores tie. RAID's PR #50 (liamdugan/raid, "Remove failed
+    FPR scores") drops such cells; the TPR there is null with this reason, never 0.
+
+    Args:
+        n_human: human texts that set the threshold (>= 1).
+        false_positives: human texts above the threshold.
+        target_fpr: the target, in [0, 1].
+        where: the texts, e.g. ``"domain=news"`` or ``"calibration human texts of corpus fastdetectgpt"``.
+    """
+    if false_positives > 0 or target_fpr <= 0.0 or n_human <= 0:
+        return None
+    if allowed_false_positives(n_human, target_fpr) == 0 and 1.0 / n_human > target_fpr:
+        return (f"target FPR {target_fpr:g} unreachable in {where}: {n_human} human texts, the smallest non-zero "
+                f"false-positive rate is 1/{n_human} = {1.0 / n_human:.4g} ({100.0 / n_human:.1f}%), so no threshold "
+                f"reaches FPR <= {100 * target_fpr:g}%")
+    return (f"target FPR {target_fpr:g} unreachable in {where}: the top human scores tie, no threshold gives a "
+            f"false-positive rate in (0, {target_fpr:g}]")
+
+
+def same_threshold_notes(n_human: int, thresholds: dict[float, float]) -> dict[float, str]:
+    """Notes for targets whose thresholds coincide, so identical TPRs are explained.
+
+    Args:
+        n_human: human texts that set the thresholds (>= 1).
+        thresholds: target FPR -> the threshold it selected (reachable targets only).
+
+    Returns:
+        target -> note, for every target that shares its threshold with another: the same
+        order statistic (f = :func:`allowed_false_positives` equal: the FPR step 1/n_human is
+        too coarse to tell the targets apart), or different order statistics with tied scores.
+    """
+    out: dict[float, str] = {}
+    by_value: dict[float, list[float]] = {}
+    for t, thr in thresholds.items():
+        by_value.setdefault(float(thr), []).append(t)
+    for ts in by_value.values():
+        if len(ts) < 2:
+            continue
+        names = " and ".join(f"{100 * t:g}%" for t in sorted(ts))
+        same_f = len({allowed_false_positives(n_human, t) for t in ts}) == 1
+        why = (f"the smallest achievable FPR step is 1/{n_human} = {100.0 / n_human:.1f}%" if same_f
+               else "tied human scores")
+        for t in ts:
+            out[t] = f"{n_human} human texts set the threshold: {why}, so the {names} targets select the same threshold"
+    return out
+
+
 def threshold_at_fpr_sorted(human_sorted: np.ndarray, target_fpr: float) -> tuple[float, int]:
     """Threshold from human scores sorted ascending (n >= 1): ``(threshold, false_positives)``.
 

@@ -313,7 +313,9 @@ ROBUST_COLS = [Col("Detector", "detector"), Col("Attack", "attack", sub="derivat
                Col("Sources: rate (95% CI)", ("source", "rate"), "pct", sub=("source", "ci95"), sub_fmt="pctci"),
                Col("Change, points (95% CI)", ("difference", "estimate"), "pp", "attacked minus source, paired over the "
                    "same texts", sub=("difference", "ci95"), sub_fmt="pctci"),
-               Col("p", ("difference", "p_value"), "p", sub=("difference", "test"))]
+               Col("p", ("difference", "p_value"), "p", sub=("difference", "test")),
+               Col("Adjusted p", ("difference", "p_adjusted"), "p", "Holm over the run's robustness family "
+                   "(corrections.families)")]
 DET_COLS = [Col("Detector", "detector"), Col("Version", "version"), Col("Spec hash", "spec_hash"),
             Col("Texts that differ from the corpus", "n_text_differs", "int", "the detector scored a different text than the document's"),
             Col("Failed calls", "n_failed", "int")]
