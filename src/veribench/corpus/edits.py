@@ -105,9 +105,14 @@ def apply_edits(source: str, edits: Sequence[Sequence[Any]]) -> str:
     Raises:
         ValueError: invalid edits (see :func:`check_edits`).
     """
+    return splice(source, check_edits(edits, len(source)))
+
+
+def splice(source: str, edits: Sequence[Edit]) -> str:
+    """:func:`apply_edits` for an edit list already returned by :func:`check_edits` (not checked again)."""
     parts: list[str] = []
     pos = 0
-    for s, t, r in check_edits(edits, len(source)):
+    for s, t, r in edits:
         parts.append(source[pos:s])
         parts.append(r)
         pos = t
@@ -260,7 +265,8 @@ _PYSBD_VERSION = "0.3.4"
 def _english_without_repeats(english: type) -> type:
     """pysbd 0.3.4's English rules with one change of speed, none of output: its abbreviation
     scan (``AbbreviationReplacer.search_for_abbreviations_in_string``) compiles each pattern
-    once instead of through ``re``'s 512-entry cache (which its ~700 patterns overflow), and
+    once instead of through ``re``'s 512-entry cache (which its ~700 patterns overflow), finds
+    each abbreviation with ``str.find`` (:func:`_occurrences`) instead of a regular expression, and
     applies each of its replacements ``(?<=\\s<abbr>)\\.(?=...)`` -> ``∯`` once per line
     instead of once per occurrence of the abbreviation (the same ``re.sub`` over the whole
     line, hundreds of times in a 2,000-character window: most of pysbd's time).
@@ -276,14 +282,15 @@ def _english_without_repeats(english: type) -> type:
     base = english.AbbreviationReplacer
     abbreviation = english.Abbreviation
     prepositive, numbers = abbreviation.PREPOSITIVE_ABBREVIATIONS, abbreviation.NUMBER_ABBREVIATIONS
-    finders: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {}
+    finders: dict[str, tuple[re.Pattern[str], re.Pattern[str], bool]] = {}
     replacers: dict[tuple[str, str], re.Pattern[str]] = {}
 
-    def finder(stripped: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    def finder(stripped: str) -> tuple[re.Pattern[str], re.Pattern[str], bool]:
         f = finders.get(stripped)
         if f is None:  # pysbd's two patterns, as it writes them (the abbreviation unescaped, then escaped)
             f = finders[stripped] = (re.compile(rf"(?:^|\s|\r|\n){stripped}", re.IGNORECASE),
-                                     re.compile(r"(?<={" + str(re.escape(stripped)) + "} ).{1}"))
+                                     re.compile(r"(?<={" + str(re.escape(stripped)) + "} ).{1}"),
+                                     _ABBREVIATION.fullmatch(stripped) is not None)
         return f
 
     def replacer(kind: str, abbr: str) -> re.Pattern[str]:
@@ -304,12 +311,13 @@ def _english_without_repeats(english: type) -> type:
                 stripped = abbr.strip()
                 if stripped not in lowered:
                     continue
-                find, next_char = finder(stripped)
-                matches = _occurrences(text, lowered, stripped) if plain_line and stripped.isalnum() else \
-                    find.findall(text)
+                find, next_char, findable = finder(stripped)
+                matches = _occurrences(text, lowered, stripped) if plain_line and findable else find.findall(text)
                 if not matches:
                     continue
                 chars = next_char.findall(text) if "{" in text else []  # it looks for the literal "{abbr} "
+                if not chars:  # then every match is replaced alike: the first of each spelling is enough
+                    matches = list(dict.fromkeys(matches))
                 for ind, am in enumerate(matches):
                     key = am.strip()
                     low = key.lower()
@@ -331,25 +339,32 @@ def _english_without_repeats(english: type) -> type:
 #: tests/corpus/test_edits.py): without them, ``text.lower()`` has the length of ``text`` and
 #: an ASCII word occurs in it exactly where ``re.IGNORECASE`` finds it in ``text``.
 _FOLD_TRAPS = re.compile("[\u0130\u0131\u017f]")
+#: An abbreviation :func:`_occurrences` finds: lower-case ASCII letters and digits, inner ``.``.
+_ABBREVIATION = re.compile(r"[a-z0-9]+(?:\.[a-z0-9]*)*")
 
 
 def _occurrences(text: str, lowered: str, word: str) -> list[str]:
-    """What ``re.findall(r"(?:^|\\s|\\r|\\n)" + word, text, re.IGNORECASE)`` returns, for an
-    alphanumeric ``word`` in lower case and a ``text`` free of :data:`_FOLD_TRAPS` when
-    ``lowered`` (its lower case) was taken (its ``.`` since turned into ``∯`` at most, which
-    neither matches ``word`` nor ``\\s``): each occurrence of ``word`` at the start or after a whitespace
-    character, with that character. Found with ``str.find`` in C instead of a regular
-    expression tried at every position (pysbd's scan, ~200 abbreviations per line). Such
-    matches never overlap (``word`` holds no whitespace), so all are returned, in order."""
+    """What ``re.findall(r"(?:^|\\s|\\r|\\n)" + word, text, re.IGNORECASE)`` returns, for a
+    ``word`` of lower-case ASCII letters and digits, each ``.`` in it standing for any character
+    but a line break (pysbd puts the abbreviation in the pattern unescaped), and a ``text``
+    free of :data:`_FOLD_TRAPS` when ``lowered`` (its lower case) was taken (its ``.`` since
+    turned into ``∯`` at most, which matches no letter, digit or ``\\s``): each occurrence of
+    ``word`` at the start or after a whitespace character, with that character, leftmost
+    first and not overlapping the one before. Found with ``str.find`` in C instead of a
+    regular expression tried at every position (pysbd's scan, ~200 abbreviations per line)."""
     out: list[str] = []
     n = len(word)
-    i = lowered.find(word)
-    while i >= 0:
-        if i == 0:
-            out.append(text[:n])
-        elif text[i - 1].isspace():
-            out.append(text[i - 1:i + n])
-        i = lowered.find(word, i + 1)
+    head = word.split(".", 1)[0]
+    rest = [(k, c) for k, c in enumerate(word) if k >= len(head)]
+    last = 0  # end of the previous match: findall's matches do not overlap
+    i = lowered.find(head)
+    while i >= 0 and i + n <= len(text):
+        if not rest or all(text[i + k] != "\n" if c == "." else lowered[i + k] == c for k, c in rest):
+            s = i if i == 0 else i - 1 if text[i - 1].isspace() else -1
+            if s >= last:
+                out.append(text[s:i + n])
+                last = i + n
+        i = lowered.find(head, i + 1)
     return out
 
 
