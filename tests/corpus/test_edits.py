@@ -378,8 +378,14 @@ def test_the_anchored_diff_rebuilds_the_target(a, b):
         edits.DIFF_EXACT_CELLS = old
 
 
-def test_patience_anchors_are_the_longest_increasing_run_of_unique_tokens():
+def test_patience_anchors_are_the_longest_increasing_run_of_unique_tokens(monkeypatch):
     a = list("xabcdyz")
     b = list("zdabcqx")
+    monkeypatch.setattr(edits, "DIFF_BAND", 1.0)  # any place
     # unique in both: x, a, b, c, d, z; the longest run in the same order: a, b, c
     assert edits._patience_anchors(a, b, 0, len(a), 0, len(b)) == [(1, 2), (2, 3), (3, 4)]
+    # a unique word far from the diagonal (moved, or borrowed from elsewhere) is no anchor
+    a, b = ["u"] + ["x"] * 99, ["x"] * 99 + ["u"]
+    assert edits._patience_anchors(a, b, 0, 100, 0, 100) == [(0, 99)]
+    monkeypatch.setattr(edits, "DIFF_BAND", 0.02)
+    assert edits._patience_anchors(a, b, 0, 100, 0, 100) == []

@@ -40,6 +40,7 @@ a removed one (each changes the sentence count the protocol fixes). Defaults: 10
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from bisect import bisect_left
@@ -131,6 +132,10 @@ def drop_noops(source: str, edits: Iterable[Edit]) -> list[Edit]:
 DIFF_EXACT_CELLS = 2**31
 #: How many times a piece still over the cap is cut again at its own unique tokens.
 DIFF_DEPTH = 4
+#: How far from the proportional diagonal an anchor may lie, per token of the longer side (a
+#: word the rewrite moved or borrowed from elsewhere, unique in both, would otherwise pull the
+#: alignment across thousands of tokens).
+DIFF_BAND = 0.02
 
 
 def diff_edits(source: str, target: str) -> list[Edit]:
@@ -143,11 +148,14 @@ def diff_edits(source: str, target: str) -> list[Edit]:
 
     Optimal (fewest token substitutions, insertions and deletions) when the two token counts
     multiply to at most :data:`DIFF_EXACT_CELLS`. Longer pairs (an exact alignment costs time
-    and memory in proportion to that product: 12 s for two paraphrased 1 MB texts) are cut
-    first, in O(n log n), at anchors: tokens that occur exactly once in each text, the longest
-    run of them in the same order in both (patience diff, Cohen; as in ``git diff
-    --patience``). Each piece between anchors is aligned optimally when under the cap, else
-    cut again at its own unique tokens (up to :data:`DIFF_DEPTH` times), else replaced whole.
+    and memory in proportion to that product: 11-17 s for two paraphrased 1 MB texts) are cut
+    first, in O(n log n), at anchors: tokens that occur exactly once in each text, near the
+    same place in both (:data:`DIFF_BAND`), the longest run of them in the same order in both
+    (patience diff, Cohen; as in ``git diff --patience``). Each piece between anchors is aligned optimally when under the cap, else
+    cut again at its own unique tokens (up to :data:`DIFF_DEPTH` times), else (a piece with no
+    such token, e.g. repeated text) cut into parts at the same proportions of both sides, each
+    under the cap and aligned optimally (a part still over it, impossible but for rounding, is
+    replaced whole).
     The edits are then still valid, and optimal within each piece, but may change more tokens
     than the minimum.
     """
@@ -191,8 +199,16 @@ def _piece_changes(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: in
         return [(a0 + op.src_start, a0 + op.src_end, b0 + op.dest_start, b0 + op.dest_end)
                 for op in Levenshtein.opcodes(a[a0:a1], b[b0:b1]) if op.tag != "equal"]
     anchors = _patience_anchors(a, b, a0, a1, b0, b1) if depth < DIFF_DEPTH else []
-    if not anchors:
-        return [(a0, a1, b0, b1)]
+    if not anchors:  # cut both in k parts at the same proportions, each part under the cap
+        la, lb = a1 - a0, b1 - b0
+        k = math.isqrt(la * lb // DIFF_EXACT_CELLS) + 2
+        out = []
+        for i in range(k):
+            pa, qa = a0 + la * i // k, a0 + la * (i + 1) // k
+            pb, qb = b0 + lb * i // k, b0 + lb * (i + 1) // k
+            out += _piece_changes(a, b, pa, qa, pb, qb, DIFF_DEPTH) if (qa - pa) * (qb - pb) <= DIFF_EXACT_CELLS \
+                else [(pa, qa, pb, qb)]
+        return out
     out: list[tuple[int, int, int, int]] = []
     pa, pb = a0, b0
     for i, j in anchors:
@@ -204,10 +220,17 @@ def _piece_changes(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: in
 def _patience_anchors(a: list[str], b: list[str], a0: int, a1: int, b0: int,
                       b1: int) -> list[tuple[int, int]]:
     """The longest run of ``(i, j)``, increasing in both, with ``a[i] == b[j]`` a token that
-    occurs once in ``a[a0:a1]`` and once in ``b[b0:b1]`` (patience sorting, O(n log n))."""
+    occurs once in ``a[a0:a1]`` and once in ``b[b0:b1]``, at about the same place in both (within
+    :data:`DIFF_BAND` tokens per token of the longer side of the proportional diagonal);
+    patience sorting, O(n log n)."""
     ca, cb = Counter(a[a0:a1]), Counter(b[b0:b1])
     in_b = {b[j]: j for j in range(b0, b1) if cb[b[j]] == 1 and ca[b[j]] == 1}
-    pairs = [(i, in_b[a[i]]) for i in range(a0, a1) if a[i] in in_b]
+    la, lb = a1 - a0, b1 - b0
+    # near the proportional diagonal j - b0 = (i - a0) * lb / la, within DIFF_BAND * max(la, lb) tokens (times la):
+    # a unique word far from it is a coincidence or a moved word, not the same place
+    band = DIFF_BAND * max(la, lb) * la
+    pairs = [(i, j) for i in range(a0, a1) if a[i] in in_b
+             for j in (in_b[a[i]],) if abs((i - a0) * lb - (j - b0) * la) <= band]
     tails: list[int] = []  # tails[k]: the smallest j ending an increasing run of length k + 1
     ends: list[int] = []  # the index in ``pairs`` of that run's last pair
     back = [-1] * len(pairs)
