@@ -16,6 +16,10 @@ Times are CPU seconds of the calling process (``time.process_time``), the median
 loaded or different machine can be compared. Goal (issue 24): every rule-based attack and
 the paraphrase dry run under 5 s on 1 MB.
 
+``--diff`` adds the edits of a real paraphrase (``veribench.corpus.edits.diff_edits``): each
+text against a seeded synthetic rewrite of it (30% of its words replaced by other words of
+the text, ``synthetic_paraphrase``), CPU seconds and the characters the edits change.
+
 Run: ``PYTHONPATH=src .venv/bin/python benchmarks/bench_attacks.py [--mb 1.0] [--repeat 3] [--only NAME]``
 """
 
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import random
 import re
 import statistics
 import time
@@ -32,6 +37,7 @@ from pathlib import Path
 from veribench.attacks import base
 from veribench.attacks.paraphrase import Paraphrase
 from veribench.corpus import edits
+from veribench.corpus.edits import apply_edits, diff_edits
 from veribench.detectors.pipeline import RunStats
 
 DEMO = Path(__file__).resolve().parents[1] / "src" / "veribench" / "data" / "demo"
@@ -62,6 +68,13 @@ def build(size: int) -> dict[str, str]:
     return {"prose": prose, "one line": one_line, "flat": flat}
 
 
+def synthetic_paraphrase(text: str, seed: int = 0) -> str:
+    """``text`` with 30% of its space-separated words replaced by random words of it (seeded)."""
+    words = text.split(" ")
+    rng = random.Random(seed)
+    return " ".join(w if rng.random() > 0.3 else rng.choice(words) for w in words)
+
+
 def cpu(fn) -> float:
     t = time.process_time()
     fn()
@@ -89,6 +102,7 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default=None)
+    ap.add_argument("--diff", action="store_true", help="also time diff_edits against a synthetic paraphrase")
     a = ap.parse_args()
     size = int(a.mb * 1_000_000)
     texts = build(size)
@@ -111,6 +125,15 @@ def main() -> None:
                     atk = base.create(name)
                     runs.append(cpu(lambda t=t, atk=atk, r=r: atk.apply(t, seed=r)))
             row[kind] = round(statistics.median(runs), 2)
+        print(json.dumps(row), flush=True)
+    if a.diff:
+        row = {"attack": "paraphrase diff_edits"}
+        for kind, text in texts.items():
+            out = synthetic_paraphrase(text)
+            got: list = []
+            row[kind] = round(cpu(lambda text=text, out=out, got=got: got.append(diff_edits(text, out))), 2)
+            assert apply_edits(text, got[0]) == out
+            row[f"{kind} changed chars"] = sum(t - s for s, t, _ in got[0])
         print(json.dumps(row), flush=True)
 
 

@@ -68,3 +68,19 @@ def test_interval_from_the_environment(monkeypatch, value, expected):
 
 def test_elapsed():
     assert [elapsed(s) for s in (0, 42.9, 185, 7620)] == ["0 s", "42 s", "3 min 05 s", "2 h 07 min"]
+
+
+def test_a_notice_prints_at_once_under_an_enabled_reporter_only():
+    """A step that starts (a model load) is said at once, not at the next interval, named
+    after the open reporters; nothing with --no-progress or outside any command."""
+    out = io.StringIO()
+    assert pm.notice("loading model x") is False  # no reporter open
+    with Progress("off", stream=out, enabled=False):
+        assert pm.notice("loading model x") is False
+    with Progress("score", stream=out, interval=60):
+        with Progress("scoring loglik", total=3, unit="texts", stream=out):
+            assert pm.notice("loading model x (cpu, float32)") is True
+            assert out.getvalue().splitlines() == ["score > scoring loglik: loading model x (cpu, float32)"]
+    # the closing line follows, as after any plain line
+    assert out.getvalue().splitlines()[-1].startswith("score: done in "), out.getvalue()
+    assert not pm._OPEN

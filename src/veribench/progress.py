@@ -32,7 +32,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-__all__ = ["DEFAULT_INTERVAL", "INTERVAL_ENV", "Progress", "default_interval", "elapsed"]
+__all__ = ["DEFAULT_INTERVAL", "INTERVAL_ENV", "Progress", "default_interval", "elapsed", "notice"]
 
 #: Seconds between two plain progress lines (output that is not a terminal).
 DEFAULT_INTERVAL = 5.0
@@ -214,6 +214,39 @@ class Progress:
     def _refresh(self) -> None:
         if self._task is not None and _LIVE:
             _LIVE[0].update(self._task, completed=self.completed, total=self.total, description=self.description)
+
+
+def notice(message: str) -> bool:
+    """Say at once that a step starts (loading a model, converting its weights): one line on
+    the stream of the open reporters, ``<their descriptions>: <message>``, e.g. ``score >
+    score loglik: loading model smollm2 (cpu, float32)``, also when the output is not a
+    terminal (a step that runs before the first item is done would otherwise show nothing
+    until the next plain line, or nothing at all in a run that then fails). On a terminal the
+    line is printed above the bars. Nothing is printed while no enabled reporter is open (a
+    command run with ``--no-progress``, or a library call outside any command). Never raises.
+
+    Returns:
+        Whether a line was printed.
+    """
+    with _LOCK:
+        shown = [p for p in _OPEN if p.enabled]
+        if not shown:
+            return False
+        text = f"{_OPEN[-1]._chain()}: {message}"
+        stream = shown[0].stream
+        live = _LIVE[0] if _LIVE else None
+        _PRINTED[0] += 1
+    if live is not None:
+        try:
+            live.console.print(text, markup=False, highlight=False)
+            return True
+        except Exception:  # progress is never worth an error
+            return False
+    try:
+        print(text, file=stream or sys.stderr, flush=True)
+    except (OSError, ValueError):  # a closed pipe or stream
+        return False
+    return True
 
 
 def _is_terminal(stream: Any) -> bool:

@@ -64,6 +64,17 @@ CASES = [
     ("evaluate -w NOWS --allow-paid --max-spend -1", 2, "--max-spend:"),
     ("rate assign -w NOWS --limit 0", 2, "--limit:"),
     ("rate serve -w NOWS --port 70000", 2, "--port:"),
+    # issue 25's hostile values, as the issue gave them (each refused naming the option, nothing acted on)
+    ("cycle score CYCLE --resamples -5", 2, "--resamples: input should be greater than or equal to 1"),
+    ("cycle score CYCLE --seed -5", 2, "--seed: input should be greater than or equal to 0"),
+    ("verify MISSINGDIR --max-file-mb -3", 2, "--max-file-mb: input should be greater than or equal to 1"),
+    ("log show -w NOWS --last -1", 2, "--last: input should be greater than or equal to 0"),
+    # rates and levels of `plan` are in [0, 1]: refused naming the option (was "veribench plan fpr: rate must ...")
+    ("plan fpr --rate 2 --n 5", 2, "--rate: input should be less than or equal to 1"),
+    ("plan fpr --n 5 --half-width -0.1", 2, "--half-width: input should be greater than or equal to 0"),
+    ("plan gap --rate-a 1.5 --rate-b 0.1", 2, "--rate-a: input should be less than or equal to 1"),
+    ("plan paired --rate-a 0.2 --rate-b -0.1", 2, "--rate-b: input should be greater than or equal to 0"),
+    ("plan gap --rate-a 0.2 --rate-b 0.1 --power 1.2", 2, "--power: input should be less than or equal to 1"),
     # missing files: one wording (refused input: 1)
     ("score -d zippy -i MISSING -o OUT -w NOWS", 1, "missing.jsonl: no such file or folder (check the path given "
                                                      "to --input)"),
@@ -91,6 +102,11 @@ CASES = [
     ("write status -w F", 1, "--workspace {F}: is a file"),
     ("report -w F", 1, "--workspace {F}: is a file"),
     ("workspace migrate -w F", 1, "--workspace {F}: is a file"),
+    # ... or lies under a file (was an internal NotADirectoryError when the folder was created)
+    ("import jsonl V -w {F}/sub", 1, "--workspace {F}/sub: {F} is a file, not a folder"),
+    ("rate editors add bob -w {F}/sub", 1, "--workspace {F}/sub: {F} is a file, not a folder"),
+    ("write invite -w {F}/sub --prompt-file T", 1, "--workspace {F}/sub: {F} is a file, not a folder"),
+    ("evaluate -w {F}/sub", 1, "--workspace {F}/sub: {F} is a file, not a folder"),
     # a missing workspace, for commands that only read it (or work on what it holds): refused, not created (1)
     ("evaluate -w NOWS", 1, "--workspace {NOWS}: no workspace here"),
     ("publish -w NOWS --run R -o OUT", 1, "--workspace {NOWS}: no workspace here"),

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import random
+import re
+import string
+import sys
 import threading
 
+import pysbd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from veribench.corpus import edits
 from veribench.corpus.edits import apply_edits, check_edits, diff_edits, measure_edit, sentence_spans, word_spans
 
 ALPHABET = st.sampled_from(list("ab c.\n\u200bé,") + ["the ", "The cat. ", "x"])
@@ -248,3 +254,138 @@ def test_a_long_line_is_split_from_the_text_around_each_end(data_dir):
         merged = max(e - s for s, e in _pysbd_whole(line))
         worst = max(worst, merged - own)
     assert worst > 2 * edits.SEGMENT_BLOCK  # pysbd on the whole line does merge far (the case above)
+
+
+# ----------------------------------------------------------------- pysbd's abbreviation scan, without repeats (issue 24)
+ABBR_PIECES = st.sampled_from(["Mr. ", "Mr.", "mr. ", "e.g. ", "i.e., ", "U.S. ", "U.S.A. ", "No. 5 ", "no. ", "p.m. ",
+                               "a.m. ", "St. ", "Inc. ", "Fig. 2", "fig. (", "Dr. Smith", "etc.. ", "approx. ", "Jan. 3",
+                               "art. ", "pp. 4", "ſ", "İ", "\u212a", "\u00a0", " ", "\n", "\t", ".", ":", "a", "I ", "I'm ",
+                               "(", ")", "?", "!", "-", ",", "The ", "in ", "x", "7", "“", "\u2026", "∯"])
+ABBR_TEXT = st.lists(ABBR_PIECES, max_size=60).map("".join)
+
+
+def _stock_sentences(text: str) -> list[str]:
+    return list(pysbd.Segmenter(language="en", clean=False, char_span=True).processor(text).process())
+
+
+def test_the_fast_scan_is_in_use():
+    """With pysbd 0.3.4 the segmenter's English rules are the faster scan (else the tests below compare pysbd with itself)."""
+    seg = edits._segmenter()
+    assert pysbd.__version__ == edits._PYSBD_VERSION
+    assert seg.language_module is not pysbd.Segmenter(language="en").language_module
+    assert seg.language_module.AbbreviationReplacer.search_for_abbreviations_in_string is not \
+        pysbd.abbreviation_replacer.AbbreviationReplacer.search_for_abbreviations_in_string
+
+
+@settings(max_examples=400, deadline=None)
+@given(ABBR_TEXT)
+def test_the_fast_scan_splits_as_pysbd_does(text):
+    """Abbreviations of every kind (prepositive, before a number, with inner periods, in
+    any case), repeated, with non-ASCII look-alikes (long s, dotted I, Kelvin sign): the
+    same sentences as pysbd's own code."""
+    assert list(edits._segmenter().processor(text).process()) == _stock_sentences(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("adeghinopstmrugDEGHINOPSTMRUG .\n\t\r\x0b\x1c∯")), max_size=80),
+       st.sampled_from(["no", "mr", "st", "a", "inc", "i", "nos", "e", "e.g", "i.e", "u.s", "ph.d", "dr.phil", "s.s",
+                        "a.a"]))
+def test_occurrences_equal_the_regular_expression(text, word):
+    want = re.findall(rf"(?:^|\s|\r|\n){word}", text, flags=re.IGNORECASE)
+    assert edits._occurrences(text, text.lower(), word) == want
+
+
+def test_the_fast_scan_splits_real_texts_as_pysbd_does(data_dir):
+    texts = _real_texts(data_dir)
+    for t in texts[::3]:
+        assert list(edits._segmenter().processor(t).process()) == _stock_sentences(t), t[:80]
+
+
+def test_the_fold_traps_are_every_character_lower_and_ignorecase_disagree_on():
+    """``str.lower`` and ``re.IGNORECASE`` agree on every code point about every ASCII letter and
+    digit except :data:`edits._FOLD_TRAPS`, and ``\\s`` is ``str.isspace`` (what ``_occurrences`` relies on)."""
+    one = re.compile("[a-z0-9]", re.IGNORECASE)
+    found = set()
+    for cp in range(0x80, sys.maxunicode + 1):
+        c = chr(cp)
+        low = c.lower()
+        if one.fullmatch(c) or (len(low) == 1 and low.isascii() and low.isalnum()):
+            if any((re.fullmatch(x, c, re.IGNORECASE) is not None) != (low == x) for x in string.ascii_lowercase + string.digits):
+                found.add(c)
+        if len(low) != 1:
+            found.add(c)
+    assert found == set(edits._FOLD_TRAPS.pattern.strip("[]"))
+    space = re.compile(r"\s")
+    assert all((space.fullmatch(chr(cp)) is not None) == chr(cp).isspace() for cp in range(sys.maxunicode + 1))
+
+
+# ----------------------------------------------------------------- a bounded diff (issue 24)
+def _paraphrased(n_words: int, seed: int = 0) -> tuple[str, str]:
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(3000)] + ["the", "a", "of", "and"] * 500
+    src = [rng.choice(vocab) for _ in range(n_words)]
+    out = [w if rng.random() > 0.3 else rng.choice(vocab) for w in src]
+    del out[n_words // 3: n_words // 3 + 40]
+    return " ".join(src) + ".", ". ".join(" ".join(out[i:i + 15]) for i in range(0, len(out), 15))
+
+
+def test_the_diff_never_aligns_more_than_the_cap_in_one_piece(monkeypatch):
+    """The exact alignment costs time and memory in len(a) * len(b) tokens (12 s for two
+    paraphrased 1 MB texts): above DIFF_EXACT_CELLS the texts are cut at patience anchors and
+    no piece given to rapidfuzz is over the cap; the edits still rebuild the target."""
+    seen: list[int] = []
+    real = edits.Levenshtein.opcodes
+
+    class Spy:
+        @staticmethod
+        def opcodes(a, b):
+            seen.append(len(a) * len(b))
+            return real(a, b)
+
+        distance = staticmethod(edits.Levenshtein.distance)
+
+    monkeypatch.setattr(edits, "Levenshtein", Spy)
+    monkeypatch.setattr(edits, "DIFF_EXACT_CELLS", 20_000)
+    src, out = _paraphrased(3000)
+    got = diff_edits(src, out)
+    assert apply_edits(src, got) == out
+    assert seen and max(seen) <= 20_000
+    # the pieces are aligned optimally: no worse than a plain word-level count of what changed, within a margin
+    tokens = len(edits._DIFF_TOKEN_RE.findall(src))
+    changed = sum(len(edits._DIFF_TOKEN_RE.findall(src[s:t])) for s, t, _ in got)
+    assert changed < 0.6 * tokens
+
+
+def test_the_diff_under_the_cap_is_the_one_optimal_alignment():
+    """Under the cap nothing changed: the edits are rapidfuzz's alignment of the whole texts."""
+    src, out = _paraphrased(400, seed=1)
+    a, b = edits._DIFF_TOKEN_RE.findall(src), edits._DIFF_TOKEN_RE.findall(out)
+    assert len(a) * len(b) <= edits.DIFF_EXACT_CELLS
+    want = [(op.src_start, op.src_end, op.dest_start, op.dest_end) for op in edits.Levenshtein.opcodes(a, b)
+            if op.tag != "equal"]
+    assert edits._token_changes(a, b) == want
+    assert apply_edits(src, diff_edits(src, out)) == out
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXT, TEXT)
+def test_the_anchored_diff_rebuilds_the_target(a, b):
+    old = edits.DIFF_EXACT_CELLS
+    edits.DIFF_EXACT_CELLS = 4  # every piece over the cap: anchors, recursion, whole replacements
+    try:
+        assert apply_edits(a, diff_edits(a, b)) == b
+    finally:
+        edits.DIFF_EXACT_CELLS = old
+
+
+def test_patience_anchors_are_the_longest_increasing_run_of_unique_tokens(monkeypatch):
+    a = list("xabcdyz")
+    b = list("zdabcqx")
+    monkeypatch.setattr(edits, "DIFF_BAND", 1.0)  # any place
+    # unique in both: x, a, b, c, d, z; the longest run in the same order: a, b, c
+    assert edits._patience_anchors(a, b, 0, len(a), 0, len(b)) == [(1, 2), (2, 3), (3, 4)]
+    # a unique word far from the diagonal (moved, or borrowed from elsewhere) is no anchor
+    a, b = ["u"] + ["x"] * 99, ["x"] * 99 + ["u"]
+    assert edits._patience_anchors(a, b, 0, 100, 0, 100) == [(0, 99)]
+    monkeypatch.setattr(edits, "DIFF_BAND", 0.02)
+    assert edits._patience_anchors(a, b, 0, 100, 0, 100) == []

@@ -10,11 +10,15 @@ it is what is tested, in milliseconds); the real reader runs on SmolLM2's GGUF f
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
 
 import pytest
 import torch
+from typer.testing import CliRunner
 
+from veribench.cli.main import app
 from veribench.detectors.local import models
 
 
@@ -144,20 +148,53 @@ def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
     assert models.cache_root() == tmp_path / "xdg" / "veribench"
 
 
-def test_conversion_reports_progress_lines(fake_gguf, monkeypatch):
-    """A long conversion prints a line every few seconds (here every 10 ms), terminal or not."""
-    import time
-
-    src, _ = fake_gguf
+@pytest.fixture()
+def slow_conversion(monkeypatch):
+    """The conversion takes 0.2 s longer (long enough for progress lines to come)."""
     real = models._write_conversion
 
     def slow(*a):
-        time.sleep(0.1)
+        time.sleep(0.2)
         return real(*a)
 
     monkeypatch.setattr(models, "_write_conversion", slow)
+
+
+def test_conversion_reports_progress_lines(fake_gguf, slow_conversion, monkeypatch):
+    """A long conversion prints a line every few seconds (here every 10 ms), terminal or not."""
+    src, _ = fake_gguf
     monkeypatch.setattr(models, "HEARTBEAT_S", 0.01)
     lines: list[str] = []
     models.convert_gguf(src, log=lines.append)
     assert lines[0].startswith("converting tiny.Q4_1.gguf") and lines[-1].startswith("converted in")
     assert any(m.startswith("  converting tiny.Q4_1.gguf: ") for m in lines[1:-1])
+
+
+def test_score_says_each_loading_stage_before_the_first_scored_text(fake_gguf, slow_conversion, tmp_path, monkeypatch):
+    """Issue 25: the first SmolLM2 run printed nothing to a redirected log for 191 s (the GGUF
+    conversion, the model and tokenizer loads). Each stage now prints a line at once on
+    standard error, not a terminal here, before any text is counted as scored; none with
+    --no-progress."""
+    src, _ = fake_gguf
+    monkeypatch.setenv("VERIBENCH_PROGRESS_INTERVAL", "0.05")
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps({"id": f"t{i}", "text": f"A short text number {i} for the model."}) + "\n"
+                           for i in range(3)))
+    args = ["score", "-d", "loglik", "--set", f"model={src}", "--set", "max_tokens=32", "-i", str(inp),
+            "-o", str(tmp_path / "out.jsonl"), "-w", str(tmp_path / "ws")]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.splitlines()
+
+    def first(pattern: str) -> int:
+        return next(i for i, line in enumerate(lines) if re.search(pattern, line))
+
+    scored = next((i for i, line in enumerate(lines) if re.search(r": [1-9][\d,]*/3 texts", line)), len(lines))
+    stages = [first(r"^score > scoring loglik\S*: converting tiny\.Q4_1\.gguf to an fp32 checkpoint"),
+              first(r"^score > scoring loglik\S*: loading the tokenizer of .*tiny\.Q4_1\.gguf$"),
+              first(r"^score > scoring loglik\S*: loading model .*tiny\.Q4_1\.gguf \(cpu, float32\)$"),
+              first(r"^score > scoring loglik\S*: loaded model .*tiny\.Q4_1\.gguf in \d+\.\d s$")]
+    assert stages == sorted(stages) and stages[-1] < scored, lines
+    models.clear_cache()
+    r = CliRunner().invoke(app, [*args[:-1], str(tmp_path / "ws2"), "--no-progress"])
+    assert r.exit_code == 0 and "loading" not in r.stderr and "converting" not in r.stderr, r.stderr

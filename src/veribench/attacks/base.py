@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veribench import registry
-from veribench.corpus.edits import Edit, apply_edits, check_edits, drop_noops, sentence_spans
+from veribench.corpus.edits import Edit, check_edits, drop_noops, sentence_spans, splice
 from veribench.errors import InputError, unknown_key
 from veribench.spec import Spec
 
@@ -171,7 +171,7 @@ class Attack:
             res.edits, res.text = [], None
             return res
         res.edits = check_edits(drop_noops(text, res.edits), len(text))
-        res.text = apply_edits(text, res.edits)
+        res.text = splice(text, res.edits)  # checked on the line above
         res.stats.setdefault("edited", len(res.edits))
         return res
 

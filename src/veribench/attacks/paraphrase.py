@@ -178,7 +178,9 @@ class Paraphrase(Attack):
                   "(lexical 60, order 0, 3-sentence windows with the output so far as context, top_p 0.75), or "
                   "any humanizer adapter, instead of DIPPER-XXL; its full spec is recorded.",
                   "Edits are the token-level diff of source and output (RAID records one span over the "
-                  "whole output).",
+                  "whole output): the fewest changed tokens when the two token counts multiply to at most 2^31; "
+                  "longer pairs are first cut at tokens that occur once in each text (patience diff) and each "
+                  "piece is aligned optimally, so the edits are exact but may change more tokens than the minimum.",
                   "The attack seed is sent as the chat request's seed (servers that honour it reproduce the "
                   "sampling; every call is cached, so a rerun never resamples).")
 

@@ -211,7 +211,7 @@ def input_path(kind: Literal["file", "folder", "path"] = "file") -> Callable[...
 
 # ------------------------------------------------------------------------------ workspaces
 def check_workspace(path: Path, *, exists: bool = True, store: str = DB_NAME, fix: str | None = None) -> None:
-    """Refuse a workspace path that is a file, and (``exists``) one without ``store``
+    """Refuse a workspace path that is a file or lies under one, and (``exists``) one without ``store``
     (the workspace database, or a store kept beside it), naming the option and what to do.
 
     Raises:
@@ -220,6 +220,9 @@ def check_workspace(path: Path, *, exists: bool = True, store: str = DB_NAME, fi
     where = f"--workspace {path}"
     if path.exists() and not path.is_dir():
         raise CliError(where, "is a file, not a workspace folder", f"pass the folder that holds {DB_NAME}")
+    blocked = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:  # creating the folder would fail with NotADirectoryError
+        raise CliError(where, f"{blocked} is a file, not a folder", f"pass the folder that holds {DB_NAME}")
     if exists and not (path / store).is_file():
         what = "no workspace here" if store == DB_NAME else f"no {store} here"
         raise CliError(where, what, fix or f"{DB_NAME} is missing; an import creates it: veribench import ... -w {path}")

@@ -168,7 +168,7 @@ def cycle_score(
     directory: Path = typer.Argument(..., help="A cycle folder with samples, tests and detector scores.",
                                      callback=input_path("folder")),
     out: Path | None = out_opt("Write the leaderboard JSON to this file (default: standard output).", None),
-    seed: int = typer.Option(20260701, "--seed", help="Bootstrap seed (recorded)."),
+    seed: int = typer.Option(20260701, "--seed", min=0, help="Bootstrap seed (recorded), >= 0."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples (recorded)."),
 ) -> None:
     """Leaderboard in the published shape, with seeded bootstrap 95% intervals."""

@@ -20,8 +20,8 @@ from veribench.metrics import planning
 plan_app = typer.Typer(help="Sample-size planning: texts needed for an interval width, a subgroup gap or a paired "
                             "difference between detectors.", no_args_is_help=True)
 
-PowerOpt = typer.Option(0.8, "--power", help="Power (1 - beta), e.g. 0.8.")
-AlphaOpt = typer.Option(0.05, "--alpha", help="Two-sided significance level of the test.")
+PowerOpt = typer.Option(0.8, "--power", min=0.0, max=1.0, help="Power (1 - beta), e.g. 0.8.")
+AlphaOpt = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Two-sided significance level of the test.")
 TestsOpt = typer.Option(1, "--tests", min=1,
                         help="Number of tests in the family: plan at alpha / tests (the level Holm's correction "
                              "requires of the smallest p-value).")
@@ -54,11 +54,11 @@ def _pct(x: float | None) -> str:
 
 @plan_app.command("fpr")
 def plan_fpr(
-    rate: float = typer.Option(0.05, "--rate", help="Expected false-positive rate (or any rate), e.g. 0.05."),
-    half_width: float | None = typer.Option(None, "--half-width",
+    rate: float = typer.Option(0.05, "--rate", min=0.0, max=1.0, help="Expected false-positive rate (or any rate), e.g. 0.05."),
+    half_width: float | None = typer.Option(None, "--half-width", min=0.0,
                                                help="Target half-width of the interval, e.g. 0.02 for +-2 points."),
     n: int | None = typer.Option(None, "--n", min=1, help="Show the interval this many texts give."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Interval confidence, e.g. 0.95."),
+    confidence: float = typer.Option(0.95, "--confidence", min=0.0, max=1.0, help="Interval confidence, e.g. 0.95."),
     json_out: Path | None = JsonOpt,
     fmt: OutputFormat = FormatOpt,
 ) -> None:
@@ -88,12 +88,12 @@ def plan_fpr(
 
 @plan_app.command("gap")
 def plan_gap(
-    rate_a: float = typer.Option(..., "--rate-a", help="Expected rate in group a (e.g. FPR on non-native writers)."),
-    rate_b: float = typer.Option(..., "--rate-b", help="Expected rate in group b (e.g. FPR on native writers)."),
+    rate_a: float = typer.Option(..., "--rate-a", min=0.0, max=1.0, help="Expected rate in group a (e.g. FPR on non-native writers)."),
+    rate_b: float = typer.Option(..., "--rate-b", min=0.0, max=1.0, help="Expected rate in group b (e.g. FPR on native writers)."),
     power: float = PowerOpt,
     alpha: float = AlphaOpt,
     tests: int = TestsOpt,
-    ratio: float = typer.Option(1.0, "--ratio", help="Texts in group b per text in group a."),
+    ratio: float = typer.Option(1.0, "--ratio", min=0.0, help="Texts in group b per text in group a."),
     json_out: Path | None = JsonOpt,
     fmt: OutputFormat = FormatOpt,
 ) -> None:
@@ -111,10 +111,10 @@ def plan_gap(
 
 @plan_app.command("paired")
 def plan_paired(
-    rate_a: float = typer.Option(..., "--rate-a", help="Expected rate of detector a (FPR on human or catch rate on AI texts)."),
-    rate_b: float = typer.Option(..., "--rate-b", help="Expected rate of detector b on the same texts."),
+    rate_a: float = typer.Option(..., "--rate-a", min=0.0, max=1.0, help="Expected rate of detector a (FPR on human or catch rate on AI texts)."),
+    rate_b: float = typer.Option(..., "--rate-b", min=0.0, max=1.0, help="Expected rate of detector b on the same texts."),
     discordant: float | None = typer.Option(
-        None, "--discordant", help="Expected share of texts where exactly one detector flags (default: independence)."),
+        None, "--discordant", min=0.0, max=1.0, help="Expected share of texts where exactly one detector flags (default: independence)."),
     power: float = PowerOpt,
     alpha: float = AlphaOpt,
     tests: int = TestsOpt,

@@ -40,14 +40,18 @@ a removed one (each changes the sentence count the protocol fixes). Defaults: 10
 
 from __future__ import annotations
 
+import math
 import re
 import threading
+from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from rapidfuzz.distance import Levenshtein
 
 from veribench.errors import InputError
 
@@ -102,9 +106,14 @@ def apply_edits(source: str, edits: Sequence[Sequence[Any]]) -> str:
     Raises:
         ValueError: invalid edits (see :func:`check_edits`).
     """
+    return splice(source, check_edits(edits, len(source)))
+
+
+def splice(source: str, edits: Sequence[Edit]) -> str:
+    """:func:`apply_edits` for an edit list already returned by :func:`check_edits` (not checked again)."""
     parts: list[str] = []
     pos = 0
-    for s, t, r in check_edits(edits, len(source)):
+    for s, t, r in edits:
         parts.append(source[pos:s])
         parts.append(r)
         pos = t
@@ -117,34 +126,129 @@ def drop_noops(source: str, edits: Iterable[Edit]) -> list[Edit]:
     return [(s, t, r) for s, t, r in edits if source[s:t] != r]
 
 
+#: Token pairs (``len(a) * len(b)``) up to which :func:`diff_edits` aligns two texts in one
+#: optimal piece (rapidfuzz's bit-parallel Levenshtein: time and memory grow with this product,
+#: ~0.2 s at the cap, about 46,000 tokens or 120 KB of prose a side).
+DIFF_EXACT_CELLS = 2**31
+#: How many times a piece still over the cap is cut again at its own unique tokens.
+DIFF_DEPTH = 4
+#: How far from the proportional diagonal an anchor may lie, per token of the longer side (a
+#: word the rewrite moved or borrowed from elsewhere, unique in both, would otherwise pull the
+#: alignment across thousands of tokens).
+DIFF_BAND = 0.02
+
+
 def diff_edits(source: str, target: str) -> list[Edit]:
-    """A valid edit list turning ``source`` into ``target`` (optimal token-level alignment).
+    """A valid edit list turning ``source`` into ``target``.
 
     Both texts are cut into words, whitespace runs and single other characters; the
     Levenshtein alignment of the two token sequences (``rapidfuzz``) gives the spans,
     and adjacent changes are merged into one edit. ``apply_edits(source,
     diff_edits(source, target)) == target`` for any two strings.
+
+    Optimal (fewest token substitutions, insertions and deletions) when the two token counts
+    multiply to at most :data:`DIFF_EXACT_CELLS`. Longer pairs (an exact alignment costs time
+    and memory in proportion to that product: 11-17 s for two paraphrased 1 MB texts) are cut
+    first, in O(n log n), at anchors: tokens that occur exactly once in each text, near the
+    same place in both (:data:`DIFF_BAND`), the longest run of them in the same order in both
+    (patience diff, Cohen; as in ``git diff --patience``). Each piece between anchors is aligned optimally when under the cap, else
+    cut again at its own unique tokens (up to :data:`DIFF_DEPTH` times), else (a piece with no
+    such token, e.g. repeated text) cut into parts at the same proportions of both sides, each
+    under the cap and aligned optimally (a part still over it, impossible but for rounding, is
+    replaced whole).
+    The edits are then still valid, and optimal within each piece, but may change more tokens
+    than the minimum.
     """
     if source == target:
         return []
-    from rapidfuzz.distance import Levenshtein
-
     a = _DIFF_TOKEN_RE.findall(source)
     b = _DIFF_TOKEN_RE.findall(target)
     ao = _offsets(a)
     bo = _offsets(b)
     edits: list[Edit] = []
-    for op in Levenshtein.opcodes(a, b):
-        if op.tag == "equal":
-            continue
-        s, t = ao[op.src_start], ao[op.src_end]
-        rep = target[bo[op.dest_start]:bo[op.dest_end]]
+    for sa, ea, sb, eb in _token_changes(a, b):
+        s, t = ao[sa], ao[ea]
+        rep = target[bo[sb]:bo[eb]]
         if edits and edits[-1][1] == s:
             ps, _, pr = edits[-1]
             edits[-1] = (ps, t, pr + rep)
         else:
             edits.append((s, t, rep))
     return check_edits(drop_noops(source, edits), len(source))
+
+
+def _token_changes(a: list[str], b: list[str]) -> list[tuple[int, int, int, int]]:
+    """``(a_start, a_end, b_start, b_end)`` of each change turning tokens ``a`` into ``b``, in order."""
+    if len(a) * len(b) <= DIFF_EXACT_CELLS:  # one optimal piece, exactly as before the cap
+        return [(op.src_start, op.src_end, op.dest_start, op.dest_end)
+                for op in Levenshtein.opcodes(a, b) if op.tag != "equal"]
+    return _piece_changes(a, b, 0, len(a), 0, len(b), 0)
+
+
+def _piece_changes(a: list[str], b: list[str], a0: int, a1: int, b0: int, b1: int,
+                   depth: int) -> list[tuple[int, int, int, int]]:
+    while a0 < a1 and b0 < b1 and a[a0] == b[b0]:
+        a0, b0 = a0 + 1, b0 + 1
+    while a1 > a0 and b1 > b0 and a[a1 - 1] == b[b1 - 1]:
+        a1, b1 = a1 - 1, b1 - 1
+    if a0 == a1 and b0 == b1:
+        return []
+    if a0 == a1 or b0 == b1:
+        return [(a0, a1, b0, b1)]
+    if (a1 - a0) * (b1 - b0) <= DIFF_EXACT_CELLS:
+        return [(a0 + op.src_start, a0 + op.src_end, b0 + op.dest_start, b0 + op.dest_end)
+                for op in Levenshtein.opcodes(a[a0:a1], b[b0:b1]) if op.tag != "equal"]
+    anchors = _patience_anchors(a, b, a0, a1, b0, b1) if depth < DIFF_DEPTH else []
+    if not anchors:  # cut both in k parts at the same proportions, each part under the cap
+        la, lb = a1 - a0, b1 - b0
+        k = math.isqrt(la * lb // DIFF_EXACT_CELLS) + 2
+        out = []
+        for i in range(k):
+            pa, qa = a0 + la * i // k, a0 + la * (i + 1) // k
+            pb, qb = b0 + lb * i // k, b0 + lb * (i + 1) // k
+            out += _piece_changes(a, b, pa, qa, pb, qb, DIFF_DEPTH) if (qa - pa) * (qb - pb) <= DIFF_EXACT_CELLS \
+                else [(pa, qa, pb, qb)]
+        return out
+    out: list[tuple[int, int, int, int]] = []
+    pa, pb = a0, b0
+    for i, j in anchors:
+        out += _piece_changes(a, b, pa, i, pb, j, depth + 1)
+        pa, pb = i + 1, j + 1
+    return out + _piece_changes(a, b, pa, a1, pb, b1, depth + 1)
+
+
+def _patience_anchors(a: list[str], b: list[str], a0: int, a1: int, b0: int,
+                      b1: int) -> list[tuple[int, int]]:
+    """The longest run of ``(i, j)``, increasing in both, with ``a[i] == b[j]`` a token that
+    occurs once in ``a[a0:a1]`` and once in ``b[b0:b1]``, at about the same place in both (within
+    :data:`DIFF_BAND` tokens per token of the longer side of the proportional diagonal);
+    patience sorting, O(n log n)."""
+    ca, cb = Counter(a[a0:a1]), Counter(b[b0:b1])
+    in_b = {b[j]: j for j in range(b0, b1) if cb[b[j]] == 1 and ca[b[j]] == 1}
+    la, lb = a1 - a0, b1 - b0
+    # near the proportional diagonal j - b0 = (i - a0) * lb / la, within DIFF_BAND * max(la, lb) tokens (times la):
+    # a unique word far from it is a coincidence or a moved word, not the same place
+    band = DIFF_BAND * max(la, lb) * la
+    pairs = [(i, j) for i in range(a0, a1) if a[i] in in_b
+             for j in (in_b[a[i]],) if abs((i - a0) * lb - (j - b0) * la) <= band]
+    tails: list[int] = []  # tails[k]: the smallest j ending an increasing run of length k + 1
+    ends: list[int] = []  # the index in ``pairs`` of that run's last pair
+    back = [-1] * len(pairs)
+    for n, (_, j) in enumerate(pairs):
+        k = bisect_left(tails, j)
+        if k:
+            back[n] = ends[k - 1]
+        if k == len(tails):
+            tails.append(j)
+            ends.append(n)
+        else:
+            tails[k], ends[k] = j, n
+    run: list[tuple[int, int]] = []
+    n = ends[-1] if ends else -1
+    while n >= 0:
+        run.append(pairs[n])
+        n = back[n]
+    return run[::-1]
 
 
 def _offsets(tokens: Sequence[str]) -> list[int]:
@@ -172,7 +276,119 @@ def _segmenter():
         except ImportError as e:  # pragma: no cover - pysbd is a core dependency
             raise InputError("sentence splitting needs the pysbd package: pip install pysbd") from e
         seg = _LOCAL.segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+        if getattr(pysbd, "__version__", None) == _PYSBD_VERSION:
+            seg.language_module = _english_without_repeats(seg.language_module)
     return seg
+
+
+#: The pysbd release whose abbreviation scan :func:`_english_without_repeats` reproduces.
+_PYSBD_VERSION = "0.3.4"
+
+
+def _english_without_repeats(english: type) -> type:
+    """pysbd 0.3.4's English rules with one change of speed, none of output: its abbreviation
+    scan (``AbbreviationReplacer.search_for_abbreviations_in_string``) compiles each pattern
+    once instead of through ``re``'s 512-entry cache (which its ~700 patterns overflow), finds
+    each abbreviation with ``str.find`` (:func:`_occurrences`) instead of a regular expression, and
+    applies each of its replacements ``(?<=\\s<abbr>)\\.(?=...)`` -> ``∯`` once per line
+    instead of once per occurrence of the abbreviation (the same ``re.sub`` over the whole
+    line, hundreds of times in a 2,000-character window: most of pysbd's time).
+
+    Why skipping the repeats changes nothing: every replacement turns a ``.`` into ``∯``, and
+    no atom of these patterns matches ``∯`` without also matching ``.`` (letters, ``\\s``,
+    ``\\d``, ``[a-z]``, ``\\.`` match neither or only ``.``; ``.`` matches both). So a
+    replacement never creates a match of any of them, and once a pattern has been applied
+    to the line, applying it again, after any of the others, finds nothing. Checked against
+    pysbd's own scan on real texts in tests/corpus/test_edits.py. Used only with pysbd 0.3.4
+    (:data:`_PYSBD_VERSION`); any other release runs its own code.
+    """
+    base = english.AbbreviationReplacer
+    abbreviation = english.Abbreviation
+    prepositive, numbers = abbreviation.PREPOSITIVE_ABBREVIATIONS, abbreviation.NUMBER_ABBREVIATIONS
+    finders: dict[str, tuple[re.Pattern[str], re.Pattern[str], bool]] = {}
+    replacers: dict[tuple[str, str], re.Pattern[str]] = {}
+
+    def finder(stripped: str) -> tuple[re.Pattern[str], re.Pattern[str], bool]:
+        f = finders.get(stripped)
+        if f is None:  # pysbd's two patterns, as it writes them (the abbreviation unescaped, then escaped)
+            f = finders[stripped] = (re.compile(rf"(?:^|\s|\r|\n){stripped}", re.IGNORECASE),
+                                     re.compile(r"(?<={" + str(re.escape(stripped)) + "} ).{1}"),
+                                     _ABBREVIATION.fullmatch(stripped) is not None)
+        return f
+
+    def replacer(kind: str, abbr: str) -> re.Pattern[str]:
+        r = replacers.get((kind, abbr))
+        if r is None:  # pysbd's replace_prepositive_abbr, replace_pre_number_abbr, replace_period_of_abbr
+            pattern = {"prepositive": rf"(?<=\s{abbr})\.(?=(\s|:\d+))",
+                       "number": rf"(?<=\s{abbr})\.(?=(\s\d|\s+\())",
+                       "period": rf"(?<=\s{re.escape(abbr)})\.(?=((\.|\:|-|\?|,)|(\s([a-z]|I\s|I'm|I'll|\d|\())))"}[kind]
+            r = replacers[(kind, abbr)] = re.compile(pattern)
+        return r
+
+    class AbbreviationReplacer(base):  # type: ignore[misc,valid-type]
+        def search_for_abbreviations_in_string(self, text: str) -> str:
+            lowered = text.lower()
+            plain_line = _FOLD_TRAPS.search(text) is None  # lowered matches as IGNORECASE does
+            applied: set[tuple[str, str]] = set()
+            for abbr in abbreviation.ABBREVIATIONS:
+                stripped = abbr.strip()
+                if stripped not in lowered:
+                    continue
+                find, next_char, findable = finder(stripped)
+                matches = _occurrences(text, lowered, stripped) if plain_line and findable else find.findall(text)
+                if not matches:
+                    continue
+                chars = next_char.findall(text) if "{" in text else []  # it looks for the literal "{abbr} "
+                if not chars:  # then every match is replaced alike: the first of each spelling is enough
+                    matches = list(dict.fromkeys(matches))
+                for ind, am in enumerate(matches):
+                    key = am.strip()
+                    low = key.lower()
+                    upper = ind < len(chars) and str(chars[ind]).isupper()
+                    if upper and low not in prepositive:
+                        continue
+                    kind = "prepositive" if low in prepositive else "number" if low in numbers else "period"
+                    if (kind, key) in applied:
+                        continue
+                    applied.add((kind, key))
+                    text = replacer(kind, key).sub("∯", " " + text)[1:]
+            return text
+
+    return type("English", (english,), {"AbbreviationReplacer": AbbreviationReplacer})
+
+
+#: The only characters on which ``str.lower`` and ``re.IGNORECASE`` disagree about an ASCII
+#: letter or digit (dotted and dotless i, long s; found by trying every code point, see
+#: tests/corpus/test_edits.py): without them, ``text.lower()`` has the length of ``text`` and
+#: an ASCII word occurs in it exactly where ``re.IGNORECASE`` finds it in ``text``.
+_FOLD_TRAPS = re.compile("[\u0130\u0131\u017f]")
+#: An abbreviation :func:`_occurrences` finds: lower-case ASCII letters and digits, inner ``.``.
+_ABBREVIATION = re.compile(r"[a-z0-9]+(?:\.[a-z0-9]*)*")
+
+
+def _occurrences(text: str, lowered: str, word: str) -> list[str]:
+    """What ``re.findall(r"(?:^|\\s|\\r|\\n)" + word, text, re.IGNORECASE)`` returns, for a
+    ``word`` of lower-case ASCII letters and digits, each ``.`` in it standing for any character
+    but a line break (pysbd puts the abbreviation in the pattern unescaped), and a ``text``
+    free of :data:`_FOLD_TRAPS` when ``lowered`` (its lower case) was taken (its ``.`` since
+    turned into ``∯`` at most, which matches no letter, digit or ``\\s``): each occurrence of
+    ``word`` at the start or after a whitespace character, with that character, leftmost
+    first and not overlapping the one before. Found with ``str.find`` in C instead of a
+    regular expression tried at every position (pysbd's scan, ~200 abbreviations per line)."""
+    out: list[str] = []
+    n = len(word)
+    head = word.split(".", 1)[0]
+    rest = [(k, c) for k, c in enumerate(word) if k >= len(head)]
+    last = 0  # end of the previous match: findall's matches do not overlap
+    i = lowered.find(head)
+    while i >= 0 and i + n <= len(text):
+        if not rest or all(text[i + k] != "\n" if c == "." else lowered[i + k] == c for k, c in rest):
+            s = i if i == 0 else i - 1 if text[i - 1].isspace() else -1
+            if s >= last:
+                out.append(text[s:i + n])
+                last = i + n
+        i = lowered.find(head, i + 1)
+    return out
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -360,8 +576,6 @@ def _sentence_of(spans: list[tuple[int, int]], sents: list[tuple[int, int]]) -> 
 def measure_edit(draft: str, edited: str) -> EditMeasure:
     """Measure how ``edited`` differs from ``draft`` (words changed, sentences added,
     removed, split, merged). Pure; see the module docstring for every definition."""
-    from rapidfuzz.distance import Levenshtein
-
     dw_spans, ew_spans = word_spans(draft), word_spans(edited)
     dw = [draft[s:e] for s, e in dw_spans]
     ew = [edited[s:e] for s, e in ew_spans]

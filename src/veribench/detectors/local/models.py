@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from veribench.errors import VeribenchError
+from veribench.progress import notice
 
 
 class ModelLoadError(VeribenchError):
@@ -129,6 +130,8 @@ def _torch():
     if missing:
         raise ModelLoadError("local model detectors need " + "; ".join(
             str(MissingPackage(m, MODEL_PACKAGES[m]["distribution"], MODEL_PACKAGES[m]["pip"])) for m in missing))
+    if "torch" not in sys.modules:
+        notice("importing torch (a few seconds)")
     import torch
 
     return torch
@@ -455,6 +458,10 @@ LOAD_LOG: list[Callable[[str], None]] = []
 
 
 def _log(msg: str) -> None:
+    """A loading note: to :data:`LOAD_LOG` when something listens there (the demo's console),
+    else a progress notice (:func:`veribench.progress.notice`) of the command that runs."""
+    if not LOAD_LOG:
+        notice(msg.strip())
     for f in list(LOAD_LOG):
         f(msg)
 
@@ -470,7 +477,7 @@ def _converted(name: str) -> tuple[str, dict[str, Any]] | None:
         d = _cached_conversion(src)
         if d is None:
             try:
-                d = convert_gguf(src, log=_log if LOAD_LOG else None)
+                d = convert_gguf(src, log=_log)
             except OSError as e:
                 _log(f"note: cannot write the model cache ({e}); de-quantising {src.name} in memory")
                 return None
@@ -547,6 +554,7 @@ def load_tokenizer(name: str) -> Any:
             if key in _CACHE:
                 return _CACHE[key]
         where, extra = _source(name)
+        _log(f"loading the tokenizer of {name}")
         try:
             with quiet_loading():
                 tok = AutoTokenizer.from_pretrained(where, **extra)
@@ -585,6 +593,8 @@ def load_causal_lm(name: str, device: str | None = "auto", dtype: str | None = "
                 return _CACHE[key]
         tok = load_tokenizer(name)
         where, extra = _source(name)
+        t0 = time.perf_counter()
+        _log(f"loading model {name} ({dev}, {dt})")
         try:
             with quiet_loading():
                 model, info = AutoModelForCausalLM.from_pretrained(
@@ -597,6 +607,7 @@ def load_causal_lm(name: str, device: str | None = "auto", dtype: str | None = "
             raise ModelLoadError(f"model {name!r}: these weights are not in the checkpoint and would be freshly "
                                  f"initialised: {fresh[:8]}")
         model.to(dev).eval()
+        _log(f"loaded model {name} in {time.perf_counter() - t0:.1f} s")
         lm = LoadedModel(name=name, model=model, tokenizer=tok, device=dev, dtype=dt)
         with _LOCK:
             _CACHE[key] = lm
