@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from veribench.cli.main import app
 from veribench.detectors.local import zeroshot as zs
 from veribench.detectors.local.engine.memo import MEMO, STATS
+from veribench.detectors.local.tolerance import within_fp32
 from veribench.store import writes
 
 
@@ -83,7 +84,7 @@ def test_ray_engine_same_results_and_cache(tmp_path, llama_path, texts, cases_di
             got = res[text_sha256(t)]
             assert got.status == want.status
             if want.status == "ok":
-                assert got.raw == pytest.approx(want.raw, rel=1e-5)
+                assert within_fp32(got.raw, want.raw, tokens=want.detail["tokens_used"], vocab=333)  # tiny models
                 assert got.detail["truncated"] == want.detail["truncated"]
         assert res[text_sha256(long_text)].detail["truncated"] is True  # c11 in the Ray engine
         st2 = RunStats()

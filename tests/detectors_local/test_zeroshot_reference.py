@@ -15,8 +15,12 @@ from veribench.detectors.local.engine.memo import MEMO, STATS
 from veribench.detectors.local.engine.passes import single_passes
 from veribench.detectors.local.engine.records import SinglePass
 from veribench.detectors.local.engine.vocab import token_stats
+from veribench.detectors.local.tolerance import within_fp32
 
-REL, ABS = 1e-5, 1e-7
+#: The tiny test models: at most 200 tokens over a vocabulary of at most 333 (320 + 13):
+#: the reduction length of :func:`within_fp32` (docs/statistics.md, "Numerical tolerance
+#: across CPUs").
+TOKENS, VOCAB = 200, 333
 
 
 # ----------------------------------------------------------------- the independent reference
@@ -94,7 +98,7 @@ def ref_binoculars(observer, performer, text, cap):
 
 
 def close(a, b):
-    return a == pytest.approx(b, rel=REL, abs=ABS)
+    return within_fp32(a, b, tokens=TOKENS, vocab=VOCAB)
 
 
 # ----------------------------------------------------------------- tests

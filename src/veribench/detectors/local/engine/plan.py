@@ -98,13 +98,29 @@ class Plan:
     min_shared_prefix: int = 8
 
     def record(self) -> dict[str, Any]:
-        """What ran, for ``ScoreResult.detail["engine"]`` and benchmark rows."""
+        """What ran, for ``ScoreResult.detail["engine"]`` and benchmark rows: everything
+        that changes a score's bits. Beside packing, attention, compilation, device and
+        dtype: the torch and transformers versions, and on CPU the ATen kernel level in
+        use (``cpu_capability``: ``torch.backends.cpu.get_cpu_capability()``, e.g.
+        ``"DEFAULT"``, ``"AVX2"``, ``"AVX512"``; ``ATEN_CPU_CAPABILITY`` lowers it) and
+        the intra-op thread count (``threads``).
+
+        This is provenance, not identity: none of it enters the detector's spec or its
+        cache key. The kernel level and the thread count move a score only within the
+        documented float32 tolerance (:mod:`veribench.detectors.local.tolerance`,
+        ``docs/statistics.md`` "Numerical tolerance across CPUs"), so a score taken on an
+        AVX2 machine stands for the same measurement as one taken on an AVX-512 machine;
+        keying on them would rescore every text on every machine and split one detector
+        into as many specs as there are CPUs. The record says which bits a stored score
+        has, so a difference beyond the tolerance can be traced to what ran."""
         import torch
         import transformers
 
         rec = {"packing": self.packing, "attention": self.attention, "compiled": self.compile,
                "device": self.device, "dtype": self.dtype, "torch": torch.__version__,
                "transformers": transformers.__version__}
+        if self.device == "cpu":
+            rec.update(cpu_capability=torch.backends.cpu.get_cpu_capability(), threads=torch.get_num_threads())
         if self.compile:
             rec.update(compile_backend=self.compile_backend, compile_mode=self.compile_mode,
                        bucket_tokens=self.bucket_tokens)
