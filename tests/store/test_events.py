@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veribench.store import events as ev
-from veribench.store import writes
+from veribench.store import schema, writes
 from veribench.store.logcheck import verify_workspace
 
 PROTO = """[protocol]
@@ -304,7 +304,7 @@ def test_a_workspace_without_a_log_is_a_clear_failure(tmp_path):
     con.execute("INSERT INTO documents (doc_id, text_sha256, label) VALUES ('d1', 'ab', 'human')")
     con.close()
     # read-only: refused with one line naming both versions and the command that migrates it
-    with pytest.raises(SchemaVersionError, match=r"schema version 1 .* reads version 2: run `veribench workspace migrate"):
+    with pytest.raises(SchemaVersionError, match=rf"schema version 1 .* reads version {schema.VERSION}: run `veribench workspace migrate"):
         Workspace(tmp_path / "old", read_only=True)
     # migrated (read-write open): the log now exists, and the row stored before it is named as not covered
     with Workspace(tmp_path / "old") as w:

@@ -19,6 +19,11 @@ version   what it is
           missing tables, and append an ``import`` event for each finished import whose
           documents no event covers (payload ``logged_by = "migration 1->2"``: their
           fingerprints are logged at migration time, which the event's time says).
+3         ``scores_superseded`` keeps every earlier scan of a (detector spec, text) that a
+          newer scan replaced in ``scores`` (a protocol's ``rescan``, ``score --rescan``, or a
+          call failure sent again): nothing stored is overwritten. Step 2 -> 3
+          (:func:`_v2_to_v3`): create the table (empty: version 2 overwrote a re-sent
+          failure, so no earlier scan survives to move).
 ========  ==================================================================================
 """
 
@@ -58,8 +63,14 @@ def _v1_to_v2(con: Any) -> list[str]:
     return notes
 
 
+def _v2_to_v3(con: Any) -> list[str]:
+    """Create ``scores_superseded`` (empty: a version-2 workspace kept one scan per key)."""
+    schema.create_all(con)
+    return []
+
+
 #: ``STEPS[v]`` migrates a workspace of version ``v`` to ``v + 1`` (returns notes for the user).
-STEPS: dict[int, Callable[[Any], list[str]]] = {1: _v1_to_v2}
+STEPS: dict[int, Callable[[Any], list[str]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def check_readable(version: int, path: Any, *, read_only: bool) -> None:
