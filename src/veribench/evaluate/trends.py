@@ -21,6 +21,9 @@ from veribench.metrics.paired import paired_rate_difference
 
 #: Why a trend's paired difference has no interval when no text changed its decision.
 NO_VARIATION = "no variation"
+#: Why a detector with Table 1 rows for several groups (corpora) has no paired trend (yet).
+SEVERAL_GROUPS = ("the detector has Table 1 rows for several groups; the paired comparison per group is not "
+                  "computed")
 #: The two rates compared: results key -> (Table 1 column, label role of the texts,
 #: :func:`veribench.protocol.roles.label_role`; shown as ``paired_texts`` "ai" / "human").
 RATES = {"catch_rate": ("catch_rate", "positive"), "fpr": ("fpr", "negative")}
@@ -44,7 +47,8 @@ def compute_trends(ws: Any, res: dict[str, Any], now_rows: dict[str, np.ndarray]
 
     Returns:
         ``None`` when no earlier run exists, else ``{"earlier_run": {run_id, tag,
-        protocol_sha256}, "confidence", "rows": [{"detector", "paired_texts": {"ai", "human"},
+        protocol_sha256}, "confidence", "rows": [{"detector", "group" (its Table 1 group),
+        "paired_texts": {"ai", "human"},
         "catch_rate" | "fpr": {"then", "now", "difference", "paired_n", "estimate", "ci",
         "ci_reason", "test", "p_value", "p_reason"}}]}``: rates are proportions in [0, 1];
         ``difference`` = now - then (``None`` with ``reason`` when either is undefined);
@@ -62,7 +66,10 @@ def compute_trends(ws: Any, res: dict[str, Any], now_rows: dict[str, np.ndarray]
     if not got:
         return None
     then_res = json.loads(got[0][0]) if isinstance(got[0][0], str) else got[0][0]
-    then_t1 = {r.get("detector"): r for r in then_res.get("table1") or []}
+    then_t1 = {(r.get("detector"), r.get("group")): r for r in then_res.get("table1") or []}
+    groups: dict[Any, int] = {}
+    for t in res.get("table1") or []:
+        groups[t.get("detector")] = groups.get(t.get("detector"), 0) + 1
     now_flags: dict[tuple[str, str], tuple[str, bool]] = {}
     if now_rows:
         keep = (now_rows["headline"].astype(bool) & now_rows["counted"].astype(bool)
@@ -73,10 +80,11 @@ def compute_trends(ws: Any, res: dict[str, Any], now_rows: dict[str, np.ndarray]
     out_rows = []
     for t in res.get("table1") or []:
         det = t.get("detector")
-        before = then_t1.get(det)
+        before = then_t1.get((det, t.get("group")))
         if before is None:
             continue
-        row: dict[str, Any] = {"detector": det, "paired_texts": {}}
+        row: dict[str, Any] = {"detector": det, "group": t.get("group"), "paired_texts": {}}
+        several = groups[det] > 1  # Table 1 has a row per group: run rows do not name the group
         for key, (col, role) in RATES.items():
             pairs = [(now_flags[k][1], v[1]) for k, v in then_flags.items()
                      if k[0] == det and v[0] == role and k in now_flags and now_flags[k][0] == role]
@@ -86,6 +94,13 @@ def compute_trends(ws: Any, res: dict[str, Any], now_rows: dict[str, np.ndarray]
                                     "difference": (b - a) if a is not None and b is not None else None,
                                     "reason": None if a is not None and b is not None else
                                     f"the {col} of {'this' if b is None else 'the earlier'} run is undefined"}
+            if several:
+                why = SEVERAL_GROUPS
+                cell.update({"paired_n": 0, "estimate": None, "ci": None, "ci_reason": why, "test": None,
+                             "p_value": None, "p_reason": why})
+                row["paired_texts"][_SHOWN[role]] = 0
+                row[key] = cell
+                continue
             pr = paired_rate_difference([x for x, _ in pairs], [y for _, y in pairs], alpha=1.0 - conf)
             still = pr.detail.get("a_only", 0) + pr.detail.get("b_only", 0) == 0
             cell.update({"paired_n": pr.n, "estimate": pr.estimate,
@@ -111,6 +126,8 @@ def _diff(c: dict[str, Any]) -> str:
         s += f", paired {100 * lo:+.1f} to {100 * hi:+.1f} on {c['paired_n']} texts"
     elif c.get("paired_n"):
         s += f", paired interval null ({c.get('ci_reason')}) on {c['paired_n']} texts"
+    elif c.get("ci_reason"):
+        s += f", paired interval null ({c['ci_reason']})"
     if c.get("p_value") is not None:
         s += f", McNemar p = {c['p_value']:.3g}"
     return s
@@ -126,5 +143,6 @@ def trend_lines(res: dict[str, Any]) -> list[str]:
     for r in tr["rows"]:
         for key, name in (("catch_rate", "catch rate"), ("fpr", "false-positive rate")):
             c = r[key]
-            out.append(f"{r['detector']}: {name} {_pct(c['then'])} then, {_pct(c['now'])} now ({_diff(c)})")
+            who = r["detector"] + (f" ({r['group']})" if r.get("group") else "")
+            out.append(f"{who}: {name} {_pct(c['then'])} then, {_pct(c['now'])} now ({_diff(c)})")
     return out
