@@ -14,6 +14,13 @@ from typing import Any
 
 from veribench.hashing import canonical_json, sha256_bytes
 
+#: Operational settings every HTTP plug-in (vendor adapter, chat client) accepts, with their
+#: defaults (seconds, attempts, calls per minute); they change how a call is made, never its
+#: result, so they never enter a spec (and a verifier comparing a protocol's settings with a
+#: spec skips them).
+OPERATIONAL = {"timeout": 60.0, "max_attempts": 5, "backoff": 1.0, "backoff_max": 60.0,
+               "rate_per_minute": None, "max_concurrency": None, "poll_interval": 2.0, "poll_timeout": 600.0}
+
 
 @dataclass(frozen=True)
 class Spec:

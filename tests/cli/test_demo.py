@@ -97,8 +97,15 @@ def test_second_demo_run_scores_and_derives_nothing(demo):
     assert not re.search(r"scoring \d+ documents", out)
     for a in DEMO_ATTACKS:
         assert re.search(rf"{a}: derived 0 document", out), out[:2000]
-    strip = lambda r: {k: v for k, v in r.items() if k not in ("run", "files")}  # noqa: E731
+    strip = lambda r: {k: v for k, v in r.items() if k not in ("run", "files", "trends")}  # noqa: E731
     assert strip(demo["res2"]) == strip(demo["res"])
+    # the rerun compares itself with the first run: nothing moved, so no interval ("no variation")
+    assert "trends" not in demo["res"] and demo["res2"]["trends"]["earlier_run"]["run_id"] == demo["res"]["run"]["run_id"]
+    for row in demo["res2"]["trends"]["rows"]:
+        for k in ("catch_rate", "fpr"):
+            c = row[k]
+            assert c["difference"] in (0.0, None) and c["ci"] is None
+            assert c["ci_reason"] == "no variation" or c["paired_n"] == 0
 
 
 @pytest.mark.slow

@@ -35,6 +35,7 @@ from veribench.detectors.local.ray_engine import RayDetector
 from veribench.detectors.pipeline import RunStats, budget_note, score_texts
 from veribench.errors import InputError
 from veribench.hashing import text_sha256
+from veribench.store.events import chain_head, now_utc
 
 #: ``--set``, ``--max-spend``, ``--input``: declared once, shared by score and humanize.
 InputOpt = typer.Option(..., "--input", "-i", help="JSONL file of {id, text} rows.", callback=input_path("file"))
@@ -91,13 +92,18 @@ def score_cmd(
                                             "killed command never sends more than this in total."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Score nothing; print what would be sent and its cost."),
     retry_failed: bool = RetryFailedOpt,
+    rescan: bool = typer.Option(False, "--rescan", help="Scan every text again, whatever is stored (a rerun "
+                                "that re-measures, e.g. under a protocol committed after the earlier scan); the "
+                                "earlier scores stay stored beside the new ones."),
     show_progress: bool = ProgressOpt,
 ) -> None:
     """Score every text of a JSONL file with one detector, through the workspace cache.
 
     Stored call failures (a missing key, a site down) are sent again by every run; stored
-    failures that describe the text (too short) only with --retry-failed. Exits with status
-    1 when any text has no score (the output file still lists every row with its status).
+    failures that describe the text (too short) only with --retry-failed; with --rescan,
+    every text is sent again and its new score becomes the one `evaluate` uses (the earlier
+    one is kept). Exits with status 1 when any text has no score (the output file still
+    lists every row with its status).
     """
     rows = read_rows(input)
     conf = settings(set_)
@@ -106,8 +112,10 @@ def score_cmd(
         det = RayDetector(detector, conf, address=ray_address, spec=det.spec)
     stats = RunStats()
     with progress("score", show_progress), open_workspace(workspace, create=True) as ws:
+        with ws.lock:
+            after = (int(chain_head(ws.con)["seq"]), now_utc()) if rescan else None  # nothing stored is served
         res = score_texts(ws, det, [t for _, t in rows], progress=show_progress, max_spend=max_spend,
-                          dry_run=dry_run, stats=stats, retry_failed=retry_failed)
+                          dry_run=dry_run, stats=stats, retry_failed=retry_failed, rescan_after=after)
     if dry_run:
         typer.echo(json.dumps({"detector": det.spec.label, "planned": stats.planned,
                                "total_cost": sum(p["cost"] for p in stats.planned)}, indent=2))

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from veribench.detectors.base import Detector, results_per_input, submitted_text, with_hazards
@@ -210,6 +211,7 @@ def score_texts(
     store: bool = True,
     on_batch: Callable[[list[tuple[str, ScoreResult]]], None] | None = None,
     retry_failed: bool = False,
+    rescan_after: tuple[int, datetime] | None = None,
 ) -> dict[str, ScoreResult]:
     """Score ``texts`` with ``detector``, through the workspace cache.
 
@@ -233,6 +235,11 @@ def score_texts(
             failures (:data:`veribench.records.CALL_FAILURES`: ``auth``, ``site_down``, ...)
             are sent again on every run, with or without it; a re-sent text's row is replaced
             (:func:`veribench.records.is_final`).
+        rescan_after: ``(event seq, time)`` of a protocol commitment under ``rescan``: a
+            stored score taken before it (logged at or before ``seq``, or dated before
+            ``time``) is not served from the cache; the text is scanned again and the new
+            score becomes the newest, the earlier one kept in ``scores_superseded``
+            (:func:`veribench.store.writes.put_scores`, ``replace``).
 
     Every result carries ``detail["hazards"]`` (:func:`veribench.text.hazards.text_hazards`
     of the text before canonicalisation). A detector whose spec sets ``canonicalize`` is sent,
@@ -254,8 +261,9 @@ def score_texts(
         first.setdefault(text_sha256(s), t)
     res = run_cached(
         detector, subs, kind="detector", verb="scoring", call=detector.score_batch, default_batch_size=32,
-        lookup=(lambda shas: ws.cached_scores(spec.hash, shas)) if ws is not None else None,
-        put=(lambda items, replace: writes.put_scores(ws, spec, items, replace=replace)) if keep else None,
+        lookup=(lambda shas: ws.cached_scores(spec.hash, shas, after=rescan_after)) if ws is not None else None,
+        put=((lambda items, replace: writes.put_scores(ws, spec, items, replace=replace or rescan_after is not None))
+             if keep else None),
         attach_ws=ws if keep else None, progress=progress, max_spend=max_spend, dry_run=dry_run, stats=stats,
         on_batch=on_batch, retry_failed=retry_failed,
         annotate=lambda sha, r: with_hazards(spec, r, first[sha], sha),

@@ -6,6 +6,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from veribench import __version__, registry
+from veribench.detectors.base import submitted_text
 from veribench.detectors.pipeline import RunStats, score_documents
 from veribench.errors import InputError, ProtocolError, RegistryError
 from veribench.evaluate.arrays import DetArrays, DocArrays
@@ -20,11 +22,14 @@ from veribench.evaluate.grid import grid_results
 from veribench.evaluate.ranking import ranking_scores
 from veribench.evaluate.results import compute_results
 from veribench.evaluate.rows import document_rows
+from veribench.evaluate.trends import compute_trends
+from veribench.hashing import text_sha256
 from veribench.protocol.model import DecisionRule, DetectorEntry, Protocol
+from veribench.records import is_final
 from veribench.spec import Spec
 from veribench.store import writes
 from veribench.store.commitments import require_committed, run_integrity
-from veribench.store.workspace import Workspace, now_utc
+from veribench.store.workspace import SCANNED_AFTER_SQL, Workspace, now_utc
 from veribench.text.hazards import SETTING, canonicalize_setting, text_hazards
 
 SELECTION_KEYS = {"corpora": "corpus", "labels": "label", "arms": "arm", "subgroups": "subgroup", "kinds": "kind"}
@@ -207,22 +212,66 @@ def is_paid(det: Any) -> bool:
     return callable(getattr(det, "cost", None))
 
 
-def unscored_documents(ws: Workspace, proto: Protocol, entry: DetectorEntry, det: Any) -> list[str]:
+def selected_documents(ws: Workspace, proto: Protocol, entry: DetectorEntry) -> list[str]:
     """Ids (sorted) of the documents that ``proto`` selects for detector ``entry`` (its
-    selection and the entry's ``corpora``) and that ``det``'s spec has not scored yet."""
+    selection and the entry's ``corpora``)."""
     where, params = _selection_sql(proto.selection)
     extra = ""
     if entry.corpora:
         extra = (" AND " if where else " WHERE ") + "corpus IN (SELECT unnest(?::VARCHAR[]))"
         params = params + [list(entry.corpora)]
-    ids = [r[0] for r in ws.query(f"SELECT doc_id FROM documents{where}{extra} ORDER BY doc_id", params)]
-    done = {r[0] for r in ws.query("SELECT doc_id FROM submissions WHERE spec_hash = ?", [det.spec.hash])}
-    return [i for i in ids if i not in done]
+    return [r[0] for r in ws.query(f"SELECT doc_id FROM documents{where}{extra} ORDER BY doc_id", params)]
+
+
+def unscored_documents(ws: Workspace, proto: Protocol, entry: DetectorEntry, det: Any,
+                       after: tuple[int, datetime] | None = None) -> list[str]:
+    """Ids (sorted) of the documents that ``proto`` selects for detector ``entry`` and that
+    ``det``'s spec has not scored yet; with ``after = (commit event seq, commit time)`` (a
+    ``rescan`` protocol), also those whose newest score was taken before that commitment."""
+    done = scored_documents(ws, det.spec.hash, after)
+    return [i for i in selected_documents(ws, proto, entry) if i not in done]
+
+
+def scored_documents(ws: Workspace, spec_hash: str, after: tuple[int, datetime] | None = None) -> set[str]:
+    """Ids of the documents with a stored score of ``spec_hash`` (any status); with ``after =
+    (commit event seq, commit time)``, only those whose newest score was taken after it
+    (:data:`veribench.store.workspace.SCANNED_AFTER_SQL`)."""
+    if after is None:
+        return {r[0] for r in ws.query("SELECT doc_id FROM submissions WHERE spec_hash = ?", [spec_hash])}
+    return {r[0] for r in ws.query(
+        "SELECT u.doc_id FROM submissions u JOIN scores c ON c.spec_hash = u.spec_hash AND "
+        f"c.text_sha256 = u.submitted_sha256 WHERE u.spec_hash = ? AND {SCANNED_AFTER_SQL}",
+        [spec_hash, after[1], after[0]])}
+
+
+def refuse_rescan_missing(ws: Workspace, proto: Protocol, pairs: Sequence[tuple[Spec, DetectorEntry]],
+                          after: tuple[int, datetime]) -> None:
+    """Under a ``rescan`` protocol, refuse while a selected text's newest score of a detector
+    was taken before the commitment ``after = (commit event seq, commit time)`` (a text never
+    scored stays "not scored", as in any run).
+
+    Raises:
+        ProtocolError: one line: per detector short of scores, how many of its selected texts
+            have no score taken after the commitment, and the commands that take them.
+    """
+    parts = []
+    for spec, e in pairs:
+        sel = selected_documents(ws, proto, e)
+        stale = (scored_documents(ws, spec.hash) - scored_documents(ws, spec.hash, after)).intersection(sel)
+        if stale:
+            parts.append(f"detector {e.display!r}: {len(stale)} of {len(sel)} texts have no score taken after the "
+                         f"commitment of {after[1].isoformat(timespec='seconds')}")
+    if parts:
+        raise ProtocolError(f"protocol {proto.path} declares rescan = true, and " + "; ".join(parts) +
+                            f": scan them again with `veribench evaluate --protocol {proto.path} --allow-paid "
+                            "--max-spend N` (a paid detector), or first `veribench score --rescan --detector NAME "
+                            "--input TEXTS.jsonl`; their earlier scores stay stored but are not used")
 
 
 def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, progress: bool,
                       log: Callable[[str], None], allow_paid: bool = False,
-                      max_spend: float | None = None) -> list[tuple[Spec, DetectorEntry]]:
+                      max_spend: float | None = None,
+                      rescan_after: tuple[int, datetime] | None = None) -> list[tuple[Spec, DetectorEntry]]:
     """Find (or compute) the scores each protocol detector needs.
 
     A name stored in the workspace (e.g. an imported detector) is used as stored; a
@@ -236,6 +285,10 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
         ProtocolError: a detector that is neither stored nor a registry plug-in, an
             ambiguous stored name, or a paid detector with texts left to score and no
             ``--allow-paid --max-spend``.
+
+    ``rescan_after = (commit event seq, commit time)`` (a ``rescan`` protocol): a plug-in's
+    score taken before the commitment counts as missing; the text is scanned again and the
+    earlier score kept (:func:`veribench.detectors.pipeline.score_texts`).
     """
     spent = 0.0
     if not proto.detectors:
@@ -249,21 +302,25 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
             det = factory(**e.settings)
             if allow_scoring:
 
-                todo = unscored_documents(ws, proto, e, det)
-                kw: dict[str, Any] = {}
-                if todo and is_paid(det):
+                todo = unscored_documents(ws, proto, e, det, rescan_after)
+                kw: dict[str, Any] = {"rescan_after": rescan_after}
+                if todo and is_paid(det) and not _all_cached(ws, det, todo, rescan_after):
                     if not allow_paid or max_spend is None:
+                        when = "" if rescan_after is None else (
+                            f" taken after the commitment of {rescan_after[1].isoformat(timespec='seconds')} "
+                            "(the protocol declares rescan = true)")
                         raise ProtocolError(
                             f"detector {e.display!r} is a paid API and {len(todo)} selected documents have no "
-                            f"stored score: `evaluate` never calls a paid API on its own. Score them first with "
-                            f"`veribench score` (budget and --dry-run), or pass --allow-paid --max-spend N")
+                            f"stored score{when}: `evaluate` never calls a paid API on its own. Score them first "
+                            f"with `veribench score{' --rescan' if when else ''}` (budget and --dry-run), or pass "
+                            "--allow-paid --max-spend N")
 
-                    kw = {"max_spend": max(0.0, max_spend - spent), "stats": RunStats()}
+                    kw.update({"max_spend": max(0.0, max_spend - spent), "stats": RunStats()})
                 if todo:
                     t0 = time.perf_counter()
                     log(f"scoring {len(todo)} documents with {det.spec.label}")
                     score_documents(ws, det, todo, progress=progress, **kw)
-                    if kw:
+                    if "stats" in kw:
                         spent += kw["stats"].spent
                         if kw["stats"].stopped_for_budget:
                             log(f"  {det.spec.name}: stopped by --max-spend ({spent:g} of {max_spend:g} spent)")
@@ -278,6 +335,15 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
             raise ambiguity_error(proto, e, stored)
         out.append((stored[0], e))
     return out
+
+
+def _all_cached(ws: Workspace, det: Any, doc_ids: list[str], after: tuple[int, datetime] | None) -> bool:
+    """True when every one of ``doc_ids`` has its text's score stored for ``det`` (e.g. by
+    ``veribench score``; with ``after``, taken after the commitment): linking them calls nothing."""
+    texts = ws.texts_for(doc_ids)
+    shas = {text_sha256(submitted_text(det.spec, t)) for t in texts.values()}
+    got = ws.cached_scores(det.spec.hash, shas, after=after)
+    return len(texts) == len(doc_ids) and len(got) == len(shas) and all(is_final(r.status) for r in got.values())
 
 
 def plugin_factory(name: str) -> Any:
@@ -408,8 +474,11 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
     proto = proto or Protocol.default()
     refuse_unfinished_imports(ws)
     commit = require_committed(ws, proto) if proto.hash else None
+    after = (int(commit.seq), commit.committed_at) if proto.rescan and commit is not None and commit.seq else None
     pairs = resolve_detectors(ws, proto, allow_scoring=allow_scoring, progress=progress, log=log,
-                              allow_paid=allow_paid, max_spend=max_spend)
+                              allow_paid=allow_paid, max_spend=max_spend, rescan_after=after)
+    if after is not None:
+        refuse_rescan_missing(ws, proto, pairs, after)
     docs = load_documents(ws, proto)
     dets = [load_detector(ws, spec, e.display, e.rule, len(docs), e.corpora) for spec, e in pairs]
     run_id = f"{proto.tag}-{now_utc():%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
@@ -431,10 +500,15 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
             res.update(grid_results(docs, dets, proto, grid, grid_threshold_by))
         except ValueError as e:
             raise ProtocolError(f"--grid {','.join(grid)}: {e}") from None
+    rows = document_rows(docs, dets, proto)
     if record:
-        rows = document_rows(docs, dets, proto)
         with ws.transaction() as c:
             writes.record_run(c, res, rows_table(rows))
+    # after the record: the run's results stay what its own rows re-derive (a bundle carries
+    # one run); trends compare two recorded runs and are shown, not part of either record
+    trends = compute_trends(ws, res, rows)
+    if trends is not None:
+        res["trends"] = trends
     return res
 
 

@@ -23,6 +23,7 @@ from veribench.errors import InputError
 from veribench.evaluate import honesty
 from veribench.evaluate.reasons import null_reason
 from veribench.evaluate.run import export_run
+from veribench.evaluate.trends import trend_lines
 
 #: Marker of an in-sample oracle operating point (threshold set on the texts it reports).
 IN_SAMPLE_MARK = "†"
@@ -290,6 +291,8 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
 
     for line in honesty.lines(res):  # integrity first, before any rate
         con.print(line, style="bold red" if honesty.is_alert(line) else "bold", markup=False, highlight=False)
+    for line in trend_lines(res):
+        con.print(line, markup=False, highlight=False)
     run = res.get("run", {})
     proto = run.get("protocol") or {}
     head = f"run {run.get('tag')} ({run.get('split', {}).get('rule')} split)"
@@ -438,6 +441,9 @@ def markdown(res: dict[str, Any]) -> str:
            ""]
 
     out[1:1] = [""] + honesty.markdown(res)[:-1]  # integrity first, before any rate
+    tl = trend_lines(res)
+    if tl:
+        out += ["## Trends", "", f"{tl[0]}:", ""] + [f"- {x}" for x in tl[1:]] + [""]
     for a in proto.get("amendments") or []:
         out.append(f"- Amendment {a.get('date')}: {a.get('summary')} (supersedes `{a.get('supersedes')}`)")
     for g, rows in table1_by_group(res):

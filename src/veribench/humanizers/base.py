@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from veribench.detectors.api.base import OPERATIONAL, spec_settings, word_count
+from veribench.detectors.api.base import spec_settings, word_count
 from veribench.detectors.api.http import (
     CallInfo,
     ConfigError,
@@ -31,7 +31,7 @@ from veribench.detectors.api.http import (
 )
 from veribench.errors import unknown_key
 from veribench.records import STATUS_CODES
-from veribench.spec import Spec
+from veribench.spec import OPERATIONAL, Spec
 
 log = logging.getLogger("veribench.api")
 

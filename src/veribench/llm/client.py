@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from veribench.detectors.api.base import OPERATIONAL
 from veribench.detectors.api.http import (
     CallInfo,
     ConfigError,
@@ -37,7 +36,7 @@ from veribench.detectors.api.http import (
 )
 from veribench.errors import unknown_key
 from veribench.hashing import canonical_json, sha256_bytes
-from veribench.spec import Spec
+from veribench.spec import OPERATIONAL, Spec
 from veribench.store import writes
 from veribench.store.workspace import now_utc
 from veribench.store.writes import json_text as _json

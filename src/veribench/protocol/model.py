@@ -16,6 +16,7 @@ Example (TOML)::
     [protocol]
     name = "liang2023-replication"
     tag = "BENCH-2026-Q4"
+    rescan = false                   # true: a rerun scans every text again after this commitment
 
     [selection]
     corpora = ["liang2023"]          # optional; also labels, arms, subgroups, kinds
@@ -135,6 +136,8 @@ class Head(_Strict):
     name: str = Field(min_length=1, description="the protocol's name")
     tag: str = Field("adhoc", min_length=1, description="run tag, e.g. BENCH-2026-Q4")
     description: str | None = Field(None, description="free text")
+    rescan: bool = Field(False, description="a rerun that re-measures: scores taken before this version's "
+                         "commitment are not used; each text is scanned again and the earlier score stays stored")
 
 
 class Selection(_Strict):
@@ -483,6 +486,7 @@ class Protocol:
     arm_specs: dict[str, ArmModel] = field(default_factory=dict)
     comparisons: Comparisons | None = None
     gaps: list[Gap] = field(default_factory=list)
+    rescan: bool = False
     model: ProtocolFile | None = None
 
     @classmethod
@@ -505,7 +509,7 @@ class Protocol:
             tpr_at_fpr=tuple(float(x) for x in m.metrics.tpr_at_fpr), slices=tuple(m.tables.slices),
             amendments=[a.model_dump(exclude_none=True) for a in m.amendments],
             arms={a: s.role for a, s in m.arms.items()}, arm_specs=dict(m.arms), comparisons=m.comparisons,
-            gaps=list(m.gaps), model=m,
+            gaps=list(m.gaps), rescan=m.protocol.rescan, model=m,
         )
 
     def arm_role(self, arm: Any) -> str:

@@ -105,6 +105,26 @@ _EDITED = {"doc": "one of label, arm, kind, subgroup, corpus, group_key, tags, p
            "link": "submitted text"}
 
 
+def _check_superseded(con: Any, rep: LogReport, add: Callable[[LogFinding], None]) -> None:
+    """Each earlier scan kept in ``scores_superseded`` matches a fingerprint its own scan batch
+    logged for the same (spec, text): not only the newest, which the ``scores`` row holds."""
+    logged: dict[tuple[Any, Any], set[str]] = {}
+    for rows in _chunks(con, "SELECT k1, k2, leaf FROM log_items WHERE kind = 'score' AND k1 IS NOT NULL AND "
+                             "(k1, k2) IN (SELECT (spec_hash, text_sha256) FROM scores_superseded)"):
+        for a, b, leaf in rows:
+            logged.setdefault((a, b), set()).add(leaf)
+    n = 0
+    for rows in _chunks(con, _ROW_CHECKS[1][2].replace("FROM scores", "FROM scores_superseded")):
+        for r in rows:
+            n += 1
+            if _ROW_CHECKS[1][4](r) not in logged.get((r[0], r[1]), set()):
+                add(LogFinding("scores_superseded", "earlier score row differs from every scan batch that logged "
+                                                    f"its key ({_EDITED['score']} edited, or stored outside a "
+                                                    "logged write)", None, "scores_superseded", _ROW_CHECKS[1][5](r)))
+    if n:
+        rep.counts["scores_superseded"] = n
+
+
 def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
     """Check a workspace's chain and every table against it.
 
@@ -196,6 +216,7 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
                 add(LogFinding(table, f"logged {label} is missing from the table (deleted)", s_, table,
                                what(k + (None,) * 2)))
             rep.counts[table] = n
+        _check_superseded(con, rep, add)
         for iid in sorted(unfinished):
             add(LogFinding("imports", f"import {iid} ({unfinished[iid]}) has not finished: its {held.get(iid, 0)} "
                                       "documents are not logged yet (interrupted, or still running in another "

@@ -26,6 +26,10 @@ version   what it is
           before it existed are gone: a run resting on such a key cannot be published as a
           bundle (``publish`` says which), and the migration's note counts those keys.
           Withdrawals logged before keep their counts only (``blanked``).
+          ``scores_superseded`` keeps every earlier scan of a (detector spec, text) that a
+          newer scan replaced in ``scores`` (a protocol's ``rescan``, ``score --rescan``, or a
+          call failure sent again): nothing stored is overwritten (empty after the step:
+          version 2 overwrote a re-sent failure, so no earlier scan survives to move).
 ========  ==================================================================================
 """
 
@@ -66,7 +70,7 @@ def _v1_to_v2(con: Any) -> list[str]:
 
 
 def _v2_to_v3(con: Any) -> list[str]:
-    """Create ``replaced_leaves``; note how many keys were replaced before it kept their rows."""
+    """Create ``replaced_leaves`` and ``scores_superseded``; note how many keys were replaced before it kept their rows."""
     schema.create_all(con)
     n = con.execute("SELECT count(*) FROM (SELECT kind, k1, k2 FROM log_items WHERE k1 IS NOT NULL GROUP BY ALL "
                     "HAVING count(*) > 1)").fetchone()[0]

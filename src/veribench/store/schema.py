@@ -14,7 +14,12 @@ transaction; ``veribench log verify`` checks every row against the log):
 ``specs``          every plug-in spec seen (hash -> name, version, settings); a
                    row is checked against its own hash
 ``scores``         the score cache and record, keyed by (spec hash, SHA-256 of the
-                   text actually submitted); never computed or paid for twice
+                   text actually submitted); never computed or paid for twice; the
+                   newest scan of each key (what every reader uses)
+``scores_superseded`` earlier scans of a key that a newer scan replaced in ``scores``
+                   (a rescan, or a call failure sent again): same columns, keyed by
+                   (spec hash, text SHA-256, ``scanned_at``); nothing is overwritten or
+                   lost, and each row is checked against the scan batch that logged it
 ``submissions``    which submitted text a detector scored for a document
 ``submitted_texts`` texts detectors saw that differ from the corpus text
 ``imports``        one row per import, with its report (JSON)
@@ -70,6 +75,10 @@ TABLES: dict[str, str] = {
         spec_hash VARCHAR NOT NULL, text_sha256 VARCHAR NOT NULL, status VARCHAR NOT NULL, raw DOUBLE,
         scale VARCHAR, direction VARCHAR, ai_probability DOUBLE, verdict VARCHAR, vendor_version VARCHAR,
         detail JSON, scanned_at TIMESTAMPTZ, PRIMARY KEY (spec_hash, text_sha256)""",
+    "scores_superseded": """
+        spec_hash VARCHAR NOT NULL, text_sha256 VARCHAR NOT NULL, status VARCHAR NOT NULL, raw DOUBLE,
+        scale VARCHAR, direction VARCHAR, ai_probability DOUBLE, verdict VARCHAR, vendor_version VARCHAR,
+        detail JSON, scanned_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (spec_hash, text_sha256, scanned_at)""",
     "submissions": "doc_id VARCHAR NOT NULL, spec_hash VARCHAR NOT NULL, submitted_sha256 VARCHAR NOT NULL, "
                    "PRIMARY KEY (doc_id, spec_hash)",
     "submitted_texts": "text_sha256 VARCHAR PRIMARY KEY, text VARCHAR",
@@ -115,7 +124,8 @@ TABLES: dict[str, str] = {
 
 #: The logged tables: written only through :mod:`veribench.store.writes` (``events`` and
 #: ``log_items`` and ``replaced_leaves`` through :mod:`veribench.store.events`, which it calls).
-LOGGED_TABLES: tuple[str, ...] = ("documents", "document_segments", "specs", "scores", "submissions",
+LOGGED_TABLES: tuple[str, ...] = ("documents", "document_segments", "specs", "scores", "scores_superseded",
+                                  "submissions",
                                   "submitted_texts", "imports", "protocols", "commitments", "runs", "run_rows",
                                   "withdrawals", "events", "log_items", "replaced_leaves")
 #: Caches and ledgers of work in progress (never published).

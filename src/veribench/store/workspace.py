@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,14 @@ DB_NAME = "veribench.duckdb"
 #: Seconds a command waits for another process to release the workspace before it gives
 #: up with :class:`WorkspaceBusy` (``VERIBENCH_LOCK_WAIT`` overrides; see docs/concurrency.md).
 DEFAULT_LOCK_WAIT = 5.0
+
+
+#: The one reading of "this score (``scores c``) was taken after a commitment": dated at or
+#: after its time and logged by a scan batch later than its event (parameters: the
+#: commitment's time, then its event seq). Its negation is what
+#: :func:`veribench.store.commitments.run_integrity` counts as "predates the commitment".
+SCANNED_AFTER_SQL = ("c.scanned_at >= ? AND (SELECT max(li.seq) FROM log_items li WHERE li.kind = 'score' AND "
+                     "li.k1 = c.spec_hash AND li.k2 = c.text_sha256) > ?")
 
 
 class WorkspaceBusy(VeribenchError):
@@ -188,18 +197,27 @@ class Workspace(DuckSqlAccess):
             yield con
 
     # -- scores ---------------------------------------------------------------------
-    def cached_scores(self, spec_hash: str, shas: Iterable[str]) -> dict[str, ScoreResult]:
-        """Stored results for ``spec_hash`` among ``shas`` (text SHA-256), as ScoreResults."""
+    def cached_scores(self, spec_hash: str, shas: Iterable[str], *,
+                      after: tuple[int, datetime] | None = None) -> dict[str, ScoreResult]:
+        """Stored results (the newest scan of each) for ``spec_hash`` among ``shas`` (text
+        SHA-256), as ScoreResults.
+
+        ``after = (seq, time)``: only scans taken after a protocol commitment, i.e. logged
+        by a scan batch later than event ``seq`` and dated after ``time`` (the rule of
+        :func:`veribench.store.commitments.run_integrity`); earlier ones count as absent.
+        """
         shas = list(dict.fromkeys(shas))
         if not shas:
             return {}
         out: dict[str, ScoreResult] = {}
+        sql = ("SELECT text_sha256, status, raw, scale, direction, ai_probability, verdict, vendor_version, detail "
+               "FROM scores c WHERE spec_hash = ? AND text_sha256 IN (SELECT unnest(?::VARCHAR[]))")
+        params: list[Any] = [spec_hash, shas]
+        if after is not None:
+            sql += f" AND {SCANNED_AFTER_SQL}"
+            params += [after[1], after[0]]
         with self.lock:
-            rows = self.con.execute(
-                "SELECT text_sha256, status, raw, scale, direction, ai_probability, verdict, vendor_version, detail "
-                "FROM scores WHERE spec_hash = ? AND text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
-                [spec_hash, shas],
-            ).fetchall()
+            rows = self.con.execute(sql, params).fetchall()
         for sha, status, raw, scale, direction, p, verdict, vv, detail in rows:
             out[sha] = ScoreResult(
                 status=status, raw=raw, scale=scale or "", direction=direction or "higher_ai", ai_probability=p,

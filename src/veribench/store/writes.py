@@ -15,7 +15,8 @@ write                      rows                                          event
 :func:`put_submitted_texts`  ``submitted_texts``                         (the import's)
 :func:`finish_import`      ``imports`` (status ``done``)                 ``import``
 :func:`discard_import`     removes an unfinished import's rows           (none: never logged)
-:func:`put_scores`         ``specs``, ``scores``, ``submissions``        ``scan_batch``
+:func:`put_scores`         ``specs``, ``scores`` (a replaced scan moves  ``scan_batch``
+                           to ``scores_superseded``), ``submissions``
 :func:`link_submissions`   ``specs``, ``submissions``                    ``scan_batch``
 :func:`put_spec`           ``specs`` (checked against its own hash)      (none)
 :func:`record_commit`      ``protocols``, ``commitments``                ``protocol_commit``/``_amend``
@@ -114,8 +115,11 @@ def put_scores(ws: Any, spec: Spec, items: Sequence[tuple[str, ScoreResult]], *,
         items: ``(SHA-256 of the submitted text, result)``.
         scanned_at: the scan date (default now, UTC).
         links: ``(doc_id, SHA-256 of the submitted text)`` pairs for ``submissions``.
-        replace: overwrite stored (spec, text) rows; by default a stored call is kept (the
-            cache rule: never computed or paid for twice) and only new rows are written.
+        replace: these rows become the newest scan of their (spec, text) in ``scores``; the
+            rows they replace move to ``scores_superseded`` (nothing stored is lost, and
+            each keeps the leaf its own scan batch logged). By default a stored call is
+            kept (the cache rule: never computed or paid for twice) and only new rows are
+            written. Used for a call failure sent again and for a rescan.
 
     Returns:
         The number of score rows written.
@@ -148,8 +152,11 @@ def put_scores(ws: Any, spec: Spec, items: Sequence[tuple[str, ScoreResult]], *,
                 "SELECT text_sha256 FROM scores WHERE spec_hash = ? AND text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
                 [spec.hash, [r[1] for r in rows]]).fetchall()}
             rows = [r for r in rows if r[1] not in have]
-        if rows and replace:
+        if rows and replace:  # the scans these rows replace are kept, never overwritten
             _keep_replaced_scores(c, h, [r[1] for r in rows])
+            c.execute(f"INSERT OR IGNORE INTO scores_superseded SELECT {', '.join(n for n, _ in SCORE_COLUMNS)} "
+                      "FROM scores WHERE spec_hash = ? AND text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
+                      [h, [r[1] for r in rows]])
         if rows:
             insert_rows(c, verb, "scores", SCORE_COLUMNS, [r[:11] for r in rows])
         link_rows = _write_links(c, link_rows)
@@ -448,8 +455,8 @@ def withdraw_document(con: Any, doc_id: str, *, invitation_id: str | None = None
 
     Runs inside the caller's open workspace transaction (``con``). Removes the document,
     every document derived from it (``provenance.source_id`` chains: attacks, paraphrases,
-    humanized outputs, edits), their ``submissions``, and the ``scores`` and
-    ``submitted_texts`` rows of texts no remaining document or submission uses. Then it
+    humanized outputs, edits), their ``submissions``, and the ``scores`` (with their
+    superseded scans) and ``submitted_texts`` rows of texts no remaining document or submission uses. Then it
     appends one row to ``withdrawals`` (ids and counts, never the text or its hash) and the
     ``withdrawal`` event (:func:`veribench.store.events.log_withdrawal`), which detaches the
     removed rows' keys from their logged fingerprints.
@@ -482,6 +489,7 @@ def withdraw_document(con: Any, doc_id: str, *, invitation_id: str | None = None
     n_scores = con.execute("SELECT count(*) FROM scores WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
                            [gone]).fetchone()[0]
     con.execute("DELETE FROM scores WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[]))", [gone])
+    con.execute("DELETE FROM scores_superseded WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[]))", [gone])
     n_sub = con.execute("SELECT count(*) FROM submitted_texts WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[]))",
                         [gone]).fetchone()[0]
     con.execute("DELETE FROM submitted_texts WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[]))", [gone])

@@ -32,13 +32,10 @@ from veribench.detectors.api.http import (
 )
 from veribench.errors import unknown_key
 from veribench.records import ScoreResult
-from veribench.spec import Spec
+from veribench.spec import OPERATIONAL, Spec
 
 log = logging.getLogger("veribench.api")
 
-#: Operational settings every HTTP adapter accepts; they never enter the spec.
-OPERATIONAL = {"timeout": 60.0, "max_attempts": 5, "backoff": 1.0, "backoff_max": 60.0,
-               "rate_per_minute": None, "max_concurrency": None, "poll_interval": 2.0, "poll_timeout": 600.0}
 
 
 @dataclass(frozen=True)
