@@ -402,7 +402,8 @@ def test_ratings_page_in_the_rubric_terms(tmp_path, cycles_dir):
     for r in d["rows"]:
         w = want[r["tool"]]
         for k in ("meaning_score_mean", "dropped_claims_total", "invented_facts_total", "changed_facts_total",
-                  "errors_per_100_words", "third_reads", "third_reads_done", "krippendorff_alpha_ordinal", "alpha_note"):
+                  "errors_per_100_words", "third_reads", "third_reads_done", "krippendorff_alpha_ordinal", "alpha_note",
+                  "krippendorff_alpha_ci_95", "krippendorff_alpha_ci_95_reason"):
             assert r[k] == w[k], k
         # both readers' means, recomputed from the stored readings (first and second read of each output)
         firsts = [v[1] for v in by[r["tool"]].values()]
@@ -417,6 +418,13 @@ def test_ratings_page_in_the_rubric_terms(tmp_path, cycles_dir):
              "Third reads due", ">Krippendorff&#39;s alpha (ordinal)<"]
     pos = [html.index(x) for x in order]
     assert pos == sorted(pos), list(zip(order, pos))
+    # issue 28: alpha's bootstrap interval beside its point value (or the reason it is null)
+    for r in d["rows"]:
+        if r["krippendorff_alpha_ordinal"] is not None:
+            ci = r["krippendorff_alpha_ci_95"]
+            assert ci is None or f"[{ci[0]:.3f}, {ci[1]:.3f}]".replace("-", "\u2212") in html or \
+                f"[{ci[0]:.3f}, {ci[1]:.3f}]" in html
+    assert "interval" in html and "krippendorff_alpha_ci_95" in json.dumps(d["overall"])
     page = parse(tmp_path / "out" / f"{name}.html")
     first = page.tables[0]
     assert first["caption_text"].startswith("Per tool: mean meaning score")
