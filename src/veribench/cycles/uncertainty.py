@@ -254,3 +254,17 @@ def ranking_uncertainty(samples: Sequence[Mapping[str, Any]], tests: Sequence[Ma
         "verified": False, "verified_note": VERIFIED_NOTE,
         "humanizers": hs, "paired_differences": diffs, "tiers": tiers,
     }
+
+
+def summary_lines(unc: Mapping[str, Any]) -> list[str]:
+    """Terminal lines of an ``uncertainty`` block: one row per humanizer (composite, its 95%
+    interval or the reason there is none, rank interval, composite tier), then the method line."""
+    lines = [f"{'humanizer':<20} {'composite':>9}  {'95% interval':<17} {'rank':<9} tier"]
+    for h in unc["humanizers"]:
+        ci = h["composite_ci_95"]
+        ci_s = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"none ({h['composite_ci_95_reason']})"
+        lo, hi = h["rank_interval_95"]
+        lines.append(f"{h['slug']:<20} {h['composite']:>9.2f}  {ci_s:<17} {f'{lo} to {hi}':<9} {h['tier']}")
+    lines.append(f"{unc['method']}; {unc['n_resamples']} resamples, seed {unc['seed']}, {unc['n_prompts']} prompts in "
+                 f"{unc['n_strata']} categories; tiers: {unc['correction']}-adjusted paired tests, alpha {unc['alpha']}")
+    return lines
