@@ -148,6 +148,9 @@ def test_round_trip(cli, env, tmp_path: Path, inputs):
     code, out = cli("cycle", "measure", d, "--detector", "test-long-words", "--embedder", "test-bow",
                     "--readability", "none", "-w", ws, env=env)
     assert code == 0, out
+    # issue 28: the measured ranking with its uncertainty (3 prompts, seed recorded)
+    assert '"ranking": {' in out and '"n_prompts": 3' in out and '"seed": 20260701' in out
+    assert "rank" in out.splitlines()[-4] and out.splitlines()[-1].endswith("alpha 0.05")
     code, out = cli("cycle", "publish", d, env=env)
     assert code == 0, out
     outputs.append(out)
@@ -165,6 +168,9 @@ def test_round_trip(cli, env, tmp_path: Path, inputs):
     assert lb["unavailable_humanizers"][0]["attempted_test_count"] == 3
     assert lb["unavailable_humanizers"][0]["unavailable_test_count"] == 2
     assert lb["readability_measured"] is False and "not measured" in lb["readability_note"]
+    # the bundle carries the uncertainty block, outside the verified part and saying so
+    assert lb["uncertainty"]["verified"] is False and lb["uncertainty"]["n_resamples"] == 2000
+    assert all(h["rank_interval_95"] and h["tier"] for h in lb["humanizers"])
     beta = next(h for h in lb["humanizers"] if h["slug"] == "beta")
     assert beta["flagged_test_count"] == 1
     assert {"code": "identical_to_input", "count": 1, "score_delta": -2} in beta["penalties_applied"]

@@ -137,12 +137,23 @@ def test_bootstrap_interval_matches_a_plain_resampling():
 
     rng = np.random.default_rng(1)
     x = rng.beta(2, 5, size=40)
-    lo, hi = bootstrap_ci(x, seed=7, slug="h", n_resamples=4000)
+    (lo, hi), why = bootstrap_ci(x, seed=7, slug="h", n_resamples=4000)
+    assert why is None
     means = x[rng.integers(0, len(x), size=(20000, len(x)))].mean(axis=1)
     ref = np.percentile(means, [2.5, 97.5])
     assert abs(lo - ref[0]) < 0.01 and abs(hi - ref[1]) < 0.01
-    assert bootstrap_ci(x, seed=7, slug="h", n_resamples=4000) == [lo, hi]  # seeded
-    assert bootstrap_ci([0.4], 1, "h") == [0.4, 0.4] and bootstrap_ci([], 1, "h") is None
+    assert bootstrap_ci(x, seed=7, slug="h", n_resamples=4000) == ([lo, hi], None)  # seeded
+
+
+def test_bypass_interval_of_identical_values_is_null_with_a_reason():
+    """Issue 28: identical per-test values gave the point as an interval ([v, v]); now null with
+    the reason of the one interval rule (veribench.metrics.intervals)."""
+    from veribench.cycles.intervals import NO_VALUES, bootstrap_ci
+    from veribench.metrics.intervals import BOOTSTRAP_ONE_VALUE
+
+    assert bootstrap_ci([0.4], 1, "h") == (None, BOOTSTRAP_ONE_VALUE)
+    assert bootstrap_ci([0.7, 0.7, 0.7], 1, "h") == (None, BOOTSTRAP_ONE_VALUE)
+    assert bootstrap_ci([], 1, "h") == (None, NO_VALUES)
 
 
 def test_openai_embedder_against_local_server(monkeypatch):

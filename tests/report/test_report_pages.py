@@ -346,6 +346,39 @@ def test_cycle_page_states_only_what_its_bundle_says(tmp_path, cycles_dir):
     assert "not documented" not in (REPORT_SRC / "site.py").read_text()
 
 
+def test_cycle_page_shows_composite_intervals_rank_intervals_and_tiers(tmp_path, cycles_dir):
+    """Issue 28: a leaderboard with the uncertainty block (`cycle score`) gets an interval plot of
+    composites and the tier table; one without says it has none (never an empty claim)."""
+    from veribench.cycles.create import score_directory
+
+    src = cycles_dir / "July 2026"
+    scored = tmp_path / "July scored"
+    shutil.copytree(src, scored)
+    lb = score_directory(scored, seed=3, n_resamples=40)
+    (scored / "leaderboard.json").chmod(0o644)
+    (scored / "leaderboard.json").write_text(json.dumps(lb))
+    for bundle in (src, scored):
+        out = tmp_path / f"out-{bundle.name}"
+        build_report([bundle], out, verify=False)
+        d = _data(out, "cycle-july-2026")
+        html = (out / "cycle-july-2026.html").read_text()
+        check_page(out / "cycle-july-2026.html", out / "data" / "cycle-july-2026.json")
+        un = d["statements"]["uncertainty"]
+        if bundle is src:
+            assert not un["documented"] and "no uncertainty block" in html and not un["tiers"]
+            continue
+        assert un["documented"] and (un["seed"], un["n_resamples"]) == (3, 40)
+        by = {h["slug"]: h for h in lb["humanizers"]}
+        for r in d["leaderboard"]:
+            lo, hi = by[r["slug"]]["rank_interval_95"]
+            assert r["rank_interval_text"] == f"{lo} to {hi}" and r["tier"] == by[r["slug"]]["tier"]
+            assert r["score_intervals"]["composite_ci_95"] == by[r["slug"]]["score_intervals"]["composite_ci_95"]
+        assert {t["tier"] for t in un["tiers"] if t["metric"] == "composite"} == {
+            t["tier"] for t in lb["uncertainty"]["tiers"]["composite"]}
+        assert (out / "img" / "cycle-july-2026-composite-intervals.svg").is_file()
+        assert "Tiers per metric" in html and "Rank interval (95%)" in html
+
+
 def _rated_workspace(path: Path, cycles_dir: Path):
     """A workspace with real cycle pairs of two tools read by three editors (one third read)."""
     from veribench.rubric import rules, store
@@ -402,7 +435,8 @@ def test_ratings_page_in_the_rubric_terms(tmp_path, cycles_dir):
     for r in d["rows"]:
         w = want[r["tool"]]
         for k in ("meaning_score_mean", "dropped_claims_total", "invented_facts_total", "changed_facts_total",
-                  "errors_per_100_words", "third_reads", "third_reads_done", "krippendorff_alpha_ordinal", "alpha_note"):
+                  "errors_per_100_words", "third_reads", "third_reads_done", "krippendorff_alpha_ordinal", "alpha_note",
+                  "krippendorff_alpha_ci_95", "krippendorff_alpha_ci_95_reason"):
             assert r[k] == w[k], k
         # both readers' means, recomputed from the stored readings (first and second read of each output)
         firsts = [v[1] for v in by[r["tool"]].values()]
@@ -417,6 +451,13 @@ def test_ratings_page_in_the_rubric_terms(tmp_path, cycles_dir):
              "Third reads due", ">Krippendorff&#39;s alpha (ordinal)<"]
     pos = [html.index(x) for x in order]
     assert pos == sorted(pos), list(zip(order, pos))
+    # issue 28: alpha's bootstrap interval beside its point value (or the reason it is null)
+    for r in d["rows"]:
+        if r["krippendorff_alpha_ordinal"] is not None:
+            ci = r["krippendorff_alpha_ci_95"]
+            assert ci is None or f"[{ci[0]:.3f}, {ci[1]:.3f}]".replace("-", "\u2212") in html or \
+                f"[{ci[0]:.3f}, {ci[1]:.3f}]" in html
+    assert "interval" in html and "krippendorff_alpha_ci_95" in json.dumps(d["overall"])
     page = parse(tmp_path / "out" / f"{name}.html")
     first = page.tables[0]
     assert first["caption_text"].startswith("Per tool: mean meaning score")

@@ -188,3 +188,31 @@ def test_schema_doc_lists_every_column_and_results_key(workspace):
     for key in t:
         assert re.search(rf"^\| `{key}` \|", doc, re.M), key
     assert results.SCHEMA_ID in doc
+
+
+def test_alpha_interval_matches_a_plain_bootstrap_loop():
+    """Issue 28: alpha's 95% interval is a percentile bootstrap over units; reference: a loop
+    written here with the same generator, the plain coincidence-matrix alpha on each resample."""
+    import numpy as np
+
+    first = [1, 2, 3, 5, 4, 2, 3, 4, 5, 1, 2, 3, 4, 4, 2, None]
+    second = [1, 3, 3, 4, 4, 2, 2, 5, 5, 2, 2, 4, 4, 3, 1, 2]
+    units = [(a, b) for a, b in zip(first, second) if a is not None]
+    ci, why = results.alpha_interval(first, second, seed=4, n_resamples=300)
+    rng = np.random.default_rng(4)
+    reps = []
+    for _ in range(300):
+        draw = [units[i] for i in rng.integers(0, len(units), size=len(units))]
+        if len({v for u in draw for v in u}) > 1:
+            reps.append(plain_ordinal_alpha(draw))
+    assert why is None
+    assert ci == pytest.approx(list(np.percentile(reps, [2.5, 97.5])), abs=1e-9)
+    a, _ = results.ordinal_alpha(first, second)
+    assert ci[0] < a < ci[1]
+
+
+def test_alpha_interval_null_with_reason_when_alpha_undefined():
+    assert results.alpha_interval([3, 3, 3], [3, 3, 3]) == (None, "all scores are equal: no variation, alpha is "
+                                                                   "undefined")
+    f = results.alpha_fields([3], [4])
+    assert f["krippendorff_alpha_ci_95"] is None and "at least 2 outputs" in f["krippendorff_alpha_ci_95_reason"]

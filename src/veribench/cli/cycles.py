@@ -36,6 +36,7 @@ from veribench.cycles.create import (
     score_directory,
 )
 from veribench.cycles.rescore import check_mapping, measure_cycle, rescore_bundle
+from veribench.cycles.uncertainty import summary_lines
 
 cycle_app = typer.Typer(help="Create, publish, score and re-score humanizer benchmark cycles (commit-reveal).",
                         no_args_is_help=True)
@@ -140,16 +141,21 @@ def cycle_measure(
                                             "judge) or published (the cycle's own scores)."),
     mapping: str = MappingOpt,
     judge_set: list[str] = JudgeOpt,
+    seed: int = typer.Option(20260701, "--seed", min=0, help="Bootstrap seed of the ranking's intervals (recorded)."),
+    resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples (recorded)."),
     workspace: Path = WorkspaceOpt,
     show_progress: bool = ProgressOpt,
 ) -> None:
-    """Score the cycle's humanizer outputs with veribench's detectors, embedder and readability."""
+    """Score the cycle's humanizer outputs with veribench's detectors, embedder and readability; print the
+    summary with the resulting ranking and its uncertainty (composite and rank intervals, tiers)."""
     dets = _detectors(detector, set_)
     judge = _judge(judge_set, readability)
     with progress("cycle measure", show_progress), open_workspace(workspace, create=True) as ws:
         summary = measure_cycle(directory, ws, detectors=dets, embedder=embedder, readability=readability,
-                                mapping=mapping, judge_settings=judge)
+                                mapping=mapping, judge_settings=judge, seed=seed, n_resamples=resamples)
     typer.echo(json.dumps(summary, indent=2))
+    if summary.get("ranking"):
+        typer.echo("\n".join(summary_lines(summary["ranking"])))
 
 
 @cycle_app.command("publish")
@@ -171,14 +177,18 @@ def cycle_score(
     seed: int = typer.Option(20260701, "--seed", min=0, help="Bootstrap seed (recorded), >= 0."),
     resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples (recorded)."),
 ) -> None:
-    """Leaderboard in the published shape, with seeded bootstrap 95% intervals."""
+    """Leaderboard in the published shape, with seeded bootstrap 95% intervals, composite and rank
+    intervals, paired differences and tiers (the table goes to standard error without --out)."""
     lb = score_directory(directory, seed=seed, n_resamples=resamples)
     text = dumps_js(lb)
+    table = "\n".join(summary_lines(lb["uncertainty"]))
     if out is None:
         typer.echo(text, nl=False)
+        typer.echo(table, err=True)
     else:
         out.write_text(text, encoding="utf-8")
         typer.echo(f"leaderboard with {len(lb['humanizers'])} humanizers written to {out}")
+        typer.echo(table)
 
 
 @cycle_app.command("rescore")

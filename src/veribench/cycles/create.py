@@ -38,6 +38,7 @@ from veribench.cycles.frozen import SELECT_PLACEHOLDERS_JS
 from veribench.cycles.intervals import bootstrap_ci, method_record
 from veribench.cycles.scoring import ScoringRules, compute_leaderboard, recognise_scoring, render_scoring_js
 from veribench.cycles.selection import extract_placeholders, resolve_prompts
+from veribench.cycles.uncertainty import ranking_uncertainty
 from veribench.cycles.verify import ACCESS_FAILURE_CODES
 from veribench.errors import InputError, ProtocolError, VeribenchError
 from veribench.hashing import sha256_bytes
@@ -343,7 +344,11 @@ def build_leaderboard(*, cycle: str, prompt_set_version: str | None, samples: Se
 
     Composite and ``score_delta`` are rounded to 2 decimals, every other value to 4
     (``Math.round``). ``score_intervals`` are seeded percentile-bootstrap 95% intervals
-    (:mod:`veribench.cycles.intervals`), recorded in ``score_intervals_method``.
+    (:mod:`veribench.cycles.intervals`), recorded in ``score_intervals_method``; a
+    degenerate one is null with ``<name>_reason``. ``uncertainty`` holds the composite and
+    rank intervals, paired differences and tiers of :mod:`veribench.cycles.uncertainty`
+    (same seed and resamples); each humanizer carries its ``composite_ci_95``,
+    ``rank_interval_95`` and composite ``tier``.
     """
 
     excl = {u["slug"] for u in unavailable}
@@ -354,18 +359,29 @@ def build_leaderboard(*, cycle: str, prompt_set_version: str | None, samples: Se
     for t in tests:
         if t.get("completed_at"):
             last[t["humanizer_slug"]] = max(last.get(t["humanizer_slug"], ""), t["completed_at"])
+    unc = ranking_uncertainty(samples, tests, detector_scores, rules, excl, seed, n_resamples)
+    unc_by = {u["slug"]: u for u in unc["humanizers"]}
     hs = []
     for i, h in enumerate(replay):
         pt = h["per_test"].values()
-        ci_b = bootstrap_ci([v["bypass"] for v in pt], seed, h["slug"] + "|bypass_rate", n_resamples)
-        ci_m = bootstrap_ci([v["meaning"] for v in pt], seed, h["slug"] + "|meaning_preservation", n_resamples)
+        ci_b, why_b = bootstrap_ci([v["bypass"] for v in pt], seed, h["slug"] + "|bypass_rate", n_resamples)
+        ci_m, why_m = bootstrap_ci([v["meaning"] for v in pt], seed, h["slug"] + "|meaning_preservation",
+                                   n_resamples)
+        u = unc_by[h["slug"]]
+        si: dict[str, Any] = {"bypass_rate_ci_95": [r4(x) for x in ci_b] if ci_b else None,
+                              "meaning_preservation_ci_95": [r4(x) for x in ci_m] if ci_m else None,
+                              "composite_ci_95": [r2(x) for x in u["composite_ci_95"]] if u["composite_ci_95"]
+                              else None}
+        for k, why in (("bypass_rate_ci_95", why_b), ("meaning_preservation_ci_95", why_m),
+                       ("composite_ci_95", u["composite_ci_95_reason"])):
+            if why:
+                si[k + "_reason"] = why
         hs.append({
             "slug": h["slug"], "rank": i + 1,
             "scores": {"composite": r2(h["composite"]), "bypass_rate": r4(h["bypass_rate"]),
                        "meaning_preservation": r4(h["meaning_preservation"]), "readability": r4(h["readability"]),
                        "consistency_across_categories": r4(h["consistency_across_categories"])},
-            "score_intervals": {"bypass_rate_ci_95": [r4(x) for x in ci_b] if ci_b else None,
-                                "meaning_preservation_ci_95": [r4(x) for x in ci_m] if ci_m else None},
+            "score_intervals": si, "rank_interval_95": u["rank_interval_95"], "tier": u["tier"],
             "penalties_applied": [{"code": p["code"], "count": p["count"], "score_delta": r2(p["score_delta"])}
                                   for p in h["penalties_applied"]],
             "confidence": h["confidence"],
@@ -388,6 +404,7 @@ def build_leaderboard(*, cycle: str, prompt_set_version: str | None, samples: Se
                                   f"(scoring.js `t.readability ?? 0`), so composites are out of "
                                   f"{100 - rules.weights['readability']:g}, not 100")
     lb["score_intervals_method"] = method_record(seed, n_resamples)
+    lb["uncertainty"] = unc
     if extra:
         lb.update(extra)
     lb["humanizers"] = hs

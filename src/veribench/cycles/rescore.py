@@ -25,9 +25,10 @@ from typing import Any
 from veribench import registry
 from veribench.bundles.jscompat import dumps_js
 from veribench.cycles.bundle import Bundle
-from veribench.cycles.create import _load, _write_work, publish_cycle
+from veribench.cycles.create import _load, _write_work, publish_cycle, unavailable_humanizers
 from veribench.cycles.flags import classify_output
 from veribench.cycles.scoring import ScoringRules, recognise_scoring
+from veribench.cycles.uncertainty import ranking_uncertainty
 from veribench.cycles.verify import verify_cycle
 from veribench.detectors.pipeline import score_texts
 from veribench.errors import InputError, VeribenchError
@@ -102,9 +103,12 @@ def _readability_judge(outputs: list[str], ws: Any, settings: Mapping[str, Any])
 def measure_cycle(directory: str | os.PathLike[str], ws: Any, *, detectors: Sequence[tuple[str, Mapping[str, Any]]],
                   embedder: str = "minilm", embedder_settings: Mapping[str, Any] | None = None,
                   readability: str = "none", judge_settings: Mapping[str, Any] | None = None,
-                  mapping: str = "auto", base_rules: ScoringRules | None = None) -> dict[str, Any]:
+                  mapping: str = "auto", base_rules: ScoringRules | None = None, seed: int = 20260701,
+                  n_resamples: int = 2000) -> dict[str, Any]:
     """Score a cycle folder's complete tests; write tests.json, detector-scores.json, scoring-spec.json
-    and provenance.json. Returns a summary.
+    and provenance.json. Returns a summary; its ``ranking`` is the measured cycle's
+    :func:`veribench.cycles.uncertainty.ranking_uncertainty` (seed and resamples recorded), or
+    null with ``ranking_reason`` when no humanizer has a complete test or samples.json is absent.
 
     Raises:
         InputError: unknown readability mode; VeribenchError: judge unavailable.
@@ -173,9 +177,17 @@ def measure_cycle(directory: str | os.PathLike[str], ws: Any, *, detectors: Sequ
                  "detector_failures": det_failures,
                  "human_likelihood_mapping": mapping, "embedder": describe(emb), "readability": read_rec})
     _write_work(prov_path, prov)
+    ranking, why = None, "no complete test to rank"
+    if not (directory / "samples.json").exists():
+        why = "samples.json absent: no prompts to resample"
+    elif complete:
+        excl = {u["slug"] for u in unavailable_humanizers(tests)}
+        ranking, why = ranking_uncertainty(_load(directory / "samples.json"), tests, det_rows, rules, excl, seed,
+                                           n_resamples), None
     return {"complete_tests": len(complete), "detector_scores": len(det_rows), "detectors": declared,
             "embedder": emb.spec.label, "readability": readability,
-            "unscored": {d["slug"]: d["unscored"] for d in det_records if d["unscored"]}}
+            "unscored": {d["slug"]: d["unscored"] for d in det_records if d["unscored"]},
+            "ranking": ranking, "ranking_reason": why}
 
 
 def rescore_bundle(bundle: str | os.PathLike[str], out: str | os.PathLike[str], ws: Any, *,

@@ -224,13 +224,19 @@ def per_test_bypass(detector_scores: Sequence[Mapping[str, Any]]) -> dict[str, d
 
 def compute_leaderboard(samples: Sequence[Mapping[str, Any]], tests: Sequence[Mapping[str, Any]],
                         detector_scores: Sequence[Mapping[str, Any]], rules: ScoringRules,
-                        exclude: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+                        exclude: set[str] | frozenset[str] = frozenset(),
+                        word_counts: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """Replay ``computeLeaderboard({samples, tests, detectorScores})`` in Python.
 
     Args:
         samples, tests, detector_scores: the parsed bundle files.
         rules: the recognised constants.
         exclude: humanizer slugs never to rank (the unavailable humanizers).
+        word_counts: optional ``{text: js_word_count(text)}`` cache, filled as texts are
+            counted and shared between calls (the bootstrap of
+            :mod:`veribench.cycles.uncertainty` replays the same texts many times); the
+            counts are the same with or without it. ``tests`` may hold a test more than
+            once (a bootstrap resample): each occurrence counts, as a separate test would.
 
     Returns:
         Per-humanizer dicts in rank order, with unrounded values: ``slug``,
@@ -252,7 +258,7 @@ def compute_leaderboard(samples: Sequence[Mapping[str, Any]], tests: Sequence[Ma
             flagged.setdefault(t["humanizer_slug"], []).append(t)
 
     w = rules.weights
-    wc: dict[str, int] = {}  # word counts of the shared input texts
+    wc: dict[str, int] = {} if word_counts is None else word_counts  # word counts of the texts
     out = []
     for slug, ht in complete.items():
         fl = flagged.get(slug, [])
@@ -289,7 +295,10 @@ def compute_leaderboard(samples: Sequence[Mapping[str, Any]], tests: Sequence[Ma
             in_w = wc.get(t["input_text"])
             if in_w is None:
                 in_w = wc[t["input_text"]] = js_word_count(t["input_text"])
-            out_w = js_word_count(_v(t.get("output_text"), ""))
+            out_t = _v(t.get("output_text"), "")
+            out_w = wc.get(out_t)
+            if out_w is None:
+                out_w = wc[out_t] = js_word_count(out_t)
             if in_w > 0 and out_w / in_w > rules.length_inflation_ratio:
                 counts["length_inflation"] += 1
             if in_w > 0 and out_w / in_w < rules.length_deflation_ratio:

@@ -141,6 +141,30 @@ def _union(dicts: list[dict[str, Any] | None]) -> list[str]:
     return sorted(out)
 
 
+def rank_interval_text(ri: Any) -> str | None:
+    """``[2, 5]`` -> ``"2 to 5"`` (a humanizer's 95% rank interval, 1 = first); None when absent."""
+    if isinstance(ri, (list, tuple)) and len(ri) == 2:
+        return f"{ri[0]} to {ri[1]}"
+    return None
+
+
+def uncertainty_statement(lb: dict[str, Any]) -> dict[str, Any]:
+    """What the cycle page says about the ranking's uncertainty, read from ``leaderboard.json``'s
+    ``uncertainty`` block (:mod:`veribench.cycles.uncertainty`): ``documented``, ``method``,
+    ``seed``, ``n_resamples``, ``correction``, ``verified_note`` and ``tiers`` (rows
+    ``{metric, tier, humanizers}``), or ``documented: False`` with the reason in ``source``."""
+    u = lb.get("uncertainty")
+    if not isinstance(u, dict) or not u.get("method"):
+        return {"documented": False, "tiers": [],
+                "source": "leaderboard.json has no uncertainty block (composite and rank intervals, tiers); "
+                          "`veribench cycle score` computes them from the cycle folder"}
+    tiers = [{"metric": str(m).replace("_", " "), "tier": t.get("tier"), "humanizers": ", ".join(t.get("humanizers") or [])}
+             for m, ts in (u.get("tiers") or {}).items() for t in ts or []]
+    return {"documented": True, "method": str(u["method"]), "seed": u.get("seed"), "n_resamples": u.get("n_resamples"),
+            "correction": u.get("correction"), "verified_note": u.get("verified_note"), "tiers": tiers,
+            "source": "leaderboard.json: uncertainty"}
+
+
 def _lb_row(h: dict[str, Any], href: str) -> dict[str, Any]:
     pens = [dict(p) for p in h.get("penalties_applied") or []]
     total = sum(p.get("score_delta") or 0 for p in pens)
@@ -152,6 +176,9 @@ def _lb_row(h: dict[str, Any], href: str) -> dict[str, Any]:
         "href": href,
         "scores": dict(h.get("scores") or {}),
         "score_intervals": dict(h.get("score_intervals") or {}),
+        "rank_interval_95": h.get("rank_interval_95"),
+        "rank_interval_text": rank_interval_text(h.get("rank_interval_95")),
+        "tier": h.get("tier"),
         "penalties": pens,
         "penalty_total": total,
         "penalty_codes": ", ".join(p.get("code", "?") for p in pens) or None,
@@ -193,7 +220,8 @@ def bundle_statements(b: dict[str, Any]) -> dict[str, Any]:
     if "readability_measured" in lb or lb.get("readability_note"):
         readability = {"measured": lb.get("readability_measured"), "note": lb.get("readability_note"),
                        "source": "leaderboard.json: readability_measured, readability_note"}
-    return {"intervals": intervals, "weights": weights, "readability": readability}
+    return {"intervals": intervals, "weights": weights, "readability": readability,
+            "uncertainty": uncertainty_statement(lb)}
 
 
 def cycle_page_data(b: dict[str, Any], humanizer_href) -> dict[str, Any]:
@@ -235,6 +263,17 @@ def cycle_figures(data: dict[str, Any], img_dir: Path, stem: str) -> list[dict[s
         figs.append({"id": "composite", "file": f"img/{p.name}",
                      "alt": "Stacked bars of each humanizer's weighted sub-scores and penalties.",
                      "caption": "Composite per humanizer: weighted sub-scores (weights from the bundle's scoring.js), penalties in grey (drawn back from the stack)."})
+    ci_rows = [{"humanizer": r["slug"], "series": "composite", "value": r["scores"]["composite"] / 100,
+                "ci": [x / 100 for x in r["score_intervals"]["composite_ci_95"]]}
+               for r in rows if r["scores"].get("composite") is not None and r["score_intervals"].get("composite_ci_95")]
+    if ci_rows:
+        p = plots.interval_dots(ci_rows, img_dir / f"{stem}-composite-intervals.svg", group_key="humanizer",
+                                series_key="series", value_key="value", ci_key="ci",
+                                xlabel="composite (points out of 100) with its 95% interval")
+        figs.append({"id": "composite-intervals", "file": f"img/{p.name}",
+                     "alt": "Dots with whiskers: each humanizer's composite and its bootstrap interval.",
+                     "caption": "Composite per humanizer with its interval (stratified bootstrap over prompts; "
+                                "method and seed above)."})
     for key, cols, what in (("detector_breakdown", data["detectors"], "detector"), ("category_breakdown", data["categories"], "category")):
         if rows and cols:
             m = [[r[key].get(c) for c in cols] for r in rows]

@@ -374,7 +374,8 @@ RATING_AGREE_COLS = [
     Col("Third reads due", "third_reads", "int", "outputs whose first two scores differed by 2 or more"),
     Col("Third reads done", "third_reads_done", "int"),
     Col("Krippendorff's alpha (ordinal)", "krippendorff_alpha_ordinal", "num3", "agreement of the two first readers "
-        "over this tool's outputs; 1 = perfect agreement, 0 = chance", sub="alpha_note"),
+        "over this tool's outputs; 1 = perfect agreement, 0 = chance; 95% CI: percentile bootstrap over outputs",
+        sub="alpha_note", also=(("interval", "krippendorff_alpha_ci_95", "num3ci"),)),
     Col("Outputs with both first reads", "alpha_outputs", "int", "the units alpha is computed over"),
 ]
 

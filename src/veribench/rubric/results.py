@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from veribench.metrics.intervals import bootstrap_reason, checked
 from veribench.rubric import rules
 from veribench.rubric.store import ensure_schema
 from veribench.store.workspace import Workspace
@@ -76,6 +77,52 @@ def ordinal_alpha(first: list[float | None], second: list[float | None]) -> tupl
     if not math.isfinite(a):
         return None, "alpha is undefined for these scores"
     return a, None
+
+
+#: Resamples and seed of the alpha interval (recorded in every result that carries one).
+ALPHA_CI_RESAMPLES = 2000
+ALPHA_CI_SEED = 20260701
+ALPHA_CI_METHOD = ("percentile bootstrap over units (outputs with both first reads), resampled with replacement; "
+                   "alpha recomputed by ordinal_alpha on each resample; resamples where alpha is undefined are "
+                   "left out (Efron & Tibshirani 1993, ch. 13; Krippendorff 2011 sec. on bootstrapping alpha)")
+
+
+def alpha_interval(first: list[float | None], second: list[float | None], seed: int = ALPHA_CI_SEED,
+                   n_resamples: int = ALPHA_CI_RESAMPLES) -> tuple[list[float] | None, str | None]:
+    """95% percentile-bootstrap interval of :func:`ordinal_alpha` over units, as ``(interval, reason)``.
+
+    Units are the outputs with both first reads (pairs ``(first[i], second[i])``); each
+    resample draws as many units with replacement (``numpy.random.default_rng(seed)``) and
+    recomputes alpha; resamples where alpha is undefined (no variation) are left out. The
+    interval is in alpha's units ([-1, 1]). ``(None, reason)`` when alpha itself is undefined,
+    when no resample gives a value, or when the interval degenerates (the one rule of
+    :mod:`veribench.metrics.intervals`).
+    """
+    a, why = ordinal_alpha(first, second)
+    if a is None:
+        return None, why
+    pairs = [(x, y) for x, y in zip(first, second) if x is not None and y is not None]
+    rng = np.random.default_rng(seed)
+    reps = []
+    for _ in range(n_resamples):
+        idx = rng.integers(0, len(pairs), size=len(pairs))
+        v, _why = ordinal_alpha([pairs[i][0] for i in idx], [pairs[i][1] for i in idx])
+        if v is not None:
+            reps.append(v)
+    if not reps:
+        return None, "alpha is undefined in every bootstrap resample: no interval"
+    r = np.asarray(reps)
+    lo, hi = np.percentile(r, [2.5, 97.5])
+    return checked(lo, hi, None, bootstrap_reason(r))
+
+
+def alpha_fields(first: list[float | None], second: list[float | None]) -> dict[str, Any]:
+    """``krippendorff_alpha_ordinal``, ``alpha_note``, ``krippendorff_alpha_ci_95`` and
+    ``krippendorff_alpha_ci_95_reason`` of two readers (:func:`ordinal_alpha`, :func:`alpha_interval`)."""
+    a, note = ordinal_alpha(first, second)
+    ci, why = alpha_interval(first, second) if a is not None else (None, note)
+    return {"krippendorff_alpha_ordinal": a, "alpha_note": note, "krippendorff_alpha_ci_95": ci,
+            "krippendorff_alpha_ci_95_reason": why}
 
 
 def _load(ws: Workspace) -> tuple[dict[str, dict], dict[str, list[dict]], dict[str, list[tuple]]]:
@@ -169,7 +216,8 @@ def tool_results(ws: Workspace) -> list[dict[str, Any]]:
     ``errors_per_100_words`` ({class: rate}); ``errors_per_100_words_total``;
     ``third_reads`` (outputs that went to a third read), ``third_reads_done``;
     ``krippendorff_alpha_ordinal`` (two first readers; None with ``alpha_note`` when
-    undefined), ``alpha_outputs``; ``fk_grade_delta_mean`` (output minus input Flesch-Kincaid
+    undefined), ``krippendorff_alpha_ci_95`` with ``krippendorff_alpha_ci_95_reason``
+    (:func:`alpha_interval`), ``alpha_outputs``; ``fk_grade_delta_mean`` (output minus input Flesch-Kincaid
     grade; reported, never scored). Values are None while no output of the tool is complete.
     """
     per_tool: dict[str, list[dict]] = defaultdict(list)
@@ -181,7 +229,7 @@ def tool_results(ws: Workspace) -> list[dict[str, Any]]:
         done = [o for o in os_ if o["complete"]]
         words = sum(o["output_words"] for o in done)
         errs = {c: sum(o["writing_errors"][c] for o in done) for c in rules.WRITING_CLASSES}
-        alpha, note = ordinal_alpha([o["first_reads"][0] for o in os_], [o["first_reads"][1] for o in os_])
+        agree = alpha_fields([o["first_reads"][0] for o in os_], [o["first_reads"][1] for o in os_])
         r: dict[str, Any] = {
             "tool": tool, "outputs": len(os_), "outputs_complete": len(done), "reads": sum(o["reads"] for o in os_),
             "meaning_score_mean": _mean([o["meaning_score"] for o in done]),
@@ -196,7 +244,7 @@ def tool_results(ws: Workspace) -> list[dict[str, Any]]:
             "errors_per_100_words_total": errors_per_100_words(sum(errs.values()), words) if done else None,
             "third_reads": sum(1 for o in os_ if o["third_read_due"]),
             "third_reads_done": sum(1 for o in os_ if o["third_read"]),
-            "krippendorff_alpha_ordinal": alpha, "alpha_note": note,
+            **agree,
             "alpha_outputs": sum(1 for o in os_ if None not in o["first_reads"]),
             "fk_grade_delta_mean": _mean([o["fk_grade_delta"] for o in os_ if o["fk_grade_delta"] is not None]),
         })
@@ -207,7 +255,7 @@ def tool_results(ws: Workspace) -> list[dict[str, Any]]:
 def results_document(ws: Workspace) -> dict[str, Any]:
     """The results JSON: ``{"schema", "rules", "overall_alpha", "tools": tool_results(ws)}``."""
     outs = output_results(ws)
-    alpha, note = ordinal_alpha([o["first_reads"][0] for o in outs], [o["first_reads"][1] for o in outs])
+    agree = alpha_fields([o["first_reads"][0] for o in outs], [o["first_reads"][1] for o in outs])
     return {
         "schema": SCHEMA_ID,
         "rules": {"source": "shared/spec/001 (editors' reading rubric)", "score_scale": [rules.SCORE_MIN, rules.SCORE_MAX],
@@ -215,7 +263,9 @@ def results_document(ws: Workspace) -> dict[str, Any]:
                   "words_per_unit": rules.WORDS_PER_UNIT, "output_combine": rules.OUTPUT_COMBINE_RULE,
                   "writing_classes": rules.WRITING_CLASSES},
         "overall": {"outputs": len(outs), "outputs_complete": sum(o["complete"] for o in outs),
-                    "krippendorff_alpha_ordinal": alpha, "alpha_note": note},
+                    **agree},
+        "alpha_ci_method": {"method": ALPHA_CI_METHOD, "confidence_level": 0.95, "n_resamples": ALPHA_CI_RESAMPLES,
+                            "seed": ALPHA_CI_SEED},
         "tools": tool_results(ws),
     }
 

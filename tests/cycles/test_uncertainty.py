@@ -1,0 +1,140 @@
+"""Issue 28: humanizer rankings with their uncertainty (composite and rank intervals, paired
+differences, Holm, tiers), checked against the published July 2026 cycle and independent references."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+from veribench.cycles.create import score_directory
+from veribench.cycles.scoring import compute_leaderboard, recognise_scoring
+from veribench.cycles.uncertainty import PAIRED_METRICS, bootstrap_cycle, paired_differences, ranking_uncertainty
+from veribench.cycles.verify import verify_cycle
+from veribench.metrics.intervals import NO_VARIATION
+
+B = 120  # resamples in these tests (the CLI default is 2000)
+
+
+def _load(d: Path):
+    return [json.loads((d / f).read_text(encoding="utf-8")) for f in ("samples.json", "tests.json",
+                                                                       "detector-scores.json")]
+
+
+def test_july_composites_published_with_intervals_rank_intervals_and_tiers(cli, july: Path, tmp_path: Path):
+    code, out = cli("cycle", "score", july, "--out", tmp_path / "lb.json", "--resamples", str(B), "--seed", "5")
+    assert code == 0, out
+    mine = json.loads((tmp_path / "lb.json").read_text())
+    pub = json.loads((july / "leaderboard.json").read_text())
+    assert len(pub["humanizers"]) == 13
+    assert [h["slug"] for h in mine["humanizers"]] == [h["slug"] for h in pub["humanizers"]]
+    u = mine["uncertainty"]
+    assert (u["seed"], u["n_resamples"], u["n_prompts"], u["correction"]) == (5, B, 11, "holm")
+    assert u["verified"] is False and "outside the verified part" in u["verified_note"]
+    n_tiers = len(u["tiers"]["composite"])
+    for a, p in zip(mine["humanizers"], pub["humanizers"]):
+        assert a["scores"]["composite"] == p["scores"]["composite"]  # exactly the published value
+        lo, hi = a["score_intervals"]["composite_ci_95"]
+        assert lo < a["scores"]["composite"] < hi
+        r_lo, r_hi = a["rank_interval_95"]
+        assert 1 <= r_lo <= p["rank"] <= r_hi <= 13
+        assert 1 <= a["tier"] <= n_tiers
+    # every humanizer is in exactly one composite tier; each family has 13 * 12 / 2 pairs
+    assert sorted(s for t in u["tiers"]["composite"] for s in t["humanizers"]) == sorted(
+        h["slug"] for h in pub["humanizers"])
+    assert all(len(u["paired_differences"][m]) == 78 for m in PAIRED_METRICS)
+    assert verify_cycle(july).ok  # the shared cycle still verifies
+
+
+def test_paired_bootstrap_matches_a_plain_resampling_loop(july: Path):
+    """The paired composite difference against a loop written here: stratified draws of prompts
+    with the same generator, the published scoring function on each draw, percentiles of a - b."""
+    samples, tests, dets = _load(july)
+    rules = recognise_scoring((july / "scoring.js").read_bytes())
+    seed, n = 11, 60
+    r = bootstrap_cycle(samples, tests, dets, rules, seed=seed, n_resamples=n)
+    rows = {(x["a"], x["b"]): x for x in paired_differences(r, "composite")}
+    a, b = r.slugs[0], r.slugs[3]
+
+    prompt = {s["id"]: s["prompt_slug"] for s in samples}
+    category = {s["prompt_slug"]: s["category"] for s in samples}
+    prompts = sorted(set(prompt.values()))
+    strata = [sorted(set(category.values())).index(category[p]) for p in prompts]
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for _ in range(n):
+        drawn_prompts = []
+        for code in sorted(set(strata)):
+            members = [i for i, c in enumerate(strata) if c == code]
+            drawn_prompts += [prompts[members[k]] for k in rng.integers(0, len(members), size=len(members))]
+        drawn = [t for p in drawn_prompts for t in tests if prompt[t["sample_id"]] == p]
+        comp = {h["slug"]: h["composite"] for h in compute_leaderboard(samples, drawn, dets, rules)}
+        diffs.append(comp[a] - comp[b])
+    lo, hi = np.percentile(diffs, [2.5, 97.5])
+    row = rows[(a, b)]
+    assert row["ci_95"] == pytest.approx([lo, hi], abs=1e-9)
+    full = {h["slug"]: h["composite"] for h in compute_leaderboard(samples, tests, dets, rules)}
+    assert row["difference"] == pytest.approx(full[a] - full[b], abs=1e-12)
+    d = np.array(diffs)
+    k = min((d <= 0).sum(), (d >= 0).sum())
+    assert row["p_value"] == pytest.approx(min(1.0, 2 * (k + 1) / (n + 1)))
+
+
+def test_holm_matches_statsmodels(july: Path):
+    samples, tests, dets = _load(july)
+    rules = recognise_scoring((july / "scoring.js").read_bytes())
+    r = bootstrap_cycle(samples, tests, dets, rules, seed=3, n_resamples=80)
+    for m in PAIRED_METRICS:
+        rows = paired_differences(r, m)
+        ref = multipletests([x["p_value"] for x in rows], method="holm")[1]
+        assert [x["p_adjusted"] for x in rows] == pytest.approx(list(ref), abs=1e-12)
+        assert any(x["p_adjusted"] > x["p_value"] for x in rows)  # the correction did something
+
+
+def test_identical_humanizers_no_variation_one_tier(july: Path):
+    """An own cycle whose two humanizers returned identical outputs (same detector scores):
+    difference 0, no interval, reason "no variation", one tier, one shared rank interval."""
+    tests = json.loads((july / "tests.json").read_text())
+    dets = json.loads((july / "detector-scores.json").read_text())
+    src = "grammarly"
+    clone = [dict(t, id=t["id"] + "-twin", humanizer_slug="twin") for t in tests if t["humanizer_slug"] == src]
+    ids = {t["id"][:-5] for t in clone}
+    dets += [dict(d, test_id=d["test_id"] + "-twin") for d in dets if d["test_id"] in ids]
+    for name, data in (("tests.json", tests + clone), ("detector-scores.json", dets)):
+        (july / name).chmod(0o644)
+        (july / name).write_text(json.dumps(data), encoding="utf-8")
+    lb = score_directory(july, seed=2, n_resamples=B)
+    u = lb["uncertainty"]
+    for m in PAIRED_METRICS:
+        row = next(x for x in u["paired_differences"][m] if {x["a"], x["b"]} == {src, "twin"})
+        assert row["difference"] == 0 and row["ci_95"] is None and row["ci_95_reason"] == NO_VARIATION
+        assert row["p_adjusted"] == 1.0 and row["separated"] is False
+        assert any({src, "twin"} <= set(t["humanizers"]) for t in u["tiers"][m])
+    h = {x["slug"]: x for x in lb["humanizers"]}
+    assert h[src]["tier"] == h["twin"]["tier"]
+    assert h[src]["rank_interval_95"] == h["twin"]["rank_interval_95"]
+    assert h[src]["score_intervals"]["composite_ci_95"] == h["twin"]["score_intervals"]["composite_ci_95"]
+
+
+def test_ranking_uncertainty_records_seed_and_is_reproducible(july: Path):
+    samples, tests, dets = _load(july)
+    rules = recognise_scoring((july / "scoring.js").read_bytes())
+    one = ranking_uncertainty(samples, tests, dets, rules, seed=9, n_resamples=30)
+    assert one == ranking_uncertainty(samples, tests, dets, rules, seed=9, n_resamples=30)
+    assert (one["seed"], one["n_resamples"]) == (9, 30)
+    with pytest.raises(ValueError, match="n_resamples"):
+        bootstrap_cycle(samples, tests, dets, rules, n_resamples=0)
+
+
+def test_cycle_score_prints_the_ranking_table(cli, july: Path, tmp_path: Path):
+    code, out = cli("cycle", "score", july, "--out", tmp_path / "lb.json", "--resamples", "20", "--seed", "1")
+    assert code == 0, out
+    lb = json.loads((tmp_path / "lb.json").read_text())
+    first = lb["uncertainty"]["humanizers"][0]
+    lo, hi = first["rank_interval_95"]
+    line = next(x for x in out.splitlines() if x.startswith(first["slug"] + " "))
+    assert f"{first['composite']:.2f}" in line and f"{lo} to {hi}" in line and line.endswith(str(first["tier"]))
+    assert "20 resamples, seed 1, 11 prompts in 7 categories" in out
