@@ -8,17 +8,19 @@ counted in every run's tables; a corpus's declared date bound is applied.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from tests.corpus.test_hostile_inputs import snapshot
 from veribench.commit import commit
 from veribench.corpus.importers import import_documents
 from veribench.errors import InputError, ProtocolError
 from veribench.evaluate import evaluate_workspace
-from veribench.evaluate.tables import markdown
+from veribench.evaluate.tables import html_page, markdown, print_tables
 from veribench.protocol.arm_rules import ARM_RULES, RULE_IDS, check, latest_day
 from veribench.protocol.model import load_protocol, parse_protocol
 from veribench.store import Workspace
@@ -148,7 +150,11 @@ def test_undated_arm_a_text_stored_as_unknown_and_counted(tmp_path):
     a = res["run"]["arm_rules"]
     assert (a["arm_a_undated"], a["arm_a_texts"]) == (2, 3)
     assert a["relaxed"] == [] and a["statement"] is None
-    assert "UNDATED ARM-A TEXTS: 2 of 3 arm-A texts" in markdown(res)
+    line = "UNDATED ARM-A TEXTS: 2 of 3 arm-A texts"
+    assert line in markdown(res) and line in html_page(res)
+    out = io.StringIO()
+    print_tables(res, Console(file=out, width=300))
+    assert line in out.getvalue()  # the terminal
 
 
 def test_declared_corpus_date_bound_applied(tmp_path, liang_dir):
