@@ -207,3 +207,14 @@ def test_protocol_arm_rules_validated_with_did_you_mean():
     p = parse_protocol({"protocol": {"name": "x"}, "arm_rules": {"A": {"max_date": "2022-06-30"}}})
     assert p.arm_rules.bound("A") == "2022-06-30"
     assert p.arm_rules.statement() == "A.max_date moved from 2021-12-31 to 2022-06-30"
+
+
+def test_a_stored_protocol_that_no_longer_parses_relaxes_nothing(tmp_path):
+    """Import reads the relaxations from the committed protocols' stored bytes; bytes that no
+    longer parse relax nothing: the built-in rules hold."""
+    with Workspace(tmp_path / "ws") as ws:
+        commit(ws, _protocol(tmp_path / "loose.toml", 'relax = ["A.labels"]', name="loose"))
+        with ws.transaction() as c:
+            c.execute("UPDATE protocols SET content = 'not = [toml'")
+        with pytest.raises(InputError, match=r"rule A\.labels"):
+            import_documents(ws, _write(tmp_path / "x.jsonl", [CASES["ai-in-arm-A"][0]]))

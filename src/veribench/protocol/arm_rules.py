@@ -10,9 +10,9 @@ arm    label roles allowed                 other rules
 =====  ==================================  =====================================================
 A      negative (``human``)                written on or before 2021-12-31 (``A.max_date``)
 B      negative (``human``)                carries ``provenance.attestation`` (``B.attestation``)
-C      positive (``ai``)
-C2     positive, side (``ai``,             (its edit budget is the protocol's ``[arms]`` table)
+C      positive, side (``ai``,
        ``ai-edited-human``, ``mixed``)
+C2     positive, side (as C)               (its edit budget is the protocol's ``[arms]`` table)
 =====  ==================================  =====================================================
 
 Label roles come from :data:`veribench.labels.LABEL_ROLES`. Arms not in the table (a
@@ -81,7 +81,9 @@ ARM_RULES: Mapping[str, ArmRule] = MappingProxyType({
                  source="docs/spec/002, Arm A: verified pre-2022 human text"),
     "B": ArmRule(roles=(NEGATIVE,), attestation=True,
                  source="docs/spec/002, Arm B: volunteers who attest, in writing, that no AI touched the draft"),
-    "C": ArmRule(roles=(POSITIVE,), source="docs/spec/002, Arm C: multi-model AI text"),
+    # AI-touched texts of a side label (edited, mixed) may sit in C: they are never headline
+    # (veribench.protocol.roles); a human text may not.
+    "C": ArmRule(roles=(POSITIVE, SIDE), source="docs/spec/002, Arm C: multi-model AI text"),
     "C2": ArmRule(roles=(POSITIVE, SIDE), source="docs/spec/002, Sub-arm C2: AI drafts lightly human-edited"),
 })
 

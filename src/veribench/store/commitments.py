@@ -263,10 +263,8 @@ def committed_arm_rules(con: Any) -> ArmRules:
     rules, relaxed only where the current version of a protocol committed in this workspace
     relaxes them explicitly (the union over protocol ids; each run re-checks its own
     protocol's rules, :func:`veribench.evaluate.run.check_arm_rules`). The protocol is
-    re-read from the bytes stored at its commit.
-
-    Raises:
-        ProtocolError: a committed protocol's stored bytes no longer parse.
+    re-read from the bytes stored at its commit; one that no longer parses (a key this
+    version does not know) relaxes nothing, so the built-in rules hold for it.
     """
     rules = ArmRules()
     for e in heads(con).values():
@@ -274,5 +272,9 @@ def committed_arm_rules(con: Any) -> ArmRules:
         row = con.execute("SELECT path, content FROM protocols WHERE protocol_hash = ?", [h]).fetchone()
         if row is None or row[1] is None:
             continue
-        rules = rules.merged(loads_protocol(str(row[1]).encode("utf-8"), str(row[0] or "protocol.toml")).arm_rules)
+        try:
+            proto = loads_protocol(str(row[1]).encode("utf-8"), str(row[0] or "protocol.toml"))
+        except ProtocolError:
+            continue
+        rules = rules.merged(proto.arm_rules)
     return rules
