@@ -126,7 +126,7 @@ def _fingerprint_ws(ws_path: Path, proto: Path):
                                  provenance={"attestation": "signed", "fingerprint_only": True}))
         elif i % 3 == 1:  # text held, but flagged fingerprint-only: never published
             docs.append(Document(id=f"v{i:02d}", text=text, label="human", arm="B",
-                                 provenance={"fingerprint_only": True}))
+                                 provenance={"attestation": "signed", "fingerprint_only": True}))
         else:
             docs.append(Document(id=f"a{i:02d}", text=text, label="ai", arm="C"))
     proto.write_text(FP_PROTO)

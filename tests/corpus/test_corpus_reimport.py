@@ -16,7 +16,7 @@ from veribench.store import Workspace
 BASE = [
     {"id": "d1", "text": "The first invented essay about a quiet harbour.", "label": "human", "arm": "A",
      "subgroup": "toefl", "group_key": "g1", "tags": {"writer": "non-native"},
-     "provenance": {"source_url": "https://example.org/1", "licence": "CC-BY-4.0"}},
+     "provenance": {"source_url": "https://example.org/1", "licence": "CC-BY-4.0", "published": "2019"}},
     {"id": "d2", "text": "The second invented essay, on a mountain road.", "label": "ai", "arm": "C",
      "group_key": "g2", "generation": {"provider": "openai", "model": "gpt-4o"}},
 ]
@@ -29,18 +29,18 @@ def _write(path, recs):
 
 def _corrected():
     recs = json.loads(json.dumps(BASE))
-    recs[0].update(group_key="g9", subgroup="us", tags={"writer": "native"}, arm="B", label="ai-edited-human",
-                   provenance={"source_url": "https://example.org/1b", "licence": "CC-BY-4.0"})
+    recs[0].update(group_key="g9", subgroup="us", tags={"writer": "native"}, arm="C2", label="ai-edited-human",
+                   provenance={"source_url": "https://example.org/1b", "licence": "CC-BY-4.0", "published": "2019"})
     recs[1]["generation"]["model"] = "gpt-4o-mini"
     recs.append({"id": "d3", "text": "A third, new essay.", "label": "human"})
     return recs
 
 
-WANT = [("d1", "arm", "A", "B"), ("d1", "label", "human", "ai-edited-human"), ("d1", "subgroup", "toefl", "us"),
+WANT = [("d1", "arm", "A", "C2"), ("d1", "label", "human", "ai-edited-human"), ("d1", "subgroup", "toefl", "us"),
         ("d1", "group_key", "g1", "g9"),
         ("d1", "tags", {"writer": "non-native"}, {"writer": "native"}),
-        ("d1", "provenance", {"source_url": "https://example.org/1", "licence": "CC-BY-4.0"},
-         {"source_url": "https://example.org/1b", "licence": "CC-BY-4.0"})]
+        ("d1", "provenance", {"source_url": "https://example.org/1", "licence": "CC-BY-4.0", "published": "2019"},
+         {"source_url": "https://example.org/1b", "licence": "CC-BY-4.0", "published": "2019"})]
 
 
 def _doc(ws, doc_id):
@@ -85,7 +85,7 @@ def test_update_applies_and_records_each_change(tmp_path, workspace):
     assert _as_set(rep.document_updates) == _want() and rep.document_conflicts == []
     d1 = _doc(workspace, "d1")
     assert (d1["label"], d1["arm"], d1["subgroup"], d1["group_key"], d1["tags"]) == (
-        "ai-edited-human", "B", "us", "g9", {"writer": "native"})
+        "ai-edited-human", "C2", "us", "g9", {"writer": "native"})
     assert _doc(workspace, "d2")["generation"]["model"] == "gpt-4o-mini"
     assert workspace.query("SELECT * FROM scores ORDER BY ALL") == scores_before  # scores keyed by text: kept
     stored = json.loads(workspace.query("SELECT report FROM imports WHERE import_id = ?", [rep.import_id])[0][0])
@@ -119,7 +119,7 @@ def test_cli_reports_one_line_per_field_and_update_applies(tmp_path):
     q = runner.invoke(app, ["import", "jsonl", str(v2), "-w", str(ws), "-q"])
     assert "7 conflicts not applied (--update applies them)" in q.output
     r = runner.invoke(app, ["import", "jsonl", str(v2), "-w", str(ws), "--update"], terminal_width=200)
-    assert r.exit_code == 0 and "document updates: 7" in r.output and "d1: arm A → B" in r.output
+    assert r.exit_code == 0 and "document updates: 7" in r.output and "d1: arm A → C2" in r.output
     with Workspace(ws, read_only=True) as w:
         assert w.query("SELECT group_key, subgroup FROM documents WHERE doc_id = 'd1'") == [("g9", "us")]
     r = runner.invoke(app, ["import", "jsonl", str(v2), "-w", str(ws), "-q"])

@@ -294,7 +294,7 @@ def test_side_arms_and_derived_texts_stay_on_side_rows(workspace, tmp_path):
     docs += [{"id": f"c2-{i}", "label": "ai", "arm": "C2"} for i in range(10)]
     docs += [{"id": f"att-{i}", "label": "ai", "arm": "C", "tags": {"derivation": "attack", "attack": "homoglyph"}}
              for i in range(8)]
-    docs += [{"id": f"ed-{i}", "label": "ai-edited-human", "arm": "A"} for i in range(5)]
+    docs += [{"id": f"ed-{i}", "label": "ai-edited-human", "arm": "C"} for i in range(5)]
     shas = put_docs(workspace, docs)
     v = {d["id"]: (0.2 if d["label"] == "human" else 0.8) for d in docs}
     v.update({f"c2-{i}": 0.1 for i in range(10)})  # the detector misses every C2 text

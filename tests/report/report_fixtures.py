@@ -22,7 +22,9 @@ def fill_synthetic(ws, n: int = 240, seed: int = 7) -> dict:
     for i in range(n):
         text = f"synthetic text {i} " + "y" * int(rng.integers(1, 40))
         rows.append([f"s{i:04d}", "synth", text, text_sha256(text), labels[i], "B" if labels[i] == "human" else "C",
-                     "essay", f"g{i % 3}", json.dumps({"writer": writer[i]}), f"pair{i // 2}", None, None, None])
+                     "essay", f"g{i % 3}", json.dumps({"writer": writer[i]}), f"pair{i // 2}",
+                     # arm B texts are attested (rule B.attestation, veribench.protocol.arm_rules)
+                     json.dumps({"attestation": f"att-{i}"}) if labels[i] == "human" else None, None, None])
     ws.con.executemany("INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
     y = np.array([0 if lab == "human" else 1 for lab in labels])
     nn = np.array([1 if w == "non-native" else 0 for w in writer])

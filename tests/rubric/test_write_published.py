@@ -46,7 +46,7 @@ def test_fingerprint_only_follows_every_derivation(scratch, docs):
         c.execute("DELETE FROM documents")
     out = []
     for i, d in enumerate(docs):
-        prov = {}
+        prov: dict = {"attestation": f"att-{i}"}  # arm B: every text attested (rule B.attestation)
         if d["fp"] is not None:
             prov["fingerprint_only"] = d["fp"]
         if d["source"] is not None:
@@ -73,8 +73,9 @@ def test_export_documents_holds_no_byte_of_a_fingerprint_only_text_or_its_attack
 
     texts = liang_texts(liang_dir, "TOEFL_real_91")
     ws = Workspace(tmp_path / "ws")
-    docs = [Document(id="open", label="human", arm="B", text=texts[0]),
-            Document(id="private", label="human", arm="B", text=texts[1], provenance={"fingerprint_only": True})]
+    docs = [Document(id="open", label="human", arm="B", text=texts[0], provenance={"attestation": "att-1"}),
+            Document(id="private", label="human", arm="B", text=texts[1],
+                     provenance={"attestation": "att-2", "fingerprint_only": True})]
     store_import(ws, ImportReport(kind="jsonl", source="<test>", corpus="t"), docs)
     ws.close()
     r = CliRunner().invoke(app, ["attack", "article_deletion", "--workspace", str(tmp_path / "ws"), "--seed", "1"])

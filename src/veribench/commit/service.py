@@ -30,7 +30,7 @@ from typing import Any
 from veribench.commit import tsa
 from veribench.errors import ProtocolError
 from veribench.evaluate.design import design_check
-from veribench.evaluate.run import ambiguous_detectors
+from veribench.evaluate.run import ambiguous_detectors, arm_rule_breaches
 from veribench.hashing import sha256_bytes
 from veribench.protocol.model import load_protocol
 from veribench.store import events as ev
@@ -97,6 +97,11 @@ def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_r
         ambiguous = ambiguous_detectors(ws, proto)  # caught before anything is fixed, not at evaluate
         if ambiguous:
             raise ambiguous[0]
+        bad = arm_rule_breaches(ws, proto)[0]  # a stored document the file's arm rules refuse
+        if bad:
+            doc_id, b = bad[0]
+            raise ProtocolError(f"protocol {path}: document {doc_id}, field {b.field!r}: {b.message}"
+                                + (f" ({len(bad):,} documents break arm rules in all)" if len(bad) > 1 else ""))
         hd = heads(con)
         by_sha_id = {sha: e["payload"]["protocol_id"] for sha, e in vs.items()}
         cur = None  # the amendment entry that supersedes a committed version

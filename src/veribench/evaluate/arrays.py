@@ -33,6 +33,9 @@ class DocArrays:
     source_id: np.ndarray | None = None
     #: ``provenance["attack"]`` per derived document as canonical JSON (``None``: none recorded).
     variant: np.ndarray | None = None
+    #: Per document, True for an undated arm-A text (:func:`veribench.protocol.arm_rules.undated`:
+    #: no ``provenance.published``, no declared ``date_bound``); ``None``: not loaded.
+    undated: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.doc_id)

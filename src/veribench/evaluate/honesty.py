@@ -9,6 +9,8 @@ One function turns a run's ``results.run.protocol`` block (written by
 - which amendments were committed after results existed under the same protocol id;
 - the earlier runs under the same protocol id, each with the SHA-256 of its results;
 - a new protocol declared beside runs of another one;
+- the arm rules' relaxations by the protocol, and how many arm-A texts are undated
+  (:mod:`veribench.protocol.arm_rules`; ``results.run.arm_rules``);
 - whether an RFC 3161 token was logged for the commitment; the date it states is never shown
   as proven here (only `veribench verify` with a root the user trusts proves it).
 """
@@ -88,6 +90,7 @@ def lines(results: dict[str, Any]) -> list[str]:
     for r in f["earlier_runs"]:
         out.append(f"Earlier run under protocol id {f['protocol_id']}: {r.get('run_id')} (tag {r.get('tag')}, protocol "
                    f"{(r.get('protocol_sha256') or '')[:12]}…, results sha256 {r.get('results_sha256')}).")
+    out.extend(arm_rule_lines(results))
     if f["status"] not in ("no protocol",):
         ts = f["timestamp"]
         if ts:
@@ -124,6 +127,26 @@ def explanation(results: dict[str, Any]) -> list[str]:
            "before any `veribench score` (or an `evaluate` that scores), then score and evaluate; every score "
            "is then logged after the commitment and this line reads \"Pre-registered\".")
     return [what, why, how]
+
+
+def arm_rule_lines(results: dict[str, Any]) -> list[str]:
+    """The arm-rule statements of a run (none for a run recorded before the rules were checked):
+    each relaxation the protocol made, and arm A's undated texts."""
+    a = (results.get("run") or {}).get("arm_rules")
+    if not a:
+        return []
+    out = []
+    if a.get("statement"):
+        out.append(f"ARM RULES RELAXED by the protocol's [arm_rules]: {a['statement']}.")
+    n, tot = a.get("arm_a_undated"), a.get("arm_a_texts") or 0
+    if n is None and tot:
+        out.append(f"ARM-A DATES NOT COUNTED: {a.get('arm_a_undated_reason')}.")
+    elif n:
+        out.append(f"UNDATED ARM-A TEXTS: {n:,} of {tot:,} arm-A texts have no date and no declared date bound "
+                   "(stored as \"date unknown\"); they are not shown to predate 2022.")
+    elif tot:
+        out.append(f"Arm A dates: all {tot:,} arm-A texts carry a date or their corpus's declared date bound.")
+    return out
 
 
 def is_alert(line: str) -> bool:

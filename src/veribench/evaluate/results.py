@@ -140,6 +140,27 @@ def _operating_warnings(label: str, rows: list[dict[str, Any]], targets: Any) ->
     return [f"{label} ({', '.join(dict.fromkeys(groups))}): {msg}" for msg, groups in seen.items()]
 
 
+def arm_rules_block(docs: DocArrays, proto: Protocol) -> dict[str, Any]:
+    """The run's ``arm_rules`` block: the rules in force (:mod:`veribench.protocol.arm_rules`),
+    the protocol's relaxations (``relaxed``, ``changed``, one-line ``statement`` or ``None``),
+    and ``arm_a_undated`` of ``arm_a_texts`` (non-derived arm-A texts; undated: no date and no
+    declared bound). ``arm_a_undated`` is ``None``, with ``arm_a_undated_reason``, when the
+    documents' dates were not loaded."""
+    arm = np.asarray(docs.arm, dtype=object)
+    derived = np.array([s is not None for s in docs.source_id], dtype=bool) if docs.source_id is not None \
+        else np.zeros(len(docs), dtype=bool)
+    if docs.tags:
+        derived |= np.array([bool(t) and roles.DERIVATION_TAG in t for t in docs.tags], dtype=bool)
+    in_a = (arm == "A") & ~derived
+    out: dict[str, Any] = {**proto.arm_rules.describe(), "statement": proto.arm_rules.statement(),
+                           "arm_a_texts": int(in_a.sum())}
+    if docs.undated is None:
+        out.update(arm_a_undated=None, arm_a_undated_reason="the documents' dates were not loaded")
+    else:
+        out["arm_a_undated"] = int((docs.undated & in_a).sum())
+    return out
+
+
 def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, run_meta: dict[str, Any] | None = None,
                     curve_points: int = 200, hist_bins: int = 30) -> dict[str, Any]:
     """Compute every table of a run.
@@ -317,7 +338,7 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     return {
         "run": {**(run_meta or {}), "split": split_info, "interval_method": "wilson", "confidence": proto.confidence,
                 "auroc_ci_method": proto.auroc_ci, "n_documents": int(n), "roles": roles.describe(),
-                "arms": dict(proto.arms), "flag_rule": mthr.FLAG_RULE,
+                "arms": dict(proto.arms), "arm_rules": arm_rules_block(docs, proto), "flag_rule": mthr.FLAG_RULE,
                 "slices": {"kinds": kind_names, "added": added_kinds,
                            "note": (f"{', '.join(added_kinds)} added: the selection holds derived texts; their Table 2 "
                                     "rows count the derived texts only" if added_kinds else None)},

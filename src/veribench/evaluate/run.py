@@ -24,6 +24,7 @@ from veribench.evaluate.results import compute_results
 from veribench.evaluate.rows import document_rows
 from veribench.evaluate.trends import compute_trends
 from veribench.hashing import text_sha256
+from veribench.protocol import arm_rules
 from veribench.protocol.model import DecisionRule, DetectorEntry, Protocol
 from veribench.records import is_final
 from veribench.spec import Spec
@@ -58,15 +59,21 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
             f"CREATE TEMP TABLE _sel AS SELECT doc_id, (row_number() OVER (ORDER BY doc_id)) - 1 AS rn, "
             f"label, subgroup, arm, kind, corpus, group_key, tags, "
             f"json_extract_string(provenance, '$.source_id') AS source_id, "
-            f"CAST(json_extract(provenance, '$.attack') AS VARCHAR) AS variant FROM documents{where}", params)
-        t = ws.con.sql("SELECT doc_id, label, subgroup, arm, kind, corpus, group_key, tags, source_id, variant "
-                       "FROM _sel ORDER BY rn").to_arrow_table()
+            f"CAST(json_extract(provenance, '$.attack') AS VARCHAR) AS variant, "
+            f"json_extract_string(provenance, '$.published') AS published, "
+            f"json_extract_string(provenance, '$.date_bound') AS date_bound FROM documents{where}", params)
+        t = ws.con.sql("SELECT doc_id, label, subgroup, arm, kind, corpus, group_key, tags, source_id, variant, "
+                       "published, date_bound FROM _sel ORDER BY rn").to_arrow_table()
     cols = {c: np.array(t.column(c).to_pylist(), dtype=object) for c in t.column_names if c != "tags"}
     tags_raw = t.column("tags").to_pylist()
     tags = [json.loads(x) if x else {} for x in tags_raw] if any(tags_raw) else []
+    undated = np.array([arm_rules.undated({"arm": a, "derived": s is not None or "derivation" in (tags[i] if tags else {}),
+                                           "provenance": {"published": p, "date_bound": b}})
+                        for i, (a, s, p, b) in enumerate(zip(cols["arm"], cols["source_id"], cols["published"],
+                                                             cols["date_bound"]))], dtype=bool)
     return DocArrays(doc_id=cols["doc_id"], label=cols["label"], subgroup=cols["subgroup"], arm=cols["arm"],
                      kind=cols["kind"], corpus=cols["corpus"], group_key=cols["group_key"], tags=tags,
-                     source_id=cols["source_id"], variant=cols["variant"])
+                     source_id=cols["source_id"], variant=cols["variant"], undated=undated)
 
 
 def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | None, n: int,
@@ -430,6 +437,50 @@ def rows_table(cols: dict[str, np.ndarray]) -> Any:
     return pa.table(arrays)
 
 
+def arm_rule_breaches(ws: Workspace, proto: Protocol) -> tuple[list[tuple[str, Any]], int, int]:
+    """Every selected document that breaks a rule of ``proto.arm_rules``
+    (:mod:`veribench.protocol.arm_rules`), and arm A's undated texts.
+
+    Returns:
+        ``([(doc_id, Breach)], undated arm-A texts, arm-A texts)`` (derived documents are
+        not counted in arm A's totals: their date is their source's).
+    """
+    where, params = _selection_sql(proto.selection)
+    rows = ws.query("SELECT doc_id, label, arm, provenance, tags FROM documents" + where + " ORDER BY doc_id", params)
+    out: list[tuple[str, Any]] = []
+    undated = total = 0
+    for doc_id, label, arm, prov, tags in rows:
+        p = json.loads(prov) if prov else {}
+        t = json.loads(tags) if tags else {}
+        view = {"label": label, "arm": arm, "provenance": p, "derived": bool(p.get("source_id")) or "derivation" in t}
+        b = arm_rules.check(view, proto.arm_rules)
+        if b is not None:
+            out.append((doc_id, b))
+        if arm == "A" and not view["derived"]:
+            total += 1
+            undated += arm_rules.undated(view)
+    return out, undated, total
+
+
+def check_arm_rules(ws: Workspace, proto: Protocol) -> None:
+    """Re-check the selected documents under the protocol's arm rules (documents stored
+    before the rules were enforced at import, or under another protocol's relaxation).
+
+    The run records the rules in force and arm A's undated texts
+    (:func:`veribench.evaluate.results.arm_rules_block`, re-derived by ``verify``).
+
+    Raises:
+        InputError: one line naming the first document that breaks a rule not relaxed,
+            its field and the rule, with how many break rules in all.
+    """
+    bad = arm_rule_breaches(ws, proto)[0]
+    if bad:
+        doc_id, b = bad[0]
+        more = f" ({len(bad):,} documents break arm rules in all)" if len(bad) > 1 else ""
+        raise InputError(f"{b.message}{more}; fix the document's arm (import it again with --update) or relax the "
+                         "rule in the protocol", file=str(ws.path), record=doc_id, field=b.field)
+
+
 def refuse_unfinished_imports(ws: Any) -> None:
     """Refuse to evaluate while an import has not finished: its documents are stored but not
     logged (a streamed import that was killed), so a run over them could not be published or
@@ -479,6 +530,7 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
                               allow_paid=allow_paid, max_spend=max_spend, rescan_after=after)
     if after is not None:
         refuse_rescan_missing(ws, proto, pairs, after)
+    check_arm_rules(ws, proto)
     docs = load_documents(ws, proto)
     dets = [load_detector(ws, spec, e.display, e.rule, len(docs), e.corpora) for spec, e in pairs]
     run_id = f"{proto.tag}-{now_utc():%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"

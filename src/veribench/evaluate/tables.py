@@ -565,6 +565,7 @@ th,td{{border:1px solid #ccc;padding:.3rem .5rem;text-align:left}}th{{background
 <p>Protocol {html.escape(str(proto.get('name')))}, sha256 <code>{html.escape(str(proto.get('hash')))}</code>.
 Rates with Wilson {int(100 * run.get('confidence', 0.95))}% intervals; split: {html.escape(json.dumps(run.get('split')))}.
 Raw per-document scores: <a href="raw_scores.csv">CSV</a>, <a href="raw_scores.parquet">Parquet</a>.</p>
+{"".join(f"<p><strong>{html.escape(x)}</strong></p>" for x in honesty.arm_rule_lines(res))}
 {"".join(f"<h2>{html.escape(g['title'])}: headline rates per detector</h2><p>{html.escape(g.get('note') or '')}</p>"
           f"{table(rows, columns('table1', rows))}" for g, rows in table1_by_group(res))}
 <h2>Table 2: per slice (headline texts; attack slices: derived texts)</h2>{table(res['table2'], columns('table2', res['table2']))}

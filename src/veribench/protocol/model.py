@@ -80,6 +80,7 @@ from pydantic_core import ErrorDetails
 from veribench.errors import ProtocolError, close_matches
 from veribench.hashing import sha256_bytes
 from veribench.protocol import roles
+from veribench.protocol.arm_rules import ArmRules, ArmRulesModel
 
 FIELDS = ("ai_probability", "raw", "oriented", "verdict")
 OPS = (">", ">=", "<", "<=")
@@ -352,6 +353,9 @@ class ProtocolFile(_Strict):
     comparisons: Comparisons | None = Field(None, description="absent: no comparisons are planned")
     gaps: list[Gap] = Field(default_factory=list)
     amendments: list[Amendment] = Field(default_factory=list)
+    # -- arm rules (veribench.protocol.arm_rules): explicit relaxations, shown in every output
+    arm_rules: ArmRulesModel | None = Field(None, description="relaxations of the built-in arm rules "
+                                            "(veribench.protocol.arm_rules); absent: the built-in rules")
 
     @model_validator(mode="after")
     def _cross(self) -> ProtocolFile:
@@ -488,6 +492,8 @@ class Protocol:
     gaps: list[Gap] = field(default_factory=list)
     rescan: bool = False
     model: ProtocolFile | None = None
+    #: The arm rules in force (:mod:`veribench.protocol.arm_rules`), with the file's relaxations.
+    arm_rules: ArmRules = field(default_factory=ArmRules)
 
     @classmethod
     def default(cls) -> Protocol:
@@ -509,7 +515,7 @@ class Protocol:
             tpr_at_fpr=tuple(float(x) for x in m.metrics.tpr_at_fpr), slices=tuple(m.tables.slices),
             amendments=[a.model_dump(exclude_none=True) for a in m.amendments],
             arms={a: s.role for a, s in m.arms.items()}, arm_specs=dict(m.arms), comparisons=m.comparisons,
-            gaps=list(m.gaps), rescan=m.protocol.rescan, model=m,
+            gaps=list(m.gaps), rescan=m.protocol.rescan, model=m, arm_rules=ArmRules.from_model(m.arm_rules),
         )
 
     def arm_role(self, arm: Any) -> str:
@@ -629,6 +635,18 @@ def load_protocol(path: str | Path) -> Protocol:
         raw = p.read_bytes()
     except OSError as e:
         raise ProtocolError(f"protocol {p}: cannot read ({e.strerror})") from e
+    return loads_protocol(raw, str(p))
+
+
+def loads_protocol(raw: bytes, path: str) -> Protocol:
+    """Validate a protocol file's bytes (its format from ``path``'s suffix: ``.yaml``/``.yml``
+    or TOML), as :func:`load_protocol` does; a committed protocol is re-read from its
+    stored bytes this way.
+
+    Raises:
+        ProtocolError: bad encoding, bad syntax or an invalid field (named).
+    """
+    p = Path(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -17,7 +17,8 @@ from typing import Any
 
 from veribench.errors import ProtocolError
 from veribench.hashing import canonical_json
-from veribench.protocol.model import Protocol
+from veribench.protocol.arm_rules import ArmRules
+from veribench.protocol.model import Protocol, loads_protocol
 from veribench.store import events as ev
 from veribench.store.workspace import Workspace
 
@@ -253,3 +254,27 @@ def run_integrity(ws: Workspace, rec: CommitRecord | None, spec_hashes: list[str
                       if stamps else None),
     })
     return out
+
+
+# -- the arm rules an import applies --------------------------------------------------------
+
+def committed_arm_rules(con: Any) -> ArmRules:
+    """The arm rules an import applies (:mod:`veribench.protocol.arm_rules`): the built-in
+    rules, relaxed only where the current version of a protocol committed in this workspace
+    relaxes them explicitly (the union over protocol ids; each run re-checks its own
+    protocol's rules, :func:`veribench.evaluate.run.check_arm_rules`). The protocol is
+    re-read from the bytes stored at its commit; one that no longer parses (a key this
+    version does not know) relaxes nothing, so the built-in rules hold for it.
+    """
+    rules = ArmRules()
+    for e in heads(con).values():
+        h = e["payload"]["protocol_sha256"]
+        row = con.execute("SELECT path, content FROM protocols WHERE protocol_hash = ?", [h]).fetchone()
+        if row is None or row[1] is None:
+            continue
+        try:
+            proto = loads_protocol(str(row[1]).encode("utf-8"), str(row[0] or "protocol.toml"))
+        except ProtocolError:
+            continue
+        rules = rules.merged(proto.arm_rules)
+    return rules

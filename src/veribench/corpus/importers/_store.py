@@ -23,9 +23,12 @@ import pyarrow as pa
 from veribench.corpus.document import Document
 from veribench.corpus.report import ImportReport
 from veribench.errors import InputError, close_matches, did_you_mean
+from veribench.protocol import arm_rules
+from veribench.protocol.arm_rules import ArmRules
 from veribench.records import ScoreResult
 from veribench.spec import Spec
 from veribench.store import writes
+from veribench.store.commitments import committed_arm_rules
 from veribench.store.sql import arrow_view
 from veribench.store.writes import UPDATABLE_FIELDS as CONFLICT_FIELDS
 from veribench.store.writes import json_text as _json
@@ -48,6 +51,29 @@ class ScoreBatch:
     items: list[tuple[str, ScoreResult]] = field(default_factory=list)
     links: list[tuple[str, str]] = field(default_factory=list)
     scanned_at: datetime | None = None
+
+
+def apply_arm_rules(doc: Document, rules: ArmRules, *, file: str, record: Any) -> Document:
+    """Check ``doc`` against the arm rules in force (:mod:`veribench.protocol.arm_rules`) at
+    import; an undated arm-A text is marked ``provenance.date_status = "unknown"``.
+
+    Every import applies it through :func:`store_import` or :class:`StreamWriter`, before
+    anything is written.
+
+    Returns:
+        ``doc`` (marked where undated).
+
+    Raises:
+        InputError: naming ``file``, ``record``, the field and the rule broken.
+    """
+    view = {"label": doc.label, "arm": doc.arm, "derived": doc.source_id is not None or "derivation" in doc.tags,
+            "provenance": doc.provenance.model_dump(exclude_none=True)}
+    b = arm_rules.check(view, rules)
+    if b is not None:
+        raise InputError(b.message, file=file, record=record, field=b.field)
+    if arm_rules.undated(view) and (doc.provenance.model_extra or {}).get("date_status") != arm_rules.DATE_UNKNOWN:
+        doc.provenance = doc.provenance.model_copy(update={"date_status": arm_rules.DATE_UNKNOWN})
+    return doc
 
 
 def _doc_rows(docs: Sequence[Document], corpus: str | None, import_id: str,
@@ -187,6 +213,9 @@ def store_import(
     report.import_id = import_id
     docs = list(docs)
     with ws.transaction() as con:
+        rules = committed_arm_rules(con)
+        for d in docs:
+            apply_arm_rules(d, rules, file=report.source, record=d.id)
         writes.begin_import(con, import_id, report.kind, report.source, report.to_dict())
         present: set[str] = set()
         if docs:

@@ -45,11 +45,13 @@ from pydantic import ValidationError
 
 from veribench.corpus.document import Document
 from veribench.corpus.importers._io import CsvStream, jsonl_records, no_records, nothing_importable
-from veribench.corpus.importers._store import _doc_rows, segment_rows, validation_error
+from veribench.corpus.importers._store import _doc_rows, apply_arm_rules, segment_rows, validation_error
 from veribench.corpus.report import ImportReport, text_quirks
 from veribench.errors import InputError, VeribenchError
 from veribench.progress import Progress as _Progress
+from veribench.protocol.arm_rules import ArmRules
 from veribench.store import writes
+from veribench.store.commitments import committed_arm_rules
 from veribench.store.writes import new_import_id
 from veribench.text.hazards import is_blank
 
@@ -311,12 +313,15 @@ class StreamWriter:
         self.repeats = 0
         self.suspicious = 0
         self.skipped: dict[str, Any] = {}
+        #: the arm rules in force (read from the workspace when the import begins)
+        self.rules = ArmRules()
 
     def __enter__(self) -> StreamWriter:
         with self.ws.lock:
             self._memory = self.ws.con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
             self.ws.con.execute(f"SET memory_limit = '{_memory_setting()}'")
         with self.ws.transaction() as con:
+            self.rules = committed_arm_rules(con)
             for old, k in writes.unfinished_imports(con):
                 writes.discard_import(con, old)
                 self.report.notes.append(f"removed an interrupted import {old} ({k} documents) before this one")
@@ -369,6 +374,7 @@ class StreamWriter:
             doc = Document.model_validate(data)
         except ValidationError as e:
             raise validation_error(e, file=file, record=record) from None
+        apply_arm_rules(doc, self.rules, file=file, record=record)
         self.read += 1
         entry = self.report.set_entry(set_name)
         entry["records"] += 1

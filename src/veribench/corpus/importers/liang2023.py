@@ -77,6 +77,15 @@ EDITED_LABEL = "ai-edited-human"
 #: Protocol arm per label: human essays predate ChatGPT (A); AI essays (C); AI-edited
 #: human essays get their own arm so they are never blended into headline rates.
 ARMS = {"human": "A", "ai": "C", "ai-edited-human": "AI-edited"}
+#: Declared "written on or before" date of the human essays, by set-name prefix, where it is
+#: documented (``provenance.date_bound``; :mod:`veribench.protocol.arm_rules`). The US 8th-grade
+#: essays are the Hewlett Foundation's Automated Student Assessment Prize (ASAP) essays, released
+#: on Kaggle in 2012 (Liang et al. 2023, Methods). No date is documented for the TOEFL and the
+#: college essays: they are stored as "date unknown" and every run counts them among arm A's
+#: undated texts.
+DATE_BOUNDS: dict[str, tuple[str, str]] = {
+    "HewlettStudentEssay": ("2012", "Hewlett Foundation ASAP essays, released on Kaggle in 2012 (Liang et al. 2023)"),
+}
 #: Writer tag by set-name prefix (the paper's native / non-native split).
 WRITERS = {"TOEFL": "non-native", "HewlettStudentEssay": "native", "CollegeEssay": "native"}
 #: Where a detector's response echoes the text it actually scored (path in the record).
@@ -342,6 +351,8 @@ def read_liang2023(directory: str | Path) -> tuple[ImportReport, list[Document],
                 method=(f"{s.meta.get('name', s.name)}: set {s.name} of Liang et al. (2023), record {i} of data.json; "
                         "detector outputs recorded by the authors"),
                 dataset=CORPUS, dataset_published="2023-04",
+                **({"date_bound": DATE_BOUNDS[prefix][0], "date_bound_source": DATE_BOUNDS[prefix][1]}
+                   if s.label == "human" and prefix in DATE_BOUNDS else {}),
             )
             docs.append(Document(id=doc_id, text=text, label=s.label, arm=ARMS[s.label], kind="essay",
                                  subgroup=s.name, tags=tags, group_key=groups[(s.name, i)], provenance=prov,
