@@ -55,7 +55,8 @@ def test_a_difference_that_does_not_vary_keeps_its_estimate_with_no_interval():
     r = delong_paired(y, s, 2 * s + 1)  # the same ranking: AUROC(a) - AUROC(b) is 0 in every resample
     assert r.estimate == 0.0 and r.lo is None and r.hi is None and r.p_value is None
     assert r.reason.startswith(intervals.NO_VARIATION)
-    assert tables._diff_text(r.estimate, None, r.reason, pct=False) == f"+0.000 ({r.reason})"
+    block = {"estimate": r.estimate, "ci95": None, "reason": r.reason}
+    assert tables._diff_text(block, pct=False) == f"+0.000 (no interval: {r.reason})"
 
 
 def test_a_bootstrap_that_gives_one_value_gives_no_interval():

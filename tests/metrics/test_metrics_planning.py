@@ -238,4 +238,4 @@ def test_cli_plan_bad_input_is_one_line_not_a_traceback():
     r = CliRunner().invoke(app, ["plan", "fpr"])
     assert r.exit_code == 2 and "--half-width" in r.output
     r = CliRunner().invoke(app, ["plan", "gap", "--rate-a", "2", "--rate-b", "0.1"])
-    assert r.exit_code == 2 and "rate_a" in r.output
+    assert r.exit_code == 2 and "--rate-a" in r.output

@@ -56,6 +56,8 @@ ROBUST_TITLE = "Robustness: each detector on derived texts beside their unattack
 ROBUST_NOTE = ("Pairs: a derived text and its source, both scored validly by the detector. Rates with Wilson 95% "
                "intervals; difference = derived − source over the same pairs, Newcombe paired interval, McNemar "
                "exact test (docs/robustness.md). Derived texts never enter the headline rates.")
+#: Columns that hold names (detector, attack): shown whole in the terminal, never folded mid-word.
+_NAME_KEYS = frozenset({"detector", "rb_attack"})
 ROBUST_COLUMNS = [("detector", "Detector"), ("rb_attack", "Attack"), ("rb_metric", "Metric"), ("n_pairs", "Pairs"),
                   ("rb_attacked", "Attacked [95% CI]"), ("rb_source", "Source [95% CI]"),
                   ("rb_difference", "Difference [95% CI]"), ("rb_p", "p (McNemar exact)"),
@@ -311,10 +313,13 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
         tables.append((res["robustness"], ROBUST_TITLE, robust_note(res), ROBUST_COLUMNS))
     for rows, ttl, note, cols in tables:
         t = Table(title=ttl, caption=note, show_lines=False, header_style="bold")
-        for _, h in cols:
-            t.add_column(h, overflow="fold")
-        for r in rows:
-            t.add_row(*[cell(r, k) for k, _ in cols])
+        body = [[cell(r, k) for k, _ in cols] for r in rows]
+        for i, (k, h) in enumerate(cols):
+            # a name (detector, attack) is never folded mid-word: its column is as wide as its longest word
+            wide = max((len(w) for row in body for w in row[i].split()), default=0) if k in _NAME_KEYS else None
+            t.add_column(h, overflow="fold", min_width=min(wide, 24) if wide else None)
+        for row in body:
+            t.add_row(*row)
         con.print(t)
     if _in_sample_used(res):
         con.print(IN_SAMPLE_NOTE)
