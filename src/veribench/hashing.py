@@ -28,3 +28,32 @@ def canonical_json(obj: Any) -> str:
         ValueError: if ``obj`` holds NaN or infinity (not representable canonically).
     """
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of :func:`loads_strict`: the object, or ValueError naming a key
+    that occurs twice (``json.loads`` keeps the last, DuckDB's ``json_extract`` the first: two
+    readers of one text would disagree)."""
+    d: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in d:
+            raise ValueError(f"duplicate key {k!r}")
+        d[k] = v
+    return d
+
+
+def no_constant(name: str) -> Any:
+    """``parse_constant`` of :func:`loads_strict`: NaN, Infinity and -Infinity are not JSON."""
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """The one strict JSON reader of every JSON the store or a bundle reads (provenance, tags,
+    leaves' texts, manifest, results, events): ``json.loads`` refusing duplicate object keys and
+    NaN/Infinity (RFC 8259 says names SHOULD be unique; readers that disagree on which copy wins
+    are a tampering channel).
+
+    Raises:
+        ValueError: a syntax error (``json.JSONDecodeError``), a duplicate key or a constant.
+    """
+    return json.loads(text, object_pairs_hook=no_duplicate_keys, parse_constant=no_constant)

@@ -119,3 +119,13 @@ def bundle(liang_built, tmp_path) -> Path:
     dst = tmp_path / "bundle"
     shutil.copytree(liang_built[1], dst)
     return dst
+
+
+@pytest.fixture()
+def site(liang_built, tmp_path) -> Path:
+    """A folder holding one good detector-run bundle (``run-q4``) and a licence."""
+    root = tmp_path / "site"
+    root.mkdir()
+    shutil.copytree(liang_built[1], root / "run-q4")
+    (root / "LICENSE").write_text("CC BY 4.0\n", encoding="utf-8")
+    return root

@@ -16,16 +16,6 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture()
-def site(liang_built, tmp_path) -> Path:
-    """A folder holding one good detector-run bundle, one good cycle and a licence."""
-    root = tmp_path / "site"
-    root.mkdir()
-    shutil.copytree(liang_built[1], root / "run-q4")
-    (root / "LICENSE").write_text("CC BY 4.0\n", encoding="utf-8")
-    return root
-
-
 def _verdict(cli_run, *args) -> tuple[int, dict]:
     code, out = cli_run("verify", *args, "--format", "json")
     return code, json.loads(out)

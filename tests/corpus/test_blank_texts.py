@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from veribench.cli.main import app
 from veribench.corpus.document import Document
-from veribench.text.hazards import BLANK_LOOKING, INVISIBLE_CATEGORIES, is_blank
+from veribench.text.hazards import BLANK_LOOKING, INVISIBLE_CATEGORIES, is_blank, is_default_ignorable
 
 PUBLIC = Path(__file__).resolve().parents[1] / "data" / "public"
 INVISIBLE = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in INVISIBLE_CATEGORIES][:200] + [
@@ -34,7 +34,8 @@ def test_only_white_space_and_invisible_characters_is_blank(chars):
 
 
 @given(st.lists(st.sampled_from(INVISIBLE + SPACES), max_size=10), st.characters(
-    blacklist_categories=("Cf", "Zs", "Zl", "Zp", "Cc", "Cs")).filter(lambda c: c not in BLANK_LOOKING), st.lists(st.sampled_from(INVISIBLE + SPACES), max_size=10))
+    blacklist_categories=("Cf", "Zs", "Zl", "Zp", "Cc", "Cs", "Cn", "Co")).filter(
+        lambda c: c not in BLANK_LOOKING and not is_default_ignorable(c)), st.lists(st.sampled_from(INVISIBLE + SPACES), max_size=10))
 def test_one_visible_character_is_not_blank(before, visible, after):
     assert not visible.isspace()
     assert not is_blank("".join(before) + visible + "".join(after))

@@ -26,13 +26,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from veribench.hashing import loads_strict
 from veribench.records import fingerprint_only_marked
 
 
 def _provenance(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads_strict(value)
         except ValueError:
             return {}
     return value if isinstance(value, dict) else {}

@@ -71,6 +71,16 @@ TABLE_FILES = tuple(_TABLE_OUTPUTS.values())
 #: ``results.json``'s ``files`` listing: what :func:`veribench.evaluate.tables.write_outputs`
 #: writes without a workspace (every name a file of the bundle).
 RESULTS_FILES = {"json": RESULTS, **_TABLE_OUTPUTS}
+#: The names of the files a detector-run bundle carries at its top, but for ``README.md`` (a
+#: name any folder may hold): such a file found outside a bundle (beside bundle folders given to
+#: ``verify``) is a bundle that lost its ``manifest.json``, and fails.
+TOP_FILES = frozenset({MANIFEST, RESULTS, CORPUS, SCORES_CSV, SCORES_PARQUET, AMENDMENTS, *TABLE_FILES})
+#: Endings of archive files (lower case): an archive in a folder given to ``verify`` is not
+#: unpacked (the verifier never expands untrusted archives) and fails, so that a bundle shipped
+#: packed is never passed over.
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".tzst",
+                    ".zip", ".whl", ".jar", ".7z", ".rar", ".gz", ".bz2", ".xz", ".zst", ".lz", ".lzma", ".cpio")
+
 #: The fields of ``manifest.json``, in the order :mod:`.publish` writes them.
 MANIFEST_KEYS = ("format", "veribench_version", "run_id", "tag", "protocol_id", "protocol_sha256", "protocol_file",
                  "run_event", "files", "root_sha256")

@@ -356,7 +356,7 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
         # -- results and tables: written from the re-derivation (what the verifier re-derives) -------
         write_outputs(again, stage)
         (stage / layout.README).write_text(readme(again, protocol_file), encoding="utf-8")
-        manifest = build_manifest(stage, manifest_meta(__version__, run_ev, pid, protocol_file))
+        manifest = build_manifest(stage, manifest_meta(str(run.get("veribench_version", __version__)), run_ev, pid, protocol_file))
         (stage / layout.MANIFEST).write_text(layout.manifest_text(manifest), encoding="utf-8")
         if out.exists():
             out.rmdir()
@@ -370,7 +370,8 @@ def publish(ws: Any, run_ref: str, out: str | Path) -> PublishResult:
 
 def manifest_meta(version: str, run_ev: dict[str, Any], protocol_id: str, protocol_file: str) -> dict[str, Any]:
     """The manifest's fields besides ``files`` and ``root_sha256`` (:data:`layout.MANIFEST_KEYS`
-    order), each from the run's logged event: what the verifier re-derives."""
+    order), each from the run's logged event, ``version`` the run's own ``veribench_version``
+    (its results, which the run event's ``results_sha256`` fixes): what the verifier re-derives."""
     p = run_ev["payload"]
     return {"format": layout.FORMAT, "veribench_version": version, "run_id": p.get("run_id"), "tag": p.get("tag"),
             "protocol_id": protocol_id, "protocol_sha256": p.get("protocol_sha256"), "protocol_file": protocol_file,

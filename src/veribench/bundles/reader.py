@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from veribench.bundles.jscompat import js_math_round, js_trim
+from veribench.hashing import no_constant, no_duplicate_keys
 
 #: Cap for a file read and parsed whole (JSON, JavaScript, text): 256 MiB.
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -234,19 +235,6 @@ def json_depth(data: bytes) -> int:
     return best
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in d:
-            raise ValueError(f"duplicate key {k!r}")
-        d[k] = v
-    return d
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_json(data: bytes, file: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """Parse raw bytes as strict JSON (UTF-8, no BOM, no NaN/Infinity, no duplicate keys,
     nesting at most ``max_depth``).
@@ -262,7 +250,7 @@ def parse_json(data: bytes, file: str, *, max_depth: int = MAX_JSON_DEPTH) -> An
     if depth > max_depth:
         raise ReadError(file, f"JSON nested {depth} levels deep, beyond the cap of {max_depth}; not parsed")
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        return json.loads(text, object_pairs_hook=no_duplicate_keys, parse_constant=no_constant)
     except json.JSONDecodeError as e:
         raise ReadError(file, f"unparsable JSON: {e.msg} at line {e.lineno} column {e.colno}"
                               f" ({len(data)} bytes; truncated?)") from None
@@ -372,7 +360,7 @@ def match_frozen(data: bytes, known: Mapping[str, tuple[re.Pattern[str], list[st
         if m is None:
             continue
         try:
-            vals = {n: json.loads(m.group(n), object_pairs_hook=_no_duplicates) for n in names}
+            vals = {n: json.loads(m.group(n), object_pairs_hook=no_duplicate_keys, parse_constant=no_constant) for n in names}
         except ValueError:
             continue
         return FrozenMatch(name, vals)
@@ -421,7 +409,7 @@ def parse_json_line(line: bytes, file: str, lineno: int, *, max_depth: int = MAX
     if line.count(b"[") + line.count(b"{") > max_depth and json_depth(line) > max_depth:
         raise ReadError(file, f"line {lineno}: JSON nested beyond the cap of {max_depth}; not parsed")
     try:
-        return json.loads(line.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        return json.loads(line.decode("utf-8"), object_pairs_hook=no_duplicate_keys, parse_constant=no_constant)
     except UnicodeDecodeError as e:
         raise ReadError(file, f"line {lineno}: not UTF-8 at byte {e.start}") from None
     except json.JSONDecodeError as e:

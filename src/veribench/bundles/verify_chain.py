@@ -106,7 +106,8 @@ def check_labels(c: Context, m: dict[str, Any], results: dict[str, Any], run_ev:
     ``manifest.json``: exactly the fields :data:`veribench.bundles.layout.MANIFEST_KEYS`, in
     that order and byte for byte as :func:`veribench.bundles.layout.manifest_text` writes
     them; ``run_id``, ``tag``, ``protocol_id`` and ``protocol_sha256`` those of the run
-    event; ``veribench_version`` a version (no free text); ``format``, ``protocol_file``,
+    event; ``veribench_version`` a version (no free text) and the run's own (``results.json``
+    ``run.veribench_version``, which the logged ``results_sha256`` fixes); ``format``, ``protocol_file``,
     ``run_event``, ``files`` and ``root_sha256`` are held by the other checks.
     ``results.json``: ``files`` is the listing :data:`veribench.bundles.layout.RESULTS_FILES`,
     and the run's labels are those :func:`veribench.bundles.runblock.label_problems` accepts.
@@ -127,6 +128,10 @@ def check_labels(c: Context, m: dict[str, Any], results: dict[str, Any], run_ev:
     if not (isinstance(v, str) and layout.VERSION.fullmatch(v)):
         c.fail("manifest", "not a veribench version", layout.MANIFEST, "veribench_version", "a version such as 0.1.0",
                v)
+    run_v = (results.get("run") or {}).get("veribench_version") if isinstance(results.get("run"), dict) else None
+    if "veribench_version" in m and v != run_v:
+        c.fail("manifest", "veribench_version differs from the run's (results.json run.veribench_version, fixed by "
+               "the logged run event's results_sha256)", layout.MANIFEST, "veribench_version", run_v, v)
     if results.get("files") != layout.RESULTS_FILES:
         c.fail("results", "the files listing is not the one the bundle's tables are written as", layout.RESULTS,
                "files", layout.RESULTS_FILES, results.get("files"))

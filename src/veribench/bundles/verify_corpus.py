@@ -18,6 +18,7 @@ from veribench.bundles import docstatus, layout, reader
 from veribench.bundles.reader import ReadError
 from veribench.bundles.verify_files import Context
 from veribench.bundles.verify_report import MAX_LISTED
+from veribench.hashing import loads_strict, no_constant, no_duplicate_keys
 from veribench.store import events as ev
 
 _LEAF_KEYS = frozenset(ev.DOC_FIELDS)
@@ -68,8 +69,8 @@ def check_corpus(c: Context, events: list[dict[str, Any]], head_seq: int, proto:
     chunks = []
     seen: set[str] = set()
     leaves: dict[int, list[bytes]] = defaultdict(list)
-    loads, sha, enc = json.loads, hashlib.sha256, json.encoder.encode_basestring
-    raw_decode = json.JSONDecoder().raw_decode
+    loads, sha, enc = loads_strict, hashlib.sha256, json.encoder.encode_basestring
+    raw_decode = json.JSONDecoder(object_pairs_hook=no_duplicate_keys, parse_constant=no_constant).raw_decode
     canonical = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode  # the workspace's form of stored JSON
     n_fp = n_sel = 0
     with_text: set[str] = set()

@@ -42,6 +42,7 @@ from typing import Any
 
 from veribench.bundles import layout
 from veribench.bundles.verify_files import Context
+from veribench.hashing import loads_strict
 from veribench.store import events as ev
 
 _HEX = re.compile(r"[0-9a-f]{64}")
@@ -52,7 +53,7 @@ _EVENT_TYPES = {"doc": ("import", "document_update"), "score": ("scan_batch",), 
 def _keys_of(kind: str, fields: str) -> tuple[Any, Any] | None:
     """The keys the canonical text ``fields`` of a ``kind`` leaf holds, or None if it is not one."""
     try:
-        v = json.loads(fields)
+        v = loads_strict(fields)
     except (ValueError, RecursionError):
         return None
     if kind == "doc":

@@ -38,8 +38,10 @@ def verify_cmd(
     manifest. In a folder of bundles every candidate is reported with its verdict: each
     sub-folder (verified as a bundle or cycle when it holds one of their files, `manifest.json`,
     `cycle.json`, ...; otherwise reported "not a bundle or cycle" and failed), and each link or
-    unreadable entry (refused, never followed); plain files such as a licence are not
-    candidates. Each check is reported by name; exit 0 when every candidate passes, 1 when
+    unreadable entry (refused, never followed); a file a bundle carries (`results.json`,
+    `scores.csv`, ...) outside any bundle fails the folder ("looks like a bundle without
+    manifest.json"), an archive fails (never unpacked); other plain files such as a licence
+    are not candidates. Each check is reported by name; exit 0 when every candidate passes, 1 when
     any fails or is refused or a path is not a bundle, 2 on a usage error.
     """
     roots = [_trusted(r, paths) for r in tsa_root or []]

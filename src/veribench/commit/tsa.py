@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from veribench.detectors.api.http import leaks, safe_token
 from veribench.errors import VeribenchError
 
 #: Media types of RFC 3161 over HTTP (section 3.4).
@@ -124,6 +125,26 @@ def authority_name(url: str) -> str:
     """The authority as the log names it: host and port only (no user information, path or query)."""
     u = urlsplit(check_url(url))
     return f"{u.hostname}:{u.port}" if u.port else str(u.hostname)
+
+
+def credentials() -> list[str]:
+    """The TSA credentials in every form they travel or could be echoed in: the user, the
+    password, ``user:password`` and its base64 as sent in the ``Authorization: Basic`` header
+    (the secret filter, :func:`veribench.detectors.api.http.leaks`, also finds each in other
+    encodings). Empty when neither variable is set."""
+    import base64
+
+    user, pw = os.environ.get(USER_ENV) or "", os.environ.get(PASSWORD_ENV) or ""
+    if not user and not pw:
+        return []
+    pair = f"{user}:{pw}"
+    return [x for x in (user, pw, pair, base64.b64encode(pair.encode("utf-8")).decode("ascii")) if x]
+
+
+def _shown(value: Any, pattern: str = r"[\w.+-]+/[\w.+-]+", limit: int = 64) -> str:
+    """A value the authority supplied, fit for an error message: shown only when it matches the
+    short safe ``pattern`` and holds no credential in any encoding, else ``(withheld: ...)``."""
+    return safe_token(value, credentials(), pattern, limit)
 
 
 def _auth() -> Any:
@@ -222,7 +243,7 @@ def request_token(url: str, message: bytes, *, timeout: float = 30.0, client: An
         raise TimestampError(f"timestamp authority {name}: response of {len(r.content)} bytes is too large")
     ctype = (r.headers.get("content-type") or "").split(";")[0].strip()
     if ctype and ctype != REPLY_TYPE:
-        raise TimestampError(f"timestamp authority {name}: answered {ctype!r}, not {REPLY_TYPE}")
+        raise TimestampError(f"timestamp authority {name}: answered {_shown(ctype)}, not {REPLY_TYPE}")
     return r.content, int(req.nonce)
 
 
@@ -243,9 +264,10 @@ def check_token(token: bytes, message: bytes, *, roots: Sequence[Any] = (), inte
     try:
         resp = decode_timestamp_response(token)
     except Exception as e:  # the Rust parser raises ValueError subclasses
-        raise TimestampError(f"not an RFC 3161 timestamp response ({e})") from None
+        raise TimestampError(f"not an RFC 3161 timestamp response ({_openssl_reason(str(e))})") from None
     if PKIStatus(resp.status) not in (PKIStatus.GRANTED, PKIStatus.GRANTED_WITH_MODS):
         why = "; ".join(resp.status_string) if resp.status_string else ""
+        why = _shown(why, r"[\w .,;:()'-]+", 120) if why else ""
         raise TimestampError(f"the authority did not grant a token (status {resp.status}{': ' + why if why else ''})")
     info = resp.tst_info
     imprint = info.message_imprint
@@ -285,16 +307,28 @@ def check_token(token: bytes, message: bytes, *, roots: Sequence[Any] = (), inte
     return TokenInfo(
         gen_time=gen.astimezone(UTC).isoformat().replace("+00:00", "Z"), serial=str(info.serial_number),
         policy=info.policy.dotted_string, imprint_sha256=imprint.message.hex(),
-        signer=signer.subject.rfc4514_string() if signer is not None else None,
+        signer=_signer_name(signer),
         signer_sha256=_der_sha256(signer) if signer is not None else None, signature_checked=checked,
         anchor_sha256=[_der_sha256(r) for r in roots])
 
 
+def _signer_name(signer: Any) -> str | None:
+    """The signing certificate's subject (RFC 4514), or a withheld marker when the authority put
+    a credential in it (the subject is stored with the commitment)."""
+    if signer is None:
+        return None
+    name = signer.subject.rfc4514_string()
+    return "(withheld: the subject held a credential)" if leaks(name, credentials()) else name
+
+
 def _openssl_reason(message: str) -> str:
-    """OpenSSL's own words (``data: "Verify error: ..."``) out of an error stack, else the message cut short."""
+    """OpenSSL's own words (``data: "Verify error: ..."``) out of an error stack, else the message cut short;
+    withheld when it holds a credential (the stack can quote the authority's certificate)."""
     m = re.search(r'data: "([^"]+)"', message)
     if m:
-        return m.group(1)
+        message = m.group(1)
+    if leaks(message, credentials()):
+        return "(withheld: unexpected value)"
     return message if len(message) <= 200 else message[:197] + "..."
 
 

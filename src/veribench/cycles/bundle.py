@@ -77,6 +77,9 @@ def discover(path: Path) -> list[Path]:
 #: found, and fails).
 DETECTOR_NAMES = frozenset({layout.MANIFEST, layout.RESULTS, layout.CORPUS, layout.SCORES_CSV, layout.SCORES_PARQUET,
                             layout.AMENDMENTS})
+#: Names of files only a bundle or a cycle carries at its top (:data:`veribench.bundles.layout.TOP_FILES`,
+#: :data:`ALL_KNOWN`): one beside bundle folders makes that folder a failing candidate.
+STRAY_NAMES = layout.TOP_FILES | ALL_KNOWN
 #: The kinds of :class:`Candidate`: the two that are verified, and the three that are refused.
 CANDIDATE_KINDS = ("detector-run", "cycle", "link", "unreadable", "unrecognised")
 
@@ -93,8 +96,11 @@ class Candidate:
     not printable, which could forge a line of the verdict) or ``"unrecognised"`` (any other
     sub-folder: one holding no marker file of either kind, such as a damaged bundle left
     with only ``tables.md``, or a bundle nested one level deeper). The last three are
-    failures (``why`` says what); every sub-folder is a candidate, and plain files (a
-    licence, notes) are not candidates.
+    failures (``why`` says what); every sub-folder is a candidate. A plain file is a
+    candidate only when it is an archive (:data:`veribench.bundles.layout.ARCHIVE_SUFFIXES`,
+    never unpacked) or bears a name a bundle or cycle carries (:data:`STRAY_NAMES`: the folder
+    itself is then reported, "looks like a bundle without manifest.json"); others (a licence,
+    README, notes) are not.
     """
 
     path: Path
@@ -146,6 +152,7 @@ def candidates(folder: Path) -> list[Candidate]:
         OSError: ``folder`` itself cannot be listed.
     """
     out: list[Candidate] = []
+    stray: list[str] = []
     for name in sorted(os.listdir(folder)):
         p = folder / name
         try:
@@ -158,7 +165,11 @@ def candidates(folder: Path) -> list[Candidate]:
                                             "points to by its own path)"))
             continue
         if stat.S_ISREG(st.st_mode):
-            continue  # a plain file (a licence, notes): not a candidate
+            if name.lower().endswith(layout.ARCHIVE_SUFFIXES):
+                out.append(Candidate(p, "unrecognised", "an archive is not verified: unpack it and verify the folder"))
+            elif name in STRAY_NAMES:
+                stray.append(name)
+            continue  # any other plain file (a licence, README, notes): not a candidate
         if not stat.S_ISDIR(st.st_mode):
             out.append(Candidate(p, "unreadable", f"{_special(st.st_mode)}, neither a file nor a folder: not read, "
                                                   "not verified"))
@@ -182,6 +193,10 @@ def candidates(folder: Path) -> list[Candidate]:
             out.append(Candidate(p, "detector-run"))
         elif names & ALL_KNOWN:
             out.append(Candidate(p, "cycle"))
+    if stray:
+        shown = ", ".join(shown_name(n) for n in stray[:4]) + (", ..." if len(stray) > 4 else "")
+        out.insert(0, Candidate(folder, "unrecognised", f"looks like a bundle without manifest.json (holds {shown}, "
+                                                        "files a bundle or cycle carries): not verified"))
     return out
 
 

@@ -55,7 +55,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypedDict, cast, overload
 
-from veribench.hashing import canonical_json
+from veribench.errors import InputError
+from veribench.hashing import canonical_json, loads_strict
 from veribench.store.sql import arrow_view, insert_arrow
 
 #: ``prev`` of the first event.
@@ -127,9 +128,10 @@ def _num(x: Any) -> float | None:
 
 
 def _obj(x: Any) -> Any:
-    """A JSON column as an object (stored text is parsed; ``None`` and ``{}`` stay distinct)."""
+    """A JSON column as an object (stored text is parsed strictly, :func:`veribench.hashing.loads_strict`:
+    a duplicate key or NaN raises ValueError; ``None`` and ``{}`` stay distinct)."""
     if isinstance(x, str):
-        return json.loads(x)
+        return loads_strict(x)
     return x
 
 
@@ -171,6 +173,28 @@ def doc_fields(doc_id: str, text_sha256: str, label: str, arm: Any, kind: Any, s
     return {"doc_id": doc_id, "text_sha256": text_sha256, "label": label, "arm": arm, "kind": kind,
             "subgroup": subgroup, "corpus": corpus, "group_key": group_key, "tags": _obj(tags),
             "provenance": _obj(provenance), "generation": _obj(generation)}
+
+
+def provenance_fields(doc_id: str, provenance: Any) -> tuple[Any, str | None]:
+    """``(fingerprint_only, source_id)`` of a stored document's ``provenance`` column, read
+    by the strict reader (:func:`veribench.hashing.loads_strict`) in Python, never by SQL's
+    ``json_extract`` (which takes the first of two duplicate keys, Python the last): the
+    decisions "fingerprint-only" and "derived from" rest on them. Either is None when absent;
+    a ``source_id`` that is not a string is given as its JSON text (as the bundle verifier's
+    :mod:`veribench.bundles.docstatus` reads it).
+
+    Raises:
+        InputError: the column is not strict JSON (a duplicate key, NaN), naming the document.
+    """
+    try:
+        p = _obj(provenance)
+    except ValueError as e:
+        raise InputError(f"documents row doc {doc_id}: provenance is not strict JSON ({e}); it was edited behind "
+                         "the log (run `veribench log verify`)") from None
+    if not isinstance(p, dict):
+        return None, None
+    src = p.get("source_id")
+    return p.get("fingerprint_only"), src if isinstance(src, str) or src is None else json.dumps(src)
 
 
 def doc_leaf_text(*row: Any) -> str:
@@ -508,8 +532,20 @@ def read_events(con: Any, *, upto: int | None = None, types: Sequence[str] | Non
     if where:
         sql += " WHERE " + " AND ".join(where)
     rows = con.execute(sql + " ORDER BY seq", params).fetchall()
-    return [{"seq": int(s), "at": a, "type": t, "payload": json.loads(p), "payload_sha256": ps, "prev": pv,
+    return [{"seq": int(s), "at": a, "type": t, "payload": _payload(int(s), p), "payload_sha256": ps, "prev": pv,
              "hash": h} for s, a, t, p, ps, pv, h in rows]
+
+
+def _payload(seq: int, text: str) -> Any:
+    """An event's stored payload, read strictly (:func:`veribench.hashing.loads_strict`).
+
+    Raises:
+        InputError: not strict JSON (a duplicate key, NaN), naming the event."""
+    try:
+        return loads_strict(text)
+    except ValueError as e:
+        raise InputError(f"events row seq {seq}: payload is not strict JSON ({e}); it was edited behind the log") \
+            from None
 
 
 def event_line(e: Mapping[str, Any]) -> str:

@@ -10,12 +10,12 @@ import that has not finished (interrupted, or still running) are named as that.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from veribench.hashing import canonical_json
+from veribench.errors import InputError
+from veribench.hashing import canonical_json, loads_strict
 from veribench.spec import Spec
 from veribench.store.commitments import commitment_record, record_bytes
 from veribench.store.events import (
@@ -147,7 +147,11 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
             add(LogFinding("chain", "this workspace has no event log (it was created before veribench kept one): "
                                     "none of its rows can be checked; open it once read-write to start the log"))
             return rep
-        events = read_events(con)
+        try:
+            events = read_events(con)
+        except InputError as bad:
+            add(LogFinding("chain", str(bad), table="events"))
+            return rep
         rep.events = len(events)
         found, rep.head = check_chain(events)
         for f in found:
@@ -203,7 +207,13 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
                         add(LogFinding(table, f"{label} is not covered by the log (stored outside a logged write, or "
                                               "before the log existed)", table=table, key=what(r)))
                         continue
-                    if leaf(r) != got[0]:
+                    try:
+                        mine = leaf(r)
+                    except ValueError as bad:  # a JSON column two readers would read differently
+                        add(LogFinding(table, f"{label} holds JSON that is not strict ({bad}): edited behind the log",
+                                       got[1], table, what(r)))
+                        continue
+                    if mine != got[0]:
                         add(LogFinding(table, f"{label} differs from what {_ORIGIN[kind]} logged "
                                               f"({_EDITED[kind]} edited)", got[1], table, what(r)))
                     if kind == "doc" and r[11] is not None and \
@@ -269,7 +279,7 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
             try:
                 sp = Spec.from_json(sj)
                 ok = sp.hash == h and (sp.kind, sp.name, sp.version) == (kind, name, version) and \
-                    canonical_json(dict(sp.settings)) == canonical_json(json.loads(settings) if isinstance(
+                    canonical_json(dict(sp.settings)) == canonical_json(loads_strict(settings) if isinstance(
                         settings, str) else (settings or {}))
             except (TypeError, ValueError, KeyError):
                 ok = False
@@ -287,7 +297,7 @@ def verify_workspace(ws: Any, *, max_findings: int = 200) -> LogReport:
                 add(LogFinding("runs", "run has no run event", table="runs", key=f"run {run_id}"))
                 continue
             try:
-                rs = results_digest(json.loads(results))
+                rs = results_digest(loads_strict(results))
             except (TypeError, ValueError):
                 rs = None
             if rs != e["payload"].get("results_sha256"):

@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from veribench.errors import VeribenchError
+from veribench.hashing import loads_strict
 from veribench.records import ScoreResult, fingerprint_only_marked
 from veribench.spec import Spec
 from veribench.store import migrations, schema
-from veribench.store.events import now_utc
+from veribench.store.events import now_utc, provenance_fields
 from veribench.store.sql import DuckSqlAccess, reentrant_transaction
 from veribench.text.words import word_count
 
@@ -253,10 +254,9 @@ class Workspace(DuckSqlAccess):
         export path applies (:meth:`published_documents`).
         """
         with self.lock:
-            rows = self.con.execute(
-                "SELECT doc_id, text IS NULL, json_extract(provenance, '$.fingerprint_only'), "
-                "json_extract_string(provenance, '$.source_id') FROM documents").fetchall()
-        out = {d for d, no_text, v, _ in rows if no_text or (v is not None and fingerprint_only_marked(json.loads(v)))}
+            raw = self.con.execute("SELECT doc_id, text IS NULL, provenance FROM documents").fetchall()
+        rows = [(d, no_text, *provenance_fields(d, p)) for d, no_text, p in raw]
+        out = {d for d, no_text, v, _ in rows if no_text or (v is not None and fingerprint_only_marked(v))}
         children: dict[str, list[str]] = {}
         for d, _, _, src in rows:
             if src:
@@ -283,7 +283,7 @@ class Workspace(DuckSqlAccess):
         for r in rows:
             d = dict(zip(cols, r))
             for k in ("tags", "provenance", "generation"):
-                d[k] = json.loads(d[k]) if d.get(k) else None
+                d[k] = loads_strict(d[k]) if d.get(k) else None
             d["words"] = word_count(d["text"]) if d["text"] is not None else (d["provenance"] or {}).get("words")
             d["fingerprint_only"] = d["doc_id"] in fp
             if d["fingerprint_only"]:

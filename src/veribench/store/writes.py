@@ -468,12 +468,15 @@ def withdraw_document(con: Any, doc_id: str, *, invitation_id: str | None = None
     """
     if not con.execute("SELECT count(*) FROM documents WHERE doc_id = ?", [doc_id]).fetchone()[0]:
         return None
+    children: dict[str, list[str]] = {}
+    for d, prov in con.execute("SELECT doc_id, provenance FROM documents WHERE provenance IS NOT NULL").fetchall():
+        src = ev.provenance_fields(d, prov)[1]  # the strict reader, never json_extract (duplicate keys)
+        if src is not None:
+            children.setdefault(src, []).append(d)
     ids = [doc_id]
     frontier = [doc_id]
     while frontier:
-        found = con.execute("SELECT doc_id FROM documents WHERE json_extract_string(provenance, '$.source_id') IN "
-                            "(SELECT unnest(?::VARCHAR[]))", [frontier]).fetchall()
-        frontier = [r[0] for r in found if r[0] not in ids]
+        frontier = list(dict.fromkeys(c for d in frontier for c in children.get(d, ()) if c not in ids))
         ids += frontier
     shas = {r[0] for r in con.execute("SELECT text_sha256 FROM documents WHERE doc_id IN (SELECT unnest(?::VARCHAR[])) "
                                       "UNION SELECT submitted_sha256 FROM submissions WHERE doc_id IN "

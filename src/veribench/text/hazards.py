@@ -56,34 +56,71 @@ CANONICALIZE_MODES = ("none", "skeleton")
 INVISIBLE_CATEGORIES = frozenset({"Cf"})
 
 
-#: Characters that show nothing yet are neither white space nor of category ``Cf``: the
-#: Unicode Default_Ignorable_Code_Point characters of other categories (DerivedCoreProperties.txt:
-#: the Hangul fillers U+115F, U+1160, U+3164, U+FFA0 are letters ``Lo``; U+034F, U+17B4/5,
-#: the Mongolian and other variation selectors are marks ``Mn``) and U+2800 BRAILLE PATTERN
-#: BLANK (``So``, drawn as an empty cell). The one list of blank-looking characters beyond
-#: :data:`INVISIBLE_CATEGORIES`; :func:`is_blank_char` adds white space and ``Cf``.
+#: Characters that show nothing yet are neither white space, nor of a category in
+#: :data:`SEPARATOR_CATEGORIES`, nor in :data:`DEFAULT_IGNORABLE`: U+2800 BRAILLE PATTERN BLANK
+#: (``So``, drawn as an empty cell) and U+1D159 MUSICAL SYMBOL NULL NOTEHEAD (``So``, drawn as
+#: nothing), with the Default_Ignorable letters and marks written out (the Hangul fillers
+#: U+115F, U+1160, U+3164, U+FFA0 are ``Lo``; U+034F, U+17B4/5, the Mongolian and other
+#: variation selectors are ``Mn``). The one list of blank-looking assigned characters.
 BLANK_LOOKING = frozenset(
-    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0\U0001d159"
     + "".join(chr(c) for c in range(0xFE00, 0xFE10))      # VARIATION SELECTOR-1..16
     + "".join(chr(c) for c in range(0xE0100, 0xE01F0)))   # VARIATION SELECTOR-17..256
 
+#: General categories that separate words (and are blank): controls ``Cc``, format ``Cf``,
+#: unassigned ``Cn``, private use ``Co``, surrogates ``Cs`` and the separators ``Zs``, ``Zl``,
+#: ``Zp``: none is an assigned, visible character.
+SEPARATOR_CATEGORIES = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zs", "Zl", "Zp"})
+
+#: The Unicode version :data:`DEFAULT_IGNORABLE` is taken from.
+DEFAULT_IGNORABLE_VERSION = "15.1.0"
+#: Every Default_Ignorable_Code_Point, as inclusive ranges of code points: Unicode 15.1.0,
+#: DerivedCoreProperties.txt (https://www.unicode.org/Public/15.1.0/ucd/DerivedCoreProperties.txt;
+#: the set is the same in 14.0.0, which added U+180F, and 16.0.0). It holds unassigned code
+#: points (U+2065, U+FFF0..FFF8, U+E0000, U+E0002..E001F, U+E0080..E00FF, U+E01F0..E0FFF) that
+#: a renderer must draw as nothing.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+
+
+def is_default_ignorable(ch: str) -> bool:
+    """True when the one character ``ch`` is a Default_Ignorable_Code_Point (:data:`DEFAULT_IGNORABLE`)."""
+    c = ord(ch)
+    return any(lo <= c <= hi for lo, hi in DEFAULT_IGNORABLE)
+
 
 def is_blank_char(ch: str) -> bool:
-    """True when the one character ``ch`` shows a reader no ink: white space (``str.isspace``),
-    an invisible character (general category in :data:`INVISIBLE_CATEGORIES`: U+200B ZERO
-    WIDTH SPACE, U+2060 WORD JOINER, U+FEFF, U+180E, bidi controls, ...) or one of
-    :data:`BLANK_LOOKING` (U+2800 BRAILLE PATTERN BLANK, U+3164 HANGUL FILLER, ...).
+    """True when the one character ``ch`` is not an assigned, visible character: white space
+    (``str.isspace``), a category of :data:`SEPARATOR_CATEGORIES` (controls, format characters
+    such as U+200B ZERO WIDTH SPACE and U+FEFF, unassigned and private-use code points,
+    surrogates, space separators), a Default_Ignorable_Code_Point (:data:`DEFAULT_IGNORABLE`)
+    or one of :data:`BLANK_LOOKING` (U+2800 BRAILLE PATTERN BLANK, U+3164 HANGUL FILLER,
+    U+1D159, ...). Categories as of Python's ``unicodedata`` (``unicodedata.unidata_version``).
 
     The one rule for "shows nothing", used by :func:`is_blank` (an empty text or field) and
     by the word rule (:func:`veribench.text.words.tokens`: such a character separates words)."""
-    return ch.isspace() or ch in BLANK_LOOKING or unicodedata.category(ch) in INVISIBLE_CATEGORIES
+    return (ch.isspace() or ch in BLANK_LOOKING or unicodedata.category(ch) in SEPARATOR_CATEGORIES
+            or is_default_ignorable(ch))
 
 
 @lru_cache(maxsize=1)
-def blank_chars() -> frozenset[str]:
-    """Every code point for which :func:`is_blank_char` is true (about 450 of U+0000..U+10FFFF;
-    computed once, ~0.2 s, for the word rule's regular expression)."""
-    return frozenset(chr(c) for c in range(0x110000) if is_blank_char(chr(c)))
+def blank_ranges() -> tuple[tuple[int, int], ...]:
+    """Every code point for which :func:`is_blank_char` is true, as sorted, merged inclusive
+    ranges ``(first, last)`` of U+0000..U+10FFFF (most unassigned code points are blank, so a
+    set of characters would be ~1M entries; computed once, ~0.5 s, for the word rule's
+    regular expressions in Python and in the browser)."""
+    out: list[tuple[int, int]] = []
+    for c in range(0x110000):
+        if is_blank_char(chr(c)):
+            if out and out[-1][1] == c - 1:
+                out[-1] = (out[-1][0], c)
+            else:
+                out.append((c, c))
+    return tuple(out)
 
 
 def is_blank(text: str) -> bool:

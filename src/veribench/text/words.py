@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 
-from veribench.text.hazards import blank_chars
+from veribench.text.hazards import blank_ranges
 
 # A sentence ends at ., ! or ? (optionally followed by closing quotes/brackets) before
 # whitespace; line breaks always end a sentence (headings, list items, paragraphs).
@@ -58,16 +58,18 @@ def split_sentences(text: str) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(a token: a run of non-blank characters, a word-holding character: a letter or digit)."""
-    blank = "".join(sorted(re.escape(c) for c in blank_chars()))
+    blank = "".join(re.escape(chr(lo)) + (f"-{re.escape(chr(hi))}" if hi > lo else "") for lo, hi in blank_ranges())
     return re.compile(f"[^{blank}]+"), re.compile(r"[^\W_]")
 
 
 def tokens(text: str) -> list[str]:
     """The tokens of ``text`` in order: maximal runs of characters that are not blank.
 
-    Blank (:func:`veribench.text.hazards.is_blank_char`, the one list) is white space, an
-    invisible character (category ``Cf``: U+200B ZERO WIDTH SPACE, U+2060, U+FEFF, U+180E ...)
-    or a blank-looking filler (U+2800 BRAILLE PATTERN BLANK, U+3164 HANGUL FILLER ...). So
+    Blank (:func:`veribench.text.hazards.is_blank_char`, the one rule) is every character that
+    is not an assigned, visible one: white space, controls, format characters (U+200B ZERO
+    WIDTH SPACE, U+2060, U+FEFF, U+180E ...), unassigned and private-use code points, every
+    Default_Ignorable_Code_Point, and blank-looking fillers (U+2800 BRAILLE PATTERN BLANK,
+    U+3164 HANGUL FILLER, U+1D159 ...). So
     ``"one\u200btwo"`` is two tokens, as ``"one two"`` is: an invisible joiner never makes
     one word of two (``str.split`` splits on white space only, and did). The cost is that a
     word holding a zero-width (non-)joiner, as Persian writing may, counts as two words:
@@ -81,15 +83,7 @@ def js_blank_class() -> str:
     """The blank characters of :func:`tokens` as the body of a JavaScript ``u``-flag character
     class (``\\u{9}-\\u{D}\\u{20}...``, ranges merged), so that the writing app's live word
     count in the browser cuts tokens by the same list as the server."""
-    codes = sorted(ord(c) for c in blank_chars())
-    parts: list[str] = []
-    i = 0
-    while i < len(codes):
-        j = i
-        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
-            j += 1
-        parts.append(f"\\u{{{codes[i]:X}}}" + (f"-\\u{{{codes[j]:X}}}" if j > i else ""))
-        i = j + 1
+    parts = [f"\\u{{{lo:X}}}" + (f"-\\u{{{hi:X}}}" if hi > lo else "") for lo, hi in blank_ranges()]
     return "".join(parts)
 
 

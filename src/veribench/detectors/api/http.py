@@ -16,7 +16,9 @@ One place decides, for every vendor:
 - redaction: every string that leaves this layer (error texts, stored raw responses)
   has the adapter's secrets replaced by ``[REDACTED]`` (:class:`Redactor`: the key, its
   percent-encoded and JSON-escaped forms and base64 values holding it, as in Basic auth),
-  always before any text is cut to length; log lines carry only the vendor, the HTTP
+  and a text that still holds a key in any other encoding (HTML entities, escapes, fullwidth,
+  base32, wrapped base64, UTF-16, spaced, reversed: :func:`leaks`) is withheld whole
+  (:data:`WITHHELD`), always before any text is cut to length; log lines carry only the vendor, the HTTP
   status and the attempt number.
 
 Retrying a POST after a connection reset can, in the worst case, make the vendor process
@@ -247,6 +249,136 @@ class Redactor:
         return s if len(s) <= limit else s[:limit]
 
 
+#: Shortest part of a key that, found in a server's text in any encoding, withholds that text:
+#: any run of this many consecutive characters of the key's canonical form (:func:`canonical`).
+#: 16 letters and digits of a random key are ~80 bits: they do not occur by chance, and a key
+#: cut into halves of 16 or more characters is still caught.
+KEY_WINDOW = 16
+
+#: What a server-supplied text that holds a secret in some encoding is replaced by (whole).
+WITHHELD = "[response withheld: it contained the API key in some encoding]"
+
+_JS_X = re.compile(r"\\x([0-9A-Fa-f]{2})")
+_RUN = re.compile(r"[A-Za-z0-9+/_\-=:\s]{8,}")  # base64/base32/hex text, spaces, CRLF and colons inside
+
+
+def canonical(s: str) -> str:
+    """``s`` as a key is compared in :func:`leaks`: HTML entities (named, decimal, hex),
+    JSON ``\\uXXXX`` and JS ``\\xNN`` escapes and percent-escapes (twice) decoded, NFKC-normalised
+    (fullwidth and other compatibility forms become ASCII), every character that is not a
+    letter or digit dropped (spaces, dashes, zero-width characters, colons), case-folded."""
+    import html
+    import unicodedata
+    from urllib.parse import unquote
+
+    t = html.unescape(s)
+    for _ in range(2):
+        t = _U_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), t)
+        t = _JS_X.sub(lambda m: chr(int(m.group(1), 16)), t)
+        t = unquote(t)
+    t = unicodedata.normalize("NFKC", html.unescape(t))
+    return "".join(c for c in t if c.isalnum()).casefold()
+
+
+def _bytes_readings(raw: bytes) -> list[str]:
+    """``raw`` read as UTF-8, as UTF-16 (both byte orders, both alignments) and with NUL bytes
+    dropped (ASCII in UTF-16), undecodable bytes skipped."""
+    return [raw.decode("utf-8", "ignore"), raw.replace(b"\0", b"").decode("utf-8", "ignore"),
+            raw.decode("utf-16-le", "ignore"), raw[1:].decode("utf-16-le", "ignore"),
+            raw.decode("utf-16-be", "ignore"), raw[1:].decode("utf-16-be", "ignore")]
+
+
+def _decoded(s: str) -> list[str]:
+    """Each run of base64 (standard or URL-safe), base32 or hex text in ``s`` (whitespace, CRLF
+    line breaks of MIME and colons removed first) decoded at every alignment, as text."""
+    import base64
+    import binascii
+
+    out: list[str] = []
+    for m in _RUN.finditer(html_unescaped(s)):
+        run = re.sub(r"[\s:]", "", m.group())
+        for part in run.split("="):
+            tries = [(part.replace("-", "+").replace("_", "/"), 4, base64.b64decode)]
+            if re.fullmatch(r"[A-Za-z2-7]*", part):
+                tries.append((part.upper(), 8, base64.b32decode))
+            for enc, width, decode in tries:
+                for k in range(width):  # every alignment: the run may start inside a longer value
+                    try:
+                        out += _bytes_readings(decode(enc[k:][: (len(enc) - k) // width * width]))
+                    except (binascii.Error, ValueError):
+                        pass
+    alnum = "".join(c for c in html_unescaped(s) if c.isalnum())
+    for m in re.finditer(r"[0-9A-Fa-f]{8,}", alnum):
+        for k in range(2):
+            h = m.group()[k:]
+            out += _bytes_readings(bytes.fromhex(h[: len(h) // 2 * 2]))
+    return out
+
+
+def html_unescaped(s: str) -> str:
+    """``s`` with HTML character references decoded (``html.unescape``)."""
+    import html
+
+    return html.unescape(s)
+
+
+def _needles(secrets: Iterable[str]) -> list[str]:
+    """The canonical forms looked for: each secret's whole canonical form when shorter than
+    :data:`KEY_WINDOW`, else each of its windows of :data:`KEY_WINDOW` characters."""
+    out: set[str] = set()
+    for sec in secrets:
+        c = canonical(sec) if isinstance(sec, str) else ""
+        if len(c) < MIN_SECRET_CHARS:
+            continue
+        out.update([c] if len(c) <= KEY_WINDOW else [c[i:i + KEY_WINDOW] for i in range(len(c) - KEY_WINDOW + 1)])
+    return sorted(out)
+
+
+def leaks(obj: Any, secrets: Iterable[str]) -> bool:
+    """True when ``obj`` (a string, or a JSON-like structure, read as its JSON text) holds any
+    secret in any encoding: :func:`canonical` of the text, forwards and reversed, or of any
+    base64/base32/hex run decoded (:func:`_decoded`, UTF-8 or UTF-16), contains a secret's
+    canonical form or any :data:`KEY_WINDOW`-character part of it. The one test every
+    server-supplied text passes before it is stored, logged or shown (:func:`redact`,
+    :func:`safe_token`)."""
+    needles = _needles(secrets)
+    if not needles:
+        return False
+    text = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, default=str)
+    hays = [canonical(text)]
+    hays.append(hays[0][::-1])
+    hays += [canonical(x) for x in _decoded(text)]
+    return any(n in h for h in hays for n in needles)
+
+
+def withhold(obj: Any, secrets: Iterable[str]) -> Any:
+    """``obj`` with every part that :func:`leaks` a secret replaced by :data:`WITHHELD`, whole:
+    a string becomes the marker; a dict or list keeps the parts that hold no secret (a dict's
+    shape survives, so ``**withhold(detail)`` still works); a secret spread over several parts
+    withholds every value."""
+    secrets = list(secrets)
+    if not leaks(obj, secrets):
+        return obj
+    if isinstance(obj, dict):
+        out = {(WITHHELD + f" {i}" if leaks(k, secrets) else k): withhold(v, secrets)
+               for i, (k, v) in enumerate(obj.items())}
+        return out if not leaks(out, secrets) else {k: WITHHELD for k in out if not leaks(k, secrets)}
+    if isinstance(obj, (list, tuple)):
+        items = [withhold(v, secrets) for v in obj]
+        return items if not leaks(items, secrets) else [WITHHELD]
+    return WITHHELD
+
+
+def safe_token(value: Any, secrets: Iterable[str], pattern: str = r"[\w.+-]+/[\w.+-]+", limit: int = 64) -> str:
+    """A short server-supplied value (a media type, a status word) fit for an error message:
+    ``repr(value)`` when it is a string of at most ``limit`` characters matching ``pattern`` whole
+    and :func:`leaks` no secret, else ``"(withheld: unexpected value)"``."""
+    if (isinstance(value, str) and len(value) <= limit and re.fullmatch(pattern, value)
+            and not leaks(value, secrets)):
+        return repr(value)
+    return "(withheld: unexpected value)"
+
+
 @functools.lru_cache(maxsize=64)
 def _redactor(secrets: tuple[str, ...]) -> Redactor:
     return Redactor(secrets)
@@ -254,13 +386,20 @@ def _redactor(secrets: tuple[str, ...]) -> Redactor:
 
 def redact(obj: Any, secrets: Iterable[str]) -> Any:
     """``obj`` (str, or JSON-like structure) with every copy of every secret replaced by
-    ``[REDACTED]`` (:class:`Redactor`: plain, percent-encoded, JSON-escaped, base64)."""
-    return _redactor(tuple(sorted(set(secrets))))(obj)
+    ``[REDACTED]`` (:class:`Redactor`: plain, percent-encoded, JSON-escaped, base64), then any
+    part that still holds a secret in some other encoding withheld whole (:func:`withhold`)."""
+    key = tuple(sorted({x for x in secrets if isinstance(x, str)}))
+    return withhold(_redactor(key)(obj), key)
 
 
 def clip(text: str, limit: int, secrets: Iterable[str]) -> str:
-    """``text`` redacted first, then cut to ``limit`` characters."""
-    return _redactor(tuple(sorted(set(secrets)))).clip(text, limit)
+    """``text`` redacted (and withheld when it holds a secret in some encoding) first, then cut
+    to ``limit`` characters."""
+    key = tuple(sorted({x for x in secrets if isinstance(x, str)}))
+    out = _redactor(key).text(text) if key else text
+    if leaks(out, key):  # judged on the whole text, before the cut
+        return WITHHELD
+    return out if len(out) <= limit else out[:limit]
 
 
 class RateLimiter:
@@ -296,18 +435,19 @@ def _retry_after(resp: httpx.Response) -> float | None:
 BODY_EXCERPT = 500
 
 
-def _body(resp: httpx.Response, red: Redactor) -> Any:
-    """The response body, redacted: parsed JSON, else a text excerpt cut after redaction."""
+def _body(resp: httpx.Response, secrets: Iterable[str]) -> Any:
+    """The response body, redacted (:func:`redact`, :func:`clip`): parsed JSON, else a text
+    excerpt cut after redaction."""
     try:
-        return red(resp.json())
+        return redact(resp.json(), secrets)
     except ValueError:
-        return red.clip(resp.text, BODY_EXCERPT)
+        return clip(resp.text, BODY_EXCERPT, secrets)
 
 
 def classify_response(resp: httpx.Response, secrets: Iterable[str] = ()) -> VendorError:
     """Classify a non-2xx response into a :class:`VendorError` (see the module docstring)."""
     code = resp.status_code
-    body = _body(resp, Redactor(secrets))
+    body = _body(resp, list(secrets))
     text = body if isinstance(body, str) else json.dumps(body, default=str)
     ra = _retry_after(resp)
     if code in (401, 403, 404):

@@ -16,6 +16,7 @@ import hashlib
 import json
 import re
 import secrets
+import unicodedata
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -32,6 +33,8 @@ from veribench.text.words import word_count
 _ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 #: Control characters refused in a text (C0 and C1 except tab and line feed).
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: Categories refused in a volunteer's text (no honest essay needs them), with their names.
+_REFUSED_CATEGORIES = {"Cn": "an unassigned", "Co": "a private-use"}
 _NAME_OK = re.compile(r"[^\W\d_]")
 
 
@@ -363,7 +366,8 @@ def mark_editor_opened(db: WriteDB, invitation_id: str) -> None:
 
 # -- revisions ----------------------------------------------------------------------------
 def check_text(text: Any) -> str:
-    """The normalised draft text, or WriteError (400/413) naming the problem."""
+    """The normalised draft text, or WriteError (400/413) naming the problem: too long, a
+    control character, or an unassigned (``Cn``) or private-use (``Co``) code point."""
     if not isinstance(text, str):
         raise WriteError("text must be a string", 400, "text")
     try:
@@ -377,6 +381,11 @@ def check_text(text: Any) -> str:
     if m:
         raise WriteError(f"the text holds a control character (U+{ord(m.group()):04X}) at character "
                          f"{m.start() + 1}; remove it", 400, "text")
+    for i, ch in enumerate(t):
+        cat = unicodedata.category(ch) if not ch.isascii() else ""
+        if cat in _REFUSED_CATEGORIES:
+            raise WriteError(f"the text holds {_REFUSED_CATEGORIES[cat]} character (U+{ord(ch):04X}) at character "
+                             f"{i + 1}; remove it", 400, "text")
     return t
 
 

@@ -1,0 +1,69 @@
+"""``verify FOLDER`` fails when the folder is itself a damaged bundle or holds a packed one
+(issue 24, hostile tester's third round): a bundle's files at the top without
+``manifest.json``, a stray ``results.json`` or ``scores.csv``, or an archive, beside a good
+sub-bundle, used to leave only the good bundle reported and exit 0."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from veribench.bundles import layout
+
+
+@pytest.fixture()
+def site(site) -> Path:
+    """The shared site (``tests/bundles/conftest.py``) with a README and the good bundle as ``good``."""
+    (site / "run-q4").rename(site / "good")
+    (site / "README.md").write_text("# our bundles\n", encoding="utf-8")
+    return site
+
+
+def _top_bundle_without_manifest(root: Path) -> None:
+    for p in (root / "good").iterdir():
+        if p.is_file() and p.name != layout.MANIFEST:
+            shutil.copyfile(p, root / p.name)
+
+
+def _tar(root: Path) -> None:
+    with tarfile.open(root / "evil-bundle.tar", "w") as t:
+        t.add(root / "good", arcname="evil")
+
+
+_CASES = {
+    "bundle-without-manifest-at-top": (_top_bundle_without_manifest, "site", "looks like a bundle without manifest"),
+    "stray-results-json": (lambda r: shutil.copyfile(r / "good" / layout.RESULTS, r / layout.RESULTS), "site",
+                           "looks like a bundle without manifest.json (holds results.json"),
+    "stray-scores-csv": (lambda r: shutil.copyfile(r / "good" / layout.SCORES_CSV, r / layout.SCORES_CSV), "site",
+                         "looks like a bundle without manifest.json (holds scores.csv"),
+    "stray-tables-md": (lambda r: shutil.copyfile(r / "good" / "tables.md", r / "tables.md"), "site",
+                        "looks like a bundle without manifest.json (holds tables.md"),
+    "tar-of-a-bundle": (_tar, "evil-bundle.tar", "an archive is not verified: unpack it and verify the folder"),
+    "zip-upper-case": (lambda r: (r / "RUN.ZIP").write_bytes(b"PK\x05\x06" + b"\0" * 18), "RUN.ZIP",
+                       "an archive is not verified"),
+    "tgz": (lambda r: (r / "run.tgz").write_bytes(b"\x1f\x8b"), "run.tgz", "an archive is not verified"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CASES))
+def test_a_damaged_or_packed_bundle_beside_a_good_one_fails(site, cli_run, case):
+    make, name, why = _CASES[case]
+    make(site)
+    code, out = cli_run("verify", site)
+    assert code == 1, out
+    assert f"[FAIL] {name}: reader: {name}: {why}" in out, out
+    assert sum(x.startswith("[ok] LIANG-BUNDLE-2 (run ") for x in out.splitlines()) == 1, out
+    code, js = cli_run("verify", site, "--format", "json")
+    v = json.loads(js)
+    assert code == 1 and v["ok"] is False
+    assert [(Path(r["path"]).name, r["kind"]) for r in v["refused"]] == [(name, "unrecognised")]
+
+
+def test_a_licence_readme_and_notes_stay_ignored(site, cli_run):
+    (site / "NOTES.txt").write_text("published 2026\n", encoding="utf-8")
+    code, out = cli_run("verify", site)
+    assert code == 0 and "[FAIL]" not in out, out
