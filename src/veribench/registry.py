@@ -46,6 +46,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "lrr": "veribench.detectors.local.zeroshot:lrr",
         "fast-detectgpt": "veribench.detectors.local.zeroshot:FastDetectGPT",
         "binoculars": "veribench.detectors.local.zeroshot:Binoculars",
+        "detectgpt": "veribench.detectors.local.detectgpt:DetectGPT",
         "hf-classifier": "veribench.detectors.local.hf_classifier:HFClassifier",
         "boundary-loglik": "veribench.detectors.local.boundary:BoundaryDetector",
         # commercial adapters (HTTP; keys only from VERIBENCH_<VENDOR>_API_KEY, docs/vendors.md)

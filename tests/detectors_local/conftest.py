@@ -55,6 +55,26 @@ def _save(folder: Path, model, tok) -> str:
     return str(folder)
 
 
+def build_tiny_t5(folder: Path, texts: list[str], n_sentinels: int = 20, seed: int = 4) -> str:
+    """A tiny random T5 (span infilling with ``<extra_id_N>`` sentinels, as DetectGPT's
+    mask filler) and a word-level tokenizer over the words of ``texts``, saved to ``folder``.
+    Plain function: also used by benchmarks/bench_detectgpt.py."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
+
+    words = sorted({w for t in texts for w in t.split()})
+    sentinels = [f"<extra_id_{i}>" for i in range(n_sentinels)]
+    vocab = {w: i for i, w in enumerate(["<pad>", "</s>", "<unk>"] + words + sentinels)}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
+                                   additional_special_tokens=sentinels)
+    torch.manual_seed(seed)
+    cfg = T5Config(vocab_size=len(vocab), d_model=16, d_ff=32, d_kv=8, num_layers=1, num_heads=2,
+                   pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    return _save(folder, T5ForConditionalGeneration(cfg), fast)
+
+
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("tiny_models")

@@ -34,7 +34,8 @@ SCALE_SHORT = {
     "zippy_signed_delta": "ZipPy compression delta", "zippy_confidence": "ZipPy confidence",
     "loglik": "mean token log-likelihood", "rank": "minus mean token rank", "logrank": "minus mean log-rank",
     "entropy": "mean token entropy", "gltr_top10_fraction": "GLTR top-10 share", "lrr": "log-likelihood/log-rank ratio",
-    "fast_detectgpt_d": "Fast-DetectGPT curvature D", "binoculars_score": "Binoculars score",
+    "fast_detectgpt_d": "Fast-DetectGPT curvature D", "detectgpt_z": "DetectGPT normalised discrepancy z",
+    "detectgpt_d": "DetectGPT discrepancy d", "binoculars_score": "Binoculars score",
     "score_higher_ai": "score", "score_higher_human": "score",
 }
 OPS = {">": ">", ">=": "\u2265", "<": "<", "<=": "\u2264"}

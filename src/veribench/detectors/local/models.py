@@ -581,12 +581,24 @@ def load_causal_lm(name: str, device: str | None = "auto", dtype: str | None = "
             or a weight would be freshly initialised; the message names the model and
             what is missing.
     """
+    return _load_model(name, device, dtype, "lm", "AutoModelForCausalLM")
+
+
+def load_seq2seq_lm(name: str, device: str | None = "auto", dtype: str | None = "auto") -> LoadedModel:
+    """Load a sequence-to-sequence model with span infilling (T5: ``<extra_id_N>``
+    sentinels) and its tokenizer once per process, as :func:`load_causal_lm` does for a
+    causal LM (same arguments, same cache and locks, same errors). DetectGPT's
+    mask-filling model (:mod:`veribench.detectors.local.detectgpt`)."""
+    return _load_model(name, device, dtype, "seq2seq", "AutoModelForSeq2SeqLM")
+
+
+def _load_model(name: str, device: str | None, dtype: str | None, kind: str, auto_cls: str) -> LoadedModel:
     torch = _torch()
-    from transformers import AutoModelForCausalLM
+    import transformers
 
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
-    key = ("lm", name, dev, dt)
+    key = (kind, name, dev, dt)
     with _key_lock(key):
         with _LOCK:
             if key in _CACHE:
@@ -597,7 +609,7 @@ def load_causal_lm(name: str, device: str | None = "auto", dtype: str | None = "
         _log(f"loading model {name} ({dev}, {dt})")
         try:
             with quiet_loading():
-                model, info = AutoModelForCausalLM.from_pretrained(
+                model, info = getattr(transformers, auto_cls).from_pretrained(
                     where, dtype=getattr(torch, dt), output_loading_info=True, **extra)
         except Exception as e:
             raise _explain(name, "weights", e) from e

@@ -96,3 +96,37 @@ def within_fp32(a: float, b: float, *, tokens: int, vocab: int) -> bool:
     """
     v = max(abs(a), abs(b))
     return abs(a - b) <= fp32_score_tolerance(v, tokens=tokens, vocab=vocab)
+
+
+def discrepancy_tolerance(ll_x: float, lls: list[float], *, tokens: int, vocab: int,
+                          lam: float = LAMBDA) -> tuple[float, float]:
+    """(tolerance of d, tolerance of z) for DetectGPT's discrepancy
+    (:mod:`veribench.detectors.local.detectgpt`) built from float32 log-likelihoods.
+
+    Each log-likelihood ``ll`` may move by ``t = fp32_score_tolerance(ll)`` (the rule
+    above; ``tokens`` the longest text's tokens used). First-order propagation:
+    ``|δd| <= t_x + max_i t_i`` (d = ll_x − mean ll̃ and a mean moves by at most its
+    largest term's move); the population std moves by at most ``max_i |δ_i − δ̄| <=
+    2 max_i t_i`` (it is the 2-norm of the centred vector over sqrt(k), and the centred
+    perturbation has entries at most ``2 max t_i``); so ``|δz| <= (|δd| + |z| · 2 max_i
+    t_i) / std``. The z tolerance is infinite when std is 0 (z is then undefined).
+
+    Args:
+        ll_x: base log-likelihood (nats per token, finite).
+        lls: the perturbed log-likelihoods (at least one, finite).
+        tokens, vocab, lam: as :func:`fp32_score_tolerance`.
+
+    Raises:
+        ValueError: as :func:`fp32_score_tolerance`, or ``lls`` empty.
+    """
+    if not lls:
+        raise ValueError("lls must hold at least one perturbed log-likelihood")
+    tx = fp32_score_tolerance(ll_x, tokens=tokens, vocab=vocab, lam=lam)
+    tp = max(fp32_score_tolerance(v, tokens=tokens, vocab=vocab, lam=lam) for v in lls)
+    mean = sum(lls) / len(lls)
+    std = math.sqrt(sum((v - mean) ** 2 for v in lls) / len(lls))
+    td = tx + tp
+    if std == 0:
+        return td, math.inf
+    z = (ll_x - mean) / std
+    return td, (td + abs(z) * 2 * tp) / std
