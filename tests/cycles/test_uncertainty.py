@@ -12,9 +12,18 @@ from statsmodels.stats.multitest import multipletests
 
 from veribench.cycles.create import score_directory
 from veribench.cycles.scoring import compute_leaderboard, recognise_scoring
-from veribench.cycles.uncertainty import PAIRED_METRICS, bootstrap_cycle, paired_differences, ranking_uncertainty
+from veribench.cycles.uncertainty import (
+    PAIRED_METRICS,
+    Replicates,
+    bootstrap_cycle,
+    composite_intervals,
+    paired_differences,
+    ranking_uncertainty,
+    summary_lines,
+    tiers_of,
+)
 from veribench.cycles.verify import verify_cycle
-from veribench.metrics.intervals import NO_VARIATION
+from veribench.metrics.intervals import BOOTSTRAP_ONE_VALUE_TEST, NO_VARIATION, ONE_POSSIBLE_RESAMPLE
 
 B = 120  # resamples in these tests (the CLI default is 2000)
 
@@ -138,3 +147,47 @@ def test_cycle_score_prints_the_ranking_table(cli, july: Path, tmp_path: Path):
     line = next(x for x in out.splitlines() if x.startswith(first["slug"] + " "))
     assert f"{first['composite']:.2f}" in line and f"{lo} to {hi}" in line and line.endswith(str(first["tier"]))
     assert "20 resamples, seed 1, 11 prompts in 7 categories" in out
+
+
+def test_one_prompt_per_category_gives_no_test_one_tier_no_rank_interval(july: Path):
+    """Issue 28: a cycle with 2 prompts in 2 categories has one possible resample (the cycle
+    itself); the paired tests and rank intervals carry no information: p null with the reason,
+    one tier, rank intervals null with the reason (never p = 2/(B+1) or "1 to 1")."""
+    samples, tests, dets = _load(july)
+    rules = recognise_scoring((july / "scoring.js").read_bytes())
+    first: dict[str, str] = {}
+    for s in samples:
+        first.setdefault(s["category"], s["prompt_slug"])
+    keep = set(list(first.values())[:2])
+    samples = [s for s in samples if s["prompt_slug"] in keep]
+    ids = {s["id"] for s in samples}
+    tests = [t for t in tests if t["sample_id"] in ids]
+    tids = {t["id"] for t in tests}
+    dets = [d for d in dets if d["test_id"] in tids]
+    u = ranking_uncertainty(samples, tests, dets, rules, seed=1, n_resamples=B)
+    assert (u["n_prompts"], u["n_strata"]) == (2, 2)
+    hs = u["humanizers"]
+    assert len(hs) >= 2 and hs[0]["composite"] > hs[-1]["composite"]
+    for m in PAIRED_METRICS:
+        assert len(u["tiers"][m]) == 1
+        for row in u["paired_differences"][m]:
+            assert row["p_value"] is None and row["p_adjusted"] is None and row["separated"] is False
+            assert row["p_value_reason"] == ONE_POSSIBLE_RESAMPLE and row["ci_95"] is None
+    for h in hs:
+        assert h["rank_interval_95"] is None and h["rank_interval_95_reason"] == ONE_POSSIBLE_RESAMPLE
+        assert h["tier"] == 1
+    lines = summary_lines(u)
+    assert sum(f"none ({ONE_POSSIBLE_RESAMPLE})" in x for x in lines) == len(hs)
+
+
+def test_one_value_difference_in_varying_resamples_has_no_test():
+    """A paired difference that took one nonzero value in every replicate (resamples vary, the
+    difference does not): p null with "no test", not separated; varying ranks keep their interval."""
+    reps = {m: np.column_stack([np.linspace(50, 60, B), np.linspace(40, 50, B)]) for m in PAIRED_METRICS}
+    r = Replicates(["a", "b"], {m: np.array([55.0, 45.0]) for m in PAIRED_METRICS}, reps, 4, 2, 0, B)
+    row = paired_differences(r, "composite")[0]
+    assert row["p_value"] is None and row["p_value_reason"] == BOOTSTRAP_ONE_VALUE_TEST
+    assert row["separated"] is False and row["ci_95"] is None
+    assert tiers_of(r.slugs, [row]) == [{"tier": 1, "humanizers": ["a", "b"]}]
+    ranks = {h["slug"]: h for h in composite_intervals(r)}
+    assert ranks["a"]["rank_interval_95"] == [1, 1] and ranks["a"]["rank_interval_95_reason"] is None

@@ -348,7 +348,8 @@ def build_leaderboard(*, cycle: str, prompt_set_version: str | None, samples: Se
     degenerate one is null with ``<name>_reason``. ``uncertainty`` holds the composite and
     rank intervals, paired differences and tiers of :mod:`veribench.cycles.uncertainty`
     (same seed and resamples); each humanizer carries its ``composite_ci_95``,
-    ``rank_interval_95`` and composite ``tier``.
+    ``rank_interval_95`` (null with ``rank_interval_95_reason`` when the resampling carries no
+    information about ranks) and composite ``tier``.
     """
 
     excl = {u["slug"] for u in unavailable}
@@ -381,7 +382,9 @@ def build_leaderboard(*, cycle: str, prompt_set_version: str | None, samples: Se
             "scores": {"composite": r2(h["composite"]), "bypass_rate": r4(h["bypass_rate"]),
                        "meaning_preservation": r4(h["meaning_preservation"]), "readability": r4(h["readability"]),
                        "consistency_across_categories": r4(h["consistency_across_categories"])},
-            "score_intervals": si, "rank_interval_95": u["rank_interval_95"], "tier": u["tier"],
+            "score_intervals": si, "rank_interval_95": u["rank_interval_95"],
+            **({"rank_interval_95_reason": u["rank_interval_95_reason"]} if u["rank_interval_95_reason"] else {}),
+            "tier": u["tier"],
             "penalties_applied": [{"code": p["code"], "count": p["count"], "score_delta": r2(p["score_delta"])}
                                   for p in h["penalties_applied"]],
             "confidence": h["confidence"],

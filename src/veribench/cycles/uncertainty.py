@@ -36,6 +36,13 @@ leaderboard veribench writes under ``uncertainty``):
   Davison & Hinkley 1997, *Bootstrap Methods and their Application*, eq. 4.11).
   A difference exactly 0 in every resample has estimate 0, no interval, reason
   :data:`veribench.metrics.intervals.NO_VARIATION` and p = 1.
+- **Degenerate resampling.** When every category has one prompt the resampling has one
+  possible resample (:func:`veribench.metrics.intervals.one_possible_resample`): every
+  interval, p-value and rank interval is ``None`` with
+  :data:`veribench.metrics.intervals.ONE_POSSIBLE_RESAMPLE`, and no pair is separated. A
+  difference with one nonzero value in every replicate has p ``None`` with
+  :data:`veribench.metrics.intervals.BOOTSTRAP_ONE_VALUE_TEST`; a rank interval is ``None``
+  with :data:`RANKS_ONE_VALUE` when no composite varied across resamples.
 - **Family and correction.** One family per metric per cycle: all pairs of ranked
   humanizers; Holm's step-down adjustment (:func:`veribench.metrics.paired.adjust_pvalues`,
   statsmodels ``multipletests``).
@@ -57,7 +64,15 @@ from scipy.stats import rankdata
 from veribench.cycles.scoring import ScoringRules, compute_leaderboard
 from veribench.evaluate.comparisons import TIER_RULE, tiers_for
 from veribench.metrics.bootstrap import resample_indices
-from veribench.metrics.intervals import NO_VARIATION, bootstrap_reason, checked
+from veribench.metrics.intervals import (
+    BOOTSTRAP_ONE_VALUE_TEST,
+    NO_VARIATION,
+    ONE_POSSIBLE_RESAMPLE,
+    bootstrap_reason,
+    checked,
+    one_possible_resample,
+    one_value,
+)
 from veribench.metrics.paired import adjust_pvalues
 
 METHOD = ("stratified percentile bootstrap over prompts (strata: prompt category), each resample replayed by "
@@ -80,6 +95,8 @@ class Replicates:
         reps: ``{metric: array (B, H)}``; NaN where a humanizer has no complete test in a resample.
         n_prompts: prompts resampled; n_strata: categories.
         seed, n_resamples: as given.
+        degenerate: True when every category has one prompt, so every resample is the cycle
+            itself (:func:`veribench.metrics.intervals.one_possible_resample`).
     """
 
     slugs: list[str]
@@ -89,6 +106,11 @@ class Replicates:
     n_strata: int
     seed: int
     n_resamples: int
+    degenerate: bool = False
+
+
+#: A rank interval from resamples in which every humanizer's composite never varied.
+RANKS_ONE_VALUE = "every resample gave the same composites, so the same ranks: no rank interval"
 
 
 def _prompt_of(samples: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
@@ -141,7 +163,7 @@ def bootstrap_cycle(samples: Sequence[Mapping[str, Any]], tests: Sequence[Mappin
                 for m in PAIRED_METRICS:
                     reps[m][b, j] = h[m]
     pt = {m: np.array([h[m] for h in point], dtype=float) for m in PAIRED_METRICS}
-    return Replicates(slugs, pt, reps, len(prompts), len(cats), seed, n_resamples)
+    return Replicates(slugs, pt, reps, len(prompts), len(cats), seed, n_resamples, one_possible_resample(strata))
 
 
 def _percentiles(x: np.ndarray) -> tuple[float, float]:
@@ -154,20 +176,26 @@ def _percentiles(x: np.ndarray) -> tuple[float, float]:
 
 def composite_intervals(r: Replicates) -> list[dict[str, Any]]:
     """Per humanizer (point rank order): ``{slug, composite, composite_ci_95, composite_ci_95_reason,
-    rank_interval_95}``; the interval is in composite points (0-100), the rank interval is
-    ``[best, worst]`` (1 = first)."""
+    rank_interval_95, rank_interval_95_reason}``; the interval is in composite points (0-100),
+    the rank interval is ``[best, worst]`` (1 = first), or ``None`` with the reason when the
+    resampling is degenerate (:data:`ONE_POSSIBLE_RESAMPLE`) or no humanizer's composite varied
+    across resamples (:data:`RANKS_ONE_VALUE`): identical ranks then carry no information."""
     comp = np.where(np.isfinite(r.reps["composite"]), r.reps["composite"], -np.inf)
     rmin = np.vstack([rankdata(-row, method="min") for row in comp])
     rmax = np.vstack([rankdata(-row, method="max") for row in comp])
+    rank_why = (ONE_POSSIBLE_RESAMPLE if r.degenerate else
+                RANKS_ONE_VALUE if all(one_value(r.reps["composite"][:, j]) for j in range(len(r.slugs))) else None)
     out = []
     for j, s in enumerate(r.slugs):
         col = r.reps["composite"][:, j]
         lo, hi = _percentiles(col)
-        ci, why = checked(lo, hi, "no resample ranked this humanizer", bootstrap_reason(col))
-        rank = [int(np.quantile(rmin[:, j], ALPHA / 2, method="inverted_cdf")),
+        ci, why = checked(lo, hi, "no resample ranked this humanizer",
+                          ONE_POSSIBLE_RESAMPLE if r.degenerate else bootstrap_reason(col))
+        rank: list[int] | None = None if rank_why else [int(np.quantile(rmin[:, j], ALPHA / 2, method="inverted_cdf")),
                 int(np.quantile(rmax[:, j], 1 - ALPHA / 2, method="inverted_cdf"))]
         out.append({"slug": s, "composite": float(r.point["composite"][j]), "composite_ci_95": ci,
-                    "composite_ci_95_reason": why, "rank_interval_95": rank})
+                    "composite_ci_95_reason": why, "rank_interval_95": rank,
+                    "rank_interval_95_reason": rank_why})
     return out
 
 
@@ -184,8 +212,11 @@ def bootstrap_p(d: np.ndarray) -> float:
 
 def paired_differences(r: Replicates, metric: str) -> list[dict[str, Any]]:
     """All pairs (a before b in rank order) for one metric: ``{a, b, metric, difference,
-    ci_95, ci_95_reason, p_value, p_adjusted, separated}``, difference = a - b in the
-    metric's units (composite points, or a [0, 1] score), Holm-adjusted over the list.
+    ci_95, ci_95_reason, p_value, p_value_reason, p_adjusted, separated}``, difference = a - b
+    in the metric's units (composite points, or a [0, 1] score), Holm-adjusted over the list.
+    A degenerate bootstrap distribution (the resampling has one possible resample, or the
+    difference took one nonzero value in every replicate) has no test: ``p_value`` and
+    ``p_adjusted`` are ``None`` with ``p_value_reason``, and the pair is not separated.
 
     Raises:
         KeyError: ``metric`` not in :data:`PAIRED_METRICS`.
@@ -197,15 +228,21 @@ def paired_differences(r: Replicates, metric: str) -> list[dict[str, Any]]:
             d = reps[:, i] - reps[:, j]
             fin = d[np.isfinite(d)]
             est = float(pt[i] - pt[j])
-            if fin.size and np.all(fin == 0):
+            p_why: str | None = None
+            p: float | None
+            if r.degenerate:
+                ci, why, p, p_why = None, ONE_POSSIBLE_RESAMPLE, None, ONE_POSSIBLE_RESAMPLE
+            elif fin.size and np.all(fin == 0):
                 ci, why, p = None, NO_VARIATION, 1.0
                 est = 0.0
+            elif fin.size and one_value(fin):
+                ci, why, p, p_why = None, bootstrap_reason(fin), None, BOOTSTRAP_ONE_VALUE_TEST
             else:
                 lo, hi = _percentiles(d)
                 ci, why = checked(lo, hi, "no resample ranked both humanizers", bootstrap_reason(d))
                 p = bootstrap_p(d)
             rows.append({"a": r.slugs[i], "b": r.slugs[j], "metric": metric, "difference": est, "ci_95": ci,
-                         "ci_95_reason": why, "p_value": p})
+                         "ci_95_reason": why, "p_value": p, "p_value_reason": p_why})
     adj = adjust_pvalues([x["p_value"] for x in rows], "holm")
     for x, pa in zip(rows, adj):
         x["p_adjusted"] = pa
@@ -234,7 +271,7 @@ def ranking_uncertainty(samples: Sequence[Mapping[str, Any]], tests: Sequence[Ma
         ``{method, unit, strata, n_prompts, n_strata, seed, n_resamples, confidence_level,
         correction, alpha, families, tier_rule, verified, verified_note,
         humanizers: [{slug, composite, composite_ci_95, composite_ci_95_reason,
-        rank_interval_95, tier}], paired_differences: {metric: [...]}, tiers: {metric: [...]}}``;
+        rank_interval_95, rank_interval_95_reason, tier}], paired_differences: {metric: [...]}, tiers: {metric: [...]}}``;
         ``tier`` is the humanizer's composite tier.
     """
     r = bootstrap_cycle(samples, tests, detector_scores, rules, exclude, seed, n_resamples)
@@ -263,8 +300,9 @@ def summary_lines(unc: Mapping[str, Any]) -> list[str]:
     for h in unc["humanizers"]:
         ci = h["composite_ci_95"]
         ci_s = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"none ({h['composite_ci_95_reason']})"
-        lo, hi = h["rank_interval_95"]
-        lines.append(f"{h['slug']:<20} {h['composite']:>9.2f}  {ci_s:<17} {f'{lo} to {hi}':<9} {h['tier']}")
+        ri = h["rank_interval_95"]
+        ri_s = f"{ri[0]} to {ri[1]}" if ri else f"none ({h['rank_interval_95_reason']})"
+        lines.append(f"{h['slug']:<20} {h['composite']:>9.2f}  {ci_s:<17} {ri_s:<9} {h['tier']}")
     lines.append(f"{unc['method']}; {unc['n_resamples']} resamples, seed {unc['seed']}, {unc['n_prompts']} prompts in "
                  f"{unc['n_strata']} categories; tiers: {unc['correction']}-adjusted paired tests, alpha {unc['alpha']}")
     return lines

@@ -37,6 +37,13 @@ BOOTSTRAP_PERCENTILES_EQUAL = ("the bootstrap's 2.5th and 97.5th percentiles are
                                "gave it): no interval")
 #: A difference that is 0 in every resample.
 NO_VARIATION = "no variation"
+#: A bootstrap test (p-value) whose replicates are all equal: the resampling carries no
+#: information about the sign of the difference, so no p-value (never the smallest possible one).
+BOOTSTRAP_ONE_VALUE_TEST = "bootstrap gave one value in every replicate: no test"
+#: A stratified resampling in which every stratum has one unit: every resample is the data
+#: itself, so no interval, test or rank interval can come from it.
+ONE_POSSIBLE_RESAMPLE = ("every stratum has one unit, so the resampling has one possible resample (the data "
+                         "itself): no interval, test or rank interval")
 
 
 def collapsed(lo: Any, hi: Any) -> bool:
@@ -52,6 +59,17 @@ def one_value(replicates: np.ndarray) -> bool:
     r = np.asarray(replicates, dtype=np.float64)
     r = r[np.isfinite(r)]
     return r.size == 0 or bool(r.min() == r.max())
+
+
+def one_possible_resample(strata: np.ndarray) -> bool:
+    """True when a stratified resampling (each stratum redrawn to its size, with replacement)
+    has a single possible resample: every stratum has at most one unit (or there are none).
+
+    Args:
+        strata: array (n,) of stratum codes, one per unit.
+    """
+    s = np.asarray(strata)
+    return s.size == 0 or bool(np.all(np.unique(s, return_counts=True)[1] == 1))
 
 
 def bootstrap_reason(replicates: np.ndarray) -> str:

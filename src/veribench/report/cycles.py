@@ -141,10 +141,13 @@ def _union(dicts: list[dict[str, Any] | None]) -> list[str]:
     return sorted(out)
 
 
-def rank_interval_text(ri: Any) -> str | None:
-    """``[2, 5]`` -> ``"2 to 5"`` (a humanizer's 95% rank interval, 1 = first); None when absent."""
+def rank_interval_text(ri: Any, reason: Any = None) -> str | None:
+    """``[2, 5]`` -> ``"2 to 5"`` (a humanizer's 95% rank interval, 1 = first); ``"none (reason)"``
+    when the interval is null with a reason; None when absent."""
     if isinstance(ri, (list, tuple)) and len(ri) == 2:
         return f"{ri[0]} to {ri[1]}"
+    if reason:
+        return f"none ({reason})"
     return None
 
 
@@ -177,7 +180,7 @@ def _lb_row(h: dict[str, Any], href: str) -> dict[str, Any]:
         "scores": dict(h.get("scores") or {}),
         "score_intervals": dict(h.get("score_intervals") or {}),
         "rank_interval_95": h.get("rank_interval_95"),
-        "rank_interval_text": rank_interval_text(h.get("rank_interval_95")),
+        "rank_interval_text": rank_interval_text(h.get("rank_interval_95"), h.get("rank_interval_95_reason")),
         "tier": h.get("tier"),
         "penalties": pens,
         "penalty_total": total,
