@@ -82,12 +82,25 @@ def load_bundle_run(path: Path, verify: bool = True) -> tuple[dict[str, Any], di
                      "detail": rep.lines()[0], "checks": checks}
 
 
+#: The integrity statuses shown as good; every other status (not pre-registered, no protocol,
+#: unknown, a bundle that did not verify) is shown as bad.
+INTEGRITY_GOOD = frozenset({"pre-registered"})
+
+
+def integrity_tone(status: Any) -> str:
+    """``"ok"`` for a status in :data:`INTEGRITY_GOOD`, else ``"bad"``: the one rule for the
+    colour of an integrity statement (CSS classes ``integrity-ok`` / ``integrity-bad``) on the
+    run page and the site overview."""
+    return "ok" if status in INTEGRITY_GOOD else "bad"
+
+
 def integrity_block(results: dict[str, Any]) -> dict[str, Any]:
-    """The integrity statements of a run, for the top of its page."""
+    """The integrity statements of a run, for the top of its page; ``tone`` is
+    :func:`integrity_tone` of ``status``."""
 
     f = honesty.facts(results)
     lines = honesty.lines(results)
-    return {"status": f["status"], "lines": [{"text": x, "alert": honesty.is_alert(x)} for x in lines],
+    return {"status": f["status"], "tone": integrity_tone(f["status"]), "lines": [{"text": x, "alert": honesty.is_alert(x)} for x in lines],
             "explanation": honesty.explanation(results),
             "scores_before_commit": f["scores_before_commit"], "scores_total": f["scores_total"],
             "amended_after_results": len(f["amended_after_results"]), "earlier_runs": f["earlier_runs"]}

@@ -693,6 +693,7 @@ def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Pa
     if verification is not None and verification["status"] != "verified":
         integ = data["integrity"]
         integ["status"] = f"bundle {verification['status']}"
+        integ["tone"] = runmod.integrity_tone(integ["status"])
         integ["lines"].insert(0, {"text": f"This published bundle did not verify ({verification['status']}: "
                                           f"{verification['detail']}); the numbers on this page are what the "
                                           "bundle claims, not numbers veribench re-derived.", "alert": True})
@@ -728,6 +729,7 @@ def _run_page(results: dict[str, Any], source: str, runs_list: list, ws, out: Pa
                           "n_detectors": len({r.get("detector") for r in data["table1"]}),
                           "protocol": (data["run"].get("protocol") or {}).get("name"),
                           "integrity": data["integrity"]["lines"][0]["text"] if data["integrity"]["lines"] else None,
+                          "integrity_tone": data["integrity"]["tone"],
                           "integrity_href": f"{name}.html#pre-registration" if data["integrity"].get("explanation")
                           else None,
                           "source_kind": kind,
