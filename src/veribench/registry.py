@@ -22,7 +22,7 @@ import inspect
 import json
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from typing import Any, TypeAlias, cast
 
@@ -142,10 +142,18 @@ def get(kind: str, name: str) -> Callable[..., Any]:
             factory = _resolve(table[name])
             wrapper = WRAPPERS.get(kind)
             return _resolve(wrapper)(name, factory) if wrapper else factory
-    known = names(kind)
+    raise RegistryError(unknown_message(kind, name))
+
+
+def unknown_message(kind: str, name: str, also_known: Sequence[str] = ()) -> str:
+    """The one-line "unknown name" message of every plug-in look-up: ``"unknown detector
+    'zipy'. Did you mean 'zippy'? Known detectors: ..."``. ``also_known`` adds names that
+    resolve elsewhere (e.g. a workspace's stored detector specs) to the plug-ins of ``kind``;
+    the close matches are :func:`veribench.errors.close_matches`."""
+    known = sorted(set(names(kind)) | set(also_known))
     close = close_matches(name, known)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise RegistryError(f"unknown {kind} {name!r}.{hint} Known {kind}s: {', '.join(known) or '(none)'}")
+    return f"unknown {kind} {name!r}.{hint} Known {kind}s: {', '.join(known) or '(none)'}"
 
 
 def create(kind: str, name: str, settings: dict[str, Any] | None = None) -> Any:

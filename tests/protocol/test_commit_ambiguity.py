@@ -2,12 +2,16 @@
 commit`, before anything is fixed, with the exact TOML that picks each (issue 25): the
 README's own order (import liang2023, then `import scores --detector GPTZero`) made
 `evaluate` refuse the bundled examples/protocols/liang2023.toml after it was committed, and
-undoing a commit costs an amendment."""
+undoing a commit costs an amendment. Likewise an entry that names neither a registry plug-in
+nor a stored spec but is close to one (a misspelt ``name = "zipy"``) is refused at commit with
+the registry's one-line "did you mean" message; it used to commit, and only `evaluate` refused."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -61,3 +65,40 @@ def test_an_ambiguous_detector_is_refused_at_commit_with_the_toml_that_picks_eac
     r = run("evaluate", "-w", ws, "-p", fixed, "--json", res, "-q")
     assert r.exit_code == 0, r.output
     assert any(t["detector"] == "GPTZero" and t["human_n"] > 5 for t in json.loads(res.read_text())["table1"])
+
+
+def _ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    assert run("import", "liang2023", LIANG, "-w", ws, "-q").exit_code == 0
+    return ws
+
+
+def _refused(ws: Path, proto: Path, misspelt: str, meant: str) -> None:
+    before = _events(ws)
+    r = run("protocol", "commit", proto, "-w", ws)
+    assert r.exit_code == 1, r.output
+    line = r.output.strip()
+    assert "\n" not in line and "Traceback" not in line, line
+    assert line.startswith("error: protocol ") and f"unknown detector {misspelt!r}" in line, line
+    assert f"Did you mean {meant!r}" in line, line
+    assert _events(ws) == before  # nothing committed
+
+
+def test_a_misspelt_plugin_is_refused_at_commit_with_did_you_mean(tmp_path: Path):
+    ws = _ws(tmp_path)
+    p = tmp_path / "p.toml"
+    p.write_text(PROTOCOL.read_text(encoding="utf-8") + '\n[[detectors]]\nname = "zipy"\n', encoding="utf-8")
+    _refused(ws, p, "zipy", "zippy")
+
+
+def test_a_misspelt_stored_spec_in_an_amendment_is_refused(tmp_path: Path):
+    ws = _ws(tmp_path)
+    text = PROTOCOL.read_text(encoding="utf-8")
+    r = run("protocol", "commit", PROTOCOL, "-w", ws)
+    assert r.exit_code == 0 and "committed:" in r.output, r.output
+    sha = hashlib.sha256(PROTOCOL.read_bytes()).hexdigest()
+    today = datetime.now(UTC).date().isoformat()
+    v2 = tmp_path / "v2.toml"
+    v2.write_text(text.replace('name = "Sapling"', 'name = "Saplin"', 1)
+                  + f'\n[[amendments]]\ndate = "{today}"\nsupersedes = "{sha}"\nsummary = "typo"\n', encoding="utf-8")
+    _refused(ws, v2, "Saplin", "Sapling")

@@ -30,7 +30,7 @@ from typing import Any
 from veribench.commit import tsa
 from veribench.errors import ProtocolError
 from veribench.evaluate.design import design_check
-from veribench.evaluate.run import ambiguous_detectors, arm_rule_breaches
+from veribench.evaluate.run import arm_rule_breaches, unresolved_detectors
 from veribench.hashing import sha256_bytes
 from veribench.protocol.model import load_protocol
 from veribench.store import events as ev
@@ -73,7 +73,8 @@ def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_r
         record_dir: where to write the commitment record (default ``WS/commitments``).
 
     Raises:
-        ProtocolError: invalid file; a changed protocol without an amendment superseding
+        ProtocolError: invalid file; a ``[[detectors]]`` entry that names neither a registry
+            plug-in nor a stored spec but is close to one ("did you mean") or several stored specs; a changed protocol without an amendment superseding
             the current version; an amendment of an outdated version, backdated or dated
             in the future; a name already committed; an undeclared new protocol beside
             existing runs.
@@ -94,9 +95,9 @@ def commit(ws: Workspace, path: str | Path, *, tsa_url: str | None = None, tsa_r
             existing = record_of(e, changelog(con, e["payload"]["protocol_id"], upto=e["seq"]))
             existing.warnings = design_check(ws, proto)
             return existing
-        ambiguous = ambiguous_detectors(ws, proto)  # caught before anything is fixed, not at evaluate
-        if ambiguous:
-            raise ambiguous[0]
+        unresolved = unresolved_detectors(ws, proto)  # caught before anything is fixed, not at evaluate
+        if unresolved:
+            raise unresolved[0]
         bad = arm_rule_breaches(ws, proto)[0]  # a stored document the file's arm rules refuse
         if bad:
             doc_id, b = bad[0]

@@ -16,7 +16,7 @@ import pyarrow as pa
 from veribench import __version__, registry
 from veribench.detectors.base import submitted_text
 from veribench.detectors.pipeline import RunStats, score_documents
-from veribench.errors import InputError, ProtocolError, RegistryError
+from veribench.errors import InputError, ProtocolError, RegistryError, close_matches
 from veribench.evaluate.arrays import DetArrays, DocArrays
 from veribench.evaluate.grid import grid_results
 from veribench.evaluate.ranking import ranking_scores
@@ -336,8 +336,7 @@ def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, pr
             continue
         stored = matching_specs(ws, e)
         if not stored:
-            raise ProtocolError(f"protocol {proto.path}: detector {e.name!r} has no stored scores and is not a "
-                                f"registry plug-in; import its scores first (`veribench import scores`)")
+            raise unknown_detector_error(ws, proto, e)
         if len(stored) > 1:
             raise ambiguity_error(proto, e, stored)
         out.append((stored[0], e))
@@ -391,16 +390,33 @@ def ambiguity_error(proto: Protocol, entry: DetectorEntry, stored: list[Spec]) -
                          f"its [[detectors]] entry one of: " + " | ".join(picks))
 
 
-def ambiguous_detectors(ws: Workspace, proto: Protocol) -> list[ProtocolError]:
+def unknown_detector_error(ws: Workspace, proto: Protocol, entry: DetectorEntry) -> ProtocolError:
+    """The error for an entry that names neither a registry plug-in nor a stored spec (with
+    its settings): the registry's one-line "did you mean" message
+    (:func:`veribench.registry.unknown_message`) over the plug-ins and the stored spec names."""
+    stored_names = [s.name for s in ws.detector_specs()]
+    how = (f"no stored spec named {entry.name!r} has the settings {entry.settings}" if entry.name in stored_names
+           else "it is neither a registry plug-in nor a stored spec; import its scores first (`veribench import "
+                "scores`)")
+    return ProtocolError(f"protocol {proto.path}: {registry.unknown_message('detector', entry.name, stored_names)} "
+                         f"({how})")
+
+
+def unresolved_detectors(ws: Workspace, proto: Protocol) -> list[ProtocolError]:
     """One error per ``[[detectors]]`` entry of ``proto`` that names no registry plug-in and
-    matches more than one stored spec (:func:`ambiguity_error`): ``protocol commit`` refuses
-    them before anything is fixed, as ``evaluate`` would after."""
+    matches no stored spec while its name is close to a plug-in or stored spec name (a
+    misspelling: :func:`unknown_detector_error`, "did you mean"), or matches more than one
+    stored spec (:func:`ambiguity_error`): ``protocol commit`` refuses them before anything is
+    fixed, as ``evaluate`` would after. A name close to none is a detector whose scores are
+    imported after the commitment (pre-registration) and is accepted."""
     out = []
     for e in proto.detectors:
         if plugin_factory(e.name) is not None:
             continue
         stored = matching_specs(ws, e)
-        if len(stored) > 1:
+        if not stored and close_matches(e.name, [*registry.names("detector"), *(s.name for s in ws.detector_specs())]):
+            out.append(unknown_detector_error(ws, proto, e))
+        elif len(stored) > 1:
             out.append(ambiguity_error(proto, e, stored))
     return out
 
