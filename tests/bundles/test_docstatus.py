@@ -68,7 +68,8 @@ def test_the_workspace_and_the_bundle_verifier_give_one_verdict(tmp_path, liang_
     texts = liang_texts(liang_dir, "TOEFL_real_91")
     ws = Workspace(tmp_path / "ws")
     try:
-        docs = [Document(id=f"d{i}", label="human", arm="B", text=texts[i]) for i in range(len(SWEEP))]
+        docs = [Document(id=f"d{i}", label="human", arm="B", text=texts[i], provenance={"attestation": "volunteer form"})
+                for i in range(len(SWEEP))]
         store_import(ws, ImportReport(kind="jsonl", source="<test>", corpus="t"), docs)
         with ws.transaction() as c:  # the tester's edit, below the importer's coercion
             for i, v in enumerate(SWEEP):
