@@ -245,3 +245,76 @@ def test_a_replaced_scan_is_kept_and_checked_against_its_own_scan_batch(tmp_path
         w.con.execute("UPDATE scores_superseded SET ai_probability = 0.1")
         rep = verify_workspace(w)
         assert not rep.ok and any(f.table == "scores_superseded" for f in rep.findings), rep.lines()
+
+
+def _imported_protocol(tmp_path: Path, name: str, *, rescan: bool = False, supersedes: str | None = None,
+                       settings: str = "") -> Path:
+    body = ('[protocol]\nname = "quarterly"\ntag = "Q"\n' + ("rescan = true\n" if rescan else "")
+            + f'[[detectors]]\nname = "mydet"\n{settings}rule = {{ field = "ai_probability", op = ">=", '
+              'threshold = 0.5 }\n')
+    if supersedes:
+        body += (f'[[amendments]]\ndate = "{dt.date.today().isoformat()}"\nsupersedes = "{supersedes}"\n'
+                 'summary = "quarterly rerun"\n')
+    f = tmp_path / name
+    f.write_text(body, encoding="utf-8")
+    return f
+
+
+def _score_file(tmp_path: Path, name: str, values: dict[str, float]) -> Path:
+    f = tmp_path / name
+    f.write_text("".join(json.dumps({"doc_id": d, "score": v}) + "\n" for d, v in values.items()), encoding="utf-8")
+    return f
+
+
+def test_a_rescan_of_hand_imported_scores_is_a_new_import_with_rescan(tmp_path):
+    ws = tmp_path / "ws"
+    run("import", "jsonl", str(_corpus(tmp_path)), "--corpus", "essays", "-w", str(ws), "-q")
+    run("import", "scores", str(_score_file(tmp_path, "s1.jsonl", FIRST)), "--detector", "mydet", "-w", str(ws), "-q")
+    p1 = _imported_protocol(tmp_path, "p1.toml")
+    run("protocol", "commit", str(p1), "-w", str(ws))
+    run("evaluate", "-w", str(ws), "-p", str(p1), "-q")
+    p2 = _imported_protocol(tmp_path, "p2.toml", rescan=True, supersedes=hashlib.sha256(p1.read_bytes()).hexdigest())
+    run("protocol", "commit", str(p2), "-w", str(ws))
+    # the refusal names what works for an imported detector (score --rescan does not know it)
+    r = run("evaluate", "-w", str(ws), "-p", str(p2), "-q", code=1)
+    assert f"{N} of {N} texts have no score taken after the commitment" in r.output
+    assert "veribench import scores FILE --detector mydet --rescan" in r.output, r.output
+    assert "veribench score --rescan" not in r.output and len(r.output.strip().splitlines()) == 1
+    # without --rescan a new value is a conflict and the stored score is kept; with it, the new scan replaces
+    s2 = _score_file(tmp_path, "s2.jsonl", SECOND)
+    r = run("import", "scores", str(s2), "--detector", "mydet", "-w", str(ws))
+    assert "score conflicts" in r.output and _stored(ws) == (N, 0)
+    run("import", "scores", str(s2), "--detector", "mydet", "--rescan", "-w", str(ws), "-q")
+    assert _stored(ws) == (N, N)  # the new scores, the earlier ones kept in scores_superseded
+    out = tmp_path / "r2.json"
+    r = run("evaluate", "-w", str(ws), "-p", str(p2), "--json", str(out))
+    res = json.loads(out.read_text())
+    assert res["run"]["protocol"]["scores_before_commit"] == 0
+    assert "Pre-registered" in r.output and "NOT PRE-REGISTERED" not in r.output
+    # rates from the new values, by a plain count: AI caught (>= 0.5) and humans flagged
+    ai = [d for d in TEXTS if LABEL[d] == "ai"]
+    hu = [d for d in TEXTS if LABEL[d] == "human"]
+    assert _rates(res) == (pytest.approx(sum(SECOND[d] >= 0.5 for d in ai) / len(ai)),
+                           pytest.approx(sum(SECOND[d] >= 0.5 for d in hu) / len(hu)))
+    row = res["trends"]["rows"][0]
+    assert row["detector"] == "mydet" and row["catch_rate"]["then"] == pytest.approx(
+        sum(FIRST[d] >= 0.5 for d in ai) / len(ai))
+    with Workspace(ws) as w:
+        rep = verify_workspace(w)
+        assert rep.ok, rep.lines()
+
+
+def test_two_imported_versions_are_told_apart_by_their_version(tmp_path):
+    ws = tmp_path / "ws"
+    run("import", "jsonl", str(_corpus(tmp_path)), "--corpus", "essays", "-w", str(ws), "-q")
+    run("import", "scores", str(_score_file(tmp_path, "s1.jsonl", FIRST)), "--detector", "mydet", "-w", str(ws), "-q")
+    run("import", "scores", str(_score_file(tmp_path, "s2.jsonl", SECOND)), "--detector", "mydet", "--version", "q4",
+        "-w", str(ws), "-q")
+    r = run("protocol", "commit", str(_imported_protocol(tmp_path, "p.toml")), "-w", str(ws), code=1)
+    assert 'settings = { version = "q4" }' in r.output and "no setting tells it apart" not in r.output, r.output
+    picked = _imported_protocol(tmp_path, "q4.toml", settings='settings = { version = "q4" }\n')
+    run("protocol", "commit", str(picked), "-w", str(ws))
+    out = tmp_path / "q4.json"
+    run("evaluate", "-w", str(ws), "-p", str(picked), "--json", str(out), "-q")
+    ai = [d for d in TEXTS if LABEL[d] == "ai"]
+    assert _rates(json.loads(out.read_text()))[0] == pytest.approx(sum(SECOND[d] >= 0.5 for d in ai) / len(ai))

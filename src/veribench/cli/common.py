@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -32,7 +33,7 @@ from veribench.store.workspace import DB_NAME, DEFAULT_WORKSPACE, Workspace
 
 __all__ = ["CliError", "CliUsageError", "FormatOpt", "OutputFormat", "ProgressOpt", "QuietOpt", "WorkspaceOpt", "build",
            "check_value", "check_workspace", "choice", "friendly_errors", "input_path", "json_opt", "max_spend_opt",
-           "open_workspace", "out_opt", "print_json", "progress", "remove_if_new", "setting_errors", "settings",
+           "open_workspace", "out_opt", "output_path", "print_json", "progress", "remove_if_new", "setting_errors", "settings",
            "warn", "write_json"]
 
 #: ``--format``: what a command prints on standard output.
@@ -49,9 +50,45 @@ RetryFailedOpt = typer.Option(False, "--retry-failed", help="Also send again the
                                "are sent again by every run.")
 
 
-def out_opt(help: str, default: Any = ..., **kw: Any) -> Any:
-    """``--out/-o PATH``: where the command writes its output."""
-    return typer.Option(default, "--out", "-o", help=help, **kw)
+def _output_problem(kind: str, p: Path) -> str | None:
+    """What stops writing a ``kind`` (file, folder) at ``p``, or None: ``p`` is of the other
+    kind, a folder above it is a file, or the nearest existing folder above it is not writable."""
+    if kind == "folder" and p.exists() and not p.is_dir():
+        return "is a file, not a folder"
+    if kind == "file" and p.is_dir():
+        return "is a folder, not a file"
+    above = next((a for a in p.absolute().parents if a.exists()), None)
+    if above is not None and not above.is_dir():
+        return f"{above} is a file, not a folder"
+    if above is not None and not os.access(above, os.W_OK | os.X_OK):
+        return f"{above} is not writable"
+    return None
+
+
+def output_path(kind: Literal["file", "folder"] = "file") -> Callable[..., Any]:
+    """A typer callback that refuses a path to write that cannot be written, when the command
+    line is read, so before any work and before anything is logged (exit 1, refused input, like
+    a workspace path under a file):
+    ``error: --out afile/x.csv: afile is a file, not a folder (pass a path ... to --out)``.
+    ``-`` (standard output) and an unset option pass. Used by every output option
+    (:func:`out_opt`, :func:`json_opt`)."""
+
+    def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+        if ctx.resilient_parsing or value is None or str(value) == "-":
+            return value
+        name = max(param.opts, key=len)
+        wrong = _output_problem(kind, Path(value))
+        if wrong:
+            raise CliError(f"{name} {value}", wrong, f"pass a {kind} path that can be written to {name}")
+        return value
+
+    return check
+
+
+def out_opt(help: str, default: Any = ..., kind: Literal["file", "folder"] = "file", **kw: Any) -> Any:
+    """``--out/-o PATH``: where the command writes its output, a ``kind`` (file or folder),
+    checked by :func:`output_path` when the command line is read."""
+    return typer.Option(default, "--out", "-o", help=help, callback=output_path(kind), **kw)
 
 
 def _budget(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> float | None:
@@ -69,7 +106,7 @@ def max_spend_opt(help: str) -> Any:
 
 def json_opt(help: str = "Also write the result as JSON to this file.") -> Any:
     """``--json FILE``: a file to write the machine-readable result to (never a switch)."""
-    return typer.Option(None, "--json", help=help)
+    return typer.Option(None, "--json", help=help, callback=output_path("file"))
 
 
 # ------------------------------------------------------------------------------ choices

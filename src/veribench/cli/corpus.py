@@ -119,13 +119,16 @@ def import_scores_cmd(
     verdict_field: str | None = typer.Option(None, "--verdict-field", help="Field holding the tool's own "
                                              "verdict. No column is ever read as a verdict unless named here "
                                              "(a 'label' column is usually the ground truth)."),
+    rescan: bool = typer.Option(False, "--rescan", "--replace", help="A new scan: replace the stored scores of "
+                                "these texts (the old rows are kept in scores_superseded), e.g. for a protocol "
+                                "with rescan = true. Without it a stored score is kept."),
     workspace: Path = WorkspaceOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Import detector scores gathered elsewhere (e.g. by hand from a commercial tool)."""
     with open_workspace(workspace, create=True) as ws:
         _show(import_scores(ws, file, detector=detector, version=version, scale=scale, value_field=value_field,
-                            verdict_field=verdict_field), quiet)
+                            verdict_field=verdict_field, rescan=rescan), quiet)
 
 
 @import_app.command("edited")

@@ -195,7 +195,7 @@ def cycle_score(
 def cycle_rescore(
     bundle: Path = typer.Argument(..., help="A published cycle bundle (e.g. HumanizerBench July 2026).",
                                   callback=input_path("folder")),
-    out: Path = out_opt("New folder for the re-scored veribench bundle."),
+    out: Path = out_opt("New folder for the re-scored veribench bundle.", kind="folder"),
     detector: list[str] = DetectorsOpt,
     set_: list[str] = SetOpt,
     embedder: str = typer.Option("minilm", "--embedder", help="minilm (offline) or openai-3-large.",

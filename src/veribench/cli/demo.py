@@ -132,7 +132,7 @@ class _Prefetch:
 def demo_cmd(
     workspace: Path = WorkspaceOpt,
     out: Path = out_opt("Report folder: the report site (`veribench report`; open OUT/index.html) with the "
-                        "tables beside it (Markdown, CSV, JSON).", Path("veribench-report")),
+                        "tables beside it (Markdown, CSV, JSON).", Path("veribench-report"), kind="folder"),
     no_models: bool = typer.Option(False, "--no-models", help="Skip the SmolLM2 zero-shot detectors."),
     show_data: bool = typer.Option(False, "--show-data", help="Print the folder holding the demo data and exit."),
     show_progress: bool = ProgressOpt,

@@ -33,7 +33,7 @@ def evaluate_cmd(
     protocol: Path | None = typer.Option(None, "--protocol", "-p", help="Committed protocol file (TOML/YAML).",
                                          callback=input_path("file")),
     json_out: Path | None = json_opt("Also write the results JSON to this file."),
-    out: Path | None = out_opt("Report folder: Markdown, CSV, JSON, HTML and raw scores.", None),
+    out: Path | None = out_opt("Report folder: Markdown, CSV, JSON, HTML and raw scores.", None, kind="folder"),
     no_score: bool = typer.Option(False, "--no-score", help="Never run a detector; use stored scores only."),
     allow_paid: bool = typer.Option(False, "--allow-paid", help="Let evaluate call paid (vendor) detectors for "
                                     "selected documents without a stored score; needs --max-spend."),

@@ -15,7 +15,7 @@ from veribench.evaluate import honesty
 def publish_cmd(
     workspace: Path = WorkspaceOpt,
     run: str = typer.Option(..., "--run", help="Run id, or a tag (its newest run)."),
-    out: Path = out_opt("New (or empty) folder for the bundle."),
+    out: Path = out_opt("New (or empty) folder for the bundle.", kind="folder"),
     show_progress: bool = ProgressOpt,
 ) -> None:
     """Write a frozen, hashed bundle of one run: protocol as committed, commitment, amendments,

@@ -22,7 +22,7 @@ def report_cmd(
                                                      "ratings (default: ./veribench-workspace when nothing else is "
                                                      "given)."),
     out: Path = out_opt("Site folder to write (created, or rebuilt if an earlier report lives there).",
-                        Path("veribench-report")),
+                        Path("veribench-report"), kind="folder"),
     no_verify: bool = typer.Option(False, "--no-verify", help="Do not re-verify cycle bundles (shown as 'not verified')."),
     pdf: bool = typer.Option(False, "--pdf", help="Also write OUT/report.pdf: the same pages as one printable PDF "
                                                   "(WeasyPrint; charts stay vectors)."),

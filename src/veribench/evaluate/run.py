@@ -265,14 +265,19 @@ def refuse_rescan_missing(ws: Workspace, proto: Protocol, pairs: Sequence[tuple[
     for spec, e in pairs:
         sel = selected_documents(ws, proto, e)
         stale = (scored_documents(ws, spec.hash) - scored_documents(ws, spec.hash, after)).intersection(sel)
-        if stale:
-            parts.append(f"detector {e.display!r}: {len(stale)} of {len(sel)} texts have no score taken after the "
-                         f"commitment of {after[1].isoformat(timespec='seconds')}")
+        if not stale:
+            continue
+        if plugin_factory(e.name) is None:  # hand-imported scores: only a new import rescans them
+            how = (f"import them again with `veribench import scores FILE --detector {spec.name}"
+                   + (f" --version {spec.version}" if spec.version else "") + " --rescan`")
+        else:
+            how = (f"scan them again with `veribench evaluate --protocol {proto.path} --allow-paid --max-spend N` "
+                   f"(a paid detector), or first `veribench score --rescan --detector {e.name} --input TEXTS.jsonl`")
+        parts.append(f"detector {e.display!r}: {len(stale)} of {len(sel)} texts have no score taken after the "
+                     f"commitment of {after[1].isoformat(timespec='seconds')}; {how}")
     if parts:
         raise ProtocolError(f"protocol {proto.path} declares rescan = true, and " + "; ".join(parts) +
-                            f": scan them again with `veribench evaluate --protocol {proto.path} --allow-paid "
-                            "--max-spend N` (a paid detector), or first `veribench score --rescan --detector NAME "
-                            "--input TEXTS.jsonl`; their earlier scores stay stored but are not used")
+                            " (their earlier scores stay stored but are not used)")
 
 
 def resolve_detectors(ws: Workspace, proto: Protocol, *, allow_scoring: bool, progress: bool,
@@ -367,8 +372,14 @@ def matching_specs(ws: Workspace, entry: DetectorEntry) -> list[Spec]:
     picks: those named ``entry.name`` whose settings include every setting the entry gives."""
     stored = _stored_specs(ws, entry.name)
     if entry.settings:
-        stored = [s for s in stored if all(s.settings.get(k) == v for k, v in entry.settings.items())]
+        stored = [s for s in stored if all(_identity(s).get(k) == v for k, v in entry.settings.items())]
     return stored
+
+
+def _identity(spec: Spec) -> dict[str, Any]:
+    """What tells stored specs of one name apart: their settings, and their ``version`` (an
+    imported detector's ``--version``) unless a setting of that name is stored."""
+    return {"version": spec.version, **spec.settings}
 
 
 def _toml_value(v: Any) -> str:
@@ -380,12 +391,22 @@ def ambiguity_error(proto: Protocol, entry: DetectorEntry, stored: list[Spec]) -
     """The error for an entry that matches several stored specs, with the exact TOML line
     that picks each one (the settings in which they differ), e.g.
     ``settings = { source = "liang2023" }``."""
+    ids = [_identity(s) for s in stored]
+
+    def key(i: dict[str, Any], ks: Sequence[str]) -> str:
+        return json.dumps([i.get(k) for k in ks], sort_keys=True, default=str)
+
     keys = sorted({k for s in stored for k in s.settings})
-    differ = [k for k in keys if len({json.dumps(s.settings.get(k), sort_keys=True, default=str) for s in stored}) > 1]
+    differ = [k for k in keys if len({key(i, [k]) for i in ids}) > 1]
+    if len({key(i, differ) for i in ids}) < len(ids) and "version" not in differ and len({key(i, ["version"])
+                                                                                         for i in ids}) > 1:  # the settings alone do not
+        differ += ["version"]  # tell them apart: the version (an imported detector's --version) may
     picks = []
-    for s in stored:
-        inner = ", ".join(f"{k} = {_toml_value(s.settings.get(k))}" for k in differ if k in s.settings)
-        picks.append(f"settings = {{ {inner} }}" if inner else f"(spec {s.hash[:12]}: no setting tells it apart)")
+    for s, i in zip(stored, ids, strict=True):
+        inner = ", ".join(f"{k} = {_toml_value(i.get(k))}" for k in differ if k in i)
+        picks.append(f"settings = {{ {inner} }}" if inner else
+                     f"(spec {s.hash[:12]}: no setting tells it apart; import its scores under another --detector "
+                     "name or --version)")
     return ProtocolError(f"protocol {proto.path}: detector {entry.name!r} matches {len(stored)} stored specs; add to "
                          f"its [[detectors]] entry one of: " + " | ".join(picks))
 

@@ -45,12 +45,15 @@ class ScoreBatch:
         items: ``(submitted text sha256, ScoreResult)``.
         links: ``(doc_id, submitted text sha256)`` for the ``submissions`` table.
         scanned_at: scan date; ``None`` = now.
+        replace: a rescan: these rows become the newest scan of their (spec, text) and the
+            rows they replace move to ``scores_superseded`` (``put_scores(replace=True)``).
     """
 
     spec: Spec
     items: list[tuple[str, ScoreResult]] = field(default_factory=list)
     links: list[tuple[str, str]] = field(default_factory=list)
     scanned_at: datetime | None = None
+    replace: bool = False
 
 
 def apply_arm_rules(doc: Document, rules: ArmRules, *, file: str, record: Any) -> Document:
@@ -229,7 +232,7 @@ def store_import(
         # the import's event first (its documents are final), then the scan batches of its scores
         writes.finish_import(con, import_id, report.kind, report.corpus, report.source, report.to_dict())
         for b in batches:
-            writes.put_scores(ws, b.spec, b.items, links=b.links, scanned_at=b.scanned_at)
+            writes.put_scores(ws, b.spec, b.items, links=b.links, scanned_at=b.scanned_at, replace=b.replace)
         writes.put_submitted_texts(con, submitted_texts or {})
     return report
 

@@ -116,10 +116,13 @@ def read_scores(
     scale: str | None = None,
     value_field: str | None = None,
     verdict_field: str | None = None,
+    rescan: bool = False,
 ) -> tuple[ImportReport, list[ScoreBatch], dict[str, str]]:
     """Read and validate a score file against the documents in ``ws``; nothing is written.
 
     Returns ``(report, score batches, submitted texts that differ from the corpus)``.
+    ``rescan``: the batches replace the stored scores of their texts (a new scan; the old
+    rows move to ``scores_superseded``) instead of being kept as conflicts.
 
     Raises:
         InputError: see the module docstring; also a ``verdict_field`` or ``value_field``
@@ -233,7 +236,7 @@ def read_scores(
                                             "how": classify_difference(doc_text, sub) if doc_text else "substituted",
                                             "submitted_chars": len(sub)})
         spec = ImportedDetector(name, version=ver).spec
-        b = batches.setdefault((spec.hash, name, when), ScoreBatch(spec=spec, scanned_at=when))
+        b = batches.setdefault((spec.hash, name, when), ScoreBatch(spec=spec, scanned_at=when, replace=rescan))
         b.items.append((sha, result))
         b.links.append((doc_id, sha))
         report.count_score(p.name, spec.name)
@@ -250,7 +253,7 @@ def read_scores(
                 "it is the tool's own verdict" if k.strip().lower() in GROUND_TRUTH_NAMES else
                 "not read; name it with --value-field or --verdict-field to use it")
         report.unused_fields.append({"file": f, "field": k, "records": n, "action": hint})
-    for b in batches.values():
+    for b in batches.values() if not rescan else ():
         stored = ws.cached_scores(b.spec.hash, [s for s, _ in b.items])
         for sha, r in b.items:
             old = stored.get(sha)
@@ -272,6 +275,7 @@ def import_scores(
     scale: str | None = None,
     value_field: str | None = None,
     verdict_field: str | None = None,
+    rescan: bool = False,
 ) -> ImportReport:
     """Import a score file into ``ws`` (all or nothing); see the module docstring.
 
@@ -282,7 +286,11 @@ def import_scores(
         value_field: name of the field holding the value, if not ``raw``/``score``/``value``.
         verdict_field: name of the field holding the tool's own verdict; without it no
             column is read as a verdict (a ``[verdict, value]`` value still gives both).
+        rescan: store the file as a new scan of its texts (e.g. under a ``rescan = true``
+            protocol): each stored score of the same spec and text moves to
+            ``scores_superseded`` (kept, never lost) and the new one is used; without it a
+            stored score is kept and a differing value is reported as a conflict.
     """
     report, batches, submitted = read_scores(ws, path, detector=detector, version=version, scale=scale,
-                                             value_field=value_field, verdict_field=verdict_field)
+                                             value_field=value_field, verdict_field=verdict_field, rescan=rescan)
     return store_import(ws, report, (), batches, submitted)
