@@ -160,3 +160,27 @@ def test_real_non_english_human_texts_are_identified():
     found = identify([r["text"] for r in recs])
     wrong = [(r["id"], f[0]) for r, f in zip(recs, found) if f[0] != r["lang"]]
     assert len(recs) == 42 and wrong == [("udhr-spa-5", "pt")]
+
+
+def test_m4_multilingual_files_evaluate_per_language_through_the_grid(workspace):
+    """M4's files carry the dataset's language (``tags.language``, from the file's domain);
+    ``evaluate --grid language --grid-threshold-by language`` gives one row per language,
+    each over its own human and AI texts, and the ``language`` slice (identified at import)
+    agrees on these texts (M4 fixture: English arXiv, Chinese baike)."""
+    from veribench.corpus.importers.m4 import import_m4
+
+    import_m4(workspace, Path(__file__).parents[1] / "data" / "public" / "m4" / "data", progress=False)
+    docs = workspace.query("SELECT d.doc_id, d.text_sha256, d.label, json_extract_string(d.tags, '$.language'), "
+                           "l.language FROM documents d JOIN document_languages l USING (doc_id) ORDER BY 1")
+    assert {r[3] for r in docs} == {"en", "zh"} and all(r[3] == r[4] for r in docs)
+    spec = Spec("detector", "GridDet", "v1", {})
+    p = {r[0]: 0.9 if r[2] == "ai" else 0.2 for r in docs}
+    writes.put_scores(workspace, spec, [(r[1], ScoreResult(raw=p[r[0]], ai_probability=p[r[0]])) for r in docs],
+                      links=[(r[0], r[1]) for r in docs])
+    # the human side follows the threshold tag only: per-language FPRs need it to be the language
+    res = evaluate_workspace(workspace, None, allow_scoring=False, grid=["language"], grid_threshold_by="language")
+    rows = {r["language"]: r for r in res["grid"] if r["detector"] == "GridDet"}
+    for lang in ("en", "zh"):
+        want = [r for r in docs if r[3] == lang]
+        assert rows[lang]["n_ai"] == sum(r[2] == "ai" for r in want)
+        assert rows[lang]["n_human"] == sum(r[2] == "human" for r in want)

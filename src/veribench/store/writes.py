@@ -287,7 +287,7 @@ def add_languages(con: Any, source: str) -> int:
     gets a row with a NULL language and confidence. Returns the number of rows written.
     Each text is identified on its own (a bundle's verifier identifies the run's texts
     again, and a derived text's source may be outside the bundle)."""
-    cur = con.execute(f"SELECT s.doc_id, substr(s.text, 1, {language.MAX_CHARS}) FROM {source} s "
+    cur = con.execute(f"SELECT s.doc_id, substr(s.text, 1, {language.READ_CHARS}) FROM {source} s "
                       "WHERE s.doc_id IN (SELECT doc_id FROM documents) "
                       "AND s.doc_id NOT IN (SELECT doc_id FROM document_languages)")
     out: list[list[Any]] = []

@@ -32,6 +32,9 @@ LANGUAGES: tuple[str, ...] = (
 #: Characters of a text the identifier reads (the first ones, about 30 words): lingua's cost
 #: is linear in them; its low-accuracy mode is reliable from about 120 characters (lingua README).
 MAX_CHARS = 200
+#: Characters read before the skeleton form is taken (invisible characters such as a
+#: zero-width space after every letter are removed first, so MAX_CHARS counts visible ones).
+READ_CHARS = 4 * MAX_CHARS
 #: The method recorded with each language (the library, its mode and the set's size).
 METHOD = f"lingua low-accuracy mode over {len(LANGUAGES)} languages (veribench.text.language.LANGUAGES)"
 
@@ -47,17 +50,19 @@ def identify(texts: Sequence[str | None]) -> list[tuple[str | None, float | None
     with no letter (or ``None``: a fingerprint-only document). Same length and order as
     ``texts``; runs lingua over the texts in parallel (its own threads).
 
-    Each text's first :data:`MAX_CHARS` characters are read in their skeleton form
-    (:func:`veribench.text.hazards.canonicalize`: Cyrillic or Greek look-alikes inside
-    Latin-script text folded to Latin), so a homoglyph attack does not change a text's
-    language (without it lingua calls homoglyph-attacked English Bulgarian); text in
+    Each text is read in its skeleton form (:func:`veribench.text.hazards.canonicalize` of
+    its first :data:`READ_CHARS` characters: invisible characters removed, Cyrillic or
+    Greek look-alikes inside Latin-script text folded to Latin), of which the first
+    :data:`MAX_CHARS` are identified; so a homoglyph or zero-width-space attack does not
+    change a text's language (without it lingua calls homoglyph-attacked English
+    Bulgarian, and English with a zero-width space after each letter French); text in
     another script is left as it is."""
-    idx = [i for i, t in enumerate(texts) if t and any(ch.isalpha() for ch in t[:MAX_CHARS])]
+    idx = [i for i, t in enumerate(texts) if t and any(ch.isalpha() for ch in t[:READ_CHARS])]
     out: list[tuple[str | None, float | None]] = [(None, None)] * len(texts)
     if not idx:
         return out
     res = _detector().compute_language_confidence_values_in_parallel(
-        [canonicalize(str(texts[i])[:MAX_CHARS]) for i in idx])
+        [canonicalize(str(texts[i])[:READ_CHARS])[:MAX_CHARS] for i in idx])
     for i, vals in zip(idx, res):
         if vals:
             top = vals[0]
