@@ -98,6 +98,49 @@ BUILTINS: dict[str, dict[str, str]] = {
 WRAPPERS: dict[str, str] = {"detector": "veribench.detectors.base:canonicalizing"}
 _REGISTERED: dict[str, dict[str, Target]] = {}
 
+#: The languages each built-in detector's authors document it for (ISO 639-1), data; the
+#: source of each entry is cited in ``docs/detectors.md``. A detector absent here and from
+#: :data:`MODEL_LANGUAGES` has no declared languages (:data:`NOT_DECLARED`).
+DECLARED_LANGUAGES: dict[str, tuple[str, ...]] = {
+    "zippy": ("en",),  # thinkst/zippy README: its compression prelude is English AI text
+}
+#: A zero-shot detector's languages follow its model (the spec's model settings,
+#: :data:`MODEL_SETTINGS`): model -> languages its model card declares (docs/detectors.md).
+MODEL_LANGUAGES: dict[str, tuple[str, ...]] = {
+    "smollm2": ("en",),  # SmolLM2 model card: "primarily understand and generate content in English"
+    "HuggingFaceTB/SmolLM2-135M": ("en",),
+    "HuggingFaceTB/SmolLM2-135M-Instruct": ("en",),
+    "HuggingFaceTB/SmolLM2-360M": ("en",),
+    "HuggingFaceTB/SmolLM2-1.7B": ("en",),
+    "gpt2": ("en",),  # GPT-2 model card: "Language(s): English"
+    "tiiuae/falcon-7b": ("en", "fr"),  # Falcon-7B model card: "Language(s) (NLP): English and French"
+    "tiiuae/falcon-7b-instruct": ("en", "fr"),
+}
+#: The settings that name a detector's language model(s).
+MODEL_SETTINGS = ("model", "scoring_model", "sampling_model", "observer", "performer")
+#: How every output labels a detector without declared languages.
+NOT_DECLARED = "languages not declared"
+
+
+def declared_languages(name: str, settings: dict[str, Any] | None = None) -> tuple[str, ...] | None:
+    """The languages detector ``name`` with ``settings`` is declared for (sorted ISO 639-1
+    codes), or ``None`` when not declared (:data:`NOT_DECLARED`).
+
+    A detector in :data:`DECLARED_LANGUAGES` has its own list. Otherwise its model settings
+    (:data:`MODEL_SETTINGS`) decide: the languages every named model declares
+    (:data:`MODEL_LANGUAGES`; an intersection when it names several); ``None`` when it
+    names no model or a model without declared languages.
+    """
+    if name in DECLARED_LANGUAGES:
+        return tuple(sorted(DECLARED_LANGUAGES[name]))
+    models = [str(v) for k, v in (settings or {}).items() if k in MODEL_SETTINGS and v]
+    if not models or any(m not in MODEL_LANGUAGES for m in models):
+        return None
+    common = set(MODEL_LANGUAGES[models[0]])
+    for m in models[1:]:
+        common &= set(MODEL_LANGUAGES[m])
+    return tuple(sorted(common))
+
 
 def register(kind: str, name: str, factory: Callable[..., Any] | str) -> None:
     """Register ``factory`` (a callable or ``"module:attr"``) as plug-in ``name`` of ``kind``."""

@@ -76,6 +76,10 @@ def test_version_1_migrates_in_one_open_keeping_every_row(tmp_path):
         rep = verify_workspace(w)
         assert rep.ok, rep.lines()
         assert rep.counts["documents"] == 235
+        # step 3 -> 4: every stored text's language, identified by the import's own function
+        assert any(n.startswith("identified the language of 235 stored document(s) (lingua") for n in w.migration_notes)
+        langs = dict(w.query("SELECT language, count(*) FROM document_languages GROUP BY 1"))
+        assert sum(langs.values()) == 235 and langs.get("en", 0) >= 230
     after = _dump(ws / "veribench.duckdb")
     for table, rows in before.items():
         if table in ("events", "log_items"):

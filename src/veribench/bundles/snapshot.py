@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from veribench import registry
 from veribench.bundles.layout import CANONICALIZE_SETTING
 from veribench.errors import ProtocolError
 from veribench.evaluate.results import compute_results
@@ -73,7 +74,7 @@ def derive(snap: Snapshot, proto: Any, dets: Sequence[DetectorPlan], run_meta: d
     """(results, DocArrays, [DetArrays]) re-derived from the snapshot's rows."""
 
     docs = load_documents(snap, proto)
-    arrays = [load_detector(snap, d.spec, d.label, d.rule, len(docs), d.corpora) for d in dets]
+    arrays = [load_detector(snap, d.spec, d.label, d.rule, len(docs), d.corpora, docs.language) for d in dets]
     return compute_results(docs, arrays, proto, run_meta=run_meta), docs, arrays
 
 
@@ -113,10 +114,13 @@ def hazards_text(detail: Any) -> str | None:
 
 
 def needs_texts(specs: Sequence[Any]) -> bool:
-    """Whether a detector canonicalises its input (its hazards then come from each document's text)."""
+    """Whether the re-derivation reads the documents' texts: a detector canonicalises its input
+    (its hazards then come from each document's text), or declares languages
+    (:func:`veribench.registry.declared_languages`: each text's language is identified again,
+    :func:`veribench.evaluate.run.load_documents`)."""
 
     return any(str(s.settings.get(CANONICALIZE_SETTING) or "none").lower() not in ("none", "false")
-               for s in specs)
+               or registry.declared_languages(s.name, dict(s.settings)) is not None for s in specs)
 
 
 def run_meta_from(results: dict[str, Any]) -> dict[str, Any]:

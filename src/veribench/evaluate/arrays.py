@@ -36,18 +36,27 @@ class DocArrays:
     #: Per document, True for an undated arm-A text (:func:`veribench.protocol.arm_rules.undated`:
     #: no ``provenance.published``, no declared ``date_bound``); ``None``: not loaded.
     undated: np.ndarray | None = None
+    #: Per document, its language (ISO 639-1, :mod:`veribench.text.language`; ``None``: none
+    #: identified) and lingua's confidence in [0, 1] (NaN: none); ``None``: not loaded.
+    language: np.ndarray | None = None
+    language_confidence: np.ndarray | None = None
+    #: Per document, its length band (:data:`veribench.evaluate.slices.LENGTH_BANDS`, words by
+    #: :func:`veribench.text.words.word_count`); ``None``: not loaded (no ``length`` slice).
+    length: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.doc_id)
 
     def column(self, slice_kind: str) -> np.ndarray:
-        """Values of a slice kind (``subgroup``, ``arm``, ``kind``, ``corpus``, ``label`` or ``tag:<name>``)."""
+        """Values of a slice kind (``subgroup``, ``arm``, ``kind``, ``corpus``, ``label``,
+        ``language``, ``length`` or ``tag:<name>``); all ``None`` for a column not loaded."""
         if slice_kind.startswith("tag:"):
             key = slice_kind[4:]
             if not self.tags:
                 return np.full(len(self), None, dtype=object)
             return np.array([t.get(key) if t else None for t in self.tags], dtype=object)
-        return getattr(self, slice_kind)
+        col = getattr(self, slice_kind)
+        return np.full(len(self), None, dtype=object) if col is None else col
 
 
 @dataclass
@@ -91,3 +100,6 @@ class DetArrays:
     direction: np.ndarray | None = None
     #: The corpora the protocol names for this detector (its ``corpora``; empty: none named).
     corpora: tuple[str, ...] = ()
+    #: The languages the detector is declared for (:func:`veribench.registry.declared_languages`);
+    #: ``None``: not declared (no text is excluded for its language).
+    languages: tuple[str, ...] | None = None

@@ -8,6 +8,8 @@ NO_AI = "no AI texts"
 NO_SPLIT_FIT = "threshold not fitted: the protocol has no calibration split"
 IN_SAMPLE = "in-sample oracle operating point"
 FROM_CALIBRATION = "calibration split"
+#: Why a text is excluded for a detector (one reason per language, counted per detector).
+OUTSIDE_LANGUAGES = "language {language} is outside the detector's declared languages"
 NO_COMPARISONS = "the protocol declares no [comparisons] and no [[gaps]]"
 
 #: Count keys whose null value takes the reason of the rate they count.

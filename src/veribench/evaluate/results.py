@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from veribench import labels
+from veribench import labels, registry
 from veribench.evaluate import groups as mgroups
 from veribench.evaluate.agreement import _agreement
 from veribench.evaluate.arrays import LABEL_ORDER, DetArrays, DocArrays
@@ -85,6 +85,14 @@ def _excluded(det: DetArrays, dec: Decision, pool: np.ndarray, scope: np.ndarray
         if nofield.any():
             out[f"no {dec.field}"] = int(nofield.sum())
     return dict(sorted(out.items()))
+
+
+def _languages_block(det: DetArrays) -> dict[str, Any]:
+    """``languages``: the detector's declared languages (sorted ISO 639-1 codes), or null with
+    ``languages_reason`` :data:`veribench.registry.NOT_DECLARED`."""
+    if det.languages is None:
+        return {"languages": None, "languages_reason": registry.NOT_DECLARED}
+    return {"languages": list(det.languages)}
 
 
 def _hazards(det: DetArrays, pool: np.ndarray) -> tuple[dict[str, int] | None, str | None]:
@@ -239,9 +247,10 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                          "status_counts": d.status_counts, "excluded": excluded_all,
                          "n_text_differs": int((d.present & d.text_differs).sum()),
                          "ranking_score": d.ranking or {"field": "oriented", "note": "given by the caller"},
-                         "operating_point": operating, "corpora": list(d.corpora),
+                         "operating_point": operating, "corpora": list(d.corpora), **_languages_block(d),
                          "groups": [g.id for g in groups if j in g.detectors]})
         base = {"detector": d.label, "version": d.spec.get("version"), "scan_date": d.scan_date}
+        t1_only = _languages_block(d)
         elig_rank = test & rank & rl.headline
         elig_order = mgrouped.argsort_scores(d.oriented[elig_rank]) if elig_rank.any() else None
         head_thresholds: dict[float, dict[str, Any]] = dict(fixed)
@@ -256,7 +265,7 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
             in_g = group_codes == gi
             hz, hz_why = _hazards(d, pool & rl.headline & in_g)
             ex = _excluded(d, dec, pool & rl.headline & in_g, scope)
-            table1.append({**base, **gblocks[gi], "rule_defined": dec.defined, "operating_point": operating,
+            table1.append({**base, **gblocks[gi], **t1_only, "rule_defined": dec.defined, "operating_point": operating,
                            "excluded_n": sum(ex.values()), "excluded": ex, "hazards": hz, "hazards_reason": hz_why,
                            "group": g.id})
         # Warnings on the operating points: the Table 1 rows' own reasons and notes (the same

@@ -20,8 +20,10 @@ from veribench.errors import InputError, ProtocolError, RegistryError, close_mat
 from veribench.evaluate.arrays import DetArrays, DocArrays
 from veribench.evaluate.grid import grid_results
 from veribench.evaluate.ranking import ranking_scores
+from veribench.evaluate.reasons import OUTSIDE_LANGUAGES
 from veribench.evaluate.results import compute_results
 from veribench.evaluate.rows import document_rows
+from veribench.evaluate.slices import length_band
 from veribench.evaluate.trends import compute_trends
 from veribench.hashing import text_sha256
 from veribench.protocol import arm_rules
@@ -32,6 +34,8 @@ from veribench.store import writes
 from veribench.store.commitments import require_committed, run_integrity
 from veribench.store.workspace import SCANNED_AFTER_SQL, Workspace, now_utc
 from veribench.text.hazards import SETTING, canonicalize_setting, text_hazards
+from veribench.text.language import identify
+from veribench.text.words import word_count
 
 SELECTION_KEYS = {"corpora": "corpus", "labels": "label", "arms": "arm", "subgroups": "subgroup", "kinds": "kind"}
 
@@ -49,9 +53,31 @@ def _selection_sql(sel: dict[str, Any]) -> tuple[str, list[Any]]:
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
+def _has_table(ws: Workspace, name: str) -> bool:
+    return bool(ws.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]).fetchone()[0])
+
+
+def _languages(ws: Workspace) -> tuple[np.ndarray, np.ndarray]:
+    """Per selected document (``_sel`` order): its language and confidence. Read from
+    ``document_languages``; a database without that table (a bundle's snapshot) has them
+    identified here from the texts, by the same function as at import."""
+    if _has_table(ws, "document_languages"):
+        rows = ws.con.execute("SELECT l.language, l.confidence FROM _sel x LEFT JOIN document_languages l "
+                              "USING (doc_id) ORDER BY x.rn").fetchall()
+    else:
+        rows = identify([r[0] for r in ws.con.execute(
+            "SELECT d.text FROM _sel x JOIN documents d USING (doc_id) ORDER BY x.rn").fetchall()])
+    return (np.array([r[0] for r in rows], dtype=object),
+            np.array([np.nan if r[1] is None else float(r[1]) for r in rows], dtype=float))
+
+
 def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
     """Selected documents (protocol ``[selection]``) as arrays, ordered by doc_id; also
-    fills the temporary table ``_sel(doc_id, rn)`` used to align scores."""
+    fills the temporary table ``_sel(doc_id, rn)`` used to align scores.
+
+    Each document's language is loaded (:func:`_languages`); its length band
+    (:func:`veribench.evaluate.slices.length_band`) only when the protocol's slices name
+    ``length`` (it reads every text; a fingerprint-only document has none)."""
     where, params = _selection_sql(proto.selection)
     with ws.lock:
         ws.con.execute("DROP TABLE IF EXISTS _sel")
@@ -64,6 +90,11 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
             f"json_extract_string(provenance, '$.date_bound') AS date_bound FROM documents{where}", params)
         t = ws.con.sql("SELECT doc_id, label, subgroup, arm, kind, corpus, group_key, tags, source_id, variant, "
                        "published, date_bound FROM _sel ORDER BY rn").to_arrow_table()
+        lang, lang_conf = _languages(ws)
+        length = None
+        if "length" in proto.slices:
+            length = np.array([None if r[0] is None else length_band(word_count(r[0])) for r in ws.con.execute(
+                "SELECT d.text FROM _sel x JOIN documents d USING (doc_id) ORDER BY x.rn").fetchall()], dtype=object)
     cols = {c: np.array(t.column(c).to_pylist(), dtype=object) for c in t.column_names if c != "tags"}
     tags_raw = t.column("tags").to_pylist()
     tags = [json.loads(x) if x else {} for x in tags_raw] if any(tags_raw) else []
@@ -73,17 +104,22 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
                                                              cols["date_bound"]))], dtype=bool)
     return DocArrays(doc_id=cols["doc_id"], label=cols["label"], subgroup=cols["subgroup"], arm=cols["arm"],
                      kind=cols["kind"], corpus=cols["corpus"], group_key=cols["group_key"], tags=tags,
-                     source_id=cols["source_id"], variant=cols["variant"], undated=undated)
+                     source_id=cols["source_id"], variant=cols["variant"], undated=undated, language=lang,
+                     language_confidence=lang_conf, length=length)
 
 
 def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | None, n: int,
-                  corpora: tuple[str, ...] = ()) -> DetArrays:
+                  corpora: tuple[str, ...] = (), language: np.ndarray | None = None) -> DetArrays:
     """Scores of ``spec`` aligned to ``_sel`` (filled by :func:`load_documents`), judged by
     ``rule``; a rule no protocol stated (``None``, or ``rule.given`` false) becomes the
     detector's default (:func:`default_rule`) here, for evaluation and re-derivation alike.
 
     ``corpora`` restricts the detector's scope (documents of other corpora are neither
-    scored nor counted as excluded). The ranking score is the oriented native value
+    scored nor counted as excluded). ``language`` (per document, :attr:`DocArrays.language`)
+    excludes each scored text outside the detector's declared languages
+    (:func:`veribench.registry.declared_languages`): it counts in no rate and its status
+    becomes the reason (:data:`veribench.evaluate.reasons.OUTSIDE_LANGUAGES`), so every
+    exclusion count names it; the stored status counts (``status_counts``) are unchanged. The ranking score is the oriented native value
     (:func:`veribench.evaluate.ranking.ranking_scores`).
 
     Raises:
@@ -147,10 +183,17 @@ def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | No
     counts: dict[str, int] = {}
     for s in status_arr[present]:
         counts[s] = counts.get(s, 0) + 1
+    declared = registry.declared_languages(spec.name, dict(spec.settings))
+    if declared is not None and language is not None:
+        lang = np.asarray(language, dtype=object)
+        outside = present & np.array([x is not None and x not in declared for x in lang], dtype=bool)
+        ok &= ~outside
+        for i in np.flatnonzero(outside):
+            status_arr[i] = OUTSIDE_LANGUAGES.format(language=lang[i])
     d = DetArrays(label=label, spec=spec.to_dict(), spec_hash=spec.hash, rule=rule, present=present, ok=ok, p=p,
                   raw=raw, oriented=oriented, verdict=verdict, text_differs=differs, scan_date=scan,
                   status_counts=counts, status=status_arr, in_scope=scope, hazards=hazards, ranking=basis,
-                  scale=scale, direction=direction, corpora=tuple(corpora))
+                  scale=scale, direction=direction, corpora=tuple(corpora), languages=declared)
     if rule is None or not rule.given:  # no rule stated: the detector's default, as `list detectors` shows it
         d.rule = default_rule(d)
     return d
@@ -569,7 +612,7 @@ def evaluate_workspace(ws: Workspace, proto: Protocol | None = None, *, allow_sc
         refuse_rescan_missing(ws, proto, pairs, after)
     check_arm_rules(ws, proto)
     docs = load_documents(ws, proto)
-    dets = [load_detector(ws, spec, e.display, e.rule, len(docs), e.corpora) for spec, e in pairs]
+    dets = [load_detector(ws, spec, e.display, e.rule, len(docs), e.corpora, docs.language) for spec, e in pairs]
     run_id = f"{proto.tag}-{now_utc():%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     meta = {
         "run_id": run_id, "tag": proto.tag, "created_at": now_utc().isoformat(timespec="seconds"),

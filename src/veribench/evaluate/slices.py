@@ -1,6 +1,11 @@
 """The slices of Table 2: the slice kinds of a run (:func:`slice_kinds`: the protocol's, plus
 ``tag:attack`` when the selection holds derived texts) and each document's group code per
 kind (:func:`_slice_codes`).
+
+Built-in kinds besides the document fields: ``language`` (identified at import,
+:mod:`veribench.text.language`) and ``length`` (:data:`LENGTH_BANDS`, :func:`length_band`).
+FPR gaps between their groups, with intervals, are ``[[gaps]]`` entries like any slice's
+(:mod:`veribench.evaluate.comparisons`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,20 @@ ATTACK_SLICE = f"tag:{roles.ATTACK_TAG}"
 #: Slice kinds whose values only derived texts carry: their Table 2 rows count derived texts.
 DERIVED_SLICES = (ATTACK_SLICE, f"tag:{roles.DERIVATION_TAG}")
 DERIVED_MEMBERS = "derived texts (never headline); AUROC and TPR at FPR as in the side rows"
+#: The ``length`` slice's bands, in words (:func:`veribench.text.words.word_count`):
+#: ``(upper bound exclusive or None, name)``, in order; data, the one list. After FairOPT
+#: (arXiv 2502.04528), which shows one global threshold flags short human texts more often.
+LENGTH_BANDS: tuple[tuple[int | None, str], ...] = (
+    (100, "under 100 words"), (301, "100 to 300 words"), (None, "over 300 words"))
+
+
+def length_band(words: int) -> str:
+    """The :data:`LENGTH_BANDS` name of a text of ``words`` words (>= 0): under 100, 100 to
+    300 inclusive, over 300."""
+    for upper, name in LENGTH_BANDS:
+        if upper is None or words < upper:
+            return name
+    raise AssertionError("LENGTH_BANDS ends with an open band")
 
 
 def slice_kinds(docs: DocArrays, proto: Protocol) -> tuple[list[str], list[str]]:

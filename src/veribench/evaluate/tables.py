@@ -36,7 +36,7 @@ T1_COLUMNS = [
     ("ai_n", "AI n"), ("detections", "Detected"), ("catch_rate", "Catch rate [95% CI]"),
     ("balanced_accuracy", "Bal. acc."), ("auroc", "AUROC [95% CI]"),
     ("tpr_at_fpr_1", "TPR@1%FPR"), ("tpr_at_fpr_5", "TPR@5%FPR"),
-    ("excluded", "Excluded (not in n)"), ("hazards", "Input hazards"),
+    ("excluded", "Excluded (not in n)"), ("hazards", "Input hazards"), ("languages", "Declared languages"),
 ]
 T2_EXTRA = [("slice_type", "Slice type"), ("slice", "Slice")]
 #: Compact Table 2 for the terminal (the files carry every column).
@@ -227,6 +227,8 @@ def cell(row: dict[str, Any], key: str) -> str:
         return _excluded_text(row)
     if key == "hazards":
         return _hazard_text(row)
+    if key == "languages" and row.get(key) is None:
+        return str(row.get("languages_reason") or DASH)
     if key == "slice_name":
         if "slice" not in row:
             return _slice_name(row)
@@ -264,7 +266,7 @@ def columns(table: str, rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
     base = [c for c in T1_COLUMNS if not c[0].startswith("tpr_at_fpr_")]
     cols = base[:11] + _tpr_columns(rows) + base[11:]
     if table == "table2":
-        cols = [cols[0]] + T2_EXTRA + [c for c in cols[1:] if c[0] not in ("excluded", "hazards")]
+        cols = [cols[0]] + T2_EXTRA + [c for c in cols[1:] if c[0] not in ("excluded", "hazards", "languages")]
     if _has_side(rows):
         cols += SIDE
     return cols

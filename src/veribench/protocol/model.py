@@ -85,7 +85,7 @@ from veribench.protocol.arm_rules import ArmRules, ArmRulesModel
 FIELDS = ("ai_probability", "raw", "oriented", "verdict")
 OPS = (">", ">=", "<", "<=")
 FIT_RULES = ("best_balanced_accuracy", "target_fpr")
-SLICE_KINDS = ("subgroup", "arm", "kind", "corpus", "label")
+SLICE_KINDS = ("subgroup", "arm", "kind", "corpus", "label", "language", "length")
 #: Metrics the statistics layer (``veribench.evaluate.comparisons``) compares.
 GAP_METRICS = ("fpr", "catch_rate")
 #: A metric that pairwise comparisons can test.

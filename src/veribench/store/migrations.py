@@ -30,6 +30,10 @@ version   what it is
           newer scan replaced in ``scores`` (a protocol's ``rescan``, ``score --rescan``, or a
           call failure sent again): nothing stored is overwritten (empty after the step:
           version 2 overwrote a re-sent failure, so no earlier scan survives to move).
+4         ``document_languages`` holds each document's language and lingua's confidence,
+          identified at import (issue 27; :mod:`veribench.text.language`). Step 3 -> 4
+          (:func:`_v3_to_v4`): create the table and identify the language of every stored
+          document with a text (fingerprint-only documents have none).
 ========  ==================================================================================
 """
 
@@ -39,8 +43,9 @@ from collections.abc import Callable
 from typing import Any
 
 from veribench.store import events as ev
-from veribench.store import schema
+from veribench.store import schema, writes
 from veribench.store.schema import SchemaVersionError
+from veribench.text import language
 
 #: The command that migrates a workspace in place.
 MIGRATE_COMMAND = "veribench workspace migrate -w {path}"
@@ -81,8 +86,15 @@ def _v2_to_v3(con: Any) -> list[str]:
             "on one cannot be published as a bundle"]
 
 
+def _v3_to_v4(con: Any) -> list[str]:
+    """Create ``document_languages`` and identify the language of every stored document."""
+    schema.create_all(con)
+    n = writes.add_languages(con, "documents")
+    return [f"identified the language of {n} stored document(s) ({language.METHOD})"] if n else []
+
+
 #: ``STEPS[v]`` migrates a workspace of version ``v`` to ``v + 1`` (returns notes for the user).
-STEPS: dict[int, Callable[[Any], list[str]]] = {1: _v1_to_v2, 2: _v2_to_v3}
+STEPS: dict[int, Callable[[Any], list[str]]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def check_readable(version: int, path: Any, *, read_only: bool) -> None:

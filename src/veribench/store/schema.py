@@ -11,6 +11,10 @@ transaction; ``veribench log verify`` checks every row against the log):
 ``document_segments``  mixed texts only: ``doc_id`` -> segments (JSON
                    ``[{start, end, label}]``, character offsets); written with their
                    import, not fingerprinted by a leaf (no bundle carries them yet)
+``document_languages``  ``doc_id`` -> language (ISO 639-1, NULL: no letters), lingua's
+                   confidence in [0, 1] and the method (:mod:`veribench.text.language`);
+                   identified when the document is added, not fingerprinted by a leaf
+                   (recomputable from the text)
 ``specs``          every plug-in spec seen (hash -> name, version, settings); a
                    row is checked against its own hash
 ``scores``         the score cache and record, keyed by (spec hash, SHA-256 of the
@@ -58,7 +62,7 @@ from veribench.errors import VeribenchError
 #: The schema version this veribench writes and reads. Version 1 is every workspace made
 #: before the version was recorded (no ``schema_meta`` table); see
 #: :mod:`veribench.store.migrations` for what each version changed.
-VERSION = 3
+VERSION = 4
 
 #: Every table of a workspace: name -> column definitions (DuckDB SQL).
 TABLES: dict[str, str] = {
@@ -69,6 +73,8 @@ TABLES: dict[str, str] = {
         label VARCHAR NOT NULL, arm VARCHAR, kind VARCHAR, subgroup VARCHAR, tags JSON, group_key VARCHAR,
         provenance JSON, generation JSON, import_id VARCHAR""",
     "document_segments": "doc_id VARCHAR PRIMARY KEY, segments JSON NOT NULL",
+    # each document's language, identified at import (veribench.text.language); NULL: no letters
+    "document_languages": "doc_id VARCHAR PRIMARY KEY, language VARCHAR, confidence DOUBLE, method VARCHAR",
     "specs": "spec_hash VARCHAR PRIMARY KEY, kind VARCHAR, name VARCHAR, version VARCHAR, settings JSON, "
              "spec_json VARCHAR",
     "scores": """
@@ -124,7 +130,8 @@ TABLES: dict[str, str] = {
 
 #: The logged tables: written only through :mod:`veribench.store.writes` (``events`` and
 #: ``log_items`` and ``replaced_leaves`` through :mod:`veribench.store.events`, which it calls).
-LOGGED_TABLES: tuple[str, ...] = ("documents", "document_segments", "specs", "scores", "scores_superseded",
+LOGGED_TABLES: tuple[str, ...] = ("documents", "document_segments", "document_languages", "specs", "scores",
+                                  "scores_superseded",
                                   "submissions",
                                   "submitted_texts", "imports", "protocols", "commitments", "runs", "run_rows",
                                   "withdrawals", "events", "log_items", "replaced_leaves")

@@ -10,7 +10,8 @@ event log itself (``events``, ``log_items``) is appended through
 write                      rows                                          event
 =========================  ===========================================  ==================
 :func:`begin_import`       ``imports`` (status ``in_progress``)          (none yet)
-:func:`add_documents`      ``documents``, ``document_segments``          (at finish)
+:func:`add_documents`      ``documents``, ``document_segments``,         (at finish)
+                           ``document_languages``
 :func:`update_documents`   changed ``documents`` fields                  ``document_update``
 :func:`put_submitted_texts`  ``submitted_texts``                         (the import's)
 :func:`finish_import`      ``imports`` (status ``done``)                 ``import``
@@ -64,6 +65,7 @@ from veribench.spec import Spec
 from veribench.store import events as ev
 from veribench.store.events import now_utc
 from veribench.store.sql import arrow_view, insert_arrow, insert_rows
+from veribench.text import language
 
 #: Column names and Arrow types of the rows :func:`put_scores` writes.
 SCORE_COLUMNS = [("spec_hash", "string"), ("text_sha256", "string"), ("status", "string"), ("raw", "float64"),
@@ -71,6 +73,8 @@ SCORE_COLUMNS = [("spec_hash", "string"), ("text_sha256", "string"), ("status", 
                  ("verdict", "string"), ("vendor_version", "string"), ("detail", "string"),
                  ("scanned_at", "timestamp")]
 SUBMISSION_COLUMNS = [("doc_id", "string"), ("spec_hash", "string"), ("submitted_sha256", "string")]
+#: Column names and Arrow types of ``document_languages`` (:func:`add_languages`).
+LANGUAGE_COLUMNS = [("doc_id", "string"), ("language", "string"), ("confidence", "float64"), ("method", "string")]
 #: The columns of ``documents``, in table order (an Arrow table handed to :func:`add_documents`
 #: has exactly these, all strings).
 DOCUMENT_COLUMNS = ("doc_id", "corpus", "text", "text_sha256", "label", "arm", "kind", "subgroup", "tags",
@@ -256,6 +260,8 @@ def add_documents(con: Any, documents: Any, segments: Sequence[tuple[str, Any]] 
             are skipped.
         segments: ``(doc_id, [{start, end, label}, ...])`` of the mixed texts among them.
 
+    Each inserted document's language is identified and stored (:func:`add_languages`).
+
     Returns:
         The number of documents inserted.
     """
@@ -267,10 +273,30 @@ def add_documents(con: Any, documents: Any, segments: Sequence[tuple[str, Any]] 
                         ).fetchone()[0]
         con.execute(f"INSERT INTO documents ({cols}) SELECT {cols} FROM {view} WHERE doc_id NOT IN "
                     "(SELECT doc_id FROM documents)")
+        add_languages(con, view)
     rows = [(d, json_text(s)) for d, s in segments]
     if rows:
         con.executemany("INSERT OR REPLACE INTO document_segments VALUES (?, ?)", rows)
     return int(n)
+
+
+def add_languages(con: Any, source: str) -> int:
+    """Identify and store the language (:func:`veribench.text.language.identify`) of each
+    document of ``source`` (a table or view with ``doc_id`` and ``text``) that is stored in
+    ``documents`` and has no ``document_languages`` row yet. A document without letters
+    gets a row with a NULL language and confidence. Returns the number of rows written.
+    Each text is identified on its own (a bundle's verifier identifies the run's texts
+    again, and a derived text's source may be outside the bundle)."""
+    cur = con.execute(f"SELECT s.doc_id, substr(s.text, 1, {language.READ_CHARS}) FROM {source} s "
+                      "WHERE s.doc_id IN (SELECT doc_id FROM documents) "
+                      "AND s.doc_id NOT IN (SELECT doc_id FROM document_languages)")
+    out: list[list[Any]] = []
+    while batch := cur.fetchmany(50_000):
+        found = language.identify([t for _, t in batch])
+        out += [[d, lang, conf, language.METHOD] for (d, _), (lang, conf) in zip(batch, found)]
+    if out:
+        insert_rows(con, "INSERT OR IGNORE", "document_languages", LANGUAGE_COLUMNS, out)
+    return len(out)
 
 
 def update_documents(con: Any, import_id: str | None, changes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -371,8 +397,9 @@ def discard_import(con: Any, import_id: str) -> int:
     if any(e["payload"].get("import_id") == import_id for e in ev.read_events(con, types=("import",))):
         raise ValueError(f"import {import_id} is logged; its documents cannot be discarded")
     n = con.execute("SELECT count(*) FROM documents WHERE import_id = ?", [import_id]).fetchone()[0]
-    con.execute("DELETE FROM document_segments WHERE doc_id IN (SELECT doc_id FROM documents WHERE import_id = ?)",
-                [import_id])
+    for table in ("document_segments", "document_languages"):
+        con.execute(f"DELETE FROM {table} WHERE doc_id IN (SELECT doc_id FROM documents WHERE import_id = ?)",
+                    [import_id])
     con.execute("DELETE FROM documents WHERE import_id = ?", [import_id])
     con.execute("DELETE FROM imports WHERE import_id = ?", [import_id])
     return int(n)
@@ -482,7 +509,8 @@ def withdraw_document(con: Any, doc_id: str, *, invitation_id: str | None = None
                                       "UNION SELECT submitted_sha256 FROM submissions WHERE doc_id IN "
                                       "(SELECT unnest(?::VARCHAR[]))", [ids, ids]).fetchall()}
     con.execute("DELETE FROM submissions WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
-    con.execute("DELETE FROM document_segments WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+    for table in ("document_segments", "document_languages"):
+        con.execute(f"DELETE FROM {table} WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
     con.execute("DELETE FROM documents WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
     still = {r[0] for r in con.execute(
         "SELECT text_sha256 FROM documents WHERE text_sha256 IN (SELECT unnest(?::VARCHAR[])) UNION "
