@@ -12,7 +12,7 @@ from veribench import __version__
 from veribench.bundles.verify import is_detector_bundle, verify_bundle
 from veribench.cli.common import FormatOpt, OutputFormat, ProgressOpt, input_path, json_opt, progress, write_json
 from veribench.cli.grammar import CliError, CliUsageError
-from veribench.commit.tsa import TimestampError, TrustedRoots, load_certificates
+from veribench.commit.tsa import TimestampError, TrustedRoots, is_self_issued, load_certificates
 from veribench.cycles.bundle import Candidate, candidates, is_cycle_dir
 from veribench.cycles.verify import check_rank_changes, verify_cycle
 
@@ -107,12 +107,15 @@ def _trusted(path: Path, verified: list[Path], inodes: dict[tuple[int, int], Pat
     folder being verified, by path (symlinks, ``..`` resolved) nor by identity (a second
     hard link to a file under those folders, same ``(st_dev, st_ino)``). A file outside
     that holds the same certificate as one a bundle carries is accepted: a user may
-    download the authority's root from its publisher and get the same bytes.
+    download the authority's root from its publisher and get the same bytes. The file may
+    hold the root with its intermediates, in any order (the intermediates are links,
+    :func:`veribench.commit.tsa.split_anchors`); a file holding no root (an intermediate
+    alone) is refused: ``rfc3161-client`` checks a token's signature only up to a root.
 
     Raises:
         CliUsageError: the file is material under test: it is information, never a root
             the user supplies.
-        CliError: the file cannot be read or holds no certificate.
+        CliError: the file cannot be read, holds no certificate, or holds no root.
     """
     where = path.resolve()
     try:
@@ -130,7 +133,11 @@ def _trusted(path: Path, verified: list[Path], inodes: dict[tuple[int, int], Pat
                             "give the authority's root certificate from a source you trust, kept outside "
                             "the bundles")
     try:
-        return TrustedRoots(f"--tsa-root {path}", tuple(load_certificates(path.read_bytes(), str(path))))
+        certs = tuple(load_certificates(path.read_bytes(), str(path)))
+        if not any(is_self_issued(c) for c in certs):
+            raise TimestampError("holds no root certificate (each certificate's issuer differs from its subject: an "
+                                 "intermediate is not accepted as a trust anchor)")
+        return TrustedRoots(f"--tsa-root {path}", certs)
     except (OSError, TimestampError) as e:
         what = (e.strerror or type(e).__name__) if isinstance(e, OSError) else str(e).removeprefix(f"{path}: ")
         raise CliError(str(path), what, "give a PEM file of the authority's root certificate(s) to --tsa-root") \
