@@ -67,3 +67,44 @@ def test_a_licence_readme_and_notes_stay_ignored(site, cli_run):
     (site / "NOTES.txt").write_text("published 2026\n", encoding="utf-8")
     code, out = cli_run("verify", site)
     assert code == 0 and "[FAIL]" not in out, out
+
+
+# -- hostile tester's fourth round: a bundle's files from any depth, copied loose to the top --
+
+def _loose(rel: str, name: str | None = None):
+    def make(root: Path) -> None:
+        shutil.copyfile(root / "good" / rel, root / (name or Path(rel).name))
+    return make
+
+
+_DEEP = {
+    "commitment-record": ("commitments/v1.json", None),
+    "timestamp-token": ("commitments/v1.tsr", None),
+    "carried-roots": ("commitments/v1.roots.pem", None),
+    "protocol-version": ("protocol/v1.toml", None),
+    "event-log": (layout.EVENTS, None),
+    "leaves": (layout.LEAVES, None),
+    "any-token-name": ("commitments/v2.tsr", "x.tsr"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DEEP))
+def test_a_bundle_file_from_any_depth_loose_at_the_top_fails(site, cli_run, case):
+    rel, name = _DEEP[case]
+    _loose(rel, name)(site)
+    shown = name or Path(rel).name
+    code, out = cli_run("verify", site)
+    assert code == 1, out
+    assert f"[FAIL] {site.name}: reader: {site.name}: looks like a bundle without manifest.json (holds {shown}" \
+        in out, out
+    assert sum(x.startswith("[ok] LIANG-BUNDLE-2 (run ") for x in out.splitlines()) == 1, out
+
+
+@pytest.mark.parametrize("name", [".DS_Store", "._results.json", "LICENSE.md"])
+def test_hidden_os_litter_and_plain_files_stay_ignored(site, cli_run, name):
+    """OS litter (a leading dot) and plain files are not candidates; a bundle's README.md
+    copied to the top cannot be told from the folder's own README (docs/bundles.md)."""
+    (site / name).write_bytes(b"\0\0\0\1Bud1")
+    shutil.copyfile(site / "good" / layout.README, site / layout.README)
+    code, out = cli_run("verify", site)
+    assert code == 0 and "[FAIL]" not in out, out

@@ -80,3 +80,32 @@ def test_a_paste_of_joined_words_counts_every_word(sep):
     """Characters the app accepts (assigned) still separate: a paste of 200 words is 200 inserted words."""
     step = diff_step("", check_text(sep.join(f"lorem{i}" for i in range(200))))
     assert step.words == step.inserted_words == step.largest_insertion_words == 200, step
+
+
+# -- hostile tester's fourth round: U+16FE4 KHITAN SMALL SCRIPT FILLER (Mn) joined words -------
+
+_VISIBLE_FILLERS = {0x2422, 0xA8F9, 0x10AF6, 0x1144E, 0x11945, 0x11C44, 0x11C45}  # So/Po marks that are drawn
+
+
+@pytest.mark.parametrize("sep", ["\U00016fe4", "\U00016fe4\U00016fe4"], ids=["one", "two"])
+def test_the_khitan_filler_separates_words(sep):
+    assert word_count(f"one{sep}two") == 2 and tokens(f"one{sep}two") == ["one", "two"]
+    assert is_blank(sep) and word_count(sep.join(f"lorem{i}" for i in range(200))) == 200
+    assert any(r[0] <= 0x16FE4 <= r[-1] for r in _js_ranges())  # the browser's word rule too
+
+
+def _js_ranges() -> list[tuple[int, ...]]:
+    return [tuple(int(x, 16) for x in re.findall(r"\\u\{([0-9A-F]+)\}", part))
+            for part in re.findall(r"\\u\{[0-9A-F]+\}(?:-\\u\{[0-9A-F]+\})?", js_blank_class())]
+
+
+def test_every_mark_or_letter_named_filler_or_blank_separates_words():
+    """A scan of all code points (``unicodedata.name``): each Mn/Me/Lo character whose name
+    holds FILLER or BLANK is blank and separates words; the visible FILLER/BLANK marks do not."""
+    named = [c for c in range(0x110000) if any(w in unicodedata.name(chr(c), "") for w in ("FILLER", "BLANK"))]
+    marks = [c for c in named if unicodedata.category(chr(c)) in ("Mn", "Me", "Lo")]
+    assert 0x16FE4 in marks and 0x3164 in marks
+    for c in marks:
+        assert is_blank_char(chr(c)) and word_count(f"one{chr(c)}two") == 2, f"U+{c:04X} {unicodedata.name(chr(c))}"
+    for c in _VISIBLE_FILLERS & set(named):
+        assert not is_blank_char(chr(c)) and word_count(f"one{chr(c)}two") == 1, f"U+{c:04X}"

@@ -75,6 +75,19 @@ RESULTS_FILES = {"json": RESULTS, **_TABLE_OUTPUTS}
 #: name any folder may hold): such a file found outside a bundle (beside bundle folders given to
 #: ``verify``) is a bundle that lost its ``manifest.json``, and fails.
 TOP_FILES = frozenset({MANIFEST, RESULTS, CORPUS, SCORES_CSV, SCORES_PARQUET, AMENDMENTS, *TABLE_FILES})
+#: Suffixes a committed protocol version keeps in a bundle (``protocol/v<k><suffix>``).
+PROTOCOL_SUFFIXES = (".toml", ".yaml", ".yml")
+#: Suffixes of the files of ``commitments/`` (``v<k>.json``, ``v<k>.tsr``, ``v<k>.roots.pem``).
+COMMITMENT_SUFFIXES = (".json", ".tsr", ".roots.pem")
+#: Base names (full match) of every file a detector-run bundle carries, at any depth, but for
+#: ``README.md`` (a name any folder may hold): :data:`TOP_FILES`, the log's files
+#: (``events.jsonl``, ``leaves.csv``), ``v<k>`` commitment and protocol files, and any
+#: timestamp token or carried root file (``*.tsr``, ``*.roots.pem``: only bundle material has
+#: them). Such a file found loose beside bundle folders is a bundle that lost its manifest.
+BUNDLE_FILE_NAME = re.compile("|".join([
+    *(re.escape(n) for n in sorted(TOP_FILES | {PurePath(EVENTS).name, PurePath(LEAVES).name})),
+    r"v[0-9]+(" + "|".join(re.escape(x) for x in COMMITMENT_SUFFIXES + PROTOCOL_SUFFIXES) + ")",
+    r".+\.tsr", r".+\.roots\.pem"]))
 #: Endings of archive files (lower case): an archive in a folder given to ``verify`` is not
 #: unpacked (the verifier never expands untrusted archives) and fails, so that a bundle shipped
 #: packed is never passed over.
@@ -132,7 +145,7 @@ def protocol_file_name(version: int, logged_file: str | None) -> str:
     """``protocol/v<version><suffix>``: the bundle's name of a committed protocol version, its
     suffix that of the file name the commit event logged (``.toml`` unless YAML)."""
     suffix = PurePath(logged_file or "").suffix.lower()
-    return f"protocol/v{version}{suffix if suffix in ('.toml', '.yaml', '.yml') else '.toml'}"
+    return f"protocol/v{version}{suffix if suffix in PROTOCOL_SUFFIXES else PROTOCOL_SUFFIXES[0]}"
 
 
 def manifest_text(manifest: dict[str, Any]) -> str:

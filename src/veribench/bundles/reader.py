@@ -6,6 +6,9 @@ Rules, each with a clear verdict instead of a traceback or an unbounded read:
   and anything that is not a regular file (a FIFO, a device, a socket) is refused and
   never opened; files are opened with ``O_NOFOLLOW`` relative to the bundle folder, one
   path component at a time, so a symlinked sub-folder cannot be traversed either.
+  A hard link (a regular file with ``st_nlink > 1``: the same file also has another
+  name, possibly outside the bundle or given to the verifier as a trusted root) is
+  refused too: a bundle holds only files of its own.
 - **Size caps.** Every file has a cap (:data:`MAX_FILE_BYTES` for files parsed whole,
   :data:`MAX_DATA_BYTES` for streamed data files); the size is checked with ``fstat``
   before reading and the read stops at the cap, so a 2 GB file costs nothing.
@@ -49,6 +52,9 @@ MAX_JSON_DEPTH = 64
 #: Most entries a bundle folder may hold (all levels together).
 MAX_ENTRIES = 100_000
 _CHUNK = 1 << 20
+#: Why a regular file with more than one name is refused.
+HARD_LINK = ("a hard link (the same file has another name, st_nlink > 1); bundles hold only files of "
+             "their own")
 
 
 class ReadError(Exception):
@@ -111,6 +117,8 @@ def scan(root: str | Path, *, max_depth: int = 3, max_entries: int = MAX_ENTRIES
                     else:
                         out.dirs.append(r)
                         walk(Path(e.path), r + "/", depth + 1)
+                elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                    out.refused[r] = HARD_LINK
                 elif stat.S_ISREG(st.st_mode):
                     out.files[r] = st.st_size
                 else:
@@ -145,6 +153,9 @@ def _open(root: Path, rel: str) -> int:
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise ReadError(rel, _kind(st.st_mode) + "; bundles hold only regular files")
+    if st.st_nlink > 1:
+        os.close(fd)
+        raise ReadError(rel, HARD_LINK)
     return fd
 
 

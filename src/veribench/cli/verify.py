@@ -12,7 +12,7 @@ from veribench import __version__
 from veribench.bundles.verify import is_detector_bundle, verify_bundle
 from veribench.cli.common import FormatOpt, OutputFormat, ProgressOpt, input_path, json_opt, progress, write_json
 from veribench.cli.grammar import CliError, CliUsageError
-from veribench.commit.tsa import TimestampError, TrustedRoots, load_certificates
+from veribench.commit.tsa import TimestampError, TrustedRoots, is_self_issued, load_certificates
 from veribench.cycles.bundle import Candidate, candidates, is_cycle_dir
 from veribench.cycles.verify import check_rank_changes, verify_cycle
 
@@ -44,7 +44,8 @@ def verify_cmd(
     are not candidates. Each check is reported by name; exit 0 when every candidate passes, 1 when
     any fails or is refused or a path is not a bundle, 2 on a usage error.
     """
-    roots = [_trusted(r, paths) for r in tsa_root or []]
+    inodes = _inodes(paths) if tsa_root else {}
+    roots = [_trusted(r, paths, inodes) for r in tsa_root or []]
     cap = max_file_mb * 2**20 if max_file_mb else None
     runs, cycles, refused = [], [], []
     with progress("verify", show_progress):
@@ -81,23 +82,62 @@ def verify_cmd(
     raise typer.Exit(0 if ok else 1)
 
 
-def _trusted(path: Path, verified: list[Path]) -> TrustedRoots:
+def _inodes(verified: list[Path]) -> dict[tuple[int, int], Path]:
+    """Every regular file under the folders being verified, by ``(st_dev, st_ino)``.
+
+    Walked without following links (a link is refused by the verifier anyway); an
+    unreadable sub-folder is skipped here and refused by the verifier.
+    """
+    out: dict[tuple[int, int], Path] = {}
+    for v in verified:
+        for d, _dirs, files in os.walk(v, followlinks=False):
+            for f in files:
+                try:
+                    st = os.lstat(os.path.join(d, f))
+                except OSError:
+                    continue
+                out.setdefault((st.st_dev, st.st_ino), v)
+    return out
+
+
+def _trusted(path: Path, verified: list[Path], inodes: dict[tuple[int, int], Path]) -> TrustedRoots:
     """The roots of one ``--tsa-root`` file, named by the option and the path.
 
+    Provenance is checked on the file, not on its bytes: the file must not lie inside a
+    folder being verified, by path (symlinks, ``..`` resolved) nor by identity (a second
+    hard link to a file under those folders, same ``(st_dev, st_ino)``). A file outside
+    that holds the same certificate as one a bundle carries is accepted: a user may
+    download the authority's root from its publisher and get the same bytes. The file may
+    hold the root with its intermediates, in any order (the intermediates are links,
+    :func:`veribench.commit.tsa.split_anchors`); a file holding no root (an intermediate
+    alone) is refused: ``rfc3161-client`` checks a token's signature only up to a root.
+
     Raises:
-        CliUsageError: the file lies inside a folder being verified: it came with the
-            material under test, so it is information, never a root the user supplies.
-        CliError: the file cannot be read or holds no certificate.
+        CliUsageError: the file is material under test: it is information, never a root
+            the user supplies.
+        CliError: the file cannot be read, holds no certificate, or holds no root.
     """
     where = path.resolve()
+    try:
+        st = os.stat(path)
+        inside = inodes.get((st.st_dev, st.st_ino))
+    except OSError:
+        inside = None  # said by the read below
     for v in verified:
         if where.is_relative_to(v.resolve()):
-            raise CliUsageError(f"--tsa-root {path}", f"lies inside {v}, which is being verified: a certificate that "
-                                "comes with a bundle is information, never trust",
-                                "give the authority's root certificate from a source you trust, kept outside "
-                                "the bundles")
+            inside = v
+    if inside is not None:
+        raise CliUsageError(f"--tsa-root {path}", f"lies inside {inside}, which is being verified (by its path or as "
+                            "a hard link to a file there): a certificate that comes with a bundle is information, "
+                            "never trust",
+                            "give the authority's root certificate from a source you trust, kept outside "
+                            "the bundles")
     try:
-        return TrustedRoots(f"--tsa-root {path}", tuple(load_certificates(path.read_bytes(), str(path))))
+        certs = tuple(load_certificates(path.read_bytes(), str(path)))
+        if not any(is_self_issued(c) for c in certs):
+            raise TimestampError("holds no root certificate (each certificate's issuer differs from its subject: an "
+                                 "intermediate is not accepted as a trust anchor)")
+        return TrustedRoots(f"--tsa-root {path}", certs)
     except (OSError, TimestampError) as e:
         what = (e.strerror or type(e).__name__) if isinstance(e, OSError) else str(e).removeprefix(f"{path}: ")
         raise CliError(str(path), what, "give a PEM file of the authority's root certificate(s) to --tsa-root") \

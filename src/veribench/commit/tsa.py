@@ -492,6 +492,40 @@ def _anchored(token: bytes, message: bytes, at: datetime, signer: Any, untrusted
     return root
 
 
+def split_anchors(certificates: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """(trust anchors, links) of one set of certificates a user supplied (e.g. one
+    ``--tsa-root`` file holding a root and its intermediate, in any order).
+
+    A certificate directly issued by another certificate of the same set (its issuer name
+    equals that one's subject and that one's key verifies its signature:
+    ``Certificate.verify_directly_issued_by``) is a link: it may join the signer to an
+    anchor, never end a path. The others are anchors. Without this, a root and its
+    intermediate in one file ended the path at the intermediate, which the CMS check
+    (``rfc3161-client``, OpenSSL) cannot use as a root, and a good token read as forged.
+    An intermediate supplied alone stays an anchor for the path but cannot be checked
+    that way: the date is then not proven (the CLI refuses such a file up front).
+    """
+    links = [c for c in certificates if any(o is not c and _issued_by(c, o) for o in certificates)]
+    return [c for c in certificates if not any(c is x for x in links)], links
+
+
+def _issued_by(cert: Any, issuer: Any) -> bool:
+    from cryptography.exceptions import InvalidSignature
+
+    if cert.issuer != issuer.subject or cert == issuer:
+        return False
+    try:
+        cert.verify_directly_issued_by(issuer)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True
+
+
+def is_self_issued(cert: Any) -> bool:
+    """Whether ``cert`` names itself as its issuer (a root; RFC 5280 section 3.2)."""
+    return bool(cert.issuer == cert.subject)
+
+
 def anchor_token(token: bytes, message: bytes, trusted: Sequence[TrustedRoots],
                  carried: Sequence[Any] = ()) -> Anchor:
     """Check that ``token`` stamps exactly ``message`` and say whether its date is proven.
@@ -530,10 +564,13 @@ def anchor_token(token: bytes, message: bytes, trusted: Sequence[TrustedRoots],
     untrusted = [*others, *carried]
     a = Anchor(info=info, consulted=[t.name for t in trusted])
     for t in trusted:
-        if not t.certificates:
+        anchors, links = split_anchors(t.certificates)
+        if not anchors:
             continue
-        named = [r for r in t.certificates if r.subject in issuers]
-        root = _anchored(token, message, gen_time(info), signer, untrusted, t.certificates)
+        # only a root (self-issued) named by the chain makes a failed check a forgery: an
+        # intermediate supplied alone cannot be checked as an anchor (split_anchors), not proven
+        named = [r for r in anchors if r.subject in issuers and is_self_issued(r)]
+        root = _anchored(token, message, gen_time(info), signer, [*untrusted, *links], anchors)
         if root is not None:
             a.trusted_by = t.name
             a.root, a.root_sha256 = root.subject.rfc4514_string(), _der_sha256(root)

@@ -77,9 +77,19 @@ def discover(path: Path) -> list[Path]:
 #: found, and fails).
 DETECTOR_NAMES = frozenset({layout.MANIFEST, layout.RESULTS, layout.CORPUS, layout.SCORES_CSV, layout.SCORES_PARQUET,
                             layout.AMENDMENTS})
-#: Names of files only a bundle or a cycle carries at its top (:data:`veribench.bundles.layout.TOP_FILES`,
-#: :data:`ALL_KNOWN`): one beside bundle folders makes that folder a failing candidate.
-STRAY_NAMES = layout.TOP_FILES | ALL_KNOWN
+#: Names of files only a cycle carries (:data:`ALL_KNOWN`); with a detector-run bundle's file
+#: names at any depth (:data:`veribench.bundles.layout.BUNDLE_FILE_NAME`), one beside bundle
+#: folders makes that folder a failing candidate (:func:`is_stray_name`).
+STRAY_NAMES = ALL_KNOWN
+
+
+def is_stray_name(name: str) -> bool:
+    """Whether a loose file named ``name`` (a base name) is a bundle's or a cycle's file.
+
+    Hidden files (a leading ``.``: ``.DS_Store``, ``._x``, editor swap files) are OS or tool
+    litter and never bundle files; ``README.md``, a licence or notes are not either.
+    """
+    return not name.startswith(".") and (name in STRAY_NAMES or layout.BUNDLE_FILE_NAME.fullmatch(name) is not None)
 #: The kinds of :class:`Candidate`: the two that are verified, and the three that are refused.
 CANDIDATE_KINDS = ("detector-run", "cycle", "link", "unreadable", "unrecognised")
 
@@ -98,9 +108,9 @@ class Candidate:
     with only ``tables.md``, or a bundle nested one level deeper). The last three are
     failures (``why`` says what); every sub-folder is a candidate. A plain file is a
     candidate only when it is an archive (:data:`veribench.bundles.layout.ARCHIVE_SUFFIXES`,
-    never unpacked) or bears a name a bundle or cycle carries (:data:`STRAY_NAMES`: the folder
+    never unpacked) or bears a name a bundle or cycle carries (:func:`is_stray_name`: the folder
     itself is then reported, "looks like a bundle without manifest.json"); others (a licence,
-    README, notes) are not.
+    README, notes, hidden files such as ``.DS_Store``) are not.
     """
 
     path: Path
@@ -167,9 +177,9 @@ def candidates(folder: Path) -> list[Candidate]:
         if stat.S_ISREG(st.st_mode):
             if name.lower().endswith(layout.ARCHIVE_SUFFIXES):
                 out.append(Candidate(p, "unrecognised", "an archive is not verified: unpack it and verify the folder"))
-            elif name in STRAY_NAMES:
+            elif is_stray_name(name):
                 stray.append(name)
-            continue  # any other plain file (a licence, README, notes): not a candidate
+            continue  # any other plain file (a licence, README, notes, hidden OS litter): not a candidate
         if not stat.S_ISDIR(st.st_mode):
             out.append(Candidate(p, "unreadable", f"{_special(st.st_mode)}, neither a file nor a folder: not read, "
                                                   "not verified"))
