@@ -50,7 +50,7 @@ def test_the_rule_is_exactly_not_an_assigned_visible_character():
     for c in [*range(0x3000), *range(0xFE00, 0x10000), *range(0x1D100, 0x1D200), *range(0xE0000, 0xE1000)]:
         ch = chr(c)
         want = (ch.isspace() or unicodedata.category(ch) in CATEGORIES or bool(ignorable.match(ch))
-                or ch in "\u2800\U0001d159")
+                or ch in "\u2800\u2d7f\U0001d159")
         assert is_blank_char(ch) is want, f"U+{c:04X}"
     assert not any(is_blank_char(c) for c in "aZ9é漢ß.,!-_")
 
@@ -109,3 +109,14 @@ def test_every_mark_or_letter_named_filler_or_blank_separates_words():
         assert is_blank_char(chr(c)) and word_count(f"one{chr(c)}two") == 2, f"U+{c:04X} {unicodedata.name(chr(c))}"
     for c in _VISIBLE_FILLERS & set(named):
         assert not is_blank_char(chr(c)) and word_count(f"one{chr(c)}two") == 1, f"U+{c:04X}"
+
+
+# -- hostile tester's fifth round: U+2D7F TIFINAGH CONSONANT JOINER (Mn, draws nothing) joined words --
+
+
+@pytest.mark.parametrize("sep", ["\u2d7f", "\u2d7f\u2d7f"], ids=["one", "two"])
+def test_the_tifinagh_consonant_joiner_separates_words(sep):
+    assert unicodedata.category("\u2d7f") == "Mn"
+    assert word_count(f"one{sep}two") == 2 and tokens(f"one{sep}two") == ["one", "two"]
+    assert is_blank(sep) and word_count(sep.join(f"lorem{i}" for i in range(200))) == 200
+    assert any(r[0] <= 0x2D7F <= r[-1] for r in _js_ranges())  # the browser's word rule too

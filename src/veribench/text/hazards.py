@@ -62,12 +62,13 @@ INVISIBLE_CATEGORIES = frozenset({"Cf"})
 #: nothing), with the Default_Ignorable letters and marks written out (the Hangul fillers
 #: U+115F, U+1160, U+3164, U+FFA0 are ``Lo``; U+034F, U+17B4/5, the Mongolian and other
 #: variation selectors are ``Mn``), and U+16FE4 KHITAN SMALL SCRIPT FILLER (``Mn``, not
-#: Default_Ignorable, draws nothing). Every ``Mn``/``Me``/``Lo`` character whose Unicode name
+#: Default_Ignorable, draws nothing) and U+2D7F TIFINAGH CONSONANT JOINER (``Mn``, draws
+#: nothing). Every ``Mn``/``Me``/``Lo`` character whose Unicode name
 #: holds FILLER or BLANK is here (tests/text/test_word_separators.py scans them); the other
 #: FILLER/BLANK names are visible marks (U+2422 BLANK SYMBOL, the ``Po`` gap fillers) and
 #: stay word characters. The one list of blank-looking assigned characters.
 BLANK_LOOKING = frozenset(
-    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0\U0001d159\U00016fe4"
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u2d7f\u3164\uffa0\U0001d159\U00016fe4"
     + "".join(chr(c) for c in range(0xFE00, 0xFE10))      # VARIATION SELECTOR-1..16
     + "".join(chr(c) for c in range(0xE0100, 0xE01F0)))   # VARIATION SELECTOR-17..256
 
