@@ -108,3 +108,22 @@ def test_hidden_os_litter_and_plain_files_stay_ignored(site, cli_run, name):
     shutil.copyfile(site / "good" / layout.README, site / layout.README)
     code, out = cli_run("verify", site)
     assert code == 0 and "[FAIL]" not in out, out
+
+
+# -- hostile tester's fifth round: a bundle file's name in another letter case passed -------------
+
+_CASED = {
+    "Results.JSON": "results.json",
+    "SCORES.CSV": "scores.csv",
+    "v1.TSR": "commitments/v1.tsr",
+    "v1.roots.PEM": "commitments/v1.roots.pem",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CASED))
+def test_a_bundle_file_name_in_another_letter_case_at_the_top_fails(site, cli_run, name):
+    shutil.copyfile(site / "good" / _CASED[name], site / name)
+    code, out = cli_run("verify", site)
+    assert code == 1, out
+    assert f"[FAIL] {site.name}: reader: {site.name}: looks like a bundle without manifest.json (holds {name}" \
+        in out, out

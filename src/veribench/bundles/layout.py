@@ -84,10 +84,12 @@ COMMITMENT_SUFFIXES = (".json", ".tsr", ".roots.pem")
 #: (``events.jsonl``, ``leaves.csv``), ``v<k>`` commitment and protocol files, and any
 #: timestamp token or carried root file (``*.tsr``, ``*.roots.pem``: only bundle material has
 #: them). Such a file found loose beside bundle folders is a bundle that lost its manifest.
+#: Matched in any letter case (``Results.JSON``, ``v1.TSR``): case-insensitive file systems
+#: (macOS, Windows) open such a name as the bundle's file.
 BUNDLE_FILE_NAME = re.compile("|".join([
     *(re.escape(n) for n in sorted(TOP_FILES | {PurePath(EVENTS).name, PurePath(LEAVES).name})),
     r"v[0-9]+(" + "|".join(re.escape(x) for x in COMMITMENT_SUFFIXES + PROTOCOL_SUFFIXES) + ")",
-    r".+\.tsr", r".+\.roots\.pem"]))
+    r".+\.tsr", r".+\.roots\.pem"]), re.IGNORECASE)
 #: Endings of archive files (lower case): an archive in a folder given to ``verify`` is not
 #: unpacked (the verifier never expands untrusted archives) and fails, so that a bundle shipped
 #: packed is never passed over.

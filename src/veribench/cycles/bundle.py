@@ -80,16 +80,18 @@ DETECTOR_NAMES = frozenset({layout.MANIFEST, layout.RESULTS, layout.CORPUS, layo
 #: Names of files only a cycle carries (:data:`ALL_KNOWN`); with a detector-run bundle's file
 #: names at any depth (:data:`veribench.bundles.layout.BUNDLE_FILE_NAME`), one beside bundle
 #: folders makes that folder a failing candidate (:func:`is_stray_name`).
-STRAY_NAMES = ALL_KNOWN
+STRAY_NAMES = frozenset(n.casefold() for n in ALL_KNOWN)
 
 
 def is_stray_name(name: str) -> bool:
     """Whether a loose file named ``name`` (a base name) is a bundle's or a cycle's file.
 
     Hidden files (a leading ``.``: ``.DS_Store``, ``._x``, editor swap files) are OS or tool
-    litter and never bundle files; ``README.md``, a licence or notes are not either.
+    litter and never bundle files; ``README.md``, a licence or notes are not either. Names
+    match in any letter case (``Results.JSON``, ``SCORES.CSV``): case-insensitive file systems
+    open them as the bundle's files.
     """
-    return not name.startswith(".") and (name in STRAY_NAMES or layout.BUNDLE_FILE_NAME.fullmatch(name) is not None)
+    return not name.startswith(".") and (name.casefold() in STRAY_NAMES or layout.BUNDLE_FILE_NAME.fullmatch(name) is not None)
 #: The kinds of :class:`Candidate`: the two that are verified, and the three that are refused.
 CANDIDATE_KINDS = ("detector-run", "cycle", "link", "unreadable", "unrecognised")
 
