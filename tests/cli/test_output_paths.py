@@ -14,9 +14,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from veribench.cli.common import WRITE_OPTIONS
 from veribench.cli.main import app
 
-OUTPUT_OPTS = ("--out", "-o", "--json", "--output")
+OUTPUT_OPTS = WRITE_OPTIONS
 
 
 def _commands(cmd: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
@@ -65,7 +66,8 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_sweep_finds_the_known_output_options():
     names = {(c, o) for c, o, _ in OPTIONS}
     assert {("export scores", "--out"), ("evaluate", "--out"), ("evaluate", "--json"), ("cycle score", "--out"),
-            ("report", "--out"), ("publish", "--out"), ("score", "--out")} <= names, names
+            ("report", "--out"), ("publish", "--out"), ("score", "--out"), ("protocol commit", "--record-dir"),
+            ("cycle new", "--secrets-dir"), ("cycle publish", "--secrets-dir")} <= names, names
 
 
 @pytest.mark.parametrize(("command", "option", "has_ws"), OPTIONS, ids=[f"{c} {o}" for c, o, _ in OPTIONS])
@@ -103,3 +105,37 @@ def test_an_output_path_of_the_wrong_kind_is_refused_before_any_work(tmp_path: P
     assert r.exit_code == 1 and r.output.count("\n") == 1, r.output
     assert r.output.startswith(f"error: {argv[-2]} {argv[-1]}: {what}"), r.output
     assert _events(ws) == before
+
+
+# -- hostile tester's fifth round: folders veribench writes beyond --out/--json ---------------------
+
+
+def _templates(tmp_path: Path) -> tuple[Path, Path]:
+    t, b = tmp_path / "templates.json", tmp_path / "banks.json"
+    t.write_text(json.dumps([{"slug": "s", "category": "c", "prompt_text": "Write about {TOPIC}."}]))
+    b.write_text(json.dumps({"TOPIC": ["rivers"]}))
+    return t, b
+
+
+@pytest.mark.parametrize(("args", "shown", "what"), [
+    ("protocol commit {P} --record-dir {F}/rec -w {W}", "--record-dir {F}/rec", "{F} is a file, not a folder"),
+    ("cycle new X {F}/cy --templates {T} --banks {B}", "DIRECTORY {F}/cy", "{F} is a file, not a folder"),
+    ("cycle new X {N}/cy --templates {T} --banks {B} --secrets-dir {F}/s", "--secrets-dir {F}/s",
+     "{F} is a file, not a folder"),
+    ("cycle new X {N}/cy --templates {T} --banks {B} --secrets-dir {F}", "--secrets-dir {F}", "is a file, not a folder"),
+])
+def test_a_folder_veribench_writes_under_or_at_a_file_is_refused_before_any_work(tmp_path: Path, ws: Path,
+                                                                                 args: str, shown: str, what: str):
+    afile, new = tmp_path / "afile", tmp_path / "new"
+    afile.write_text("x\n")
+    proto = tmp_path / "p.toml"
+    proto.write_text("")
+    t, b = _templates(tmp_path)
+    fmt = {"F": afile, "N": new, "T": t, "B": b, "P": proto, "W": ws}
+    before = _events(ws)
+    r = CliRunner().invoke(app, [a.format(**fmt) for a in args.split()])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 1 and len(lines) == 1, r.output
+    assert lines[0].startswith(f"error: {shown.format(**fmt)}: {what.format(**fmt)} (pass a folder path"), r.output
+    assert "internal error" not in r.output and "Traceback" not in r.output
+    assert _events(ws) == before and not new.exists() and afile.read_text() == "x\n"

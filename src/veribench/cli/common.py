@@ -33,7 +33,7 @@ from veribench.store.workspace import DB_NAME, DEFAULT_WORKSPACE, Workspace
 
 __all__ = ["CliError", "CliUsageError", "FormatOpt", "OutputFormat", "ProgressOpt", "QuietOpt", "WorkspaceOpt", "build",
            "check_value", "check_workspace", "choice", "friendly_errors", "input_path", "json_opt", "max_spend_opt",
-           "open_workspace", "out_opt", "output_path", "print_json", "progress", "remove_if_new", "setting_errors", "settings",
+           "open_workspace", "out_opt", "output_path", "WRITE_OPTIONS", "print_json", "progress", "remove_if_new", "setting_errors", "settings",
            "warn", "write_json"]
 
 #: ``--format``: what a command prints on standard output.
@@ -48,6 +48,13 @@ QuietOpt = typer.Option(False, "--quiet", "-q", help="One summary line instead o
 RetryFailedOpt = typer.Option(False, "--retry-failed", help="Also send again the stored failures that describe "
                                "the text (too_short, unscorable, ...). Stored call failures (auth, site_down, ...) "
                                "are sent again by every run.")
+
+
+#: Every option that names a place veribench writes (a file or a folder), each checked by
+#: :func:`output_path` when the command line is read; the one list, which
+#: tests/cli/test_output_paths.py sweeps over every command. ``cycle new``'s DIRECTORY
+#: argument is checked the same way.
+WRITE_OPTIONS = ("--out", "-o", "--json", "--output", "--record-dir", "--secrets-dir")
 
 
 def _output_problem(kind: str, p: Path) -> str | None:
@@ -71,12 +78,13 @@ def output_path(kind: Literal["file", "folder"] = "file") -> Callable[..., Any]:
     a workspace path under a file):
     ``error: --out afile/x.csv: afile is a file, not a folder (pass a path ... to --out)``.
     ``-`` (standard output) and an unset option pass. Used by every output option
-    (:func:`out_opt`, :func:`json_opt`)."""
+    (:data:`WRITE_OPTIONS`: :func:`out_opt`, :func:`json_opt`, ``--record-dir``,
+    ``--secrets-dir``) and written-to argument (``cycle new DIRECTORY``, named as its metavar)."""
 
     def check(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
         if ctx.resilient_parsing or value is None or str(value) == "-":
             return value
-        name = max(param.opts, key=len)
+        name = max(param.opts, key=len) if param.param_type_name == "option" else str(param.name).upper()
         wrong = _output_problem(kind, Path(value))
         if wrong:
             raise CliError(f"{name} {value}", wrong, f"pass a {kind} path that can be written to {name}")

@@ -22,6 +22,7 @@ from veribench.cli.common import (
     input_path,
     open_workspace,
     out_opt,
+    output_path,
     progress,
     settings,
     validated,
@@ -42,7 +43,7 @@ cycle_app = typer.Typer(help="Create, publish, score and re-score humanizer benc
                         no_args_is_help=True)
 
 CycleArg = typer.Argument(..., help="The cycle folder.", callback=input_path("folder"))
-SecretsOpt = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR",
+SecretsOpt = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR", callback=output_path("folder"),
                           help="Private folder holding the cycle's nonce (default: the user's veribench secrets "
                                "folder).")
 DetectorsOpt = typer.Option(["zippy"], "--detector", "-d", help="Registry detector name (repeatable).")
@@ -58,14 +59,16 @@ Readability = Literal["published", "judge", "none"]
 @cycle_app.command("new")
 def cycle_new(
     name: str = typer.Argument(..., help="Cycle name, e.g. \"January 2027\" (quote names with spaces)."),
-    directory: Path = typer.Argument(..., help="Folder to create for the cycle (must not exist or be empty)."),
+    directory: Path = typer.Argument(..., help="Folder to create for the cycle (must not exist or be empty).",
+                                     callback=output_path("folder")),
     templates: Path = typer.Option(..., "--templates", help="templates.json: [{slug, category, prompt_text}].",
                                    callback=input_path("file")),
     banks: Path = typer.Option(..., "--banks", help="banks.json: {TOKEN: [value, ...]}.", callback=input_path("file")),
     prompt_set_version: str = typer.Option("1.0.0", "--prompt-set-version",
                                            help="Version of the prompt set, recorded in commit.json."),
     secrets_dir: Path | None = typer.Option(None, "--secrets-dir", envvar="VERIBENCH_SECRETS_DIR",
-                                            help="Private folder for the nonce (mode 0700; file 0600)."),
+                                            help="Private folder for the nonce (mode 0700; file 0600).",
+                                            callback=output_path("folder")),
 ) -> None:
     """Start a cycle: draw a secret 32-byte nonce and write commit.json with its SHA-256."""
     commit = new_cycle(name, directory, templates, banks, prompt_set_version=prompt_set_version,

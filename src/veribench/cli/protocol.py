@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from veribench.cli.common import WorkspaceOpt, input_path, open_workspace
+from veribench.cli.common import WorkspaceOpt, input_path, open_workspace, output_path
 from veribench.cli.grammar import CliError
 from veribench.commit import add_timestamp, commit
 from veribench.detectors.rules import default_rule
@@ -38,7 +38,8 @@ def commit_cmd(file: Path = ProtocolArg, workspace: Path = WorkspaceOpt,
                new_protocol: bool = typer.Option(False, "--new-protocol", help="Declare an unrelated protocol in a "
                                                  "workspace that already holds runs (logged and shown)."),
                record_dir: Path | None = typer.Option(None, "--record-dir", help="Where to write the commitment "
-                                                         "record (default WS/commitments).")):
+                                                         "record (default WS/commitments).",
+                                                         callback=output_path("folder"))):
     """Commit the protocol's exact bytes to the event log before any scan, and write the record to publish.
 
     Warns when the selected corpus is too small for the comparisons or gaps the protocol
