@@ -15,6 +15,7 @@ from veribench.cycles.scoring import compute_leaderboard, recognise_scoring
 from veribench.cycles.uncertainty import (
     PAIRED_METRICS,
     Replicates,
+    _prompt_of,
     bootstrap_cycle,
     composite_intervals,
     paired_differences,
@@ -191,3 +192,36 @@ def test_one_value_difference_in_varying_resamples_has_no_test():
     assert tiers_of(r.slugs, [row]) == [{"tier": 1, "humanizers": ["a", "b"]}]
     ranks = {h["slug"]: h for h in composite_intervals(r)}
     assert ranks["a"]["rank_interval_95"] == [1, 1] and ranks["a"]["rank_interval_95_reason"] is None
+
+
+def test_two_prompts_cannot_separate_humanizers_however_many_resamples(july: Path):
+    """A hostile tester's case (issue 28): the July cycle cut to two prompts of one category
+    has three distinct resamples; a bootstrap p fell to 1/(B + 1) with B = 6000 and separated
+    52 of 78 pairs, while B = 300 separated none. With two units no paired test can reach
+    p <= 0.05 (a sign test with both on one side gives 0.5): no test, the reason, one tier,
+    whatever the number of resamples."""
+    samples, tests, dets = _load(july)
+    rules = recognise_scoring((july / "scoring.js").read_bytes())
+    where = _prompt_of(samples)
+    cat_of = {}
+    for key, c in where.values():
+        cat_of.setdefault(c, []).append(key)
+    two = next(sorted(set(v))[:2] for v in cat_of.values() if len(set(v)) >= 2)
+    keep = [t for t in tests if where.get(t["sample_id"], ("", ""))[0] in two]
+    for b in (300, 3000):
+        unc = ranking_uncertainty(samples, keep, dets, rules, seed=5, n_resamples=b)
+        rows = [x for fam in unc["paired_differences"].values() for x in fam]
+        assert rows and all((x["p_value"] is None and x["p_value_reason"]) or x["p_value"] == 1.0 for x in rows)
+        assert any("2 unit(s) resampled" in (x["p_value_reason"] or "") for x in rows)
+        assert not any(x["separated"] for x in rows)
+
+
+def test_a_bootstrap_p_is_never_below_what_the_prompts_allow(july: Path):
+    """The floor: with n prompts a p-value is at least 2 * 0.5**n (an exact sign test with every
+    prompt on one side), checked on the July cycle (11 prompts)."""
+    samples, tests, dets = _load(july)
+    rules = recognise_scoring((july / "scoring.js").read_bytes())
+    unc = ranking_uncertainty(samples, tests, dets, rules, seed=5, n_resamples=400)
+    rows = [x for fam in unc["paired_differences"].values() for x in fam]
+    ps = [x["p_value"] for x in rows if x["p_value"] is not None]
+    assert ps and min(ps) >= 2 * 0.5 ** 11

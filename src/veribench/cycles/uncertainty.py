@@ -72,6 +72,8 @@ from veribench.metrics.intervals import (
     checked,
     one_possible_resample,
     one_value,
+    sign_test_floor,
+    too_few_units,
 )
 from veribench.metrics.paired import adjust_pvalues
 
@@ -230,6 +232,7 @@ def paired_differences(r: Replicates, metric: str) -> list[dict[str, Any]]:
             est = float(pt[i] - pt[j])
             p_why: str | None = None
             p: float | None
+            few = too_few_units(r.n_prompts, ALPHA)
             if r.degenerate:
                 ci, why, p, p_why = None, ONE_POSSIBLE_RESAMPLE, None, ONE_POSSIBLE_RESAMPLE
             elif fin.size and np.all(fin == 0):
@@ -240,7 +243,9 @@ def paired_differences(r: Replicates, metric: str) -> list[dict[str, Any]]:
             else:
                 lo, hi = _percentiles(d)
                 ci, why = checked(lo, hi, "no resample ranked both humanizers", bootstrap_reason(d))
-                p = bootstrap_p(d)
+                # never below what the prompts themselves allow (a sign test on them), so that
+                # whether a pair is separated follows the data, not the number of resamples
+                p, p_why = (None, few) if few else (max(bootstrap_p(d), sign_test_floor(r.n_prompts)), None)
             rows.append({"a": r.slugs[i], "b": r.slugs[j], "metric": metric, "difference": est, "ci_95": ci,
                          "ci_95_reason": why, "p_value": p, "p_value_reason": p_why})
     adj = adjust_pvalues([x["p_value"] for x in rows], "holm")

@@ -46,6 +46,24 @@ ONE_POSSIBLE_RESAMPLE = ("every stratum has one unit, so the resampling has one 
                          "itself): no interval, test or rank interval")
 
 
+def sign_test_floor(n_units: int) -> float:
+    """The smallest two-sided p-value any paired test on ``n_units`` independent units can
+    honestly give: that of an exact sign test with every unit on one side, ``min(1, 2 * 0.5**n)``
+    (binomial; e.g. 0.5 for 2 units, 0.031 for 6). A resampling p-value below it reflects the
+    number of resamples, not the data."""
+    return float(min(1.0, 2.0 * 0.5 ** max(int(n_units), 0)))
+
+
+def too_few_units(n_units: int, alpha: float = 0.05) -> str | None:
+    """The reason a paired test on ``n_units`` units cannot separate anything at level ``alpha``
+    (:func:`sign_test_floor` above ``alpha``), or ``None`` when it can."""
+    floor = sign_test_floor(n_units)
+    if floor <= alpha:
+        return None
+    return (f"{n_units} unit(s) resampled: no paired test can reach p <= {alpha:g} (the smallest p the data allow "
+            f"is {floor:.3g}, a sign test with every unit on one side): no test")
+
+
 def collapsed(lo: Any, hi: Any) -> bool:
     """True when both endpoints are finite numbers and equal (a zero-width interval)."""
     if lo is None or hi is None:
