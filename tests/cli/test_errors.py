@@ -65,7 +65,8 @@ CASES = [
     ("rate assign -w NOWS --limit 0", 2, "--limit:"),
     ("rate serve -w NOWS --port 70000", 2, "--port:"),
     # issue 25's hostile values, as the issue gave them (each refused naming the option, nothing acted on)
-    ("cycle score CYCLE --resamples -5", 2, "--resamples: input should be greater than or equal to 1"),
+    ("cycle score CYCLE --resamples -5", 2, "--resamples: input should be greater than or equal to 100"),
+    ("cycle score CYCLE --resamples 2", 2, "--resamples: input should be greater than or equal to 100"),
     ("cycle score CYCLE --seed -5", 2, "--seed: input should be greater than or equal to 0"),
     ("verify MISSINGDIR --max-file-mb -3", 2, "--max-file-mb: input should be greater than or equal to 1"),
     ("log show -w NOWS --last -1", 2, "--last: input should be greater than or equal to 0"),

@@ -140,14 +140,14 @@ def test_ranking_uncertainty_records_seed_and_is_reproducible(july: Path):
 
 
 def test_cycle_score_prints_the_ranking_table(cli, july: Path, tmp_path: Path):
-    code, out = cli("cycle", "score", july, "--out", tmp_path / "lb.json", "--resamples", "20", "--seed", "1")
+    code, out = cli("cycle", "score", july, "--out", tmp_path / "lb.json", "--resamples", "100", "--seed", "1")
     assert code == 0, out
     lb = json.loads((tmp_path / "lb.json").read_text())
     first = lb["uncertainty"]["humanizers"][0]
     lo, hi = first["rank_interval_95"]
     line = next(x for x in out.splitlines() if x.startswith(first["slug"] + " "))
     assert f"{first['composite']:.2f}" in line and f"{lo} to {hi}" in line and line.endswith(str(first["tier"]))
-    assert "20 resamples, seed 1, 11 prompts in 7 categories" in out
+    assert "100 resamples, seed 1, 11 prompts in 7 categories" in out
 
 
 def test_one_prompt_per_category_gives_no_test_one_tier_no_rank_interval(july: Path):

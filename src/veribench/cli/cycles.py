@@ -37,7 +37,7 @@ from veribench.cycles.create import (
     score_directory,
 )
 from veribench.cycles.rescore import check_mapping, measure_cycle, rescore_bundle
-from veribench.cycles.uncertainty import summary_lines
+from veribench.cycles.uncertainty import MIN_RESAMPLES, summary_lines
 
 cycle_app = typer.Typer(help="Create, publish, score and re-score humanizer benchmark cycles (commit-reveal).",
                         no_args_is_help=True)
@@ -145,7 +145,7 @@ def cycle_measure(
     mapping: str = MappingOpt,
     judge_set: list[str] = JudgeOpt,
     seed: int = typer.Option(20260701, "--seed", min=0, help="Bootstrap seed of the ranking's intervals (recorded)."),
-    resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples (recorded)."),
+    resamples: int = typer.Option(2000, "--resamples", min=MIN_RESAMPLES, help=f"Bootstrap resamples (recorded; at least {MIN_RESAMPLES})."),
     workspace: Path = WorkspaceOpt,
     show_progress: bool = ProgressOpt,
 ) -> None:
@@ -178,7 +178,7 @@ def cycle_score(
                                      callback=input_path("folder")),
     out: Path | None = out_opt("Write the leaderboard JSON to this file (default: standard output).", None),
     seed: int = typer.Option(20260701, "--seed", min=0, help="Bootstrap seed (recorded), >= 0."),
-    resamples: int = typer.Option(2000, "--resamples", min=1, help="Bootstrap resamples (recorded)."),
+    resamples: int = typer.Option(2000, "--resamples", min=MIN_RESAMPLES, help=f"Bootstrap resamples (recorded; at least {MIN_RESAMPLES})."),
 ) -> None:
     """Leaderboard in the published shape, with seeded bootstrap 95% intervals, composite and rank
     intervals, paired differences and tiers (the table goes to standard error without --out)."""

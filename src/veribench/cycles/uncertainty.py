@@ -82,6 +82,10 @@ METHOD = ("stratified percentile bootstrap over prompts (strata: prompt category
 #: The metrics compared pairwise, in output order; higher is better for each.
 PAIRED_METRICS = ("composite", "bypass_rate", "meaning_preservation")
 ALPHA = 0.05
+#: The fewest resamples the command line accepts: below 100 the 2.5th and 97.5th percentiles
+#: of a 95% percentile interval are among the two most extreme replicates, so the interval
+#: can leave out the point (a hostile tester's ``--resamples 2``). The default is 2,000.
+MIN_RESAMPLES = 100
 #: What ``veribench verify`` says about this block (it re-derives the point values only).
 VERIFIED_NOTE = ("outside the verified part: `veribench verify` re-derives the point values only; re-derive these "
                  "with `veribench cycle score --seed SEED --resamples N` on the cycle folder")
