@@ -471,14 +471,19 @@ def unresolved_detectors(ws: Workspace, proto: Protocol) -> list[ProtocolError]:
     matches no stored spec while its name is close to a plug-in or stored spec name (a
     misspelling: :func:`unknown_detector_error`, "did you mean"), or matches more than one
     stored spec (:func:`ambiguity_error`): ``protocol commit`` refuses them before anything is
-    fixed, as ``evaluate`` would after. A name close to none is a detector whose scores are
-    imported after the commitment (pre-registration) and is accepted."""
+    fixed, as ``evaluate`` would after. A name close to none, or equal to a known name but for
+    letter case, is a detector whose scores are imported after the commitment
+    (pre-registration) and is accepted."""
     out = []
     for e in proto.detectors:
         if plugin_factory(e.name) is not None:
             continue
         stored = matching_specs(ws, e)
-        if not stored and close_matches(e.name, [*registry.names("detector"), *(s.name for s in ws.detector_specs())]):
+        known = [*registry.names("detector"), *(s.name for s in ws.detector_specs())]
+        # a name equal to a known one but for case (Liang et al.'s "GPTZero" beside the plug-in
+        # "gptzero") names recordings imported under that spelling: no misspelling
+        same = e.name.casefold() in {k.casefold() for k in known}
+        if not stored and not same and close_matches(e.name, known):
             out.append(unknown_detector_error(ws, proto, e))
         elif len(stored) > 1:
             out.append(ambiguity_error(proto, e, stored))
