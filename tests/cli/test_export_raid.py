@@ -88,3 +88,28 @@ def test_bad_metadata_file_is_one_line(ws: Path, tmp_path: Path):
     r = run("export", "raid-submission", "--run", "Z", "-o", tmp_path / "s", "--metadata", m, "-w", ws)
     assert r.exit_code != 0 and "field 'websit'" in r.output and "did you mean 'website'" in r.output, r.output
     assert len(r.output.strip().splitlines()) == 1
+
+
+def test_a_text_without_a_score_is_left_out_and_counted_never_zero(tmp_path: Path):
+    ws = tmp_path / "ws"
+    docs = tmp_path / "c.jsonl"
+    docs.write_text("".join(json.dumps({"id": f"t{i}", "text": f"Text number {i}.", "label": "ai" if i % 2 else "human"})
+                            + "\n" for i in range(6)))
+    assert run("import", "jsonl", docs, "-w", ws, "-q").exit_code == 0
+    scores = tmp_path / "s.json"
+    scores.write_text(json.dumps([{"doc_id": f"t{i}", "score": i / 10} for i in range(5)]
+                                 + [{"doc_id": "t5", "status": "too_short", "reason": "under the minimum"}]))
+    r = run("import", "scores", scores, "--detector", "det", "-w", ws, "-q")
+    assert r.exit_code == 0, r.output
+    proto = tmp_path / "p.toml"
+    proto.write_text('[protocol]\nname = "lo"\ntag = "LO"\n')
+    assert run("protocol", "commit", proto, "-w", ws).exit_code == 0
+    assert run("evaluate", "-w", ws, "-p", proto, "-q").exit_code == 0
+    r = run("export", "raid-submission", "--run", "LO", "-o", tmp_path / "s", "--contact", "c@d.e", "-w", ws)
+    assert r.exit_code == 0, r.output
+    assert "wrote 5 predictions" in r.output and "left out 1 texts without a score (too_short: 1; first: t5)" in r.output
+    preds = json.loads((tmp_path / "s" / "predictions.json").read_text())
+    assert {p["id"]: p["score"] for p in preds} == {f"t{i}": pytest.approx(i / 10) for i in range(5)}
+    meta = json.loads((tmp_path / "s" / "metadata.json").read_text())
+    assert meta["additional_metadata"]["texts_left_out"] == 1
+    assert meta["additional_metadata"]["left_out_statuses"] == {"too_short": 1}
