@@ -1,0 +1,173 @@
+"""Issue 27, remaining language items: the vendors' declared languages (from their own
+documentation), the acceptance check on real texts in three languages (tests/data/udhr),
+and the report site's language and length table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+
+from veribench import registry
+from veribench.hashing import text_sha256
+from veribench.records import ScoreResult
+from veribench.spec import Spec
+from veribench.store import writes
+
+UDHR = Path(__file__).parents[1] / "data" / "udhr" / "udhr.jsonl"
+
+
+def test_vendors_declare_the_languages_their_documentation_lists():
+    """Copyleaks' API reference lists 30 languages (zh-CN and zh-TW are one ISO 639-1 code),
+    Pangram's multilingual release English and 23 more, Sapling's API docs English; GPTZero,
+    Originality, Winston and ZeroGPT document no list and stay "languages not declared"."""
+    copyleaks = registry.declared_languages("copyleaks", {})
+    assert copyleaks is not None and len(copyleaks) == 29 and {"en", "de", "zh", "ar", "vi"} <= set(copyleaks)
+    pangram = registry.declared_languages("pangram", {})
+    assert pangram is not None and len(pangram) == 24 and {"en", "ko", "ur", "fa"} <= set(pangram)
+    assert registry.declared_languages("sapling", {}) == ("en",)
+    for name in ("gptzero", "originality", "winston", "zerogpt"):
+        assert registry.declared_languages(name, {}) is None, name
+    # every declared code is ISO 639-1 (two lower-case letters), sorted output
+    for name in registry.DECLARED_LANGUAGES:
+        langs = registry.declared_languages(name, {})
+        assert langs == tuple(sorted(langs)) and all(len(c) == 2 and c.islower() for c in langs)
+
+
+def _udhr_workspace(ws, langs=("en", "de", "fr")) -> list[dict]:
+    """The UDHR texts of ``langs`` (real human writing, tests/data/udhr, ATTRIBUTION.md) as
+    human texts of arm A, plus each text reversed word by word as an AI text of arm C (the same
+    language and length), written through the one write path."""
+    recs = [json.loads(line) for line in UDHR.read_text(encoding="utf-8").splitlines()]
+    docs = []
+    for r in recs:
+        if r["lang"] not in langs:
+            continue
+        for label, arm, text in (("human", "A", r["text"]), ("ai", "C", " ".join(reversed(r["text"].split())))):
+            docs.append({"doc_id": f"{r['id']}-{label}", "corpus": "udhr", "text": text,
+                         "text_sha256": text_sha256(text), "label": label, "arm": arm, "kind": "article",
+                         "subgroup": None, "tags": None, "group_key": r["id"], "provenance": None,
+                         "generation": None, "import_id": "imp1", "lang": r["lang"]})
+    cols = {c: [d[c] for d in docs] for c in writes.DOCUMENT_COLUMNS}
+    with ws.transaction() as con:
+        writes.add_documents(con, pa.table({c: pa.array(v, pa.string()) for c, v in cols.items()}))
+    return docs
+
+
+def _put(ws, docs, name: str, p) -> None:
+    """Scores ``p`` under the plug-in's own spec (a vendor's scores as a scan stores them), or a
+    stored spec for a name the registry does not know."""
+    spec = registry.create("detector", name).spec if name in registry.names("detector") else \
+        Spec("detector", name, "v1", {})
+    writes.put_scores(ws, spec, [(d["text_sha256"], ScoreResult(raw=float(x), ai_probability=float(x)))
+                                 for d, x in zip(docs, p)], links=[(d["doc_id"], d["text_sha256"]) for d in docs])
+
+
+def _protocol(tmp_path, names, extra: str = "") -> Path:
+    rule = 'rule = { field = "ai_probability", op = ">", threshold = 0.5 }'
+    dets = "".join(f'[[detectors]]\nname = "{n}"\n{rule}\n' for n in names)
+    f = tmp_path / "p.toml"
+    f.write_text('[protocol]\nname = "udhr"\n[split]\nrule = "none"\n[tables]\nslices = ["language", "length"]\n'
+                 + extra + dets)
+    return f
+
+
+def test_acceptance_udhr_three_languages(workspace, tmp_path):
+    """Issue 27's acceptance: a corpus of English, German and French (real UDHR texts) yields
+    a language slice; each detector's out-of-scope texts are counted with the reason in every
+    output (JSON, terminal, Markdown, HTML); a detector without declared languages is
+    labelled "languages not declared". Sapling declares English (its API docs), Pangram all
+    three, OtherDet nothing."""
+    from rich.console import Console
+
+    from veribench.commit import commit
+    from veribench.evaluate import evaluate_workspace
+    from veribench.evaluate.tables import html_page, markdown, print_tables
+    from veribench.protocol.model import load_protocol
+
+    docs = _udhr_workspace(workspace)
+    p = [0.9 if d["label"] == "ai" else (0.7 if i % 5 == 0 else 0.2) for i, d in enumerate(docs)]
+    for name in ("sapling", "pangram", "OtherDet"):
+        _put(workspace, docs, name, p)
+    f = _protocol(tmp_path, ("sapling", "pangram", "OtherDet"))
+    commit(workspace, f)
+    res = evaluate_workspace(workspace, load_protocol(f), allow_scoring=False)
+    lang = [d["lang"] for d in docs]
+    t1 = {r["detector"]: r for r in res["table1"]}
+    reason = "language {} is outside the detector's declared languages"
+    assert t1["sapling"]["languages"] == ["en"]
+    assert t1["sapling"]["excluded"] == {reason.format("de"): lang.count("de"), reason.format("fr"): lang.count("fr")}
+    assert t1["sapling"]["human_n"] == lang.count("en") // 2
+    assert t1["pangram"]["excluded"] == {} and "de" in t1["pangram"]["languages"]
+    assert t1["OtherDet"]["languages"] is None and t1["OtherDet"]["languages_reason"] == "languages not declared"
+    # the language slice: one row per language for the detectors that evaluate it, FPR by a plain count
+    t2 = {(r["detector"], r["slice"]): r for r in res["table2"] if r["slice_type"] == "language"}
+    for code in ("en", "de", "fr"):
+        hum = [x for d, x in zip(docs, p) if d["lang"] == code and d["label"] == "human"]
+        r = t2[("OtherDet", code)]
+        assert (r["human_n"], r["false_positives"]) == (len(hum), sum(x > 0.5 for x in hum))
+    assert ("sapling", "de") not in t2 and ("sapling", "en") in t2
+    # every output names the reason and the count, and the label
+    con = Console(record=True, width=3000)
+    print_tables(res, con)
+    for text in (markdown(res), con.export_text(), html_page(res)):
+        for code in ("de", "fr"):
+            assert f"{reason.format(code)} {lang.count(code)}".replace("'", "") in text.replace("&#x27;", "").replace(
+                "&#39;", "").replace("'", "")
+        assert "languages not declared" in text
+    json.dumps(res)
+
+
+def test_detectgpt_languages_follow_its_mask_model_too():
+    """DetectGPT's perturbations come from its mask-filling model: a mask model without declared
+    languages leaves the detector's languages not declared; T5 (en, fr, ro, de) narrows the
+    scoring model's to both models' common languages."""
+    assert registry.declared_languages("detectgpt", {"model": "smollm2", "mask_model": "t5-large"}) == ("en",)
+    assert registry.declared_languages("detectgpt", {"model": "tiiuae/falcon-7b", "mask_model": "t5-large"}) == (
+        "en", "fr")
+    assert registry.declared_languages("detectgpt", {"model": "smollm2", "mask_model": "google/mt5-base"}) is None
+
+
+#: The entries every detector's section of docs/detectors.md holds (issue 27's acceptance).
+DOC_ENTRIES = ("Source", "Default rule", "Languages declared", "Cost", "Checked against")
+
+
+def _sections(page: str) -> dict[str, str]:
+    """``{detector name: section text}`` for every ``## `name` — ...`` heading (the first one
+    of a name: its own section)."""
+    out: dict[str, str] = {}
+    parts = page.split("\n## ")
+    for part in parts[1:]:
+        head, _, body = part.partition("\n")
+        if head.startswith("`") and "`" in head[1:]:
+            out.setdefault(head[1:head.index("`", 1)], body.split("\n# ")[0])
+    return out
+
+
+def test_docs_detail_every_registered_detector():
+    """docs/detectors.md has a section for every detector in ``registry.BUILTINS["detector"]``
+    with its source, default rule, declared languages, cost and the reference it was checked
+    against, each non-empty; the languages entry agrees with the registry's data."""
+    page = (Path(__file__).parents[2] / "docs" / "detectors.md").read_text(encoding="utf-8")
+    sections = _sections(page)
+    missing = sorted(set(registry.BUILTINS["detector"]) - set(sections))
+    assert not missing, f"no section for {missing}"
+    for name in registry.BUILTINS["detector"]:
+        body = sections[name]
+        entries = {}
+        for line in body.split("\n- **")[1:]:
+            key, _, rest = line.partition(".**")
+            entries[key.strip()] = rest.strip()
+        for key in DOC_ENTRIES:
+            assert entries.get(key), f"{name}: no '{key}' entry"
+        langs = entries["Languages declared"]
+        declared = registry.declared_languages(name, dict(registry.create("detector", name).spec.settings)
+                                                if name not in ("hf-classifier", "imported") else {})
+        if declared is None:
+            assert registry.NOT_DECLARED in langs, name
+        elif name in registry.DECLARED_LANGUAGES:
+            row = next(x for x in page.splitlines() if x.startswith(f"| `{name}` |"))
+            assert row.split("|")[2].strip() == ", ".join(declared) or ", ".join(declared) == langs, name
+        else:
+            assert "follow" in langs, name
