@@ -73,6 +73,22 @@ def _protocol(tmp_path, names, extra: str = "") -> Path:
     return f
 
 
+def _evaluate_udhr(workspace, tmp_path, extra: str = "") -> tuple[list[dict], list[float], dict]:
+    """The acceptance corpus scored by Sapling (en), Pangram (en, de, fr ...) and OtherDet (no
+    languages), evaluated under a committed protocol with the language and length slices."""
+    from veribench.commit import commit
+    from veribench.evaluate import evaluate_workspace
+    from veribench.protocol.model import load_protocol
+
+    docs = _udhr_workspace(workspace)
+    p = [0.9 if d["label"] == "ai" else (0.7 if i % 5 == 0 else 0.2) for i, d in enumerate(docs)]
+    for name in ("sapling", "pangram", "OtherDet"):
+        _put(workspace, docs, name, p)
+    f = _protocol(tmp_path, ("sapling", "pangram", "OtherDet"), extra)
+    commit(workspace, f)
+    return docs, p, evaluate_workspace(workspace, load_protocol(f), allow_scoring=False)
+
+
 def test_acceptance_udhr_three_languages(workspace, tmp_path):
     """Issue 27's acceptance: a corpus of English, German and French (real UDHR texts) yields
     a language slice; each detector's out-of-scope texts are counted with the reason in every
@@ -81,18 +97,9 @@ def test_acceptance_udhr_three_languages(workspace, tmp_path):
     three, OtherDet nothing."""
     from rich.console import Console
 
-    from veribench.commit import commit
-    from veribench.evaluate import evaluate_workspace
     from veribench.evaluate.tables import html_page, markdown, print_tables
-    from veribench.protocol.model import load_protocol
 
-    docs = _udhr_workspace(workspace)
-    p = [0.9 if d["label"] == "ai" else (0.7 if i % 5 == 0 else 0.2) for i, d in enumerate(docs)]
-    for name in ("sapling", "pangram", "OtherDet"):
-        _put(workspace, docs, name, p)
-    f = _protocol(tmp_path, ("sapling", "pangram", "OtherDet"))
-    commit(workspace, f)
-    res = evaluate_workspace(workspace, load_protocol(f), allow_scoring=False)
+    docs, p, res = _evaluate_udhr(workspace, tmp_path)
     lang = [d["lang"] for d in docs]
     t1 = {r["detector"]: r for r in res["table1"]}
     reason = "language {} is outside the detector's declared languages"
@@ -171,3 +178,36 @@ def test_docs_detail_every_registered_detector():
             assert row.split("|")[2].strip() == ", ".join(declared) or ", ".join(declared) == langs, name
         else:
             assert "follow" in langs, name
+
+
+def test_report_site_shows_language_and_length_slices_and_out_of_scope_counts(workspace, tmp_path):
+    """The run page of ``veribench report`` has a "Languages and lengths" section: per detector
+    its declared languages (or "languages not declared") and its out-of-scope texts per
+    language (null with the reason, never 0, for a detector without languages), and the
+    language and length rows of Table 2; every cell points into the page JSON."""
+    from tests.report.report_pagecheck import check_page
+    from veribench.report import build_report
+
+    docs, p, res = _evaluate_udhr(workspace, tmp_path)
+    workspace.close()
+    build_report([tmp_path / "ws"], tmp_path / "out")
+    page = next((tmp_path / "out").glob("run-*.html"))
+    data = json.loads((tmp_path / "out" / "data" / f"{page.stem}.json").read_text())
+    check_page(page, tmp_path / "out" / "data" / f"{page.stem}.json")
+    scope = {r["detector"]: r for r in data["language_scope"]}
+    lang = [d["lang"] for d in docs]
+    assert scope["sapling"]["languages"] == "en" and scope["sapling"]["out_of_scope_n"] == lang.count("de") * 2
+    assert scope["sapling"]["out_of_scope"] == f"de {lang.count('de')}, fr {lang.count('fr')}"
+    assert scope["pangram"]["out_of_scope_n"] == 0 and scope["pangram"]["out_of_scope"] is None
+    other = scope["OtherDet"]
+    assert other["languages"] is None and other["languages_reason"] == "languages not declared"
+    assert other["out_of_scope_n"] is None and other["out_of_scope_n_reason"].startswith("languages not declared")
+    kinds = {(r["detector"], r["slice_type"], r["slice"]) for r in data["language_slices"]}
+    assert {("OtherDet", "language", c) for c in ("en", "de", "fr")} <= kinds
+    assert ("OtherDet", "length", "under 100 words") in kinds
+    want = {(r["detector"], r["slice_type"], r["slice"]): r["human_n"] for r in res["table2"]
+            if r["slice_type"] in ("language", "length")}
+    assert {(r["detector"], r["slice_type"], r["slice"]): r["human_n"] for r in data["language_slices"]} == want
+    html = page.read_text()
+    assert 'id="languages"' in html and "Out-of-scope texts" in html and "languages not declared" in html
+    assert f"de {lang.count('de')}, fr {lang.count('fr')}" in html

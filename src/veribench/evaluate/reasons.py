@@ -45,3 +45,14 @@ def null_reason(block: object, key: str) -> str | None:
         if block.get(k):
             return str(block[k])
     return None
+
+
+def outside_language(reason: object) -> str | None:
+    """The language code of an exclusion reason made from :data:`OUTSIDE_LANGUAGES`
+    (``"language de is outside ..."`` -> ``"de"``), else ``None``: the one reading of the
+    template, for outputs that count out-of-scope texts per language."""
+    head, _, tail = OUTSIDE_LANGUAGES.partition("{language}")
+    text = str(reason)
+    if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
+        return text[len(head):len(text) - len(tail)]
+    return None
