@@ -50,10 +50,10 @@ from veribench.evaluate.agreement import _agreement
 from veribench.evaluate.arrays import LABEL_ORDER, DetArrays, DocArrays
 from veribench.evaluate.blocks import _blocks, _Ctx, tpr_key
 from veribench.evaluate.comparisons import DetectorInput, compute_comparisons, parse_comparisons
-from veribench.evaluate.decision import Decision, decide
+from veribench.evaluate.decision import Decision, decide, per_length_line
 from veribench.evaluate.reasons import FROM_CALIBRATION, IN_SAMPLE, NO_COMPARISONS
 from veribench.evaluate.robustness import adjust_robustness, robustness_rows
-from veribench.evaluate.slices import DERIVED_MEMBERS, DERIVED_SLICES, _slice_codes, slice_kinds
+from veribench.evaluate.slices import DERIVED_MEMBERS, DERIVED_SLICES, LENGTH_BANDS, _slice_codes, slice_kinds
 from veribench.evaluate.split import split_documents
 from veribench.metrics import grouped as mgrouped
 from veribench.metrics import roc as mroc
@@ -205,7 +205,9 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     has_rule = np.zeros(len(dets), dtype=bool)
     split_name = "test" if split_declared else "all"
     scopes = [np.ones(n, bool) if d.in_scope is None else np.asarray(d.in_scope, dtype=bool) for d in dets]
-    decisions = [decide(d, scopes[j] & d.ok, calib, rl.headline, lab, split_declared) for j, d in enumerate(dets)]
+    bands = docs.length if proto.per_length else None
+    decisions = [decide(d, scopes[j] & d.ok, calib, rl.headline, lab, split_declared, bands)
+                 for j, d in enumerate(dets)]
     # Table 1 groups: detectors scored on the same texts (docs/labels.md §7).
     corpus = mgroups.corpus_labels(docs.corpus)
     main = test & rl.table
@@ -236,6 +238,8 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                                                               "source": None}
         rule.update({"threshold": dec.threshold, "source": dec.source, "describe": dec.describe,
                      "defined": dec.defined, "reason": dec.reason})
+        if dec.per_length is not None:
+            rule.update(per_length=dec.per_length, threshold_reason=PER_LENGTH_REASON)
         pool = test & scope & (lab != roles.UNKNOWN_CODE)
         excluded_all = _excluded(d, dec, pool, scope)
         operating = (f"{next(iter(fixed.values()))['source']} (the threshold of every row; FPR achieved on test)"
@@ -344,8 +348,9 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     stats["corrections"].setdefault("families", []).append(adjust_robustness(robustness, rb_cfg.correction))
     stats["corrections"].setdefault("alpha", rb_cfg.alpha)
     n_boot_blocks = sum(c.n_blocks for c in ctxs)
+    per_length = {"per_length_thresholds": per_length_block(dets, decisions)} if proto.per_length else {}
     return {
-        "run": {**(run_meta or {}), "split": split_info, "interval_method": "wilson", "confidence": proto.confidence,
+        "run": {**(run_meta or {}), **per_length, "split": split_info, "interval_method": "wilson", "confidence": proto.confidence,
                 "auroc_ci_method": proto.auroc_ci, "n_documents": int(n), "roles": roles.describe(),
                 "arms": dict(proto.arms), "arm_rules": arm_rules_block(docs, proto), "flag_rule": mthr.FLAG_RULE,
                 "slices": {"kinds": kind_names, "added": added_kinds,
@@ -365,6 +370,26 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
         "curves": curves,
         "warnings": warn_list,
     }
+
+
+#: Why a per-length rule's single ``threshold`` is null (its thresholds are in ``per_length``).
+PER_LENGTH_REASON = "one threshold per length bin ([thresholds] per_length): see per_length"
+
+
+def per_length_block(dets: list[DetArrays], decisions: list[Decision]) -> dict[str, Any]:
+    """``run.per_length_thresholds`` when the protocol declares ``[thresholds] per_length``:
+    ``bins`` (the :data:`veribench.evaluate.slices.LENGTH_BANDS` names, in order) and ``lines``,
+    one per detector, that every output prints: the bins and each fitted threshold
+    (:func:`veribench.evaluate.decision.per_length_line`), or why the detector has none."""
+    lines = []
+    for d, dec in zip(dets, decisions):
+        line = per_length_line(d.label, dec)
+        if line is None:
+            line = (f"{d.label}: per-length thresholds not fitted: {dec.reason}" if not dec.defined and
+                    d.rule is not None and d.rule.fit else f"{d.label}: one threshold for every length "
+                    f"(its rule is not fitted): {dec.describe}")
+        lines.append(line)
+    return {"bins": [name for _, name in LENGTH_BANDS], "lines": lines}
 
 
 def _curves(d: DetArrays, elig_rank: np.ndarray, sel: np.ndarray, lab: np.ndarray, curve_points: int,

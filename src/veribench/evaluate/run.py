@@ -77,7 +77,8 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
 
     Each document's language is loaded (:func:`_languages`); its length band
     (:func:`veribench.evaluate.slices.length_band`) only when the protocol's slices name
-    ``length`` (it reads every text; a fingerprint-only document has none)."""
+    ``length`` or it declares ``[thresholds] per_length`` (it reads every text; a
+    fingerprint-only document has none)."""
     where, params = _selection_sql(proto.selection)
     with ws.lock:
         ws.con.execute("DROP TABLE IF EXISTS _sel")
@@ -92,7 +93,7 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
                        "published, date_bound FROM _sel ORDER BY rn").to_arrow_table()
         lang, lang_conf = _languages(ws)
         length = None
-        if "length" in proto.slices:
+        if "length" in proto.slices or proto.per_length:
             length = np.array([None if r[0] is None else length_band(word_count(r[0])) for r in ws.con.execute(
                 "SELECT d.text FROM _sel x JOIN documents d USING (doc_id) ORDER BY x.rn").fetchall()], dtype=object)
     cols = {c: np.array(t.column(c).to_pylist(), dtype=object) for c in t.column_names if c != "tags"}
