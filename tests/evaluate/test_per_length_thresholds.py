@@ -140,3 +140,27 @@ def test_per_length_needs_a_calibration_split_and_a_fitted_rule():
     with pytest.raises(ProtocolError, match="no detector has a fitted rule"):
         parse_protocol(fixed)
     assert parse_protocol({**base, "split": {"rule": "hash"}}).per_length is True
+
+
+def test_report_site_run_page_names_the_per_length_thresholds(workspace, tmp_path):
+    """The report site's run page says so too: each detector's line with the bins and fitted
+    thresholds, and the decision rule's short form lists the thresholds per bin (never "not
+    fitted"); every cell points into the page JSON."""
+    from tests.report.report_pagecheck import check_page
+    from veribench.commit import commit
+    from veribench.evaluate import evaluate_workspace
+    from veribench.protocol.model import load_protocol
+    from veribench.report import build_report
+
+    _corpus(workspace)
+    f = tmp_path / "p.toml"
+    f.write_text(PROTO)
+    commit(workspace, f)
+    res = evaluate_workspace(workspace, load_protocol(f), allow_scoring=False)
+    workspace.close()
+    build_report([tmp_path / "ws"], tmp_path / "out")
+    page = next((tmp_path / "out").glob("run-*.html"))
+    check_page(page, tmp_path / "out" / "data" / f"{page.stem}.json")
+    text = html.unescape(page.read_text())
+    assert "Per-length thresholds" in text and res["run"]["per_length_thresholds"]["lines"][0] in text
+    assert "fitted rule, not fitted" not in text and "(fitted per length)" in text
