@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 from veribench import registry
 from veribench.hashing import text_sha256
@@ -211,3 +212,71 @@ def test_report_site_shows_language_and_length_slices_and_out_of_scope_counts(wo
     html = page.read_text()
     assert 'id="languages"' in html and "Out-of-scope texts" in html and "languages not declared" in html
     assert f"de {lang.count('de')}, fr {lang.count('fr')}" in html
+
+
+def test_out_of_scope_slice_when_the_protocol_asks(workspace, tmp_path):
+    """``[evaluation] out_of_scope = "slice"``: the texts outside a detector's declared languages
+    are still excluded from its headline rates (and counted with the reason), and are evaluated
+    in a Table 2 row of their own (``language_scope`` = "outside the declared languages"),
+    judged by the same rule; FPR and catch rate equal plain counts. A detector with nothing
+    out of scope, or without declared languages, has no such row; without the option no
+    detector has one."""
+    docs, p, res = _evaluate_udhr(workspace, tmp_path, '[evaluation]\nout_of_scope = "slice"\n')
+    t1 = {r["detector"]: r for r in res["table1"]}
+    assert sum(t1["sapling"]["excluded"].values()) == 28 and t1["sapling"]["human_n"] == 7
+    rows = [r for r in res["table2"] if r["slice_type"] == "language_scope"]
+    assert [r["detector"] for r in rows] == ["sapling"]
+    r = rows[0]
+    out = [(d, x) for d, x in zip(docs, p) if d["lang"] != "en"]
+    hum = [x for d, x in out if d["label"] == "human"]
+    ai = [x for d, x in out if d["label"] == "ai"]
+    assert r["slice"] == "outside the declared languages"
+    assert (r["human_n"], r["false_positives"]) == (len(hum), sum(x > 0.5 for x in hum))
+    assert (r["ai_n"], r["detections"]) == (len(ai), sum(x > 0.5 for x in ai))
+    assert r["fpr"] == pytest.approx(sum(x > 0.5 for x in hum) / len(hum))
+    json.dumps(res)
+
+
+def test_no_out_of_scope_slice_by_default(workspace, tmp_path):
+    _, _, res = _evaluate_udhr(workspace, tmp_path)
+    assert not [r for r in res["table2"] if r["slice_type"] == "language_scope"]
+
+
+def test_out_of_scope_slice_uses_the_threshold_fitted_on_in_scope_texts(workspace, tmp_path):
+    """With a fitted rule, the out-of-scope row is judged by the threshold fitted on the
+    calibration split's in-scope (English) texts only, a plain best-balanced-accuracy loop here;
+    the out-of-scope test texts' FPR and catch rate at that threshold are plain counts."""
+    import hashlib
+
+    import numpy as np
+
+    from veribench.commit import commit
+    from veribench.evaluate import evaluate_workspace
+    from veribench.protocol.model import load_protocol
+
+    docs = _udhr_workspace(workspace)
+    p = [0.6 + 0.05 * (i % 7) if d["label"] == "ai" else 0.1 + 0.07 * (i % 9) for i, d in enumerate(docs)]
+    _put(workspace, docs, "sapling", p)
+    f = tmp_path / "p.toml"
+    f.write_text('[protocol]\nname = "udhr-fit"\n[split]\nrule = "hash"\nevery = 2\n[evaluation]\n'
+                 'out_of_scope = "slice"\n[[detectors]]\nname = "sapling"\nrule = { fit = "best_balanced_accuracy" }\n')
+    commit(workspace, f)
+    res = evaluate_workspace(workspace, load_protocol(f), allow_scoring=False)
+    # docs/protocol.md: a group (group_key) is in calibration when int(sha256(salt NUL group)[:16], 16) % every == 0
+    cal = np.array([int(hashlib.sha256(f"veribench-split-v1\0{d['group_key']}".encode()).hexdigest()[:16], 16) % 2 == 0
+                    for d in docs])
+    s_ = np.array(p)
+    y = np.array([d["label"] == "ai" for d in docs], dtype=int)
+    en = np.array([d["lang"] == "en" for d in docs])
+    m = cal & en
+    best, thr = -1.0, None
+    for t in sorted(set(s_[m].tolist())):  # largest t among the best balanced accuracies
+        flag = s_[m] > t
+        ba = ((flag & (y[m] == 1)).sum() / (y[m] == 1).sum() + 1 - (flag & (y[m] == 0)).sum() / (y[m] == 0).sum()) / 2
+        if ba >= best:
+            best, thr = ba, t
+    assert res["detectors"][0]["rule"]["threshold"] == pytest.approx(thr)
+    row = next(r for r in res["table2"] if r["slice_type"] == "language_scope")
+    out = ~cal & ~en
+    assert (row["human_n"], row["false_positives"]) == (int((out & (y == 0)).sum()), int((out & (y == 0) & (s_ > thr)).sum()))
+    assert (row["ai_n"], row["detections"]) == (int((out & (y == 1)).sum()), int((out & (y == 1) & (s_ > thr)).sum()))

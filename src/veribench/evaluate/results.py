@@ -218,6 +218,7 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     for gi, g in enumerate(groups):
         group_codes[g.mask] = gi
     ctxs = []
+    extra_blocks = 0
     for j, d in enumerate(dets):
         scope = scopes[j]
         scored = scope & d.ok
@@ -320,6 +321,11 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                                       "role": labels.LABEL_ROLES[labname], "n": nn, "flagged": flagged,
                                       "rate": b[rk], "ci95": b[f"{rk}_ci95"], "reason": b[f"{rk}_reason"],
                                       "split": split_name})
+        if proto.out_of_scope == "slice" and d.out_of_scope is not None and (test & d.out_of_scope).any():
+            row, nb = _out_of_scope_row(d, dec, scope, calib, rl.headline, lab, split_declared, bands, alpha, proto,
+                                        warn_list, test & scope & rl.table, fixed)
+            table2.append({**base, **row})
+            extra_blocks += nb
         # Side rows: arms with the side role and derived texts, one row per group.
         if side_names:
             blocks = _blocks(ctx, side_codes, len(side_names), test & scope & (side_codes >= 0), f"{d.label} / side",
@@ -347,7 +353,7 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     rb_cfg = parse_comparisons(proto.comparisons)
     stats["corrections"].setdefault("families", []).append(adjust_robustness(robustness, rb_cfg.correction))
     stats["corrections"].setdefault("alpha", rb_cfg.alpha)
-    n_boot_blocks = sum(c.n_blocks for c in ctxs)
+    n_boot_blocks = sum(c.n_blocks for c in ctxs) + extra_blocks
     per_length = {"per_length_thresholds": per_length_block(dets, decisions)} if proto.per_length else {}
     return {
         "run": {**(run_meta or {}), **per_length, "split": split_info, "interval_method": "wilson", "confidence": proto.confidence,
@@ -370,6 +376,31 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
         "curves": curves,
         "warnings": warn_list,
     }
+
+
+#: The Table 2 slice (``[evaluation] out_of_scope = "slice"``) of the texts outside a
+#: detector's declared languages: ``slice_type`` and ``slice``.
+OUT_OF_SCOPE_SLICE = ("language_scope", "outside the declared languages")
+
+
+def _out_of_scope_row(d: DetArrays, dec: Decision, scope: np.ndarray, calib: np.ndarray, headline: np.ndarray,
+                      lab: np.ndarray, split_declared: bool, bands: np.ndarray | None, alpha: float, proto: Protocol,
+                      warn: list[str], member: np.ndarray,
+                      fixed: dict[float, dict[str, Any]]) -> tuple[dict[str, Any], int]:
+    """The Table 2 row of ``d``'s texts outside its declared languages (scored ok, excluded from
+    every other row), judged by the same rule with the same thresholds: the rule is applied
+    again with those texts counted and the calibration split without them, so a fitted
+    threshold is fitted on exactly the texts of the headline decision ``dec``; TPR at FPR uses
+    the headline's calibration thresholds when there are any. Returns (row, bootstrap blocks)."""
+    outside = np.asarray(d.out_of_scope, dtype=bool) & scope
+    dec2 = decide(d, (scope & d.ok) | outside, calib & ~outside, headline, lab, split_declared, bands)
+    assert dec2.threshold == dec.threshold  # the same rule, fitted on the same calibration texts
+    rank = outside & np.isfinite(d.oriented)
+    ctx = _Ctx(d, dec2, lab, outside, rank, alpha, proto, {}, warn)
+    codes = np.where(outside, 0, -1).astype(np.int64)
+    b = _blocks(ctx, codes, 1, member & outside, f"{d.label} / {OUT_OF_SCOPE_SLICE[1]}", [OUT_OF_SCOPE_SLICE[1]],
+                fixed_thresholds=fixed or None)[0]
+    return {"slice_type": OUT_OF_SCOPE_SLICE[0], "slice": OUT_OF_SCOPE_SLICE[1], **b}, ctx.n_blocks
 
 
 #: Why a per-length rule's single ``threshold`` is null (its thresholds are in ``per_length``).

@@ -185,16 +185,19 @@ def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | No
     for s in status_arr[present]:
         counts[s] = counts.get(s, 0) + 1
     declared = registry.declared_languages(spec.name, dict(spec.settings))
+    out_of_scope = None
     if declared is not None and language is not None:
         lang = np.asarray(language, dtype=object)
         outside = present & np.array([x is not None and x not in declared for x in lang], dtype=bool)
+        out_of_scope = outside & ok
         ok &= ~outside
         for i in np.flatnonzero(outside):
             status_arr[i] = OUTSIDE_LANGUAGES.format(language=lang[i])
     d = DetArrays(label=label, spec=spec.to_dict(), spec_hash=spec.hash, rule=rule, present=present, ok=ok, p=p,
                   raw=raw, oriented=oriented, verdict=verdict, text_differs=differs, scan_date=scan,
                   status_counts=counts, status=status_arr, in_scope=scope, hazards=hazards, ranking=basis,
-                  scale=scale, direction=direction, corpora=tuple(corpora), languages=declared)
+                  scale=scale, direction=direction, corpora=tuple(corpora), languages=declared,
+                  out_of_scope=out_of_scope)
     if rule is None or not rule.given:  # no rule stated: the detector's default, as `list detectors` shows it
         d.rule = default_rule(d)
     return d

@@ -34,6 +34,9 @@ Example (TOML)::
     [tables]
     slices = ["subgroup", "arm", "tag:writer"]
 
+    [evaluation]
+    out_of_scope = "exclude"         # or "slice": texts outside a detector's languages get their own slice
+
     [thresholds]
     per_length = false               # true: fitted rules get a threshold per length bin (calibration split)
 
@@ -211,6 +214,15 @@ class Tables(_Strict):
         return v
 
 
+class Evaluation(_Strict):
+    """``[evaluation]``: what happens to texts outside a detector's declared languages."""
+
+    out_of_scope: Literal["exclude", "slice"] = Field(
+        "exclude", description="'exclude': a text whose language is outside a detector's declared languages is "
+        "excluded from its rates with the reason, and counted; 'slice': excluded and counted as well, and "
+        "evaluated in a separate Table 2 slice (language_scope = 'outside the declared languages')")
+
+
 class Thresholds(_Strict):
     """``[thresholds]``: how fitted thresholds are fitted."""
 
@@ -359,6 +371,7 @@ class ProtocolFile(_Strict):
     metrics: Metrics = Field(default_factory=Metrics)
     tables: Tables = Field(default_factory=Tables)
     thresholds: Thresholds = Field(default_factory=Thresholds)
+    evaluation: Evaluation = Field(default_factory=Evaluation)
     detectors: list[DetectorModel] = Field(default_factory=list)
     arms: dict[str, Annotated[ArmModel, BeforeValidator(_arm_shorthand)]] = Field(
         default_factory=dict, description="arm -> role; default A/B/C headline, anything else side")
@@ -512,6 +525,9 @@ class Protocol:
     rescan: bool = False
     #: ``[thresholds] per_length``: fitted rules get one threshold per length bin.
     per_length: bool = False
+    #: ``[evaluation] out_of_scope``: ``"exclude"`` or ``"slice"`` (texts outside a detector's
+    #: declared languages also get a Table 2 slice of their own).
+    out_of_scope: str = "exclude"
     model: ProtocolFile | None = None
     #: The arm rules in force (:mod:`veribench.protocol.arm_rules`), with the file's relaxations.
     arm_rules: ArmRules = field(default_factory=ArmRules)
@@ -536,7 +552,8 @@ class Protocol:
             tpr_at_fpr=tuple(float(x) for x in m.metrics.tpr_at_fpr), slices=tuple(m.tables.slices),
             amendments=[a.model_dump(exclude_none=True) for a in m.amendments],
             arms={a: s.role for a, s in m.arms.items()}, arm_specs=dict(m.arms), comparisons=m.comparisons,
-            gaps=list(m.gaps), rescan=m.protocol.rescan, per_length=m.thresholds.per_length, model=m, arm_rules=ArmRules.from_model(m.arm_rules),
+            gaps=list(m.gaps), rescan=m.protocol.rescan, per_length=m.thresholds.per_length,
+            out_of_scope=m.evaluation.out_of_scope, model=m, arm_rules=ArmRules.from_model(m.arm_rules),
         )
 
     def arm_role(self, arm: Any) -> str:

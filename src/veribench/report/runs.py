@@ -133,7 +133,7 @@ def _rule_text(rule: dict[str, Any] | None) -> str | None:
 
 
 #: The Table 2 slice kinds the run page's "Languages and lengths" section shows.
-LANGUAGE_SLICES = ("language", "length")
+LANGUAGE_SLICES = ("language", "length", "language_scope")
 
 
 def language_scope(detectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
