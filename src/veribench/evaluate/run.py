@@ -23,7 +23,7 @@ from veribench.evaluate.ranking import ranking_scores
 from veribench.evaluate.reasons import OUTSIDE_LANGUAGES
 from veribench.evaluate.results import compute_results
 from veribench.evaluate.rows import document_rows
-from veribench.evaluate.slices import length_band
+from veribench.evaluate.slices import length_band, reads_lengths
 from veribench.evaluate.trends import compute_trends
 from veribench.hashing import text_sha256
 from veribench.protocol import arm_rules
@@ -93,7 +93,7 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
                        "published, date_bound FROM _sel ORDER BY rn").to_arrow_table()
         lang, lang_conf = _languages(ws)
         length = None
-        if "length" in proto.slices or proto.per_length:
+        if reads_lengths(proto):
             length = np.array([None if r[0] is None else length_band(word_count(r[0])) for r in ws.con.execute(
                 "SELECT d.text FROM _sel x JOIN documents d USING (doc_id) ORDER BY x.rn").fetchall()], dtype=object)
     cols = {c: np.array(t.column(c).to_pylist(), dtype=object) for c in t.column_names if c != "tags"}
