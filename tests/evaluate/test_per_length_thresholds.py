@@ -40,14 +40,15 @@ def _best_balanced_accuracy(y: np.ndarray, s: np.ndarray) -> float:
     return float(out)
 
 
-def _corpus(ws, per_bin: int = 24):
-    """Human and AI texts in each length bin; short human texts score higher (FairOPT's case)."""
+def _corpus(ws, per_bin: int = 24, human_only: str | None = None):
+    """Human and AI texts in each length bin (only human ones in bin ``human_only``); short
+    human texts score higher (FairOPT's case)."""
     rng = np.random.default_rng(7)
     docs, scores = [], []
     shift = {"under 100 words": 1.5, "100 to 300 words": 0.5, "over 300 words": 0.0}
     for band, k in REPEATS.items():
         for i in range(per_bin):
-            label = "human" if i % 2 == 0 else "ai"
+            label = "human" if i % 2 == 0 or band == human_only else "ai"
             text = " ".join([f"({band} {i})"] + [SENT] * k)
             docs.append({"doc_id": f"{band[:4]}{i:03d}", "corpus": "c", "text": text, "text_sha256": text_sha256(text),
                          "label": label, "arm": "A" if label == "human" else "C", "kind": "essay", "subgroup": None,
@@ -164,3 +165,23 @@ def test_report_site_run_page_names_the_per_length_thresholds(workspace, tmp_pat
     text = html.unescape(page.read_text())
     assert "Per-length thresholds" in text and res["run"]["per_length_thresholds"]["lines"][0] in text
     assert "fitted rule, not fitted" not in text and "(fitted per length)" in text
+
+
+def test_a_bin_without_ai_calibration_texts_leaves_the_rule_undefined_with_the_bin_named(workspace, tmp_path):
+    """Best balanced accuracy needs both classes: a length bin whose calibration texts are all
+    human has no threshold, so the rule is undefined and every rate null with the reason
+    naming the bin (never a threshold borrowed from another bin)."""
+    from veribench.commit import commit
+    from veribench.evaluate import evaluate_workspace
+    from veribench.protocol.model import load_protocol
+
+    _corpus(workspace, human_only="over 300 words")
+    f = tmp_path / "p.toml"
+    f.write_text(PROTO)
+    commit(workspace, f)
+    res = evaluate_workspace(workspace, load_protocol(f), allow_scoring=False)
+    rule = res["detectors"][0]["rule"]
+    assert not rule["defined"] and "over 300 words" in rule["reason"] and "no AI texts" in rule["reason"]
+    t1 = res["table1"][0]
+    assert t1["fpr"] is None and t1["false_positives"] is None and "over 300 words" in t1["fpr_reason"]
+    assert "per-length thresholds not fitted" in res["run"]["per_length_thresholds"]["lines"][0]

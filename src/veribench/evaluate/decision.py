@@ -150,7 +150,7 @@ def _decide_per_length(rule: DecisionRule, vals: np.ndarray, counted: np.ndarray
         inb = bands == name
         thr, nh, na, why = _fit(rule, vals, calib_head & counted & inb, code, f" of {name}")
         if thr is None:
-            why = f"per-length threshold for {name} {why}"
+            why = f"per-length thresholds: {why}"
             return Decision(counted, none, False, why, None, None, "oriented",
                             f"fitted per length: {rule.fit} — {why}")
         with np.errstate(invalid="ignore"):

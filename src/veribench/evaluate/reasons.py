@@ -10,6 +10,10 @@ IN_SAMPLE = "in-sample oracle operating point"
 FROM_CALIBRATION = "calibration split"
 #: Why a text is excluded for a detector (one reason per language, counted per detector).
 OUTSIDE_LANGUAGES = "language {language} is outside the detector's declared languages"
+#: Why a per-length rule's single ``threshold`` is null (its thresholds are in ``per_length``).
+PER_LENGTH = "one threshold per length bin ([thresholds] per_length): see per_length"
+#: Why a detector without declared languages has no out-of-scope count (report site).
+NONE_OUT_OF_SCOPE = "{why}: no text is excluded for its language"
 NO_COMPARISONS = "the protocol declares no [comparisons] and no [[gaps]]"
 
 #: Count keys whose null value takes the reason of the rate they count.

@@ -51,7 +51,7 @@ from veribench.evaluate.arrays import LABEL_ORDER, DetArrays, DocArrays
 from veribench.evaluate.blocks import _blocks, _Ctx, tpr_key
 from veribench.evaluate.comparisons import DetectorInput, compute_comparisons, parse_comparisons
 from veribench.evaluate.decision import Decision, decide, per_length_line
-from veribench.evaluate.reasons import FROM_CALIBRATION, IN_SAMPLE, NO_COMPARISONS
+from veribench.evaluate.reasons import FROM_CALIBRATION, IN_SAMPLE, NO_COMPARISONS, PER_LENGTH
 from veribench.evaluate.robustness import adjust_robustness, robustness_rows
 from veribench.evaluate.slices import DERIVED_MEMBERS, DERIVED_SLICES, LENGTH_BANDS, _slice_codes, slice_kinds
 from veribench.evaluate.split import split_documents
@@ -240,7 +240,7 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
         rule.update({"threshold": dec.threshold, "source": dec.source, "describe": dec.describe,
                      "defined": dec.defined, "reason": dec.reason})
         if dec.per_length is not None:
-            rule.update(per_length=dec.per_length, threshold_reason=PER_LENGTH_REASON)
+            rule.update(per_length=dec.per_length, threshold_reason=PER_LENGTH)
         pool = test & scope & (lab != roles.UNKNOWN_CODE)
         excluded_all = _excluded(d, dec, pool, scope)
         operating = (f"{next(iter(fixed.values()))['source']} (the threshold of every row; FPR achieved on test)"
@@ -401,10 +401,6 @@ def _out_of_scope_row(d: DetArrays, dec: Decision, scope: np.ndarray, calib: np.
     b = _blocks(ctx, codes, 1, member & outside, f"{d.label} / {OUT_OF_SCOPE_SLICE[1]}", [OUT_OF_SCOPE_SLICE[1]],
                 fixed_thresholds=fixed or None)[0]
     return {"slice_type": OUT_OF_SCOPE_SLICE[0], "slice": OUT_OF_SCOPE_SLICE[1], **b}, ctx.n_blocks
-
-
-#: Why a per-length rule's single ``threshold`` is null (its thresholds are in ``per_length``).
-PER_LENGTH_REASON = "one threshold per length bin ([thresholds] per_length): see per_length"
 
 
 def per_length_block(dets: list[DetArrays], decisions: list[Decision]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from veribench.bundles import layout, reader
 from veribench.bundles.verify import is_detector_bundle, verify_bundle
 from veribench.errors import InputError
 from veribench.evaluate import honesty
-from veribench.evaluate.reasons import outside_language
+from veribench.evaluate.reasons import NONE_OUT_OF_SCOPE, outside_language
 from veribench.evaluate.run import latest_run
 from veribench.report import plots
 from veribench.store.events import read_events
@@ -149,9 +149,9 @@ def language_scope(detectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"detector": d.get("detector"), "languages": ", ".join(langs) if langs else None}
         if not langs:
             why = d.get("languages_reason") or registry.NOT_DECLARED
-            row.update(languages_reason=why, out_of_scope_n=None,
-                       out_of_scope_n_reason=f"{why}: no text is excluded for its language",
-                       out_of_scope=None, out_of_scope_reason=f"{why}: no text is excluded for its language")
+            none = NONE_OUT_OF_SCOPE.format(why=why)
+            row.update(languages_reason=why, out_of_scope_n=None, out_of_scope_n_reason=none,
+                       out_of_scope=None, out_of_scope_reason=none)
         else:
             per = {lang: int(n) for k, n in (d.get("excluded") or {}).items()
                    if (lang := outside_language(k)) is not None}
