@@ -118,6 +118,9 @@ def test_per_length_thresholds_equal_a_plain_per_bin_fit_and_every_output_says_s
         r = next(r for r in res["table2"] if r["detector"] == "LenDet" and r["slice"] == b)
         m = test & (band == b) & (y == 0)
         assert r["false_positives"] == int((flag & m).sum()) and r["human_n"] == int(m.sum())
+    # the run's per-document rows record the threshold that judged each text: its bin's
+    stored = dict(workspace.query("SELECT doc_id, threshold FROM run_rows WHERE run_id = ?", [res["run"]["run_id"]]))
+    assert {d["doc_id"]: stored[d["doc_id"]] for d in docs} == pytest.approx({d["doc_id"]: want[d["band"]] for d in docs})
     # every output names the bins and each fitted threshold
     block = res["run"]["per_length_thresholds"]
     assert block["bins"] == list(REPEATS)
