@@ -103,6 +103,18 @@ _REGISTERED: dict[str, dict[str, Target]] = {}
 #: :data:`MODEL_LANGUAGES` has no declared languages (:data:`NOT_DECLARED`).
 DECLARED_LANGUAGES: dict[str, tuple[str, ...]] = {
     "zippy": ("en",),  # thinkst/zippy README: its compression prelude is English AI text
+    # Vendors, from their own documentation (docs/detectors.md cites each page); a vendor that
+    # documents no list (gptzero, originality, winston, zerogpt) stays "languages not declared".
+    # Copyleaks API reference, "AI Detection Supported Languages" (30; zh-CN and zh-TW are zh):
+    "copyleaks": ("ar", "bg", "bn", "cs", "de", "el", "en", "es", "fr", "he", "hi", "hr", "hu", "it", "ja", "ko",
+                  "nl", "no", "pl", "pt", "ro", "ru", "sr", "sv", "th", "tr", "uk", "vi", "zh"),
+    # Pangram, "Pangram Text AI Detector now supports Arabic, Japanese, Korean, Hindi, and more"
+    # (pangram.com/resources/pangram-multilingual-v2): English and the 22 languages of its table
+    # (its text names Korean too):
+    "pangram": ("ar", "cs", "de", "el", "en", "es", "fa", "fr", "hi", "hu", "it", "ja", "ko", "nl", "pl", "pt",
+                "ro", "ru", "sv", "tr", "uk", "ur", "vi", "zh"),
+    # Sapling API docs, AI Detector overview: "It is optimized for English text":
+    "sapling": ("en",),
 }
 #: A zero-shot detector's languages follow its model (the spec's model settings,
 #: :data:`MODEL_SETTINGS`): model -> languages its model card declares (docs/detectors.md).
@@ -115,9 +127,15 @@ MODEL_LANGUAGES: dict[str, tuple[str, ...]] = {
     "gpt2": ("en",),  # GPT-2 model card: "Language(s): English"
     "tiiuae/falcon-7b": ("en", "fr"),  # Falcon-7B model card: "Language(s) (NLP): English and French"
     "tiiuae/falcon-7b-instruct": ("en", "fr"),
+    # DetectGPT's mask-filling model: T5 model cards, "Language(s) (NLP): English, French, Romanian, German"
+    "t5-small": ("de", "en", "fr", "ro"),
+    "t5-base": ("de", "en", "fr", "ro"),
+    "t5-large": ("de", "en", "fr", "ro"),
+    "t5-3b": ("de", "en", "fr", "ro"),
+    "t5-11b": ("de", "en", "fr", "ro"),
 }
-#: The settings that name a detector's language model(s).
-MODEL_SETTINGS = ("model", "scoring_model", "sampling_model", "observer", "performer")
+#: The settings that name a detector's language model(s), the mask-filling model included.
+MODEL_SETTINGS = ("model", "scoring_model", "sampling_model", "observer", "performer", "mask_model")
 #: How every output labels a detector without declared languages.
 NOT_DECLARED = "languages not declared"
 

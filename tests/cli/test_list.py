@@ -95,3 +95,27 @@ def test_corpora_lists_importers_and_the_workspace(tmp_path, liang_dir):
     # the seven bundled sets: two GPT sets of 31, two AI-edited sets (88, 91), three human sets (70, 88, 91)
     assert c["labels"] == {"ai": 31 + 31, "ai-edited-human": 88 + 91, "human": 70 + 88 + 91}
     assert c["arms"] == {"C": 62, "AI-edited": 179, "A": 249}
+
+
+def test_list_detectors_names_each_detectors_declared_languages():
+    """``veribench list detectors`` gives each detector's declared languages at its default
+    settings (a zero-shot detector's follow its default model), and labels a detector without
+    them "languages not declared", in text and JSON (issue 27)."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from veribench import registry
+    from veribench.cli.main import app
+
+    r = CliRunner().invoke(app, ["list", "detectors", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    got = {d["name"]: (d["languages"], d["languages_reason"]) for d in _json.loads(r.stdout)}
+    assert got["sapling"] == (["en"], None) and got["zippy"] == (["en"], None)
+    assert got["fast-detectgpt"] == (["en"], None) and got["binoculars"] == (["en", "fr"], None)
+    for name in ("gptzero", "originality", "winston", "zerogpt", "hf-classifier", "imported"):
+        assert got[name] == (None, registry.NOT_DECLARED), name
+    text = CliRunner().invoke(app, ["list", "detectors"]).stdout
+    block = text.split("\ngptzero\n", 1)[1].split("\n\n", 1)[0]
+    assert "  languages: languages not declared" in block
+    assert "  languages: en (docs/detectors.md)" in text.split("\nsapling\n", 1)[1].split("\n\n", 1)[0]

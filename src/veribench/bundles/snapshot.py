@@ -23,6 +23,7 @@ from veribench.errors import ProtocolError
 from veribench.evaluate.results import compute_results
 from veribench.evaluate.rows import document_rows
 from veribench.evaluate.run import load_detector, load_documents
+from veribench.evaluate.slices import reads_lengths
 from veribench.evaluate.split import split_documents
 from veribench.protocol.model import load_protocol
 from veribench.store.events import CANONICAL
@@ -113,12 +114,16 @@ def hazards_text(detail: Any) -> str | None:
     return None if hz is None else json.dumps(hz, **CANONICAL)
 
 
-def needs_texts(specs: Sequence[Any]) -> bool:
+def needs_texts(specs: Sequence[Any], proto: Any = None) -> bool:
     """Whether the re-derivation reads the documents' texts: a detector canonicalises its input
     (its hazards then come from each document's text), or declares languages
     (:func:`veribench.registry.declared_languages`: each text's language is identified again,
-    :func:`veribench.evaluate.run.load_documents`)."""
+    :func:`veribench.evaluate.run.load_documents`), or the protocol ``proto`` reads each
+    text's length (:func:`veribench.evaluate.slices.reads_lengths`: the ``length`` slice,
+    per-length thresholds)."""
 
+    if proto is not None and reads_lengths(proto):
+        return True
     return any(str(s.settings.get(CANONICALIZE_SETTING) or "none").lower() not in ("none", "false")
                or registry.declared_languages(s.name, dict(s.settings)) is not None for s in specs)
 

@@ -123,7 +123,7 @@ def verify_bundle(path: str | Path, *, tsa_roots: Sequence[Any] = (), max_file_b
     head_seq = int(((results.get("run") or {}).get("chain_head") or {}).get("seq") or 0)
 
     keep = needs_texts([Spec("detector", str(d.get("name")), str(d.get("version")), dict(d.get("settings") or {}))
-                        for d in results.get("detectors") or [] if isinstance(d, dict)])
+                        for d in results.get("detectors") or [] if isinstance(d, dict)], proto)
     extra = read_leaves(c)
     if extra is None:
         return rep

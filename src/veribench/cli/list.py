@@ -51,6 +51,10 @@ class PluginInfo:
     rule: str = ""
     rule_source: str = ""
     notes: list[str] = field(default_factory=list)
+    #: Detectors: the declared languages at the default settings (:func:`detector_languages`),
+    #: ``None`` with ``languages_reason`` when not declared; other kinds: ``None``, no reason.
+    languages: list[str] | None = None
+    languages_reason: str | None = None
 
 
 def _jsonable(v: Any) -> Any:
@@ -118,9 +122,26 @@ def plugin_infos(kind: str) -> list[PluginInfo]:
                              "choices": list(CANONICALIZE_MODES)})
             notes.append(f"{SETTING} (every detector): {' | '.join(CANONICALIZE_MODES)}; docs/hazards.md")
         rule, source, more = default_rule(kind, name, base)
-        out.append(PluginInfo(kind, name, str(target), _first_line(getattr(factory, "__doc__", None)), settings,
-                              rule, source, notes + more))
+        info = PluginInfo(kind, name, str(target), _first_line(getattr(factory, "__doc__", None)), settings,
+                          rule, source, notes + more)
+        if kind == "detector":
+            langs = detector_languages(name, settings)
+            info.languages = list(langs) if langs is not None else None
+            info.languages_reason = None if langs is not None else registry.NOT_DECLARED
+        out.append(info)
     return out
+
+
+def detector_languages(name: str, settings: list[dict[str, Any]]) -> tuple[str, ...] | None:
+    """The languages detector ``name`` declares at its default settings
+    (:func:`veribench.registry.declared_languages` of the spec it builds with no settings, so a
+    zero-shot detector's follow its default model); a detector that cannot be built without
+    settings (``hf-classifier`` needs a ``model``) is read from its listed defaults."""
+    try:
+        spec_settings = dict(registry.create("detector", name).spec.settings)
+    except Exception:  # a required setting: the listed defaults are all there is
+        spec_settings = {s["name"]: s.get("default") for s in settings if isinstance(s.get("default"), str)}
+    return registry.declared_languages(name, spec_settings)
 
 
 def corpus_infos(ws_path: Path | None) -> dict[str, Any]:
@@ -187,6 +208,9 @@ def _show_plugins(kind: str, fmt: str) -> None:
         typer.echo(f"  default decision rule: {i.rule}")
         if i.rule_source:
             typer.echo(f"  rule from: {i.rule_source}")
+        if i.kind == "detector":
+            typer.echo(f"  languages: {', '.join(i.languages) if i.languages else i.languages_reason}"
+                       " (docs/detectors.md)")
         for n in i.notes:
             typer.echo(f"  note: {n}")
         typer.echo("")

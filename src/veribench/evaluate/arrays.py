@@ -103,3 +103,6 @@ class DetArrays:
     #: The languages the detector is declared for (:func:`veribench.registry.declared_languages`);
     #: ``None``: not declared (no text is excluded for its language).
     languages: tuple[str, ...] | None = None
+    #: Per document: scored ok, but its language is outside :attr:`languages` (excluded from
+    #: ``ok`` with the reason); ``None``: nothing is out of scope.
+    out_of_scope: np.ndarray | None = None

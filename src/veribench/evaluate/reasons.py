@@ -10,6 +10,10 @@ IN_SAMPLE = "in-sample oracle operating point"
 FROM_CALIBRATION = "calibration split"
 #: Why a text is excluded for a detector (one reason per language, counted per detector).
 OUTSIDE_LANGUAGES = "language {language} is outside the detector's declared languages"
+#: Why a per-length rule's single ``threshold`` is null (its thresholds are in ``per_length``).
+PER_LENGTH = "one threshold per length bin ([thresholds] per_length): see per_length"
+#: Why a detector without declared languages has no out-of-scope count (report site).
+NONE_OUT_OF_SCOPE = "{why}: no text is excluded for its language"
 NO_COMPARISONS = "the protocol declares no [comparisons] and no [[gaps]]"
 
 #: Count keys whose null value takes the reason of the rate they count.
@@ -44,4 +48,15 @@ def null_reason(block: object, key: str) -> str | None:
     for k in reason_keys(key):
         if block.get(k):
             return str(block[k])
+    return None
+
+
+def outside_language(reason: object) -> str | None:
+    """The language code of an exclusion reason made from :data:`OUTSIDE_LANGUAGES`
+    (``"language de is outside ..."`` -> ``"de"``), else ``None``: the one reading of the
+    template, for outputs that count out-of-scope texts per language."""
+    head, _, tail = OUTSIDE_LANGUAGES.partition("{language}")
+    text = str(reason)
+    if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
+        return text[len(head):len(text) - len(tail)]
     return None

@@ -50,10 +50,10 @@ from veribench.evaluate.agreement import _agreement
 from veribench.evaluate.arrays import LABEL_ORDER, DetArrays, DocArrays
 from veribench.evaluate.blocks import _blocks, _Ctx, tpr_key
 from veribench.evaluate.comparisons import DetectorInput, compute_comparisons, parse_comparisons
-from veribench.evaluate.decision import Decision, decide
-from veribench.evaluate.reasons import FROM_CALIBRATION, IN_SAMPLE, NO_COMPARISONS
+from veribench.evaluate.decision import Decision, decide, per_length_line
+from veribench.evaluate.reasons import FROM_CALIBRATION, IN_SAMPLE, NO_COMPARISONS, PER_LENGTH
 from veribench.evaluate.robustness import adjust_robustness, robustness_rows
-from veribench.evaluate.slices import DERIVED_MEMBERS, DERIVED_SLICES, _slice_codes, slice_kinds
+from veribench.evaluate.slices import DERIVED_MEMBERS, DERIVED_SLICES, LENGTH_BANDS, _slice_codes, slice_kinds
 from veribench.evaluate.split import split_documents
 from veribench.metrics import grouped as mgrouped
 from veribench.metrics import roc as mroc
@@ -205,7 +205,9 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     has_rule = np.zeros(len(dets), dtype=bool)
     split_name = "test" if split_declared else "all"
     scopes = [np.ones(n, bool) if d.in_scope is None else np.asarray(d.in_scope, dtype=bool) for d in dets]
-    decisions = [decide(d, scopes[j] & d.ok, calib, rl.headline, lab, split_declared) for j, d in enumerate(dets)]
+    bands = docs.length if proto.per_length else None
+    decisions = [decide(d, scopes[j] & d.ok, calib, rl.headline, lab, split_declared, bands)
+                 for j, d in enumerate(dets)]
     # Table 1 groups: detectors scored on the same texts (docs/labels.md §7).
     corpus = mgroups.corpus_labels(docs.corpus)
     main = test & rl.table
@@ -216,6 +218,7 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     for gi, g in enumerate(groups):
         group_codes[g.mask] = gi
     ctxs = []
+    extra_blocks = 0
     for j, d in enumerate(dets):
         scope = scopes[j]
         scored = scope & d.ok
@@ -236,6 +239,8 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                                                               "source": None}
         rule.update({"threshold": dec.threshold, "source": dec.source, "describe": dec.describe,
                      "defined": dec.defined, "reason": dec.reason})
+        if dec.per_length is not None:
+            rule.update(per_length=dec.per_length, threshold_reason=PER_LENGTH)
         pool = test & scope & (lab != roles.UNKNOWN_CODE)
         excluded_all = _excluded(d, dec, pool, scope)
         operating = (f"{next(iter(fixed.values()))['source']} (the threshold of every row; FPR achieved on test)"
@@ -316,6 +321,11 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                                       "role": labels.LABEL_ROLES[labname], "n": nn, "flagged": flagged,
                                       "rate": b[rk], "ci95": b[f"{rk}_ci95"], "reason": b[f"{rk}_reason"],
                                       "split": split_name})
+        if proto.out_of_scope == "slice" and d.out_of_scope is not None and (test & d.out_of_scope).any():
+            row, nb = _out_of_scope_row(d, dec, scope, calib, rl.headline, lab, split_declared, bands, alpha, proto,
+                                        warn_list, test & scope & rl.table, fixed)
+            table2.append({**base, **row})
+            extra_blocks += nb
         # Side rows: arms with the side role and derived texts, one row per group.
         if side_names:
             blocks = _blocks(ctx, side_codes, len(side_names), test & scope & (side_codes >= 0), f"{d.label} / side",
@@ -343,9 +353,10 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
     rb_cfg = parse_comparisons(proto.comparisons)
     stats["corrections"].setdefault("families", []).append(adjust_robustness(robustness, rb_cfg.correction))
     stats["corrections"].setdefault("alpha", rb_cfg.alpha)
-    n_boot_blocks = sum(c.n_blocks for c in ctxs)
+    n_boot_blocks = sum(c.n_blocks for c in ctxs) + extra_blocks
+    per_length = {"per_length_thresholds": per_length_block(dets, decisions)} if proto.per_length else {}
     return {
-        "run": {**(run_meta or {}), "split": split_info, "interval_method": "wilson", "confidence": proto.confidence,
+        "run": {**(run_meta or {}), **per_length, "split": split_info, "interval_method": "wilson", "confidence": proto.confidence,
                 "auroc_ci_method": proto.auroc_ci, "n_documents": int(n), "roles": roles.describe(),
                 "arms": dict(proto.arms), "arm_rules": arm_rules_block(docs, proto), "flag_rule": mthr.FLAG_RULE,
                 "slices": {"kinds": kind_names, "added": added_kinds,
@@ -365,6 +376,47 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
         "curves": curves,
         "warnings": warn_list,
     }
+
+
+#: The Table 2 slice (``[evaluation] out_of_scope = "slice"``) of the texts outside a
+#: detector's declared languages: ``slice_type`` and ``slice``.
+OUT_OF_SCOPE_SLICE = ("language_scope", "outside the declared languages")
+
+
+def _out_of_scope_row(d: DetArrays, dec: Decision, scope: np.ndarray, calib: np.ndarray, headline: np.ndarray,
+                      lab: np.ndarray, split_declared: bool, bands: np.ndarray | None, alpha: float, proto: Protocol,
+                      warn: list[str], member: np.ndarray,
+                      fixed: dict[float, dict[str, Any]]) -> tuple[dict[str, Any], int]:
+    """The Table 2 row of ``d``'s texts outside its declared languages (scored ok, excluded from
+    every other row), judged by the same rule with the same thresholds: the rule is applied
+    again with those texts counted and the calibration split without them, so a fitted
+    threshold is fitted on exactly the texts of the headline decision ``dec``; TPR at FPR uses
+    the headline's calibration thresholds when there are any. Returns (row, bootstrap blocks)."""
+    outside = np.asarray(d.out_of_scope, dtype=bool) & scope
+    dec2 = decide(d, (scope & d.ok) | outside, calib & ~outside, headline, lab, split_declared, bands)
+    assert dec2.threshold == dec.threshold  # the same rule, fitted on the same calibration texts
+    rank = outside & np.isfinite(d.oriented)
+    ctx = _Ctx(d, dec2, lab, outside, rank, alpha, proto, {}, warn)
+    codes = np.where(outside, 0, -1).astype(np.int64)
+    b = _blocks(ctx, codes, 1, member & outside, f"{d.label} / {OUT_OF_SCOPE_SLICE[1]}", [OUT_OF_SCOPE_SLICE[1]],
+                fixed_thresholds=fixed or None)[0]
+    return {"slice_type": OUT_OF_SCOPE_SLICE[0], "slice": OUT_OF_SCOPE_SLICE[1], **b}, ctx.n_blocks
+
+
+def per_length_block(dets: list[DetArrays], decisions: list[Decision]) -> dict[str, Any]:
+    """``run.per_length_thresholds`` when the protocol declares ``[thresholds] per_length``:
+    ``bins`` (the :data:`veribench.evaluate.slices.LENGTH_BANDS` names, in order) and ``lines``,
+    one per detector, that every output prints: the bins and each fitted threshold
+    (:func:`veribench.evaluate.decision.per_length_line`), or why the detector has none."""
+    lines = []
+    for d, dec in zip(dets, decisions):
+        line = per_length_line(d.label, dec)
+        if line is None:
+            line = (f"{d.label}: per-length thresholds not fitted: {dec.reason}" if not dec.defined and
+                    d.rule is not None and d.rule.fit else f"{d.label}: one threshold for every length "
+                    f"(its rule is not fitted): {dec.describe}")
+        lines.append(line)
+    return {"bins": [name for _, name in LENGTH_BANDS], "lines": lines}
 
 
 def _curves(d: DetArrays, elig_rank: np.ndarray, sel: np.ndarray, lab: np.ndarray, curve_points: int,

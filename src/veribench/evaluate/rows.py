@@ -38,7 +38,8 @@ def document_rows(docs: DocArrays, dets: list[DetArrays], proto: Protocol) -> di
     for d in dets:
         scope = np.ones(n, bool) if d.in_scope is None else np.asarray(d.in_scope, dtype=bool)
         scored = scope & d.ok
-        dec = decide(d, scored, calib, rl.headline, lab, proto.split_rule == "hash")
+        bands = docs.length if proto.per_length else None
+        dec = decide(d, scored, calib, rl.headline, lab, proto.split_rule == "hash", bands)
         idx = np.flatnonzero(scope | d.present)
         st = d.status if d.status is not None else np.where(d.ok, "ok", np.where(d.present, "failed", None))
         why = np.full(n, None, dtype=object)
@@ -61,7 +62,7 @@ def document_rows(docs: DocArrays, dets: list[DetArrays], proto: Protocol) -> di
             "direction": (d.direction if d.direction is not None else nothing)[idx], "ai_probability": d.p[idx],
             "verdict": d.verdict[idx], "ranking_score": d.oriented[idx],
             "rule": np.full(k, dec.describe, dtype=object), "rule_field": np.full(k, dec.field, dtype=object),
-            "threshold": np.full(k, np.nan if dec.threshold is None else dec.threshold),
+            "threshold": dec.thresholds(bands)[idx],
             "rule_defined": np.full(k, dec.defined), "counted": counted[idx], "flagged": flagged[idx],
             "excluded": why[idx],
         })

@@ -23,7 +23,7 @@ from veribench.evaluate.ranking import ranking_scores
 from veribench.evaluate.reasons import OUTSIDE_LANGUAGES
 from veribench.evaluate.results import compute_results
 from veribench.evaluate.rows import document_rows
-from veribench.evaluate.slices import length_band
+from veribench.evaluate.slices import length_band, reads_lengths
 from veribench.evaluate.trends import compute_trends
 from veribench.hashing import text_sha256
 from veribench.protocol import arm_rules
@@ -77,7 +77,8 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
 
     Each document's language is loaded (:func:`_languages`); its length band
     (:func:`veribench.evaluate.slices.length_band`) only when the protocol's slices name
-    ``length`` (it reads every text; a fingerprint-only document has none)."""
+    ``length`` or it declares ``[thresholds] per_length`` (it reads every text; a
+    fingerprint-only document has none)."""
     where, params = _selection_sql(proto.selection)
     with ws.lock:
         ws.con.execute("DROP TABLE IF EXISTS _sel")
@@ -92,7 +93,7 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
                        "published, date_bound FROM _sel ORDER BY rn").to_arrow_table()
         lang, lang_conf = _languages(ws)
         length = None
-        if "length" in proto.slices:
+        if reads_lengths(proto):
             length = np.array([None if r[0] is None else length_band(word_count(r[0])) for r in ws.con.execute(
                 "SELECT d.text FROM _sel x JOIN documents d USING (doc_id) ORDER BY x.rn").fetchall()], dtype=object)
     cols = {c: np.array(t.column(c).to_pylist(), dtype=object) for c in t.column_names if c != "tags"}
@@ -184,16 +185,19 @@ def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | No
     for s in status_arr[present]:
         counts[s] = counts.get(s, 0) + 1
     declared = registry.declared_languages(spec.name, dict(spec.settings))
+    out_of_scope = None
     if declared is not None and language is not None:
         lang = np.asarray(language, dtype=object)
         outside = present & np.array([x is not None and x not in declared for x in lang], dtype=bool)
+        out_of_scope = outside & ok
         ok &= ~outside
         for i in np.flatnonzero(outside):
             status_arr[i] = OUTSIDE_LANGUAGES.format(language=lang[i])
     d = DetArrays(label=label, spec=spec.to_dict(), spec_hash=spec.hash, rule=rule, present=present, ok=ok, p=p,
                   raw=raw, oriented=oriented, verdict=verdict, text_differs=differs, scan_date=scan,
                   status_counts=counts, status=status_arr, in_scope=scope, hazards=hazards, ranking=basis,
-                  scale=scale, direction=direction, corpora=tuple(corpora), languages=declared)
+                  scale=scale, direction=direction, corpora=tuple(corpora), languages=declared,
+                  out_of_scope=out_of_scope)
     if rule is None or not rule.given:  # no rule stated: the detector's default, as `list detectors` shows it
         d.rule = default_rule(d)
     return d

@@ -37,6 +37,12 @@ def length_band(words: int) -> str:
     raise AssertionError("LENGTH_BANDS ends with an open band")
 
 
+def reads_lengths(proto: Protocol) -> bool:
+    """Whether an evaluation under ``proto`` reads each text's length band (so it needs the
+    texts): its slices name ``length``, or it declares ``[thresholds] per_length``."""
+    return "length" in proto.slices or proto.per_length
+
+
 def slice_kinds(docs: DocArrays, proto: Protocol) -> tuple[list[str], list[str]]:
     """The slice kinds of Table 2: the protocol's ``[tables] slices``, plus ``tag:attack`` when
     the selection holds derived documents with an attack (or humanizer) name and the protocol

@@ -287,6 +287,17 @@ def _side_cols(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return cols + _tpr_columns(rows)
 
 
+def per_length_lines(res: dict[str, Any]) -> list[str]:
+    """The lines that say the run judges texts by per-length thresholds (``[thresholds]
+    per_length``): a heading naming the bins, then each detector's bins and fitted thresholds
+    (``run.per_length_thresholds``); empty without them. Every output prints them."""
+    block = (res.get("run") or {}).get("per_length_thresholds")
+    if not block:
+        return []
+    return [f"Per-length thresholds (fitted on the calibration split for each length bin: "
+            f"{', '.join(block.get('bins') or [])}); every rate below uses them:", *(block.get("lines") or [])]
+
+
 def print_tables(res: dict[str, Any], console: Any = None) -> None:
     """Print Table 1, Table 2, the side rows and the agreement table with rich."""
     from rich.table import Table
@@ -304,6 +315,8 @@ def print_tables(res: dict[str, Any], console: Any = None) -> None:
         head += f"\nprotocol {proto.get('name')} sha256 {proto['hash'][:16]}…"
         if proto.get("amendments"):
             head += f", {len(proto['amendments'])} amendment(s)"
+    for line in per_length_lines(res):
+        con.print(line, markup=False, highlight=False)
     tables = [(rows, f"{g['title']}: headline rates per detector — {head}", g.get("note"),
                columns("table1", rows)) for g, rows in table1_by_group(res)]
     tables.append((res["table2"], "Table 2: per slice (headline texts; attack slices: derived texts)", None,
@@ -453,6 +466,9 @@ def markdown(res: dict[str, Any]) -> str:
         out += ["## Trends", "", f"{tl[0]}:", ""] + [f"- {x}" for x in tl[1:]] + [""]
     for a in proto.get("amendments") or []:
         out.append(f"- Amendment {a.get('date')}: {a.get('summary')} (supersedes `{a.get('supersedes')}`)")
+    pl = per_length_lines(res)
+    if pl:
+        out += ["", pl[0], ""] + [f"- {x}" for x in pl[1:]]
     for g, rows in table1_by_group(res):
         out += ["", f"## {g['title']}: headline rates per detector", ""]
         if g.get("note"):
@@ -573,6 +589,7 @@ th,td{{border:1px solid #ccc;padding:.3rem .5rem;text-align:left}}th{{background
 Rates with Wilson {int(100 * run.get('confidence', 0.95))}% intervals; split: {html.escape(json.dumps(run.get('split')))}.
 Raw per-document scores: <a href="raw_scores.csv">CSV</a>, <a href="raw_scores.parquet">Parquet</a>.</p>
 {"".join(f"<p><strong>{html.escape(x)}</strong></p>" for x in honesty.arm_rule_lines(res))}
+{"".join(f"<p>{html.escape(x)}</p>" for x in per_length_lines(res))}
 {"".join(f"<h2>{html.escape(g['title'])}: headline rates per detector</h2><p>{html.escape(g.get('note') or '')}</p>"
           f"{table(rows, columns('table1', rows))}" for g, rows in table1_by_group(res))}
 <h2>Table 2: per slice (headline texts; attack slices: derived texts)</h2>{table(res['table2'], columns('table2', res['table2']))}

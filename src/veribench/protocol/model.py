@@ -34,6 +34,12 @@ Example (TOML)::
     [tables]
     slices = ["subgroup", "arm", "tag:writer"]
 
+    [evaluation]
+    out_of_scope = "exclude"         # or "slice": texts outside a detector's languages get their own slice
+
+    [thresholds]
+    per_length = false               # true: fitted rules get a threshold per length bin (calibration split)
+
     [arms]
     C2 = { role = "side", edit_budget = { max_changed_word_share = 0.10, sentences_added = 0, sentences_removed = 0 }, on_violation = "refuse" }
 
@@ -208,6 +214,23 @@ class Tables(_Strict):
         return v
 
 
+class Evaluation(_Strict):
+    """``[evaluation]``: what happens to texts outside a detector's declared languages."""
+
+    out_of_scope: Literal["exclude", "slice"] = Field(
+        "exclude", description="'exclude': a text whose language is outside a detector's declared languages is "
+        "excluded from its rates with the reason, and counted; 'slice': excluded and counted as well, and "
+        "evaluated in a separate Table 2 slice (language_scope = 'outside the declared languages')")
+
+
+class Thresholds(_Strict):
+    """``[thresholds]``: how fitted thresholds are fitted."""
+
+    per_length: bool = Field(False, description="fit each fitted rule's threshold per length bin (under 100, "
+                             "100 to 300, over 300 words) on the calibration split, after FairOPT (arXiv "
+                             "2502.04528); every table then names the bins and each fitted threshold")
+
+
 class RuleModel(_Strict):
     """A detector's decision rule: a fixed comparison, a verdict rule, or a fitted threshold."""
 
@@ -347,6 +370,8 @@ class ProtocolFile(_Strict):
     split: Split = Field(default_factory=Split)
     metrics: Metrics = Field(default_factory=Metrics)
     tables: Tables = Field(default_factory=Tables)
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    evaluation: Evaluation = Field(default_factory=Evaluation)
     detectors: list[DetectorModel] = Field(default_factory=list)
     arms: dict[str, Annotated[ArmModel, BeforeValidator(_arm_shorthand)]] = Field(
         default_factory=dict, description="arm -> role; default A/B/C headline, anything else side")
@@ -363,6 +388,13 @@ class ProtocolFile(_Strict):
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
             raise ValueError(f"@detectors: duplicate detector labels {dup}; give each a distinct label")
+        if self.thresholds.per_length:
+            if self.split.rule != "hash":
+                raise ValueError("@thresholds.per_length: per-length thresholds are fitted on the calibration "
+                                 "split: set [split] rule = \"hash\"")
+            if not any(d.rule is not None and d.rule.fit is not None for d in self.detectors):
+                raise ValueError("@thresholds.per_length: no detector has a fitted rule (rule = {fit = ...}): "
+                                 "per-length thresholds refit a fitted rule per length bin")
         for i, d in enumerate(self.detectors):
             if d.rule is not None and d.rule.fit is not None:
                 if self.split.rule != "hash":
@@ -491,6 +523,11 @@ class Protocol:
     comparisons: Comparisons | None = None
     gaps: list[Gap] = field(default_factory=list)
     rescan: bool = False
+    #: ``[thresholds] per_length``: fitted rules get one threshold per length bin.
+    per_length: bool = False
+    #: ``[evaluation] out_of_scope``: ``"exclude"`` or ``"slice"`` (texts outside a detector's
+    #: declared languages also get a Table 2 slice of their own).
+    out_of_scope: str = "exclude"
     model: ProtocolFile | None = None
     #: The arm rules in force (:mod:`veribench.protocol.arm_rules`), with the file's relaxations.
     arm_rules: ArmRules = field(default_factory=ArmRules)
@@ -515,7 +552,8 @@ class Protocol:
             tpr_at_fpr=tuple(float(x) for x in m.metrics.tpr_at_fpr), slices=tuple(m.tables.slices),
             amendments=[a.model_dump(exclude_none=True) for a in m.amendments],
             arms={a: s.role for a, s in m.arms.items()}, arm_specs=dict(m.arms), comparisons=m.comparisons,
-            gaps=list(m.gaps), rescan=m.protocol.rescan, model=m, arm_rules=ArmRules.from_model(m.arm_rules),
+            gaps=list(m.gaps), rescan=m.protocol.rescan, per_length=m.thresholds.per_length,
+            out_of_scope=m.evaluation.out_of_scope, model=m, arm_rules=ArmRules.from_model(m.arm_rules),
         )
 
     def arm_role(self, arm: Any) -> str:

@@ -21,10 +21,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+from veribench import registry
 from veribench.bundles import layout, reader
 from veribench.bundles.verify import is_detector_bundle, verify_bundle
 from veribench.errors import InputError
 from veribench.evaluate import honesty
+from veribench.evaluate.reasons import NONE_OUT_OF_SCOPE, outside_language
 from veribench.evaluate.run import latest_run
 from veribench.report import plots
 from veribench.store.events import read_events
@@ -130,6 +132,37 @@ def _rule_text(rule: dict[str, Any] | None) -> str | None:
     return f"{rule.get('field', 'score')} {rule.get('op', '>')} {thr_s}{src}"
 
 
+#: The Table 2 slice kinds the run page's "Languages and lengths" section shows.
+LANGUAGE_SLICES = ("language", "length", "language_scope")
+
+
+def language_scope(detectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per detector row of the run (``results["detectors"]``): ``languages`` (its declared
+    languages, comma-separated ISO 639-1 codes, or null with ``languages_reason`` "languages not
+    declared"), ``out_of_scope_n`` (texts excluded because their language is outside them:
+    the run's ``excluded`` counts under :data:`veribench.evaluate.reasons.OUTSIDE_LANGUAGES`;
+    null with the same reason when no languages are declared, never 0) and ``out_of_scope``
+    (``"de 14, fr 14"``, or null with ``out_of_scope_reason`` when there are none)."""
+    out = []
+    for d in detectors:
+        langs = d.get("languages")
+        row: dict[str, Any] = {"detector": d.get("detector"), "languages": ", ".join(langs) if langs else None}
+        if not langs:
+            why = d.get("languages_reason") or registry.NOT_DECLARED
+            none = NONE_OUT_OF_SCOPE.format(why=why)
+            row.update(languages_reason=why, out_of_scope_n=None, out_of_scope_n_reason=none,
+                       out_of_scope=None, out_of_scope_reason=none)
+        else:
+            per = {lang: int(n) for k, n in (d.get("excluded") or {}).items()
+                   if (lang := outside_language(k)) is not None}
+            row.update(out_of_scope_n=sum(per.values()),
+                       out_of_scope=", ".join(f"{k} {v}" for k, v in sorted(per.items())) or None)
+            if not per:
+                row["out_of_scope_reason"] = "every text is in its declared languages"
+        out.append(row)
+    return out
+
+
 def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -138,7 +171,9 @@ def run_page_data(results: dict[str, Any], *, source: str, runs: list[dict[str, 
     """The JSON a run page is built from: the run's tables, plus the report's derived fields.
 
     Derived fields (documented in the page): ``table1[i].rule`` (decision rule text),
-    ``subgroup_fpr`` (table 2 rows with human texts),
+    ``subgroup_fpr`` (table 2 rows with human texts), ``language_scope`` (per detector: its
+    declared languages and its texts outside them, :func:`language_scope`),
+    ``language_slices`` (table 2's ``language`` and ``length`` rows),
     ``curves`` (ROC thinned to at most :data:`plots.MAX_CURVE_POINTS` points).
     """
     if not isinstance(results, dict) or "run" not in results:
@@ -161,6 +196,7 @@ def run_page_data(results: dict[str, Any], *, source: str, runs: list[dict[str, 
         for r in table2
         if (r.get("human_n") or 0) > 0 and not str(r.get("slice_type", "")).startswith("label")
     ]
+    language_slices = [r for r in table2 if r.get("slice_type") in LANGUAGE_SLICES]
     curves = {}
     for det, c in (results.get("curves") or {}).items():
         roc = (c or {}).get("roc") or {}
@@ -181,6 +217,8 @@ def run_page_data(results: dict[str, Any], *, source: str, runs: list[dict[str, 
         "table1": table1,
         "table2": table2,
         "subgroup_fpr": subgroup_fpr,
+        "language_scope": language_scope(results.get("detectors") or []),
+        "language_slices": language_slices,
         "agreement": list(results.get("agreement") or []),
         "warnings": list(results.get("warnings") or []),
         "curves": curves,

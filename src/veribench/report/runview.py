@@ -86,6 +86,9 @@ def rule_short(det: dict[str, Any]) -> str:
     if rule.get("fit"):
         text, neg = scale_name(det)
         name = f"{MINUS}{text}" if neg else text
+        if rule.get("per_length"):  # [thresholds] per_length: one threshold per length bin
+            return f"{name} > " + "; ".join(f"{format_value(e.get('threshold'), 'sig4')} ({e.get('bin')})"
+                                            for e in rule["per_length"]) + " (fitted per length)"
         return f"{name} > {t} (fitted)" if t is not None else "fitted rule, not fitted"
     fld = rule.get("field")
     if fld is None:
@@ -107,7 +110,7 @@ def rule_rows(detectors: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     "short": rule_short(d), "describe": rule.get("describe"),
                     "threshold": rule.get("threshold") if _finite(rule.get("threshold")) else None,
                     "threshold_reason": None if _finite(rule.get("threshold")) else
-                    (rule.get("reason") or ("verdict rule: no threshold" if rule.get("field") == "verdict" else
+                    (rule.get("reason") or rule.get("threshold_reason") or ("verdict rule: no threshold" if rule.get("field") == "verdict" else
                                             "no threshold")),
                     "source": rule.get("source"), "operating_point": d.get("operating_point"),
                     "scale": ("\u2212" if neg else "") + text,

@@ -274,6 +274,13 @@ RULE_COLS = [Col("Detector", "detector"), Col("Rule (short form)", "short"),
 SUBGROUP_COLS = [Col("Slice", "slice"), Col("Detector", "detector"),
                  Col("Human texts flagged", "false_positives", "int", of="human_n"),
                  Col("FPR (95% CI)", "fpr", "pct", sub="fpr_ci95", sub_fmt="pctci")]
+LANGUAGE_SCOPE_COLS = [
+    Col("Detector", "detector"),
+    Col("Declared languages", "languages", help="the languages the detector's authors document it for "
+        "(docs/detectors.md), ISO 639-1; a detector without them is labelled so and no text is excluded for it"),
+    Col("Out-of-scope texts", "out_of_scope_n", "int", "texts whose language (identified at import) is outside "
+        "the detector's declared languages: excluded from its rates with that reason"),
+    Col("Out of scope by language", "out_of_scope")]
 AGREE_COLS = [Col("Slice", "subgroup", sub="slice_type"), Col("Label", "label"),
               Col("Texts scored by all", "n", "int"), Col("Left out", "n_partial", "int", "texts some but not all of "
                                                           "the row's detectors scored"),
