@@ -239,10 +239,15 @@ def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarra
     base = {"target_fpr": t}
     if fixed is not None:
         thr = fixed.get(t, {}).get("threshold")
+        score = ctx.det.oriented
+        inside = member & ctx.rank & (codes == i)
+        ai = inside & (ctx.lab == roles.POSITIVE_CODE)
+        hum = inside & (ctx.lab == roles.NEGATIVE_CODE)
+        na, nh = int(ai.sum()), int(hum.sum())
         if fixed.get(t, {}).get("unreachable"):  # one rule with the grid: null with the reason, never 0,
             why = fixed[t]["unreachable"]       # and no threshold or achieved FPR of a point that is not one
-            return {**base, "tpr": None, "k": None, "n": int(n_pos[i]), "threshold": None, "achieved_fpr": None,
-                    "fp": None, "n_human": int(n_neg[i]), "threshold_source": fixed[t].get("source"),
+            return {**base, "tpr": None, "k": None, "n": na, "threshold": None, "achieved_fpr": None,
+                    "fp": None, "n_human": nh, "threshold_source": fixed[t].get("source"),
                     "threshold_n_human": fixed[t].get("n_human"), "threshold_corpus": fixed[t].get("threshold_corpus"),
                     "reason": why, "ci95": None, "ci95_reason": why, "ci_method": None}
         if thr is None:
@@ -251,11 +256,6 @@ def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarra
                     "reason": "no operating point: the headline texts give no threshold",
                     "ci95": None, "ci95_reason": "no operating point: the headline texts give no threshold",
                     "ci_method": None}
-        score = ctx.det.oriented
-        inside = member & ctx.rank & (codes == i)
-        ai = inside & (ctx.lab == roles.POSITIVE_CODE)
-        hum = inside & (ctx.lab == roles.NEGATIVE_CODE)
-        na, nh = int(ai.sum()), int(hum.sum())
         with np.errstate(invalid="ignore"):
             k = int((score[ai] > thr).sum())
             fp = int((score[hum] > thr).sum())
