@@ -212,6 +212,10 @@ def test_unreachable_targets_and_missing_humans_are_null_with_reasons():
     rows = {(r["domain"], r["model"]): r for r in g["rows"]}
     a = rows[("a", "m")]
     assert a["tpr_at_fpr_5"]["tpr"] is None and "1/10 = 0.1" in a["tpr_at_fpr_5"]["reason"]  # 10 humans: FPR 5% unreachable
+    # a refused cell's threshold group shows no threshold, count or achieved FPR of a point that is not one
+    th = g["info"]["thresholds"]["d"]["0.05"]["a"]
+    assert th["threshold"] is None and th["false_positives"] is None and th["achieved_fpr"] is None and th["reason"]
+    assert a["tpr_at_fpr_5"].get("threshold") is None and a["tpr_at_fpr_5"].get("achieved_fpr") is None
     assert rows[("b", "m")]["auroc"] == 1.0
     c = rows[("c", "m")]
     assert c["n_human"] == 0 and c["auroc"] is None and c["auroc_ci95"] is None

@@ -5,6 +5,7 @@ demo run's every output."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -150,21 +151,38 @@ def test_unreachable_target_is_null_with_the_reason_in_table1_and_the_grid_and_t
         for key, pct in (("tpr_at_fpr_1", "1%"), ("tpr_at_fpr_5", "5%")):
             b = r[key]
             assert b["tpr"] is None and b["ci95"] is None
-            assert "13 human texts" in b["reason"] and "1/13" in b["reason"] and f"FPR <= {pct}" in b["reason"]
+            assert "13 human texts" in b["reason"] and "1/13" in b["reason"] and f"in (0, {pct}]" in b["reason"]
             assert b["threshold_corpus"] == ["fastdetectgpt"] and "corpus fastdetectgpt" in b["threshold_source"]
             assert any(b["reason"] in w for w in res["warnings"])  # the warning is the row's own reason
     assert not any("achieved FPR is 0" in w for w in res["warnings"])
-    # in-sample rows: a tie at the top human scores is unreachable too, never "0.0%† [0.0, 0.0]"
-    for r in res["table1"]:
+    # in-sample rows: a tie at the top human scores is unreachable too, never "0.0%† [0.0, 0.0]";
+    # a refused cell carries no threshold, false-positive count or achieved FPR of the FPR-0
+    # point that is not an operating point (JSON and table1.csv alike)
+    refused = 0
+    for r in res["table1"] + res["table2"] + res["side_rows"]:
         for k, b in r.items():
             if k.startswith("tpr_at_fpr_") and b.get("fp") == 0 and b.get("n_human"):
                 assert b["tpr"] is None and "unreachable" in b["reason"]
+            if k.startswith("tpr_at_fpr_") and "unreachable" in str(b.get("reason")):
+                refused += 1
+                assert b["tpr"] is None and b["threshold"] is None and b["achieved_fpr"] is None and b["fp"] is None, b
+    assert refused
+    seen = 0
+    with (out / "table1.csv").open(newline="") as f:
+        for row in csv.DictReader(f):
+            for col, v in row.items():
+                m = re.fullmatch(r"(tpr_at_fpr_[0-9.]+)_reason", col)
+                if m and "unreachable" in v:
+                    key = m.group(1)
+                    seen += 1
+                    assert row[f"{key}_threshold"] == row[f"{key}_achieved_fpr"] == row[f"{key}_tpr"] == "", row
+    assert seen
     md = (out / "tables.md").read_text()
-    assert "0.0%† [0.0, 0.0]" not in md and "so no threshold reaches FPR <= 1%" in md
+    assert "0.0%† [0.0, 0.0]" not in md and "so no threshold gives a false-positive rate in (0, 1%]" in md
     # the grid, same texts and rule: 13 human texts, target 1%
     h, a = np.arange(13.0), np.arange(5.0, 25.0)
     y = np.r_[np.zeros(13), np.ones(20)].astype(np.int64)
     g = compute_grid({"m": np.where(y == 1, "x", "human").astype(object)}, y, [GridDetector("d", np.r_[h, a])],
                      tags=["m"], n_boot=50)
     cell = next(r for r in g["rows"] if r["m"] == "x")["tpr_at_fpr_1"]
-    assert cell["tpr"] is None and "1/13" in cell["reason"] and "no threshold reaches FPR <= 1%" in cell["reason"]
+    assert cell["tpr"] is None and "1/13" in cell["reason"] and "no threshold gives a false-positive rate in (0, 1%]" in cell["reason"]

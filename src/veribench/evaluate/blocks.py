@@ -239,17 +239,23 @@ def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarra
     base = {"target_fpr": t}
     if fixed is not None:
         thr = fixed.get(t, {}).get("threshold")
+        score = ctx.det.oriented
+        inside = member & ctx.rank & (codes == i)
+        ai = inside & (ctx.lab == roles.POSITIVE_CODE)
+        hum = inside & (ctx.lab == roles.NEGATIVE_CODE)
+        na, nh = int(ai.sum()), int(hum.sum())
+        if fixed.get(t, {}).get("unreachable"):  # one rule with the grid: null with the reason, never 0,
+            why = fixed[t]["unreachable"]       # and no threshold or achieved FPR of a point that is not one
+            return {**base, "tpr": None, "k": None, "n": na, "threshold": None, "achieved_fpr": None,
+                    "fp": None, "n_human": nh, "threshold_source": fixed[t].get("source"),
+                    "threshold_n_human": fixed[t].get("n_human"), "threshold_corpus": fixed[t].get("threshold_corpus"),
+                    "reason": why, "ci95": None, "ci95_reason": why, "ci_method": None}
         if thr is None:
             return {**base, "tpr": None, "k": None, "n": int(n_pos[i]), "threshold": None, "achieved_fpr": None,
                     "fp": None, "n_human": int(n_neg[i]), "threshold_source": (fixed.get(t) or {}).get("source"),
                     "reason": "no operating point: the headline texts give no threshold",
                     "ci95": None, "ci95_reason": "no operating point: the headline texts give no threshold",
                     "ci_method": None}
-        score = ctx.det.oriented
-        inside = member & ctx.rank & (codes == i)
-        ai = inside & (ctx.lab == roles.POSITIVE_CODE)
-        hum = inside & (ctx.lab == roles.NEGATIVE_CODE)
-        na, nh = int(ai.sum()), int(hum.sum())
         with np.errstate(invalid="ignore"):
             k = int((score[ai] > thr).sum())
             fp = int((score[hum] > thr).sum())
@@ -259,10 +265,6 @@ def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarra
                "threshold_corpus": fixed[t].get("threshold_corpus"), "reason": None if na else NO_AI}
         if nh == 0:
             out["achieved_fpr_reason"] = NO_HUMAN
-        if fixed[t].get("unreachable"):  # one rule with the grid: null with the reason, never 0
-            why = fixed[t]["unreachable"]
-            out.update(tpr=None, k=None, reason=why, ci95=None, ci95_reason=why, ci_method=None)
-            return out
         out.update(_tpr_ci(ctx, t, fixed[t].get("human"), score[ai]))
         return out
     if not (n_pos[i] and n_neg[i]):
@@ -275,8 +277,8 @@ def _tpr_block(ctx: _Ctx, t: float, i: int, codes: np.ndarray, member: np.ndarra
     score = ctx.det.oriented
     why = mthr.unreachable_reason(int(r.n_human[i]), int(r.fp[i]), t, "this row's human texts")
     if why is not None:  # one rule with the grid: null with the reason, never 0
-        return {**base, "tpr": None, "k": None, "n": int(r.n[i]), "threshold": _f(r.threshold[i]),
-                "achieved_fpr": _f(r.achieved_fpr[i]), "fp": int(r.fp[i]), "n_human": int(r.n_human[i]),
+        return {**base, "tpr": None, "k": None, "n": int(r.n[i]), "threshold": None, "achieved_fpr": None,
+                "fp": None, "n_human": int(r.n_human[i]),
                 "threshold_source": IN_SAMPLE, "reason": why, "ci95": None, "ci95_reason": why, "ci_method": None}
     return {**base, "tpr": _f(r.tpr[i]), "k": int(r.k[i]), "n": int(r.n[i]), "threshold": _f(r.threshold[i]),
             "achieved_fpr": _f(r.achieved_fpr[i]), "fp": int(r.fp[i]), "n_human": int(r.n_human[i]),

@@ -456,8 +456,9 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
             thr[ti, g], fp[ti, g] = threshold_at_fpr_sorted(hs, t)
             why[ti][g] = unreachable_reason(int(hs.size), int(fp[ti, g]), t, f"{where} (unattacked)")
     info["thresholds"][name] = {
-        f"{t:g}": {g_names[g]: {"threshold": _fl(thr[ti, g]), "n_human_unattacked": int(nh_u[g]),
-                                "false_positives": int(fp[ti, g]),
+        f"{t:g}": {g_names[g]: {"threshold": _fl(thr[ti, g]) if why[ti][g] is None else None,
+                                "n_human_unattacked": int(nh_u[g]),
+                                "false_positives": int(fp[ti, g]) if why[ti][g] is None else None,
                                 "achieved_fpr": float(fp[ti, g] / nh_u[g]) if why[ti][g] is None else None,
                                 "reason": why[ti][g]} for g in range(G)}
         for ti, t in enumerate(targets)}
@@ -552,10 +553,11 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
         groups = np.flatnonzero(in_group[j]).tolist() if n_groups[j] != 1 else None
         for ti, t in enumerate(targets):
             rate, ach, nbad = tpr_parts[ti]
-            if groups is None:
-                threshold: Any = _fl(thr[ti, int(np.argmax(in_group[j]))])
+            if groups is None:  # a group whose target is unreachable has no threshold (null, its reason in `reason`)
+                g0 = int(np.argmax(in_group[j]))
+                threshold: Any = _fl(thr[ti, g0]) if why[ti][g0] is None else None
             else:
-                threshold = {g_names[g]: _fl(thr[ti, g]) for g in groups}
+                threshold = {g_names[g]: _fl(thr[ti, g]) if why[ti][g] is None else None for g in groups}
             e = {"tpr": None, "threshold": threshold, "achieved_fpr": None, "ci95": None, "ci95_reason": None,
                  "reason": None, "threshold_fit": THRESHOLD_FIT}
             if n_h == 0:

@@ -66,7 +66,7 @@ def unreachable_reason(n_human: int, false_positives: int, target_fpr: float, wh
     if allowed_false_positives(n_human, target_fpr) == 0 and 1.0 / n_human > target_fpr:
         return (f"target FPR {target_fpr:g} unreachable in {where}: {n_human} human texts, the smallest non-zero "
                 f"false-positive rate is 1/{n_human} = {1.0 / n_human:.4g} ({100.0 / n_human:.1f}%), so no threshold "
-                f"reaches FPR <= {100 * target_fpr:g}%")
+                f"gives a false-positive rate in (0, {100 * target_fpr:g}%]")
     return (f"target FPR {target_fpr:g} unreachable in {where}: the top human scores tie, no threshold gives a "
             f"false-positive rate in (0, {target_fpr:g}]")
 
