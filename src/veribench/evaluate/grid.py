@@ -103,6 +103,8 @@ MAX_CELLS = 20_000_000
 _CHUNK = 1 << 22
 #: Every grid TPR's operating point: the threshold is fitted on the same evaluation's human texts.
 THRESHOLD_FIT = "in-sample"
+#: ``ci95_reason`` of every TPR when the grid is computed with ``tpr_intervals=False``.
+NO_TPR_INTERVAL = "interval not computed: point estimates only (tpr_intervals=False)"
 #: Shown for an AI text whose value of a grid tag is missing.
 MISSING = "(missing)"
 
@@ -148,6 +150,7 @@ def compute_grid(
     confidence: float = 0.95,
     n_boot: int = 2000,
     seed: int = 0,
+    tpr_intervals: bool = True,
 ) -> dict[str, Any]:
     """Every cell and roll-up of the grid over ``tags``, for every detector.
 
@@ -166,6 +169,10 @@ def compute_grid(
         confidence: of every interval (0.95).
         n_boot, seed: resamples and ``numpy.random.default_rng`` seed of every TPR interval
             (the protocol's ``bootstrap_n`` and ``seed`` in a run).
+        tpr_intervals: ``False`` skips the TPR bootstrap (most of the grid's cost): every
+            TPR's ``ci95`` is then null with the reason :data:`NO_TPR_INTERVAL`, and
+            ``info.tpr_ci.computed`` is false. AUROC, its DeLong interval and every point
+            estimate are unchanged (a leaderboard's headline, or a benchmark of the points).
 
     Returns:
         ``{"rows": [...], "info": {...}}``: one row per (detector, cell with AI texts), keys
@@ -233,7 +240,7 @@ def compute_grid(
         "threshold_fit": THRESHOLD_FIT,
         "threshold_fit_note": "each threshold is fitted on the unattacked human texts of this same evaluation "
                               "(no held-out calibration split): the TPR is an in-sample operating point",
-        "tpr_ci": {"method": TPR_CI_METHOD, "n_boot": int(n_boot), "seed": int(seed), "confidence": confidence,
+        "tpr_ci": {"computed": bool(tpr_intervals), "method": TPR_CI_METHOD, "n_boot": int(n_boot), "seed": int(seed), "confidence": confidence,
                    "resampled": "the unattacked human texts of each threshold group in the cell (threshold refitted "
                                 "per group in every resample) and the cell's AI texts"},
         "thresholds": {}, "excluded": {},
@@ -248,7 +255,7 @@ def compute_grid(
         info["excluded"][det.name] = {"ai_without_score": int(((lab == 1) & ~fin).sum()),
                                       "human_without_score": int(((lab == 0) & ~fin).sum())}
         rows.extend(_detector_rows(det.name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
-                                   unatt, targets, alpha, z, info, int(n_boot), int(seed)))
+                                   unatt, targets, alpha, z, info, int(n_boot), int(seed), bool(tpr_intervals)))
     info["rows"] = len(rows)
     return {"rows": rows, "info": info}
 
@@ -415,7 +422,7 @@ def _grid_tpr_intervals(sa, gcol, codes, k, strides, want: list[np.ndarray], hs_
 
 
 def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G, unatt, targets, alpha, z,
-                   info, n_boot, seed) -> list[dict[str, Any]]:
+                   info, n_boot, seed, tpr_intervals=True) -> list[dict[str, Any]]:
     sa = s[ai]
     m_total = sa.size
     ga = g_code[ai]
@@ -525,7 +532,8 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
     n_groups = in_group.sum(axis=1)
     tpr_parts = []
     defined = [cells[(nn > 0) & (cell[f"bad{ti}"][cells] == 0)] for ti in range(len(targets))]
-    cis = _grid_tpr_intervals(sa, gcol, codes, k, strides, defined, hs_g, targets, n_boot, seed, alpha)
+    cis = (_grid_tpr_intervals(sa, gcol, codes, k, strides, defined, hs_g, targets, n_boot, seed, alpha)
+           if tpr_intervals else [{} for _ in targets])
     for ti, _t in enumerate(targets):
         tp = cell[f"tp{ti}"][cells]
         rate = tp / mm
@@ -567,7 +575,7 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
                     reasons.append(f"{int(pres[j, G])} AI texts have no {threshold_by} value: no threshold")
                 e["reason"] = "; ".join(reasons)
             else:
-                lo, hi, ci_why = cis[ti][int(cells[j])]
+                lo, hi, ci_why = cis[ti][int(cells[j])] if tpr_intervals else (None, None, NO_TPR_INTERVAL)
                 e["tpr"], e["achieved_fpr"] = rate[j], _fl(ach[j])
                 e["ci95"], e["ci95_reason"] = checked(lo, hi, ci_why, BOOTSTRAP_ONE_VALUE)
             if e["ci95"] is None and e["ci95_reason"] is None:
