@@ -185,6 +185,22 @@ def test_grid_equals_a_plain_per_cell_implementation():
         assert_same(g["rows"], plain_grid(cols, label, s, tags, "domain", unatt), tags, f"d{i}")
 
 
+def test_unattacked_mask_is_the_per_text_rule():
+    """Issue 26 (the rule once per distinct value, not per text): the same mask as the plain
+    rule ``x is None or str(x) == "none"`` and ``derivation is None``, missing values that
+    are not ``None`` (NaN) counting as attacked."""
+    rng = np.random.default_rng(3)
+    pool = [None, "none", float("nan"), "homoglyph", np.str_("none"), 1, "None", "paraphrase", np.nan]
+    attack = [pool[i] for i in rng.integers(0, len(pool), 5000)]
+    deriv = [[None, None, "paraphrase", float("nan")][i] for i in rng.integers(0, 4, 5000)]
+    plain = np.array([x is None or str(x) == "none" for x in attack])
+    assert unattacked_mask(attack).tolist() == plain.tolist()
+    assert unattacked_mask(attack, deriv).tolist() == (plain & np.array([x is None for x in deriv])).tolist()
+    assert unattacked_mask(np.array(attack, dtype=object)).tolist() == plain.tolist()
+    assert unattacked_mask([]).shape == (0,)
+    assert unattacked_mask([None, None], [None, None]).tolist() == [True, True]
+
+
 def test_grid_points_only_equal_a_plain_per_cell_reference():
     """Issue 26 (a leaderboard's headline, the benchmark against RAID): ``tpr_intervals=False``
     skips the TPR bootstrap; every point (sklearn AUROC, plain-loop thresholds and TPRs) and

@@ -130,12 +130,29 @@ def target_key(t: float) -> str:
 
 
 def unattacked_mask(attack: Sequence[Any], derivation: Sequence[Any] | None = None) -> np.ndarray:
-    """True where a text is not attacked: ``attack`` missing or ``"none"`` (RAID's value)
-    and no ``derivation`` (veribench's derived-document tag)."""
-    a = np.array([x is None or str(x) == "none" for x in attack], dtype=bool)
+    """True where a text is not attacked: ``attack`` is ``None`` or its ``str`` is ``"none"``
+    (RAID's value), and ``derivation`` (veribench's derived-document tag) is ``None``.
+    Shape (n,) bool. The rule is applied once per distinct value (a hash factorisation), not
+    once per text; a missing value other than ``None`` (NaN) counts as attacked, as ``str``
+    of it is not ``"none"``."""
+    a = _per_value(attack, lambda x: x is None or str(x) == "none")
     if derivation is not None:
-        a &= np.array([x is None for x in derivation], dtype=bool)
+        a &= _per_value(derivation, lambda x: x is None)
     return a
+
+
+def _per_value(values: Sequence[Any], rule: Any) -> np.ndarray:
+    """``[rule(x) for x in values]`` as a bool array, evaluating ``rule`` once per distinct
+    value (``pandas.factorize``) and once per missing entry (None, NaN: told apart by ``rule``)."""
+    import pandas as pd  # statsmodels' dependency: a hash factorisation in C
+
+    arr = np.asarray(values, dtype=object)
+    codes, uniq = pd.factorize(arr, use_na_sentinel=True)
+    out = np.array([bool(rule(u)) for u in uniq], dtype=bool)[np.maximum(codes, 0)] if len(uniq) else \
+        np.zeros(arr.shape[0], dtype=bool)
+    miss = np.flatnonzero(codes < 0)
+    out[miss] = [bool(rule(x)) for x in arr[miss]]
+    return out
 
 
 def compute_grid(
