@@ -21,6 +21,7 @@ from sklearn.metrics import roc_auc_score
 
 from veribench.corpus.importers import import_scores
 from veribench.corpus.importers.raid import import_raid
+from veribench.evaluate import grid as grid_mod
 from veribench.evaluate.grid import (
     ALL,
     NO_TPR_INTERVAL,
@@ -238,6 +239,36 @@ def test_grid_points_only_equal_a_plain_per_cell_reference():
                     assert o[key]["tpr"] == p[key]["tpr"], (cell, key)
                     assert o[key]["threshold"] == p[key]["threshold"]
                     assert o[key]["achieved_fpr"] == pytest.approx(p[key]["achieved_fpr"], abs=1e-15)
+
+
+@pytest.mark.parametrize("chunk", [1 << 6, 1 << 9])
+def test_grid_delong_in_chunks_equals_a_plain_per_cell_reference(monkeypatch, chunk):
+    """Issue 26 (the S01 histogram of DeLong's variance, cumulated once per chunk and taken
+    chunk by chunk as slices of the AI texts grouped by position): with many small chunks,
+    AI scores above every human score (in no chunk) and ties, every AUROC interval equals the
+    plain reference's DeLong (``metrics.roc.auroc_ci`` on the cell's texts), and the rows are
+    those of the default chunk size."""
+    cols, label, scores = raid_frame(domains=2, sources=30, rounding=(None, 2))
+    scores[0][np.flatnonzero(label == 1)[:40]] = 50.0  # above every human score
+    unatt = unattacked_mask(cols["attack"])
+    tags = list(RAID_TAGS)
+    dets = [GridDetector(f"d{i}", s) for i, s in enumerate(scores)]
+    ref = compute_grid(cols, label, dets, tags=tags, threshold_by="domain", unattacked=unatt, tpr_intervals=False)
+    monkeypatch.setattr(grid_mod, "_CHUNK", chunk)
+    small = compute_grid(cols, label, dets, tags=tags, threshold_by="domain", unattacked=unatt, tpr_intervals=False)
+    assert small["rows"] == ref["rows"]
+    checked_ci = 0
+    for i, s in enumerate(scores):
+        plain = plain_grid(cols, label, s, tags, "domain", unatt)
+        for r in small["rows"]:
+            if r["detector"] != f"d{i}":
+                continue
+            p = plain[tuple(r[t] for t in tags)]
+            assert r["auroc"] == pytest.approx(p["auroc"], abs=1e-12)
+            if r["auroc_ci95"] is not None:
+                assert r["auroc_ci95"] == pytest.approx(p["auroc_ci95"], abs=1e-9)
+                checked_ci += 1
+    assert checked_ci > 500
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -100,7 +100,7 @@ RAID_TAGS = ("domain", "model", "decoding", "repetition_penalty", "attack")
 #: Largest number of cells (product of (values + 1) over the tags) computed densely.
 MAX_CELLS = 20_000_000
 #: Entries of one chunk of the (cells x distinct human scores) histogram.
-_CHUNK = 1 << 22
+_CHUNK = 1 << 19
 #: Every grid TPR's operating point: the threshold is fitted on the same evaluation's human texts.
 THRESHOLD_FIT = "in-sample"
 #: ``ci95_reason`` of every TPR when the grid is computed with ``tpr_intervals=False``.
@@ -368,24 +368,38 @@ def _side(sa, idx, hset, free, codes, k, flagged, bad, gcol, G):
         width = max(1, min(K, _CHUNK // max(n_fine, 1)))
         below = [np.zeros(r.shape) for r in out["m"]]
         wf = hset.w.astype(np.float64)
-        for k0 in range(0, K, width):
+        n_chunks = -(-K // width)
+        # the AI texts grouped by chunk, so that each chunk is a slice (a radix sort of small
+        # chunk numbers); an AI text above every human score (lo = K) is in no chunk
+        if n_chunks == 1:
+            inside = np.flatnonzero(lo < K)
+            cuts = np.array([0, inside.size])
+        else:
+            chunk = np.where(lo < K, lo // width, n_chunks).astype(np.int16 if n_chunks < 1 << 15 else np.int64)
+            inside = np.argsort(chunk, kind="stable")
+            cuts = np.searchsorted(chunk[inside], np.arange(n_chunks + 1))
+        lo_s, fine_s, tie_s = lo[inside], fine[inside], tie[inside]
+        for c, k0 in enumerate(range(0, K, width)):
             k1 = min(K, k0 + width)
-            sel = (lo >= k0) & (lo < k1)
-            hist = np.bincount(fine[sel] * (k1 - k0) + (lo[sel] - k0), minlength=n_fine * (k1 - k0))
-            ts = sel & tie
-            ties = np.bincount(fine[ts] * (k1 - k0) + (lo[ts] - k0), minlength=n_fine * (k1 - k0))
-            hs = _rollups(hist.reshape(shape + (k1 - k0,)).astype(np.float64), F)
-            tt = _rollups(ties.reshape(shape + (k1 - k0,)).astype(np.float64), F) if ts.any() else None
+            a, b = int(cuts[c]), int(cuts[c + 1])
+            key = fine_s[a:b] * (k1 - k0) + (lo_s[a:b] - k0)
+            hist = np.bincount(key, minlength=n_fine * (k1 - k0)).reshape(shape + (k1 - k0,)).astype(np.float64)
+            # counts are integers below 2**53, so the cumulative sums and their roll-ups are exact in
+            # float64 and the roll-up of the cumulative sums equals the cumulative sum of the roll-ups
+            np.cumsum(hist, axis=-1, out=hist)  # AI texts at or below each position, from k0
+            cs = _rollups(hist, F)
+            tk = key[tie_s[a:b]]
+            tt = _rollups(np.bincount(tk, minlength=n_fine * (k1 - k0)).reshape(shape + (k1 - k0,)).astype(
+                np.float64), F) if tk.size else None
             for mask in range(1 << F):
-                c2 = np.cumsum(hs[mask], axis=-1)  # AI texts at or below each position, from k0
-                c2 += below[mask][..., None]
+                c2 = cs[mask] + below[mask][..., None]
                 np.subtract(out["m"][mask][..., None], c2, out=c2)  # AI texts above
                 c2 *= 2.0
                 if tt is not None:
                     c2 += tt[mask]
                 np.square(c2, out=c2)
                 sv01[mask] += c2 @ wf[k0:k1]
-                below[mask] += hs[mask].sum(axis=-1)
+                below[mask] += cs[mask][..., -1]
     out["sv01"] = sv01
     return out
 
