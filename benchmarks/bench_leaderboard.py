@@ -111,23 +111,30 @@ def raid_df(frame: dict):
 
 
 def predictions(frame: dict, entry: int = 0) -> list[dict[str, Any]]:
-    """RAID's ``predictions.json`` records for one entry."""
-    return [{"id": i, "score": s} for i, s in zip(frame["id"].tolist(), frame["scores"][entry].tolist())]
+    """RAID's ``predictions.json`` records for one entry, in the board's row order (as RAID's
+    ``run_detection`` writes them), passed through JSON so that every id and score is a fresh
+    object, as read from a submitted file."""
+    return json.loads(json.dumps([{"id": i, "score": s} for i, s in zip(frame["id"].tolist(),
+                                                                         frame["scores"][entry].tolist())]))
 
 
 def align(board_ids: np.ndarray, preds: list[dict[str, Any]]) -> np.ndarray:
-    """Scores of the records in the board's row order, by id (a hash index of the board's
-    ids, ``pandas.Index.get_indexer``, which refuses a board whose ids repeat).
+    """Scores of the records in the board's row order, by id: one elementwise comparison when
+    the records come in the board's order, else a hash index of the board's ids
+    (``pandas.Index.get_indexer``, which refuses a board whose ids repeat).
 
     Raises:
         SystemExit: an unknown, repeated or missing id (named), or a non-finite score.
     """
     n = board_ids.shape[0]
-    rec_ids = [p["id"] for p in preds]
-    pos = pd.Index(board_ids).get_indexer(rec_ids)
-    for what, where in (("unknown id", pos < 0), ("repeated id", np.bincount(pos[pos >= 0], minlength=n)[pos] > 1)):
-        if where.any():
-            raise SystemExit(f"predictions record {int(np.argmax(where))}: {what} {rec_ids[int(np.argmax(where))]!r}")
+    rec_ids = np.array([p["id"] for p in preds], dtype=object)
+    if rec_ids.shape[0] == n and bool((rec_ids == board_ids).all()):
+        pos = np.arange(n)
+    else:
+        pos = pd.Index(board_ids).get_indexer(rec_ids)
+        for what, where in (("unknown id", pos < 0), ("repeated id", np.bincount(pos[pos >= 0], minlength=n)[pos] > 1)):
+            if where.any():
+                raise SystemExit(f"predictions record {int(np.argmax(where))}: {what} {rec_ids[int(np.argmax(where))]!r}")
     score = np.full(n, np.nan)
     score[pos] = np.fromiter((p["score"] for p in preds), dtype=np.float64, count=len(preds))
     if not np.isfinite(score).all():
