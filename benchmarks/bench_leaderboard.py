@@ -44,7 +44,7 @@ Goal (issue 26): the grid at least 100x faster than RAID's, under 2 GiB peak RSS
     .venv/bin/python benchmarks/bench_leaderboard.py --sources 20      # a quick look (67,200 rows)
 
 Without ``raid-bench`` (``pip install --no-deps raid-bench==0.2.0``) RAID's side and the
-agreement check are skipped with a message; veribench's side still runs.
+agreement check are skipped with a message (also with ``--without-raid``); veribench's side still runs.
 """
 
 from __future__ import annotations
@@ -284,6 +284,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sources", type=int, default=200, help="sources per domain (200: 672,000 rows)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--without-raid", action="store_true", help="skip RAID's side, as when raid-bench is absent")
     ap.add_argument("--child", choices=["veribench", "raid"], help=argparse.SUPPRESS)
     ap.add_argument("--frame", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -291,7 +292,7 @@ def main() -> int:
     if args.child:
         _child(args.child, args.frame, args.out)
         return 0
-    have_raid = importlib.util.find_spec("raid") is not None
+    have_raid = not args.without_raid and importlib.util.find_spec("raid") is not None
     yard = yardstick()
     frame = raid_frame(args.sources)
     n = frame["label"].size
@@ -338,8 +339,8 @@ def main() -> int:
             print("the two sides disagree beyond the stated rules: no ratio reported")
             rc = 1
     else:
-        print("raid-bench is not installed: RAID's side and the agreement check skipped "
-              "(pip install --no-deps raid-bench==0.2.0)")
+        print("RAID's side and the agreement check skipped: " + ("--without-raid" if args.without_raid else
+              "raid-bench is not installed (pip install --no-deps raid-bench==0.2.0)"))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
     print(f"load average after: {os.getloadavg()[0]:.1f}")

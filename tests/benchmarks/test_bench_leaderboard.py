@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -115,3 +118,17 @@ def test_agreement_check_fails_on_an_unexplained_difference(bench, case):
         rec["accuracy"]["0.05"] = None
         cmp = bench.agreement(frame, grid, bad_raid, 2)
         assert not cmp["ok"] and "RAID null, no failed domain" in cmp["unexplained"][0]
+
+
+def test_bench_runs_without_raid_and_says_so(tmp_path):
+    """``make bench`` must run where raid-bench is absent: veribench's side runs, RAID's is
+    skipped with the reason, and the JSON has veribench's timings and no ratio."""
+    out = tmp_path / "b.json"
+    r = subprocess.run([sys.executable, str(BENCH / "bench_leaderboard.py"), "--sources", "2", "--without-raid",
+                        "--json", str(out)], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": str(BENCH.parent / "src")})
+    assert r.returncode == 0, r.stderr
+    assert "RAID's side and the agreement check skipped: --without-raid" in r.stdout
+    data = json.loads(out.read_text())
+    assert data["rows"] == 8 * 2 * 35 * 12 and data["cpu_seconds"] > 0 and data["paired_rows"] == 9 * 3 * 45
+    assert "ratio_cpu" not in data and "agreement" not in data
