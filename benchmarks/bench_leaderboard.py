@@ -14,7 +14,8 @@ entry 0 (a continuous probability), given as RAID's ``predictions.json`` records
 Work timed, each side in its own process (so each peak RSS is its own; ``ru_maxrss`` of the
 process, which includes the frame it loads):
 
-1. **the submission's grid** (timed on both sides in one run): AUROC and TPR at 5% FPR in
+1. **the submission's grid** (timed on both sides in one run; veribench's first call in a
+   fresh process is the compared figure, its median over 3 further calls is printed beside it): AUROC and TPR at 5% FPR in
    every cell of domain x model x decoding x repetition penalty x attack and every "all"
    roll-up, from the prediction records. RAID: ``raid.evaluate.run_evaluation(predictions,
    df)`` exactly as its README calls it (default ``target_fpr=0.05``). veribench: the records
@@ -251,6 +252,11 @@ def _child(side: str, frame_path: str, out_path: str) -> None:
         res["result"], res["seconds"], res["cpu_seconds"] = _timed(run_evaluation, preds, df)
     else:
         res["grid"], res["seconds"], res["cpu_seconds"] = _timed(veribench_grid, frame, preds)
+        # the same call again, as a long-running board scores each further submission (the
+        # first call above, in a fresh process, is the figure compared with RAID's)
+        warm = [_timed(veribench_grid, frame, preds)[1:] for _ in range(3)]
+        res["warm_seconds_median"] = float(np.median([w[0] for w in warm]))
+        res["warm_cpu_seconds_median"] = float(np.median([w[1] for w in warm]))
         rows = res["grid"]["rows"]
         k = np.array([0 if r["tpr_at_fpr_5"]["tpr"] is None else round(r["tpr_at_fpr_5"]["tpr"] * r["n_ai"])
                       for r in rows])
@@ -311,7 +317,10 @@ def main() -> int:
                 res[side] = pickle.load(f)
     v = res["veribench"]
     print(f"veribench grid (AUROC + DeLong interval, TPR at 5% FPR; {len(v['grid']['rows']):,} cells): "
-          f"{v['cpu_seconds']:.2f} s CPU, {v['seconds']:.2f} s wall; peak RSS {v['peak_rss_mib']:.0f} MiB")
+          f"{v['cpu_seconds']:.2f} s CPU, {v['seconds']:.2f} s wall (first call in a fresh process); "
+          f"peak RSS {v['peak_rss_mib']:.0f} MiB")
+    print(f"  again in the same process (median of 3): {v['warm_cpu_seconds_median']:.2f} s CPU, "
+          f"{v['warm_seconds_median']:.2f} s wall")
     print(f"  Wilson intervals on every TPR: {v['wilson_cpu_seconds'] * 1000:.1f} ms CPU")
     print(f"  grid with the bootstrap TPR intervals (B = 2000): {v['bootstrap_cpu_seconds']:.2f} s CPU "
           f"({v['bootstrap_seconds']:.2f} s wall); same points: {v['bootstrap_points_equal']}")
@@ -334,7 +343,9 @@ def main() -> int:
             ratio = r["cpu_seconds"] / v["cpu_seconds"]
             summary["ratio_cpu"] = round(ratio, 1)
             goal = ratio >= 100 and v["peak_rss_mib"] < 2048
-            print(f"RAID / veribench CPU time: {ratio:.0f}x (goal >= 100x, < 2 GiB: {'met' if goal else 'NOT met'})")
+            summary["ratio_cpu_warm"] = round(r["cpu_seconds"] / v["warm_cpu_seconds_median"], 1)
+            print(f"RAID / veribench CPU time: {ratio:.0f}x, first call (goal >= 100x, < 2 GiB: "
+                  f"{'met' if goal else 'NOT met'}); {summary['ratio_cpu_warm']:.0f}x against the warm median")
         else:
             print("the two sides disagree beyond the stated rules: no ratio reported")
             rc = 1
