@@ -50,24 +50,27 @@ ATTACKS = ["none", "alternative_spelling", "article_deletion", "homoglyph", "ins
 TAGS = ["domain", "model", "decoding", "repetition_penalty", "attack"]
 
 
-def make_frame(sources_per_domain: int = 200, n_detectors: int = 10, seed: int = 0) -> dict:
-    """RAID-layout columns (numpy object arrays; None for a human text's empty cells) and scores."""
+def make_frame(sources_per_domain: int = 200, n_detectors: int = 10, seed: int = 0, n_domains: int = len(DOMAINS),
+               n_attacks: int = len(ATTACKS)) -> dict:
+    """RAID-layout columns (numpy object arrays; None for a human text's empty cells) and scores
+    (``n_domains`` / ``n_attacks``: the first of :data:`DOMAINS` / :data:`ATTACKS`, for small frames)."""
+    domains, attacks = DOMAINS[:n_domains], ATTACKS[:n_attacks]
     combos = [("human", None, None)]
     combos += [(m, d, "no") for m in API_MODELS for d in ("greedy", "sampling")]
     combos += [(m, d, r) for m in OPEN_MODELS for d in ("greedy", "sampling") for r in ("yes", "no")]
-    per_src = len(combos) * len(ATTACKS)
-    n = len(DOMAINS) * sources_per_domain * per_src
-    dom = np.repeat(np.arange(len(DOMAINS)), sources_per_domain * per_src)
-    k = np.tile(np.arange(per_src), len(DOMAINS) * sources_per_domain)
-    combo, att = k // len(ATTACKS), k % len(ATTACKS)
+    per_src = len(combos) * len(attacks)
+    n = len(domains) * sources_per_domain * per_src
+    dom = np.repeat(np.arange(len(domains)), sources_per_domain * per_src)
+    k = np.tile(np.arange(per_src), len(domains) * sources_per_domain)
+    combo, att = k // len(attacks), k % len(attacks)
     model = np.array([c[0] for c in combos], dtype=object)[combo]
     dec = np.array([c[1] for c in combos], dtype=object)[combo]
     rep = np.array([c[2] for c in combos], dtype=object)[combo]
     label = (combo > 0).astype(np.int8)
     rng = np.random.default_rng(seed)
-    dshift = rng.normal(0, 0.3, len(DOMAINS))[dom]
+    dshift = rng.normal(0, 0.3, len(domains))[dom]
     mshift = rng.normal(0, 0.5, len(combos))[combo]
-    ashift = rng.normal(-0.3, 0.4, len(ATTACKS))[att]
+    ashift = rng.normal(-0.3, 0.4, len(attacks))[att]
     ashift[att == 0] = 0.0
     scores = np.empty((n_detectors, n))
     kinds = []
@@ -78,8 +81,8 @@ def make_frame(sources_per_domain: int = 200, n_detectors: int = 10, seed: int =
         scores[d] = {"probability": p, "logit": z, "rounded 2 decimals": np.round(p, 2),
                      "rounded 1 decimal": np.round(p, 1)}[kind]
         kinds.append(kind)
-    return {"id": np.arange(n), "domain": np.array(DOMAINS, dtype=object)[dom], "model": model, "decoding": dec,
-            "repetition_penalty": rep, "attack": np.array(ATTACKS, dtype=object)[att], "label": label,
+    return {"id": np.arange(n), "domain": np.array(domains, dtype=object)[dom], "model": model, "decoding": dec,
+            "repetition_penalty": rep, "attack": np.array(attacks, dtype=object)[att], "label": label,
             "scores": scores, "kinds": kinds}
 
 

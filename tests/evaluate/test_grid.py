@@ -21,7 +21,16 @@ from sklearn.metrics import roc_auc_score
 
 from veribench.corpus.importers import import_scores
 from veribench.corpus.importers.raid import import_raid
-from veribench.evaluate.grid import ALL, RAID_TAGS, GridDetector, compute_grid, raid_leaderboard, unattacked_mask
+from veribench.evaluate import grid as grid_mod
+from veribench.evaluate.grid import (
+    ALL,
+    NO_TPR_INTERVAL,
+    RAID_TAGS,
+    GridDetector,
+    compute_grid,
+    raid_leaderboard,
+    unattacked_mask,
+)
 from veribench.metrics.roc import auroc_ci
 from veribench.metrics.threshold_bootstrap import tpr_at_fpr_interval_groups, tpr_at_fpr_interval_scores
 
@@ -175,6 +184,91 @@ def test_grid_equals_a_plain_per_cell_implementation():
     assert all(set(r) == KEYS for r in g["rows"])
     for i, s in enumerate(scores):
         assert_same(g["rows"], plain_grid(cols, label, s, tags, "domain", unatt), tags, f"d{i}")
+
+
+def test_unattacked_mask_is_the_per_text_rule():
+    """Issue 26 (the rule once per distinct value, not per text): the same mask as the plain
+    rule ``x is None or str(x) == "none"`` and ``derivation is None``, missing values that
+    are not ``None`` (NaN) counting as attacked."""
+    rng = np.random.default_rng(3)
+    pool = [None, "none", float("nan"), "homoglyph", np.str_("none"), 1, "None", "paraphrase", np.nan]
+    attack = [pool[i] for i in rng.integers(0, len(pool), 5000)]
+    deriv = [[None, None, "paraphrase", float("nan")][i] for i in rng.integers(0, 4, 5000)]
+    plain = np.array([x is None or str(x) == "none" for x in attack])
+    assert unattacked_mask(attack).tolist() == plain.tolist()
+    assert unattacked_mask(attack, deriv).tolist() == (plain & np.array([x is None for x in deriv])).tolist()
+    assert unattacked_mask(np.array(attack, dtype=object)).tolist() == plain.tolist()
+    assert unattacked_mask([]).shape == (0,)
+    assert unattacked_mask([None, None], [None, None]).tolist() == [True, True]
+
+
+def test_grid_points_only_equal_a_plain_per_cell_reference():
+    """Issue 26 (a leaderboard's headline, the benchmark against RAID): ``tpr_intervals=False``
+    skips the TPR bootstrap; every point (sklearn AUROC, plain-loop thresholds and TPRs) and
+    the DeLong interval are those of the plain reference and of the full grid, and every TPR
+    interval is null with its reason, never a number."""
+    cols, label, scores = raid_frame(domains=2, sources=30, rounding=(None, 2))
+    unatt = unattacked_mask(cols["attack"])
+    tags = list(RAID_TAGS)
+    dets = [GridDetector(f"d{i}", s) for i, s in enumerate(scores)]
+    pts = compute_grid(cols, label, dets, tags=tags, threshold_by="domain", unattacked=unatt, tpr_intervals=False)
+    full = compute_grid(cols, label, dets, tags=tags, threshold_by="domain", unattacked=unatt, n_boot=N_BOOT)
+    assert pts["info"]["tpr_ci"]["computed"] is False and full["info"]["tpr_ci"]["computed"] is True
+    assert len(pts["rows"]) == len(full["rows"]) > 500
+    compared = 0
+    for p_row, f_row in zip(pts["rows"], full["rows"], strict=True):
+        for key in ("tpr_at_fpr_5", "tpr_at_fpr_1"):
+            assert p_row[key]["ci95"] is None
+            assert p_row[key]["ci95_reason"] == (p_row[key]["reason"] or NO_TPR_INTERVAL)
+            compared += p_row[key]["tpr"] is not None
+            f_row = {**f_row, key: {**f_row[key], "ci95": None, "ci95_reason": p_row[key]["ci95_reason"]}}
+        assert p_row == f_row
+    assert compared > 500
+    for i, s in enumerate(scores):
+        plain = plain_grid(cols, label, s, tags, "domain", unatt)
+        ours = {tuple(r[t] for t in tags): r for r in pts["rows"] if r["detector"] == f"d{i}"}
+        assert set(ours) == set(plain)
+        for cell, p in plain.items():
+            o = ours[cell]
+            assert (o["n_ai"], o["n_human"]) == (p["n_ai"], p["n_human"])
+            assert o["auroc"] == pytest.approx(p["auroc"], abs=1e-12), cell
+            for key in ("tpr_at_fpr_5", "tpr_at_fpr_1"):
+                if p[key] is None:
+                    assert o[key]["tpr"] is None and o[key]["reason"], (cell, key)
+                else:
+                    assert o[key]["tpr"] == p[key]["tpr"], (cell, key)
+                    assert o[key]["threshold"] == p[key]["threshold"]
+                    assert o[key]["achieved_fpr"] == pytest.approx(p[key]["achieved_fpr"], abs=1e-15)
+
+
+@pytest.mark.parametrize("chunk", [1 << 6, 1 << 9])
+def test_grid_delong_in_chunks_equals_a_plain_per_cell_reference(monkeypatch, chunk):
+    """Issue 26 (the S01 histogram of DeLong's variance, cumulated once per chunk and taken
+    chunk by chunk as slices of the AI texts grouped by position): with many small chunks,
+    AI scores above every human score (in no chunk) and ties, every AUROC interval equals the
+    plain reference's DeLong (``metrics.roc.auroc_ci`` on the cell's texts), and the rows are
+    those of the default chunk size."""
+    cols, label, scores = raid_frame(domains=2, sources=30, rounding=(None, 2))
+    scores[0][np.flatnonzero(label == 1)[:40]] = 50.0  # above every human score
+    unatt = unattacked_mask(cols["attack"])
+    tags = list(RAID_TAGS)
+    dets = [GridDetector(f"d{i}", s) for i, s in enumerate(scores)]
+    ref = compute_grid(cols, label, dets, tags=tags, threshold_by="domain", unattacked=unatt, tpr_intervals=False)
+    monkeypatch.setattr(grid_mod, "_CHUNK", chunk)
+    small = compute_grid(cols, label, dets, tags=tags, threshold_by="domain", unattacked=unatt, tpr_intervals=False)
+    assert small["rows"] == ref["rows"]
+    checked_ci = 0
+    for i, s in enumerate(scores):
+        plain = plain_grid(cols, label, s, tags, "domain", unatt)
+        for r in small["rows"]:
+            if r["detector"] != f"d{i}":
+                continue
+            p = plain[tuple(r[t] for t in tags)]
+            assert r["auroc"] == pytest.approx(p["auroc"], abs=1e-12)
+            if r["auroc_ci95"] is not None:
+                assert r["auroc_ci95"] == pytest.approx(p["auroc_ci95"], abs=1e-9)
+                checked_ci += 1
+    assert checked_ci > 500
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -100,9 +100,11 @@ RAID_TAGS = ("domain", "model", "decoding", "repetition_penalty", "attack")
 #: Largest number of cells (product of (values + 1) over the tags) computed densely.
 MAX_CELLS = 20_000_000
 #: Entries of one chunk of the (cells x distinct human scores) histogram.
-_CHUNK = 1 << 22
+_CHUNK = 1 << 19
 #: Every grid TPR's operating point: the threshold is fitted on the same evaluation's human texts.
 THRESHOLD_FIT = "in-sample"
+#: ``ci95_reason`` of every TPR when the grid is computed with ``tpr_intervals=False``.
+NO_TPR_INTERVAL = "interval not computed: point estimates only (tpr_intervals=False)"
 #: Shown for an AI text whose value of a grid tag is missing.
 MISSING = "(missing)"
 
@@ -128,12 +130,29 @@ def target_key(t: float) -> str:
 
 
 def unattacked_mask(attack: Sequence[Any], derivation: Sequence[Any] | None = None) -> np.ndarray:
-    """True where a text is not attacked: ``attack`` missing or ``"none"`` (RAID's value)
-    and no ``derivation`` (veribench's derived-document tag)."""
-    a = np.array([x is None or str(x) == "none" for x in attack], dtype=bool)
+    """True where a text is not attacked: ``attack`` is ``None`` or its ``str`` is ``"none"``
+    (RAID's value), and ``derivation`` (veribench's derived-document tag) is ``None``.
+    Shape (n,) bool. The rule is applied once per distinct value (a hash factorisation), not
+    once per text; a missing value other than ``None`` (NaN) counts as attacked, as ``str``
+    of it is not ``"none"``."""
+    a = _per_value(attack, lambda x: x is None or str(x) == "none")
     if derivation is not None:
-        a &= np.array([x is None for x in derivation], dtype=bool)
+        a &= _per_value(derivation, lambda x: x is None)
     return a
+
+
+def _per_value(values: Sequence[Any], rule: Any) -> np.ndarray:
+    """``[rule(x) for x in values]`` as a bool array, evaluating ``rule`` once per distinct
+    value (``pandas.factorize``) and once per missing entry (None, NaN: told apart by ``rule``)."""
+    import pandas as pd  # statsmodels' dependency: a hash factorisation in C
+
+    arr = np.asarray(values, dtype=object)
+    codes, uniq = pd.factorize(arr, use_na_sentinel=True)
+    out = np.array([bool(rule(u)) for u in uniq], dtype=bool)[np.maximum(codes, 0)] if len(uniq) else \
+        np.zeros(arr.shape[0], dtype=bool)
+    miss = np.flatnonzero(codes < 0)
+    out[miss] = [bool(rule(x)) for x in arr[miss]]
+    return out
 
 
 def compute_grid(
@@ -148,6 +167,7 @@ def compute_grid(
     confidence: float = 0.95,
     n_boot: int = 2000,
     seed: int = 0,
+    tpr_intervals: bool = True,
 ) -> dict[str, Any]:
     """Every cell and roll-up of the grid over ``tags``, for every detector.
 
@@ -166,6 +186,10 @@ def compute_grid(
         confidence: of every interval (0.95).
         n_boot, seed: resamples and ``numpy.random.default_rng`` seed of every TPR interval
             (the protocol's ``bootstrap_n`` and ``seed`` in a run).
+        tpr_intervals: ``False`` skips the TPR bootstrap (most of the grid's cost): every
+            TPR's ``ci95`` is then null with the reason :data:`NO_TPR_INTERVAL`, and
+            ``info.tpr_ci.computed`` is false. AUROC, its DeLong interval and every point
+            estimate are unchanged (a leaderboard's headline, or a benchmark of the points).
 
     Returns:
         ``{"rows": [...], "info": {...}}``: one row per (detector, cell with AI texts), keys
@@ -233,7 +257,7 @@ def compute_grid(
         "threshold_fit": THRESHOLD_FIT,
         "threshold_fit_note": "each threshold is fitted on the unattacked human texts of this same evaluation "
                               "(no held-out calibration split): the TPR is an in-sample operating point",
-        "tpr_ci": {"method": TPR_CI_METHOD, "n_boot": int(n_boot), "seed": int(seed), "confidence": confidence,
+        "tpr_ci": {"computed": bool(tpr_intervals), "method": TPR_CI_METHOD, "n_boot": int(n_boot), "seed": int(seed), "confidence": confidence,
                    "resampled": "the unattacked human texts of each threshold group in the cell (threshold refitted "
                                 "per group in every resample) and the cell's AI texts"},
         "thresholds": {}, "excluded": {},
@@ -248,7 +272,7 @@ def compute_grid(
         info["excluded"][det.name] = {"ai_without_score": int(((lab == 1) & ~fin).sum()),
                                       "human_without_score": int(((lab == 0) & ~fin).sum())}
         rows.extend(_detector_rows(det.name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
-                                   unatt, targets, alpha, z, info, int(n_boot), int(seed)))
+                                   unatt, targets, alpha, z, info, int(n_boot), int(seed), bool(tpr_intervals)))
     info["rows"] = len(rows)
     return {"rows": rows, "info": info}
 
@@ -344,24 +368,38 @@ def _side(sa, idx, hset, free, codes, k, flagged, bad, gcol, G):
         width = max(1, min(K, _CHUNK // max(n_fine, 1)))
         below = [np.zeros(r.shape) for r in out["m"]]
         wf = hset.w.astype(np.float64)
-        for k0 in range(0, K, width):
+        n_chunks = -(-K // width)
+        # the AI texts grouped by chunk, so that each chunk is a slice (a radix sort of small
+        # chunk numbers); an AI text above every human score (lo = K) is in no chunk
+        if n_chunks == 1:
+            inside = np.flatnonzero(lo < K)
+            cuts = np.array([0, inside.size])
+        else:
+            chunk = np.where(lo < K, lo // width, n_chunks).astype(np.int16 if n_chunks < 1 << 15 else np.int64)
+            inside = np.argsort(chunk, kind="stable")
+            cuts = np.searchsorted(chunk[inside], np.arange(n_chunks + 1))
+        lo_s, fine_s, tie_s = lo[inside], fine[inside], tie[inside]
+        for c, k0 in enumerate(range(0, K, width)):
             k1 = min(K, k0 + width)
-            sel = (lo >= k0) & (lo < k1)
-            hist = np.bincount(fine[sel] * (k1 - k0) + (lo[sel] - k0), minlength=n_fine * (k1 - k0))
-            ts = sel & tie
-            ties = np.bincount(fine[ts] * (k1 - k0) + (lo[ts] - k0), minlength=n_fine * (k1 - k0))
-            hs = _rollups(hist.reshape(shape + (k1 - k0,)).astype(np.float64), F)
-            tt = _rollups(ties.reshape(shape + (k1 - k0,)).astype(np.float64), F) if ts.any() else None
+            a, b = int(cuts[c]), int(cuts[c + 1])
+            key = fine_s[a:b] * (k1 - k0) + (lo_s[a:b] - k0)
+            hist = np.bincount(key, minlength=n_fine * (k1 - k0)).reshape(shape + (k1 - k0,)).astype(np.float64)
+            # counts are integers below 2**53, so the cumulative sums and their roll-ups are exact in
+            # float64 and the roll-up of the cumulative sums equals the cumulative sum of the roll-ups
+            np.cumsum(hist, axis=-1, out=hist)  # AI texts at or below each position, from k0
+            cs = _rollups(hist, F)
+            tk = key[tie_s[a:b]]
+            tt = _rollups(np.bincount(tk, minlength=n_fine * (k1 - k0)).reshape(shape + (k1 - k0,)).astype(
+                np.float64), F) if tk.size else None
             for mask in range(1 << F):
-                c2 = np.cumsum(hs[mask], axis=-1)  # AI texts at or below each position, from k0
-                c2 += below[mask][..., None]
+                c2 = cs[mask] + below[mask][..., None]
                 np.subtract(out["m"][mask][..., None], c2, out=c2)  # AI texts above
                 c2 *= 2.0
                 if tt is not None:
                     c2 += tt[mask]
                 np.square(c2, out=c2)
                 sv01[mask] += c2 @ wf[k0:k1]
-                below[mask] += hs[mask].sum(axis=-1)
+                below[mask] += cs[mask][..., -1]
     out["sv01"] = sv01
     return out
 
@@ -415,7 +453,7 @@ def _grid_tpr_intervals(sa, gcol, codes, k, strides, want: list[np.ndarray], hs_
 
 
 def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G, unatt, targets, alpha, z,
-                   info, n_boot, seed) -> list[dict[str, Any]]:
+                   info, n_boot, seed, tpr_intervals=True) -> list[dict[str, Any]]:
     sa = s[ai]
     m_total = sa.size
     ga = g_code[ai]
@@ -526,7 +564,8 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
     n_groups = in_group.sum(axis=1)
     tpr_parts = []
     defined = [cells[(nn > 0) & (cell[f"bad{ti}"][cells] == 0)] for ti in range(len(targets))]
-    cis = _grid_tpr_intervals(sa, gcol, codes, k, strides, defined, hs_g, targets, n_boot, seed, alpha)
+    cis = (_grid_tpr_intervals(sa, gcol, codes, k, strides, defined, hs_g, targets, n_boot, seed, alpha)
+           if tpr_intervals else [{} for _ in targets])
     for ti, _t in enumerate(targets):
         tp = cell[f"tp{ti}"][cells]
         rate = tp / mm
@@ -569,7 +608,7 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
                     reasons.append(f"{int(pres[j, G])} AI texts have no {threshold_by} value: no threshold")
                 e["reason"] = "; ".join(reasons)
             else:
-                lo, hi, ci_why = cis[ti][int(cells[j])]
+                lo, hi, ci_why = cis[ti][int(cells[j])] if tpr_intervals else (None, None, NO_TPR_INTERVAL)
                 e["tpr"], e["achieved_fpr"] = rate[j], _fl(ach[j])
                 e["ci95"], e["ci95_reason"] = checked(lo, hi, ci_why, BOOTSTRAP_ONE_VALUE)
             if e["ci95"] is None and e["ci95_reason"] is None:
