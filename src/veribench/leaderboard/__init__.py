@@ -1,5 +1,5 @@
-"""The leaderboard (issue 26): an organiser's service with a hidden test set committed at
-launch and revealed at the end, so that anyone can check every number it showed.
+"""The organiser's leaderboard (issue 26): a hidden test set committed in advance, submissions
+in RAID's format with signed receipts, the Ladder before the reveal, every number at the reveal.
 
 Apps layer (layer 9, beside ``cycles`` and ``rubric``; the three never import each other).
 ``config`` reads ``board.toml``; ``db`` holds the board's own data (SQLAlchemy 2: teams,
