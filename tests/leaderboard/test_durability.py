@@ -7,7 +7,6 @@ a stall that announces itself; this test sends it SIGKILL, so no cleanup of any 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.leaderboard.board_helpers import METADATA, board_toml, hidden_set, labels_of, predictions
+from tests.leaderboard.board_helpers import predictions
 from veribench.bundles.verify import verify_bundle
 from veribench.hashing import sha256_bytes
 from veribench.leaderboard import receipts
@@ -75,21 +74,6 @@ def _killed(*args: str) -> None:
         for f in (p.stdout, p.stderr):
             if f is not None:
                 f.close()
-
-
-@pytest.fixture()
-def launched(db_url, tmp_path):
-    """A launched board with teams alpha and beta, one acknowledged submission each:
-    (board.toml, tokens, ids, labels, receipts)."""
-    cfg = board_toml(tmp_path / "board", db_url, canaries=0)
-    with Board.open(cfg) as board:
-        board.launch(hidden_set(tmp_path / "hidden.jsonl", n=120), "documents")
-        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
-        labels = labels_of(cfg.parent, ids)
-        tokens = {t: board.add_team(t) for t in ("alpha", "beta")}
-        recs = {t: board.submit(board.team_for_token(tok), predictions(ids, labels, skill=s, seed=i), METADATA)
-                for i, (t, tok, s) in enumerate([("alpha", tokens["alpha"], 0.5), ("beta", tokens["beta"], 0.2)])}
-    return cfg, tokens, ids, labels, recs
 
 
 def _acknowledged_kept(board: Board, recs: dict, tokens: dict) -> None:
