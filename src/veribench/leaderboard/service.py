@@ -29,6 +29,7 @@ opened (:meth:`Board.open`).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import os
@@ -52,7 +53,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from veribench.bundles.publish import publish
-from veribench.commit import commit
+from veribench.commit import commit, tsa
 from veribench.corpus.document import Document
 from veribench.corpus.importers import import_scores, read_documents, read_fastdetectgpt, store_import
 from veribench.corpus.stored import load_documents
@@ -97,6 +98,11 @@ class TeamInfo:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _aware(t: datetime) -> datetime:
+    """``t`` with a time zone (a TOML local date-time is read as UTC)."""
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 def _iso(t: datetime) -> str:
@@ -149,8 +155,10 @@ def _tags(v: Any) -> dict[str, Any]:
 
 def check_reveal_dir(folder: str | Path) -> list[str]:
     """The problems of a reveal folder against its launch commitment (empty: the revealed
-    labels, texts, arms, tags and salt are exactly those committed, and ``protocol.toml`` is
-    the committed protocol). Reads ``commitment.json``, ``hidden_set.jsonl``, ``salt.txt``
+    labels, texts, arms, tags and salt are exactly those committed, ``protocol.toml`` is
+    the committed protocol, and ``commitment.tsr``, when present, stamps ``commitment.json``'s
+    exact bytes (its imprint; the authority's signature is checked by whoever trusts it, with
+    :func:`veribench.commit.tsa.check_token` and the authority's roots). Reads ``commitment.json``, ``hidden_set.jsonl``, ``salt.txt``
     and ``protocol.toml``; a missing or unreadable file is a problem, never an exception."""
     f = Path(folder)
     try:
@@ -163,6 +171,11 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
         return [f"reveal folder {f}: cannot read it ({e.__class__.__name__}: {e})"]
     problems = setcommit.check_reveal(record, rows, salt)
+    if (f / "commitment.tsr").is_file():
+        try:
+            tsa.check_token((f / "commitment.tsr").read_bytes(), (f / "commitment.json").read_bytes())
+        except VeribenchError as e:
+            problems.append(f"commitment.tsr does not stamp commitment.json: {e}")
     if isinstance(record, dict) and sha256_bytes(proto) != record.get("protocol_sha256"):
         problems.append("protocol.toml is not the committed protocol (its SHA-256 differs from protocol_sha256)")
     return problems
@@ -244,6 +257,10 @@ class Board:
         """Load the hidden set, mix in the canaries, commit the set and the protocol, and
         return the public commitment record (also written to ``commitment.json``).
 
+        With ``tsa_url`` in ``board.toml`` the exact bytes of ``commitment.json`` are
+        time-stamped (RFC 3161) before anything is stored, and the token is kept as
+        ``commitment.tsr`` (published at once and again at the reveal).
+
         Each document gets a board id (the first 20 hex of SHA-256(salt, original id)), so the
         ids in the texts file tell nothing of the organiser's ids. Each canary is a copy of a
         hidden document drawn with the salt as seed, with a unique marker
@@ -254,6 +271,7 @@ class Board:
             BoardError: already launched; more canaries than documents.
             InputError: an unknown importer; any problem of the set (the importer's one-line
                 errors); a label other than human or ai.
+            TimestampError: the authority failed (nothing is launched).
         """
         b = self.cfg.board
         read = IMPORTERS.get(importer)
@@ -305,7 +323,11 @@ class Board:
         write_durably(self.folder / "texts.jsonl", texts.encode("utf-8"))
         with self._workspace() as ws:
             store_import(ws, report, board_docs, corpora=corpora)
-        write_durably(self.folder / "commitment.json", (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+        record_bytes = (json.dumps(record, indent=1) + "\n").encode("utf-8")
+        token = tsa.request_token(b.tsa_url, record_bytes)[0] if b.tsa_url else None
+        write_durably(self.folder / "commitment.json", record_bytes)
+        if token is not None:
+            write_durably(self.folder / "commitment.tsr", token)
         with Session(self.engine) as s, s.begin():
             s.add(db.BoardState(id=1, launched_at=when, salt_hex=salt.hex(), commitment=record,
                                 protocol_sha256=record["protocol_sha256"], canaries=canaries, n_documents=len(rows)))
@@ -373,7 +395,8 @@ class Board:
 
         Raises:
             InputError: bad predictions or metadata (one line naming the file, record and field).
-            BoardError: not launched, revealed, or the team's submission limit reached.
+            BoardError: not launched, revealed, past ``reveal_at``, or the team's submission
+                limit reached.
         """
         ids = self._ids()
         if fmt == "raid":
@@ -390,6 +413,9 @@ class Board:
             st = self._launched(s)
             if st.revealed_at is not None:
                 raise BoardError(f"board {self.cfg.board.name} is revealed: submissions are closed")
+            closes = self.cfg.board.reveal_at
+            if closes is not None and _now() >= _aware(closes):
+                raise BoardError(f"board {self.cfg.board.name}: submissions closed at {_iso(_aware(closes))}")
             used = s.scalar(select(func.count()).select_from(db.Submission).where(db.Submission.team_id == team.id))
             if int(used or 0) >= limit:
                 raise BoardError(f"team {team.name} has used its {limit} submissions")
@@ -455,6 +481,10 @@ class Board:
         value, reason = headline_value(row, self.cfg.board.headline_metric)
         canary = self._canary(row, scores, canaries)
         key = receipts.load_signing_key(self.key_path)
+        stamp = None
+        if self.cfg.board.tsa_url:  # over the predictions file's bytes: it existed at the token's time
+            data = (self.folder / "submissions" / f"{sha}.json").read_bytes()
+            stamp = base64.b64encode(tsa.request_token(self.cfg.board.tsa_url, data)[0]).decode("ascii")
         with Session(self.engine) as s, s.begin():
             lad = s.execute(select(db.Ladder).where(db.Ladder.team_id == team_id).with_for_update()).scalar_one()
             sub = s.get(db.Submission, sub_id)
@@ -468,7 +498,7 @@ class Board:
             receipt = receipts.sign_receipt(key, board=self.cfg.board.name,
                                             commitment_sha256=sha256_bytes(canonical_json(commitment).encode("utf-8")),
                                             team=team_name, predictions_sha256=sha, received_at=_iso(received_at),
-                                            submission_id=sub_id)
+                                            submission_id=sub_id, tsa_token_b64=stamp)
             s.add(db.Receipt(submission_id=sub_id, receipt=receipt))
         return receipt
 
@@ -551,7 +581,7 @@ class Board:
             out.append(r)
         return out
 
-    def reveal(self) -> Path:
+    def reveal(self, *, force: bool = False) -> Path:
         """Publish the labels, the salt and one veribench bundle per entry (its last scored
         submission), plus one bundle of all entries together (paired tests, Holm, tiers), in
         ``reveal/``; returns that folder. ``veribench verify`` checks each bundle;
@@ -561,9 +591,12 @@ class Board:
         reveal is recorded; a reveal killed midway leaves no ``reveal/`` and is run again.
 
         Raises:
-            BoardError: not launched, or no entry.
+            BoardError: not launched, no entry, or before ``reveal_at`` without ``force``.
         """
         b = self.cfg.board
+        if b.reveal_at is not None and _now() < _aware(b.reveal_at) and not force:
+            raise BoardError(f"board {b.name} reveals at {_iso(_aware(b.reveal_at))}; "
+                             "revealing earlier ends the cycle for every team (force it to do so)")
         with Session(self.engine) as s:
             st = self._launched(s)
             if st.revealed_at is not None and st.reveal_dir:
@@ -630,8 +663,10 @@ class Board:
                                     ensure_ascii=False) + "\n" for r in rows)
         write_durably(stage / "hidden_set.jsonl", hidden.encode("utf-8"))
         write_durably(stage / "salt.txt", (salt.hex() + "\n").encode("ascii"))
-        write_durably(stage / "commitment.json", (json.dumps(commitment, indent=1) + "\n").encode("utf-8"))
+        write_durably(stage / "commitment.json", (self.folder / "commitment.json").read_bytes())  # the launch bytes
         write_durably(stage / "protocol.toml", (self.folder / "protocol.toml").read_bytes())
+        if (self.folder / "commitment.tsr").is_file():
+            write_durably(stage / "commitment.tsr", (self.folder / "commitment.tsr").read_bytes())
         write_durably(stage / "results.json", json.dumps(results, indent=1, allow_nan=False, default=str).encode("utf-8"))
         os.replace(stage, out)
         fsync_folder(self.folder)
