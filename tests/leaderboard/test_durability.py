@@ -82,7 +82,7 @@ def _acknowledged_kept(board: Board, recs: dict, tokens: dict) -> None:
         mine = board.team_submissions(board.team_for_token(tokens[team]))
         assert mine[0]["receipt"] == rec
         receipts.check_receipt(mine[0]["receipt"], pem)
-        p = board.folder / "submissions" / f"{rec['predictions_sha256']}.json"
+        p = board.folder / "submissions" / rec["predictions_sha256"]
         assert sha256_bytes(p.read_bytes()) == rec["predictions_sha256"]
 
 

@@ -85,6 +85,8 @@ def test_tokens_are_stored_hashed_and_the_board_refuses_out_of_order_calls(db_ur
             board.add_team("ALPHA")
         with pytest.raises(InputError, match="team name"):
             board.add_team("../etc")
+        with pytest.raises(InputError, match="reserved"):
+            board.add_team("All")
         team = board.team_for_token(tok)
         with pytest.raises(BoardError, match="not launched"):
             board.submit(team, b"[]", None, "raid")
@@ -102,3 +104,23 @@ def test_tokens_are_stored_hashed_and_the_board_refuses_out_of_order_calls(db_ur
                            for r in con.execute(text(f"SELECT * FROM {t}"))])
     engine.dispose()
     assert tok not in dump and len(tok) >= 43
+
+
+def test_a_veribench_run_export_is_accepted(launched):
+    """``fmt="veribench"``: the CSV of ``veribench export scores`` (doc_id, detector, status,
+    ranking_score); stored by its SHA-256 like any submission, scored like RAID's file."""
+    cfg, tokens, ids, labels, recs = launched
+    rows = ["doc_id,detector,status,ranking_score"] + [
+        f"{i},mine,ok,{(0.9 if labels[i] == 'ai' else 0.1) + (k % 5) / 10}" for k, i in enumerate(ids)]
+    data = ("\n".join(rows) + "\n").encode()
+    with Board.open(cfg) as board:
+        team = board.team_for_token(board.add_team("gamma"))
+        rec = board.submit(team, data, None, "veribench")
+        assert (board.folder / "submissions" / rec["predictions_sha256"]).read_bytes() == data
+        mine = board.team_submissions(team)
+        assert [(m["format"], m["status"]) for m in mine] == [("veribench", "scored")]
+        assert next(r for r in board.public_scores() if r["team"] == "gamma")["released"] is not None
+        with pytest.raises(InputError, match="ranking_score"):
+            board.submit(team, data.replace(b",ok,0.", b",ok,nan", 1).replace(b"ranking_score", b"score"), None,
+                         "veribench")
+        assert len(board.team_submissions(team)) == 1

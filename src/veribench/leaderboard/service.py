@@ -15,7 +15,7 @@ launched:
 ``commitment.json``         the launch commitment (:func:`.setcommit.commitment_record`), public
 ``texts.jsonl``             ids and texts, no labels: what submitters score
 ``signing_key.pem``         the Ed25519 receipt key (0600; secret)
-``submissions/<sha>.json``  every submitted file, named by its SHA-256
+``submissions/<sha256>``     every submitted file (either format), named by its SHA-256
 ``reveal/``                 written by :meth:`Board.reveal`
 ==========================  ==========================================================
 
@@ -75,6 +75,8 @@ IMPORTERS: dict[str, Callable[[Path], tuple[Any, list[Document]]]] = {
 }
 #: Team names: also part of detector names and file names.
 TEAM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
+#: Names no team may take: the reveal's folder of all entries together.
+RESERVED_TEAMS = frozenset({"all"})
 #: The scale every entry's scores are stored on: any real number, higher = more likely AI
 #: (RAID's predictions.json convention).
 ENTRY_SCALE = "score_higher_ai"
@@ -358,6 +360,8 @@ class Board:
         if not TEAM_NAME.fullmatch(name or ""):
             raise InputError("a team name is 1-40 letters, digits, '-' or '_' (starting with a letter or digit)",
                              field="team")
+        if name.lower() in RESERVED_TEAMS:
+            raise InputError(f"{name!r} is reserved (the reveal's bundle of all entries)", field="team")
         token = secrets.token_urlsafe(32)
         with Session(self.engine) as s, s.begin():
             if s.scalar(select(db.Team).where(func.lower(db.Team.name) == name.lower())) is not None:
@@ -419,7 +423,7 @@ class Board:
             used = s.scalar(select(func.count()).select_from(db.Submission).where(db.Submission.team_id == team.id))
             if int(used or 0) >= limit:
                 raise BoardError(f"team {team.name} has used its {limit} submissions")
-        write_durably(self.folder / "submissions" / f"{sha}.json", predictions)
+        write_durably(self._submission_file(sha), predictions)
         with Session(self.engine) as s, s.begin():
             used = int(s.scalar(select(func.count()).select_from(db.Submission)
                                 .where(db.Submission.team_id == team.id)) or 0)
@@ -431,6 +435,10 @@ class Board:
             s.add(sub)
             sub_id = sub.id
         return self._score(sub_id, scores)
+
+    def _submission_file(self, sha: str) -> Path:
+        """Where the submitted file of SHA-256 ``sha`` is kept (a name no request chooses)."""
+        return self.folder / "submissions" / sha
 
     def _entry_scores_file(self, detector: str, scores: Mapping[str, float], tmp: Path) -> Path:
         p = tmp / f"{detector}.json"
@@ -470,9 +478,9 @@ class Board:
             received_at, team_name, commitment = sub.received_at, team.name, dict(st.commitment)
             canaries = dict(st.canaries)
         if scores is None:
-            data = (self.folder / "submissions" / f"{sha}.json").read_bytes()
+            data = (self._submission_file(sha)).read_bytes()
             reader = raid_format.read_predictions if fmt == "raid" else raid_format.read_run_export
-            scores = reader(data, source=f"submissions/{sha}.json", ids=self._ids())
+            scores = reader(data, source=f"submissions/{sha}", ids=self._ids())
         with tempfile.TemporaryDirectory() as tmp, self._workspace() as ws:
             import_scores(ws, self._entry_scores_file(detector, scores, Path(tmp)), detector=detector,
                           scale=ENTRY_SCALE, version="")
@@ -483,7 +491,7 @@ class Board:
         key = receipts.load_signing_key(self.key_path)
         stamp = None
         if self.cfg.board.tsa_url:  # over the predictions file's bytes: it existed at the token's time
-            data = (self.folder / "submissions" / f"{sha}.json").read_bytes()
+            data = (self._submission_file(sha)).read_bytes()
             stamp = base64.b64encode(tsa.request_token(self.cfg.board.tsa_url, data)[0]).decode("ascii")
         with Session(self.engine) as s, s.begin():
             lad = s.execute(select(db.Ladder).where(db.Ladder.team_id == team_id).with_for_update()).scalar_one()
