@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.leaderboard.board_helpers import METADATA, board_toml, hidden_set, labels_of, predictions
+from veribench.bundles.verify import verify_bundle
 from veribench.cli.main import app
 from veribench.errors import InputError
 from veribench.hashing import canonical_json, sha256_bytes
@@ -53,6 +54,7 @@ def test_a_board_end_to_end(db_url, tmp_path):
         for r in pub:  # the released value is a multiple of eta: the Ladder's rounding
             assert r["released"] is not None and abs(r["released"] / 0.01 - round(r["released"] / 0.01)) < 1e-9
             assert set(r) >= {"team", "metric", "released", "submissions", "rule"} and "headline" not in r
+            assert r["thresholds"].startswith("RAID's in-sample rule")  # labelled so
         # no team sees another's submissions, and before the reveal not even its own unrounded score
         mine = board.team_submissions(teams["beta"])
         assert [m["receipt"] for m in mine] == [got["beta"]] and "headline" not in mine[0]
@@ -68,6 +70,7 @@ def test_a_board_end_to_end(db_url, tmp_path):
         assert res.exit_code == 0, (b, res.output)
     res = json.loads((out / "results.json").read_text())
     assert [e["team"] for e in res["entries"]] == ["alpha", "beta", "gamma"]
+    assert res["thresholds"].startswith("RAID's in-sample rule")
     assert res["tiers"] is not None and res["comparisons"]
     tiers = next(t for t in res["tiers"] if t["slice"] == "all" and t["metric"] == "auroc")["tiers"]
     assert [t["detectors"] for t in tiers] == [["alpha"], ["beta"], ["gamma"]]
@@ -87,3 +90,27 @@ def test_a_board_end_to_end(db_url, tmp_path):
     row["label"] = "ai" if row["label"] == "human" else "human"
     (out / "hidden_set.jsonl").write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
     assert any("label" in p for p in check_reveal_dir(out))
+
+
+def test_a_board_with_a_declared_calibration_split(tmp_path):
+    """Thresholds from the organiser's calibration split, said so in every output; the headline
+    (TPR at 5% FPR) is the revealed Table 1 number, and the bundles verify."""
+    base = tmp_path
+    cfg = board_toml(base / "board", f"sqlite:///{base / 'b.sqlite'}", canaries=0, headline_metric="tpr_at_fpr_5")
+    cfg.write_text(cfg.read_text() + 'calibration = { every = 4, salt = "cal" }\n')
+    with Board.open(cfg) as board:
+        board.launch(hidden_set(base / "h.jsonl", n=200), "documents")
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        labels = labels_of(cfg.parent, ids)
+        team = board.team_for_token(board.add_team("alpha"))
+        board.submit(team, predictions(ids, labels, skill=0.5, seed=1))
+        (pub,) = board.public_scores()
+        assert pub["thresholds"].startswith("declared calibration split: 1 in 4 documents")
+        out = board.reveal()
+    res = json.loads((out / "results.json").read_text())
+    (e,) = res["entries"]
+    block = e["table1"]["tpr_at_fpr_5"]
+    assert block["threshold_source"].startswith("calibration split") and block["threshold_n_human"] < block["n_human"]
+    assert e["headline"] == pytest.approx(block["tpr"]) and pub["released"] == pytest.approx(round(block["tpr"], 2))
+    assert res["thresholds"] == pub["thresholds"]
+    assert all(verify_bundle(b).ok for b in (out / "bundles").iterdir())

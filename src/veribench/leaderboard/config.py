@@ -40,9 +40,9 @@ PASSWORD_ENV = "VERIBENCH_BOARD_DB_PASSWORD"
 #: is read from it (``tpr`` of a TPR-at-FPR block, else the number itself). Higher is
 #: better for every one of them (the Ladder's direction).
 HEADLINES: dict[str, str] = {
-    "tpr_at_fpr_5": "TPR at 5% FPR on the whole set (catch rate at the threshold where 5% of human texts are flagged)",
-    "tpr_at_fpr_1": "TPR at 1% FPR on the whole set",
-    "auroc": "AUROC on the whole set",
+    "tpr_at_fpr_5": "TPR at 5% FPR (the catch rate at the threshold that flags 5% of human texts)",
+    "tpr_at_fpr_1": "TPR at 1% FPR (the catch rate at the threshold that flags 1% of human texts)",
+    "auroc": "AUROC",
     "balanced_accuracy": "balanced accuracy at the entry's fitted threshold",
 }
 
@@ -96,6 +96,17 @@ class BoardConfig:
     def in_sample(self) -> bool:
         """True under RAID's in-sample rule (thresholds from the test set's own human texts)."""
         return self.board.calibration == "raid_in_sample"
+
+    @property
+    def threshold_rule(self) -> str:
+        """How thresholds are fitted, as every output states it."""
+        if self.in_sample:
+            return ("RAID's in-sample rule: thresholds fitted on the test set's own human texts (optimistic; "
+                    "no calibration split)")
+        cal = self.board.calibration
+        assert not isinstance(cal, str)
+        return (f"declared calibration split: 1 in {cal.every} documents (hash split, salt {cal.salt!r}) fits the "
+                "thresholds; the numbers are on the rest")
 
     def database_url(self) -> Any:
         """The SQLAlchemy URL (``sqlalchemy.engine.URL``); the password, if any, from

@@ -559,7 +559,8 @@ class Board:
                              .join(db.Ladder, db.Ladder.team_id == db.Team.id)).all()
         out = [{"team": name, "metric": m, "metric_description": HEADLINES[m], "released": rel,
                 "released_reason": None if rel is not None else "no score released yet",
-                "submissions": int(n or 0), "rule": LADDER_RULE, "eta": self.cfg.board.ladder_eta}
+                "submissions": int(n or 0), "rule": LADDER_RULE, "eta": self.cfg.board.ladder_eta,
+                "thresholds": self.cfg.threshold_rule}
                for name, rel, n in rows]
         return sorted(out, key=lambda r: (r["released"] is None, -(r["released"] or 0.0), r["team"]))
 
@@ -626,9 +627,7 @@ class Board:
         results: dict[str, Any] = {"board": b.name, "commitment": commitment, "headline_metric": b.headline_metric,
                                    "headline_description": HEADLINES[b.headline_metric], "ladder_rule": LADDER_RULE,
                                    "ladder_eta": b.ladder_eta, "min_cell_size": b.min_cell_size,
-                                   "thresholds": ("RAID's in-sample rule: thresholds fitted on the test set's own "
-                                                  "human texts (optimistic; no calibration split)" if self.cfg.in_sample
-                                                  else "fitted on the declared calibration split"),
+                                   "thresholds": self.cfg.threshold_rule,
                                    "entries": []}
         with self._workspace() as ws:
             docs = load_documents(ws, ids)
