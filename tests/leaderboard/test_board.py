@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from tests.leaderboard.board_helpers import METADATA, board_toml, hidden_set, labels_of, predictions
@@ -14,7 +15,7 @@ from veribench.bundles.verify import verify_bundle
 from veribench.cli.main import app
 from veribench.errors import InputError
 from veribench.hashing import canonical_json, sha256_bytes
-from veribench.leaderboard import receipts
+from veribench.leaderboard import db, receipts
 from veribench.leaderboard.service import Board, BoardError, check_reveal_dir
 
 
@@ -114,3 +115,29 @@ def test_a_board_with_a_declared_calibration_split(tmp_path):
     assert e["headline"] == pytest.approx(block["tpr"]) and pub["released"] == pytest.approx(round(block["tpr"], 2))
     assert res["thresholds"] == pub["thresholds"]
     assert all(verify_bundle(b).ok for b in (out / "bundles").iterdir())
+
+
+def test_an_entry_right_on_the_canaries_only_is_flagged(tmp_path):
+    """An entry that knows the canaries' labels (as one trained on leaked test data would) and
+    guesses elsewhere is flagged by the canary leak test; an honest entry is not."""
+    base = tmp_path
+    cfg = board_toml(base / "board", f"sqlite:///{base / 'b.sqlite'}", canaries=40)
+    with Board.open(cfg) as board:
+        board.launch(hidden_set(base / "h.jsonl", n=200), "documents")
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        labels = labels_of(cfg.parent, ids)
+        with Session(board.engine) as s:
+            canaries = set(s.get(db.BoardState, 1).canaries)
+        assert len(canaries) == 40
+        honest = json.loads(predictions(ids, labels, skill=0.3, seed=3))
+        leaked = [{"id": r["id"], "score": (1.0 if labels[r["id"]] == "ai" else 0.0) if r["id"] in canaries
+                   else 0.4 + (int(r["id"][1:9], 16) % 1000) / 5000} for r in honest]
+        for name, recs in (("honest", honest), ("leaked", leaked)):
+            board.submit(board.team_for_token(board.add_team(name)), json.dumps(recs).encode())
+        out = board.reveal()
+    res = {e["team"]: e["canary"] for e in json.loads((out / "results.json").read_text())["entries"]}
+    assert res["leaked"]["flagged"] is True and res["leaked"]["p_value"] < 0.001
+    assert res["leaked"]["acc_canary"] == 1.0
+    assert res["honest"]["flagged"] is False and res["honest"]["p_value"] >= 0.001
+    hidden = [json.loads(x) for x in (out / "hidden_set.jsonl").read_text().splitlines()]
+    assert {r["doc_id"] for r in hidden if r["canary_of"]} == canaries  # revealed with their matched texts
