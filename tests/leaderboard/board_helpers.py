@@ -6,6 +6,9 @@ import json
 import random
 from pathlib import Path
 
+from veribench.corpus.stored import load_documents
+from veribench.store import Workspace
+
 DOMAINS = ("news", "books", "reviews")
 
 
@@ -35,9 +38,6 @@ def board_toml(folder: Path, db_url: str, **extra: object) -> Path:
 
 def labels_of(board_folder: Path, workspace_ids: list[str]) -> dict[str, str]:
     """The true labels (read from the board's workspace, as only a test may)."""
-    from veribench.corpus.stored import load_documents
-    from veribench.store import Workspace
-
     with Workspace(board_folder / "workspace", read_only=True) as ws:
         docs = load_documents(ws, workspace_ids)
     return {k: v["label"] for k, v in docs.items()}
