@@ -8,8 +8,9 @@ import json
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.leaderboard.board_helpers import METADATA, board_toml, hidden_set
+from tests.leaderboard.board_helpers import METADATA, board_toml, hidden_set, predictions
 from veribench.errors import InputError
+from veribench.leaderboard import service
 from veribench.leaderboard.service import Board, BoardError
 
 
@@ -124,3 +125,25 @@ def test_a_veribench_run_export_is_accepted(launched):
             board.submit(team, data.replace(b",ok,0.", b",ok,nan", 1).replace(b"ranking_score", b"score"), None,
                          "veribench")
         assert len(board.team_submissions(team)) == 1
+
+
+def test_a_submission_the_evaluation_refuses_is_marked_failed_and_not_counted(launched, monkeypatch):
+    cfg, tokens, ids, labels, recs = launched
+
+    def refuse(*a, **k):
+        raise InputError("boom: the evaluation refused it", field="scores")
+
+    with Board.open(cfg) as board:
+        team = board.team_for_token(tokens["alpha"])
+        monkeypatch.setattr(service, "evaluate_workspace", refuse)
+        with pytest.raises(InputError, match="boom"):
+            board.submit(team, predictions(ids, labels, skill=0.4, seed=5))
+        monkeypatch.undo()
+        mine = board.team_submissions(team)
+        assert [(m["n"], m["status"]) for m in mine] == [(1, "scored"), (2, "failed")]
+        assert mine[1]["receipt"] is None and mine[1]["failed_reason"].startswith("field 'scores': boom")
+    with Board.open(cfg) as board:  # reopening neither retries it nor fails
+        board.submit(team, predictions(ids, labels, skill=0.4, seed=6))
+        mine = board.team_submissions(team)
+        assert [(m["n"], m["status"]) for m in mine] == [(1, "scored"), (2, "failed"), (3, "scored")]
+        assert next(r for r in board.public_scores() if r["team"] == "alpha")["submissions"] == 2

@@ -103,7 +103,8 @@ class Token(Base):
 
 class Submission(Base):
     """One submission. ``status``: ``received`` (file and row committed, not yet scored or
-    acknowledged), ``scored`` (receipt issued). ``detector`` is the entry's detector name in
+    acknowledged), ``scored`` (receipt issued), ``failed`` (the evaluation refused it; the
+    one-line reason in ``headline_reason``; never acknowledged). ``detector`` is the entry's detector name in
     the board's workspace; ``headline`` the unrounded headline (secret before the reveal),
     ``released`` what the Ladder published for it."""
 

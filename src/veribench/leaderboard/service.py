@@ -30,6 +30,7 @@ opened (:meth:`Board.open`).
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import json
 import os
@@ -50,6 +51,7 @@ from typing import Any, Literal
 import tomli_w
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from veribench.bundles.publish import publish
@@ -420,21 +422,42 @@ class Board:
             closes = self.cfg.board.reveal_at
             if closes is not None and _now() >= _aware(closes):
                 raise BoardError(f"board {self.cfg.board.name}: submissions closed at {_iso(_aware(closes))}")
-            used = s.scalar(select(func.count()).select_from(db.Submission).where(db.Submission.team_id == team.id))
-            if int(used or 0) >= limit:
+            if self._used(s, team.id)[0] >= limit:
                 raise BoardError(f"team {team.name} has used its {limit} submissions")
         write_durably(self._submission_file(sha), predictions)
-        with Session(self.engine) as s, s.begin():
-            used = int(s.scalar(select(func.count()).select_from(db.Submission)
-                                .where(db.Submission.team_id == team.id)) or 0)
-            if used >= limit:
-                raise BoardError(f"team {team.name} has used its {limit} submissions")
-            sub = db.Submission(id=uuid.uuid4().hex, team_id=team.id, seq=used + 1, fmt=fmt, predictions_sha256=sha,
-                                metadata_json=meta, received_at=_now(), status="received",
-                                detector=f"{team.name}.{used + 1}")
-            s.add(sub)
-            sub_id = sub.id
-        return self._score(sub_id, scores)
+        try:
+            with Session(self.engine) as s, s.begin():
+                used, last = self._used(s, team.id)
+                if used >= limit:
+                    raise BoardError(f"team {team.name} has used its {limit} submissions")
+                sub = db.Submission(id=uuid.uuid4().hex, team_id=team.id, seq=last + 1, fmt=fmt,
+                                    predictions_sha256=sha, metadata_json=meta, received_at=_now(),
+                                    status="received", detector=f"{team.name}.{last + 1}")
+                s.add(sub)
+                sub_id = sub.id
+        except IntegrityError:  # another submission of the team took the same number first
+            raise BoardError(f"team {team.name}: another submission is being stored; send it again") from None
+        return self._score_or_fail(sub_id, scores)
+
+    @staticmethod
+    def _used(s: Session, team_id: int) -> tuple[int, int]:
+        """(submissions that count against the limit: all but failed ones, the last number used)."""
+        used = s.scalar(select(func.count()).select_from(db.Submission)
+                        .where(db.Submission.team_id == team_id, db.Submission.status != "failed"))
+        last = s.scalar(select(func.max(db.Submission.seq)).where(db.Submission.team_id == team_id))
+        return int(used or 0), int(last or 0)
+
+    def _score_or_fail(self, sub_id: str, scores: Mapping[str, float] | None = None) -> dict[str, Any]:
+        """:meth:`_score`; a submission the evaluation refuses is marked ``failed`` with the
+        one-line reason (never acknowledged, not counted against the limit) and the error raised."""
+        try:
+            return self._score(sub_id, scores)
+        except VeribenchError as e:
+            with Session(self.engine) as s, s.begin():
+                sub = s.get(db.Submission, sub_id)
+                assert sub is not None
+                sub.status, sub.headline_reason = "failed", str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise
 
     def _submission_file(self, sha: str) -> Path:
         """Where the submitted file of SHA-256 ``sha`` is kept (a name no request chooses)."""
@@ -541,7 +564,8 @@ class Board:
                 rec = s.get(db.Receipt, sub.id)
                 d = {"submission_id": sub.id, "n": sub.seq, "received_at": _iso(sub.received_at),
                      "predictions_sha256": sub.predictions_sha256, "format": sub.fmt, "status": sub.status,
-                     "released": sub.released, "receipt": dict(rec.receipt) if rec else None}
+                     "released": sub.released, "receipt": dict(rec.receipt) if rec else None,
+                     "failed_reason": sub.headline_reason if sub.status == "failed" else None}
                 if revealed:
                     d.update(headline=sub.headline, headline_reason=sub.headline_reason, canary=sub.canary)
                 out.append(d)
@@ -698,6 +722,7 @@ class Board:
             todo = list(s.scalars(select(db.Submission.id).where(db.Submission.status == "received")
                                   .order_by(db.Submission.received_at)))
         for sub_id in todo:
-            self._score(sub_id)
+            with contextlib.suppress(VeribenchError):  # marked failed with its reason, never acknowledged
+                self._score_or_fail(sub_id)
         return todo
 
