@@ -118,6 +118,8 @@ def test_the_reveal_killed_midway_is_run_again(launched):
         _acknowledged_kept(board, recs, tokens)
         with pytest.raises(BoardError, match="not revealed"):
             board.results()
+        with pytest.raises(BoardError, match="being revealed: submissions are closed"):
+            board.submit(board.team_for_token(tokens["alpha"]), predictions(ids, labels, skill=0.1, seed=9))
         out = board.reveal()
         assert board.reveal() == out  # recorded: a second call returns the same folder
         assert [e["team"] for e in board.results()["entries"]] == ["alpha", "beta"]

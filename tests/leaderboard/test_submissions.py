@@ -10,7 +10,7 @@ from sqlalchemy import create_engine, text
 
 from tests.leaderboard.board_helpers import METADATA, board_toml, hidden_set, predictions
 from veribench.errors import InputError
-from veribench.leaderboard import service
+from veribench.leaderboard import receipts, service
 from veribench.leaderboard.service import Board, BoardError
 
 
@@ -147,3 +147,28 @@ def test_a_submission_the_evaluation_refuses_is_marked_failed_and_not_counted(la
         mine = board.team_submissions(team)
         assert [(m["n"], m["status"]) for m in mine] == [(1, "scored"), (2, "failed"), (3, "scored")]
         assert next(r for r in board.public_scores() if r["team"] == "alpha")["submissions"] == 2
+
+
+def test_a_submission_scored_meanwhile_by_another_process_is_not_scored_twice(launched, monkeypatch):
+    """While one process scores a submission, another (a reveal's recovery) scores it too: the
+    first then returns the stored receipt; one receipt, one Ladder step."""
+    cfg, tokens, ids, labels, recs = launched
+    real = service.receipts.load_signing_key
+    calls = []
+
+    def meanwhile(path):
+        calls.append(1)
+        if len(calls) == 1:
+            with Board.open(cfg) as other:  # its recovery scores the received submission first
+                assert len(other.team_submissions(other.team_for_token(tokens["alpha"]))) == 2
+        return real(path)
+
+    with Board.open(cfg) as board:
+        team = board.team_for_token(tokens["alpha"])
+        monkeypatch.setattr(service.receipts, "load_signing_key", meanwhile)
+        rec = board.submit(team, predictions(ids, labels, skill=0.9, seed=8))
+        monkeypatch.undo()
+        mine = board.team_submissions(team)
+        assert [m["status"] for m in mine] == ["scored", "scored"] and mine[1]["receipt"] == rec
+        receipts.check_receipt(rec, board.public_key_pem)
+        assert len(calls) == 2  # signed once by the other process; the first found it scored

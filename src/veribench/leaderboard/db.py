@@ -70,7 +70,8 @@ class SchemaRow(Base):
 class BoardState(Base):
     """Launch and reveal (one row, id 1). ``salt_hex`` is the commitment's secret salt (kept
     here until the reveal publishes it); ``commitment`` the published commitment record;
-    ``canaries`` {canary doc_id: matched ordinary doc_id}."""
+    ``canaries`` {canary doc_id: {"source": matched ordinary doc_id, "label"}}; ``closed_at``
+    when the reveal closed submissions."""
 
     __tablename__ = "board_state"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -80,6 +81,7 @@ class BoardState(Base):
     protocol_sha256: Mapped[str] = mapped_column(String(64))
     canaries: Mapped[dict[str, Any]] = mapped_column(JSON)
     n_documents: Mapped[int] = mapped_column(Integer)
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     revealed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     reveal_dir: Mapped[str | None] = mapped_column(Text, nullable=True)
 

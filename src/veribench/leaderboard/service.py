@@ -417,8 +417,9 @@ class Board:
         limit = self.cfg.board.submission_limit
         with Session(self.engine) as s:
             st = self._launched(s)
-            if st.revealed_at is not None:
-                raise BoardError(f"board {self.cfg.board.name} is revealed: submissions are closed")
+            if st.revealed_at is not None or st.closed_at is not None:
+                state = "revealed" if st.revealed_at is not None else "being revealed"
+                raise BoardError(f"board {self.cfg.board.name} is {state}: submissions are closed")
             closes = self.cfg.board.reveal_at
             if closes is not None and _now() >= _aware(closes):
                 raise BoardError(f"board {self.cfg.board.name}: submissions closed at {_iso(_aware(closes))}")
@@ -427,6 +428,8 @@ class Board:
         write_durably(self._submission_file(sha), predictions)
         try:
             with Session(self.engine) as s, s.begin():
+                if self._launched(s).closed_at is not None:
+                    raise BoardError(f"board {self.cfg.board.name} is being revealed: submissions are closed")
                 used, last = self._used(s, team.id)
                 if used >= limit:
                     raise BoardError(f"team {team.name} has used its {limit} submissions")
@@ -518,8 +521,13 @@ class Board:
             stamp = base64.b64encode(tsa.request_token(self.cfg.board.tsa_url, data)[0]).decode("ascii")
         with Session(self.engine) as s, s.begin():
             lad = s.execute(select(db.Ladder).where(db.Ladder.team_id == team_id).with_for_update()).scalar_one()
-            sub = s.get(db.Submission, sub_id)
+            sub = s.get(db.Submission, sub_id, populate_existing=True)
             assert sub is not None
+            if sub.status != "received":  # scored meanwhile by another process (a reveal's recovery)
+                rec = s.get(db.Receipt, sub_id)
+                if rec is None:
+                    raise BoardError(f"submission {sub_id} was {sub.status} meanwhile")
+                return dict(rec.receipt)
             if value is not None:
                 step = ladder_step(lad.best, value, eta=self.cfg.board.ladder_eta)
                 lad.best, lad.released = step.best, step.released
@@ -620,8 +628,10 @@ class Board:
         ``reveal/``; returns that folder. ``veribench verify`` checks each bundle;
         :func:`check_reveal_dir` checks the revealed set against the launch commitment.
 
-        The folder is written as ``.reveal.partial-<pid>`` and renamed into place, then the
-        reveal is recorded; a reveal killed midway leaves no ``reveal/`` and is run again.
+        Submissions are closed first (``closed_at``) and any still in flight are scored; the
+        folder is written as ``.reveal.partial-<pid>`` and renamed into place, then the reveal
+        is recorded; a reveal killed midway leaves no ``reveal/`` (submissions stay closed) and
+        is run again.
 
         Raises:
             BoardError: not launched, no entry, or before ``reveal_at`` without ``force``.
@@ -630,10 +640,16 @@ class Board:
         if b.reveal_at is not None and _now() < _aware(b.reveal_at) and not force:
             raise BoardError(f"board {b.name} reveals at {_iso(_aware(b.reveal_at))}; "
                              "revealing earlier ends the cycle for every team (force it to do so)")
-        with Session(self.engine) as s:
+        with Session(self.engine) as s, s.begin():  # close submissions first, then finish those in flight
             st = self._launched(s)
             if st.revealed_at is not None and st.reveal_dir:
                 return Path(st.reveal_dir)
+            if not any(self._entries(s)):
+                raise BoardError(f"board {b.name} has no scored entry to reveal")
+            st.closed_at = st.closed_at or _now()
+        self.recover()
+        with Session(self.engine) as s:
+            st = self._launched(s)
             entries = [(team, sub.detector, sub.id, sub.seq) for team, sub in self._entries(s)]
             salt, commitment, canaries = bytes.fromhex(st.salt_hex), dict(st.commitment), dict(st.canaries)
         if not entries:
