@@ -8,14 +8,13 @@ a stall that announces itself; this test sends it SIGKILL, so no cleanup of any 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from tests.leaderboard.board_helpers import predictions
+from tests.processes import child, sigkill
 from veribench.bundles.verify import verify_bundle
 from veribench.hashing import sha256_bytes
 from veribench.leaderboard import receipts
@@ -59,21 +58,11 @@ print("finished", flush=True)
 
 def _killed(*args: str) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
-    p = subprocess.Popen([sys.executable, "-c", CHILD, *args], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    try:
+    with child([sys.executable, "-c", CHILD, *args], env) as p:
         assert p.stdout is not None and p.stderr is not None
         line = p.stdout.readline().strip()
         assert line == "stalled", (line, p.stderr.read())
-        p.send_signal(signal.SIGKILL)
-        assert p.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        for f in (p.stdout, p.stderr):
-            if f is not None:
-                f.close()
+        sigkill(p)
 
 
 def _acknowledged_kept(board: Board, recs: dict, tokens: dict) -> None:
