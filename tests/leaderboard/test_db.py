@@ -73,3 +73,16 @@ def test_tokens_are_stored_as_their_sha256(db_url):
     with engine.connect() as con:
         assert con.execute(select(db.Token.token_sha256)).scalars().all() == [hashlib.sha256(tok.encode()).hexdigest()]
     engine.dispose()
+
+
+def test_an_unreachable_database_is_one_line_without_the_password(tmp_path, monkeypatch):
+    sock = tmp_path / "no-server"
+    sock.mkdir()
+    url = f"postgresql+psycopg://board:hunter2@/board?host={sock}"
+    with pytest.raises(db.DatabaseUnavailable) as e:
+        db.open_db(url)
+    msg = str(e.value)
+    assert msg.startswith("board database postgresql+psycopg://board:***@/board") and "cannot open it" in msg
+    assert "hunter2" not in msg and "\n" not in msg
+    with pytest.raises(db.DatabaseUnavailable, match="cannot open it"):
+        db.open_db(f"sqlite:///{tmp_path / 'missing-folder' / 'board.sqlite'}")

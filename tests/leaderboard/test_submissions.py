@@ -96,6 +96,13 @@ def test_tokens_are_stored_hashed_and_the_board_refuses_out_of_order_calls(db_ur
         (tmp_path / "odd.jsonl").write_text(json.dumps({"id": "a", "text": "words here", "label": "mixed"}) + "\n")
         with pytest.raises(InputError, match="label 'mixed'"):
             board.launch(tmp_path / "odd.jsonl", "documents")
+        leftover = board.cfg.workspace_path
+        leftover.mkdir()
+        (leftover / "veribench.duckdb").write_bytes(b"from a launch killed midway")
+        with pytest.raises(BoardError, match="exists but board detect-test is not launched"):
+            board.launch(hidden_set(tmp_path / "hidden.jsonl", n=60), "documents")
+        assert (leftover / "veribench.duckdb").read_bytes() == b"from a launch killed midway"  # never removed
+        (leftover / "veribench.duckdb").unlink()
         board.launch(hidden_set(tmp_path / "hidden.jsonl", n=60), "documents")
         with pytest.raises(BoardError, match="already launched"):
             board.launch(tmp_path / "hidden.jsonl", "documents")

@@ -43,6 +43,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from veribench.errors import VeribenchError
@@ -53,6 +54,10 @@ VERSION = 1
 
 class SchemaVersionError(VeribenchError):
     """A board database whose schema version this veribench cannot open."""
+
+
+class DatabaseUnavailable(VeribenchError):
+    """The board database cannot be reached or opened."""
 
 
 class Base(DeclarativeBase):
@@ -221,10 +226,18 @@ def open_db(url: Any) -> Engine:
 
     Raises:
         SchemaVersionError: see :func:`migrate`.
+        DatabaseUnavailable: the server is unreachable, the file cannot be opened, the login is
+            refused (one line naming the database, never its password).
     """
     engine = create_engine(url, future=True, pool_pre_ping=True)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_durable)
         event.listen(engine, "begin", _sqlite_begin)
-    migrate(engine)
+    try:
+        migrate(engine)
+    except OperationalError as e:
+        engine.dispose()
+        first = str(e.orig).strip().splitlines()[0] if e.orig is not None and str(e.orig).strip() else type(e).__name__
+        raise DatabaseUnavailable(f"board database {engine.url.render_as_string(hide_password=True)}: cannot open "
+                                  f"it ({first})") from None
     return engine

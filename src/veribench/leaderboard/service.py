@@ -272,7 +272,8 @@ class Board:
         matched ordinary text for the canary test.
 
         Raises:
-            BoardError: already launched; more canaries than documents.
+            BoardError: already launched; more canaries than documents; the board's workspace
+                exists already (an interrupted launch leaves it: nothing was acknowledged).
             InputError: an unknown importer; any problem of the set (the importer's one-line
                 errors); a label other than human or ai.
             TimestampError: the authority failed (nothing is launched).
@@ -284,6 +285,10 @@ class Board:
         with Session(self.engine) as s:
             if self._state(s) is not None:
                 raise BoardError(f"board {b.name} is already launched")
+        wsp = self.cfg.workspace_path
+        if wsp.exists() and (not wsp.is_dir() or any(wsp.iterdir())):
+            raise BoardError(f"workspace {wsp} exists but board {b.name} is not launched (an interrupted launch, or "
+                             "another workspace): remove it or name a new one in board.toml, then launch again")
         report, docs = read(Path(hidden_set_path))
         for d in docs:
             if d.label not in ("human", "ai"):
