@@ -179,3 +179,21 @@ def test_a_submission_scored_meanwhile_by_another_process_is_not_scored_twice(la
         assert [m["status"] for m in mine] == ["scored", "scored"] and mine[1]["receipt"] == rec
         receipts.check_receipt(rec, board.public_key_pem)
         assert len(calls) == 2  # signed once by the other process; the first found it scored
+
+
+def test_a_headline_under_the_minimum_cell_size_is_not_released(tmp_path):
+    """The whole set has 30 human and 30 AI texts, the minimum cell size is 45: the Ladder
+    releases nothing, the public reason tells nothing of the labels, the reveal gives it."""
+    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=0)
+    with Board.open(cfg) as board:
+        board.launch(hidden_set(tmp_path / "hidden.jsonl", n=60), "documents")
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        team = board.team_for_token(board.add_team("alpha"))
+        board.submit(team, json.dumps([{"id": i, "score": k / 60} for k, i in enumerate(ids)]).encode())
+        (pub,) = board.public_scores()
+        assert pub["released"] is None and pub["submissions"] == 1
+        assert "reveal" in pub["released_reason"] and "30" not in pub["released_reason"]
+        board.reveal()
+        (mine,) = board.team_submissions(team)
+    assert mine["headline"] is None and mine["released"] is None
+    assert mine["headline_reason"].startswith("fewer than 45 human or AI texts")

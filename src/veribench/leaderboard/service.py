@@ -518,6 +518,10 @@ class Board:
             res = self._evaluate(ws, [detector])
         row = next(r for r in res["table1"] if r["detector"] == detector)
         value, reason = headline_value(row, self.cfg.board.headline_metric)
+        k = self.cfg.board.min_cell_size
+        if min(int(row.get("human_n") or 0), int(row.get("ai_n") or 0)) < k:
+            value, reason = None, (f"fewer than {k} human or AI texts in the set the headline is computed on "
+                                   "(the board's minimum cell size)")
         canary = self._canary(row, scores, canaries)
         key = receipts.load_signing_key(self.key_path)
         stamp = None
@@ -586,7 +590,10 @@ class Board:
 
     def public_scores(self) -> list[dict[str, Any]]:
         """The public board: per team, the headline metric as the Ladder released it (null with
-        the reason before its first released score), the number of submissions, and the rule."""
+        the reason before its first released score; a reason that would tell anything of the
+        labels, such as a count of human texts, waits for the reveal), the number of scored
+        submissions, the rule and how thresholds are fitted. A headline computed on fewer human
+        or AI texts than the minimum cell size is never released."""
         m = self.cfg.board.headline_metric
         with Session(self.engine) as s:
             rows = s.execute(select(db.Team.name, db.Ladder.released,
@@ -595,7 +602,10 @@ class Board:
                                     .scalar_subquery())
                              .join(db.Ladder, db.Ladder.team_id == db.Team.id)).all()
         out = [{"team": name, "metric": m, "metric_description": HEADLINES[m], "released": rel,
-                "released_reason": None if rel is not None else "no score released yet",
+                "released_reason": None if rel is not None else (
+                    "no submission scored yet" if not n else
+                    "the headline of this team's submissions is undefined so far (the reason is published at the "
+                    "reveal: before it, nothing about the hidden labels is told)"),
                 "submissions": int(n or 0), "rule": LADDER_RULE, "eta": self.cfg.board.ladder_eta,
                 "thresholds": self.cfg.threshold_rule}
                for name, rel, n in rows]
