@@ -197,3 +197,12 @@ def test_a_headline_under_the_minimum_cell_size_is_not_released(tmp_path):
         (mine,) = board.team_submissions(team)
     assert mine["headline"] is None and mine["released"] is None
     assert mine["headline_reason"].startswith("fewer than 45 human or AI texts")
+
+
+def test_a_grid_tag_the_set_lacks_is_refused_at_launch(tmp_path):
+    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=0, grid=["domian"])
+    with Board.open(cfg) as board:
+        with pytest.raises(InputError) as e:
+            board.launch(hidden_set(tmp_path / "hidden.jsonl", n=30), "documents")
+        assert e.value.field == "board.grid" and "'domian' is in no document" in str(e.value)
+        assert "domain" in str(e.value) and not board.cfg.workspace_path.exists()

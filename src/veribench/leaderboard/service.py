@@ -61,6 +61,7 @@ from veribench.corpus.importers import import_scores, read_documents, read_fastd
 from veribench.corpus.stored import load_documents
 from veribench.errors import InputError, VeribenchError
 from veribench.evaluate import evaluate_workspace
+from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
 from veribench.hashing import canonical_json, sha256_bytes
 from veribench.leaderboard import db, raid_format, receipts, setcommit
 from veribench.leaderboard.config import HEADLINES, BoardConfig, load_config
@@ -275,7 +276,8 @@ class Board:
             BoardError: already launched; more canaries than documents; the board's workspace
                 exists already (an interrupted launch leaves it: nothing was acknowledged).
             InputError: an unknown importer; any problem of the set (the importer's one-line
-                errors); a label other than human or ai.
+                errors); a label other than human or ai; a grid tag of ``board.toml`` that no
+                document has.
             TimestampError: the authority failed (nothing is launched).
         """
         b = self.cfg.board
@@ -294,6 +296,13 @@ class Board:
             if d.label not in ("human", "ai"):
                 raise InputError(f"label {d.label!r}: a board's hidden set holds human and ai texts",
                                  file=str(hidden_set_path), record=d.id, field="label")
+        present = {k for d in docs for k, v in (d.tags or {}).items() if v is not None}
+        present |= {c for c in GRID_COLUMNS if any(getattr(d, c, None) is not None for d in docs)}
+        for t in b.grid:
+            if t not in present:
+                raise InputError(f"grid tag {t!r} is in no document of the hidden set "
+                                 f"({', '.join(sorted(present)) or 'none'} are)", file=str(self.cfg.path),
+                                 field="board.grid")
         if b.canaries > len(docs):
             raise BoardError(f"{b.canaries} canaries asked for, but the hidden set has {len(docs)} documents")
         salt = setcommit.new_salt()
