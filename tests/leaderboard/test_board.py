@@ -85,6 +85,15 @@ def test_a_board_end_to_end(db_url, tmp_path):
             assert cells[d]["auroc"] is None and cells[d]["tpr_at_fpr_5"] is None and cells[d]["n_human"] == 40
         assert "suppressed_reason" not in cells["all"] and cells["all"]["auroc"] is not None and 0.0 <= cells["all"]["auroc"] <= 1.0
         assert e["headline"] == pytest.approx(e["table1"]["auroc"])
+    # a bundle over another set (one label flipped in its corpus) disagrees with the revealed set
+    corpus = out / "bundles" / "beta" / "corpus.jsonl"
+    keep = corpus.read_text()
+    docs = [json.loads(x) for x in keep.splitlines()]
+    docs[0]["doc"]["label"] = "ai" if docs[0]["doc"]["label"] == "human" else "human"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    assert check_reveal_dir(out) == [f"bundle beta: document {docs[0]['doc']['doc_id']}'s label differs from the "
+                                     "revealed set"]
+    corpus.write_text(keep)
     # a tampered reveal disagrees with the commitment
     lines = (out / "hidden_set.jsonl").read_text().splitlines()
     row = json.loads(lines[0])

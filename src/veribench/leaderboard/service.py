@@ -62,7 +62,7 @@ from veribench.corpus.stored import load_documents
 from veribench.errors import InputError, VeribenchError
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
-from veribench.hashing import canonical_json, sha256_bytes
+from veribench.hashing import canonical_json, sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
 from veribench.leaderboard.config import HEADLINES, BoardConfig, load_config
 from veribench.leaderboard.files import fsync_folder, write_durably
@@ -161,7 +161,8 @@ def _tags(v: Any) -> dict[str, Any]:
 def check_reveal_dir(folder: str | Path) -> list[str]:
     """The problems of a reveal folder against its launch commitment (empty: the revealed
     labels, texts, arms, tags and salt are exactly those committed, ``protocol.toml`` is
-    the committed protocol, and ``commitment.tsr``, when present, stamps ``commitment.json``'s
+    the committed protocol, every bundle evaluated exactly the revealed set (its documents'
+    texts, labels, arms and tags), and ``commitment.tsr``, when present, stamps ``commitment.json``'s
     exact bytes (its imprint; the authority's signature is checked by whoever trusts it, with
     :func:`veribench.commit.tsa.check_token` and the authority's roots). Reads ``commitment.json``, ``hidden_set.jsonl``, ``salt.txt``
     and ``protocol.toml``; a missing or unreadable file is a problem, never an exception."""
@@ -176,6 +177,9 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
         return [f"reveal folder {f}: cannot read it ({e.__class__.__name__}: {e})"]
     problems = setcommit.check_reveal(record, rows, salt)
+    canary_ids = {r["doc_id"] for r in map(json.loads, (f / "hidden_set.jsonl").read_text(encoding="utf-8")
+                                           .splitlines()) if r.get("canary_of")}
+    problems += _check_bundles(f, {r.doc_id: r for r in rows}, canary_ids)
     if (f / "commitment.tsr").is_file():
         try:
             tsa.check_token((f / "commitment.tsr").read_bytes(), (f / "commitment.json").read_bytes())
@@ -183,6 +187,38 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
             problems.append(f"commitment.tsr does not stamp commitment.json: {e}")
     if isinstance(record, dict) and sha256_bytes(proto) != record.get("protocol_sha256"):
         problems.append("protocol.toml is not the committed protocol (its SHA-256 differs from protocol_sha256)")
+    return problems
+
+
+def _check_bundles(f: Path, rows: Mapping[str, setcommit.HiddenRow], canaries: set[str]) -> list[str]:
+    """Each bundle under ``f/bundles`` evaluated the revealed set: every document it holds is
+    a revealed row with the same text (SHA-256), label, arm and tags, and every revealed row
+    but the canaries is in its run. (``veribench verify`` checks each bundle within itself.)"""
+    problems: list[str] = []
+    folder = f / "bundles"
+    for b in sorted(folder.iterdir()) if folder.is_dir() else []:
+        try:
+            lines = [json.loads(x) for x in (b / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if x]
+        except (OSError, ValueError) as e:
+            problems.append(f"bundle {b.name}: cannot read corpus.jsonl ({e.__class__.__name__})")
+            continue
+        in_run = set()
+        for line in lines:
+            d = line.get("doc") or {}
+            r = rows.get(d.get("doc_id"))
+            if r is None:
+                problems.append(f"bundle {b.name}: document {d.get('doc_id')!r} is not in the revealed set")
+                continue
+            if line.get("in_run"):
+                in_run.add(r.doc_id)
+            for fld, want in (("text_sha256", text_sha256(r.text)), ("label", r.label), ("arm", r.arm),
+                              ("tags", dict(r.tags))):
+                if (d.get(fld) or ({} if fld == "tags" else None)) != want:
+                    problems.append(f"bundle {b.name}: document {r.doc_id}'s {fld} differs from the revealed set")
+        missing = set(rows) - canaries - in_run
+        if missing:
+            problems.append(f"bundle {b.name}: {len(missing)} revealed documents are not in its run "
+                            f"(e.g. {sorted(missing)[0]})")
     return problems
 
 
