@@ -94,6 +94,14 @@ def test_a_board_end_to_end(db_url, tmp_path):
     assert check_reveal_dir(out) == [f"bundle beta: document {docs[0]['doc']['doc_id']}'s label differs from the "
                                      "revealed set"]
     corpus.write_text(keep)
+    # results.json claiming another number than the bundle re-derives
+    keep = (out / "results.json").read_text()
+    doctored = json.loads(keep)
+    doctored["entries"][2]["table1"]["auroc"] = 0.99
+    (out / "results.json").write_text(json.dumps(doctored))
+    assert check_reveal_dir(out) == ["results.json: entry gamma's Table 1 row differs from its bundle's"]
+    (out / "results.json").write_text(keep)
+    assert check_reveal_dir(out) == []
     # a tampered reveal disagrees with the commitment
     lines = (out / "hidden_set.jsonl").read_text().splitlines()
     row = json.loads(lines[0])

@@ -162,7 +162,8 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
     """The problems of a reveal folder against its launch commitment (empty: the revealed
     labels, texts, arms, tags and salt are exactly those committed, ``protocol.toml`` is
     the committed protocol, every bundle evaluated exactly the revealed set (its documents'
-    texts, labels, arms and tags), and ``commitment.tsr``, when present, stamps ``commitment.json``'s
+    texts, labels, arms and tags), ``results.json`` repeats the bundles' numbers (each
+    entry's bundle root and Table 1 row, the tiers and comparisons), and ``commitment.tsr``, when present, stamps ``commitment.json``'s
     exact bytes (its imprint; the authority's signature is checked by whoever trusts it, with
     :func:`veribench.commit.tsa.check_token` and the authority's roots). Reads ``commitment.json``, ``hidden_set.jsonl``, ``salt.txt``
     and ``protocol.toml``; a missing or unreadable file is a problem, never an exception."""
@@ -180,6 +181,7 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
     canary_ids = {r["doc_id"] for r in map(json.loads, (f / "hidden_set.jsonl").read_text(encoding="utf-8")
                                            .splitlines()) if r.get("canary_of")}
     problems += _check_bundles(f, {r.doc_id: r for r in rows}, canary_ids)
+    problems += _check_results(f)
     if (f / "commitment.tsr").is_file():
         try:
             tsa.check_token((f / "commitment.tsr").read_bytes(), (f / "commitment.json").read_bytes())
@@ -220,6 +222,32 @@ def _check_bundles(f: Path, rows: Mapping[str, setcommit.HiddenRow], canaries: s
             problems.append(f"bundle {b.name}: {len(missing)} revealed documents are not in its run "
                             f"(e.g. {sorted(missing)[0]})")
     return problems
+
+
+def _check_results(f: Path) -> list[str]:
+    """``results.json`` says what the bundles say: each entry's bundle root and Table 1 row, and
+    the tiers and comparisons of the bundle of all entries (numbers ``veribench verify``
+    re-derives from each bundle)."""
+    def load(p: Path) -> Any:
+        return json.loads(p.read_text(encoding="utf-8"))
+
+    try:
+        res = load(f / "results.json")
+        problems = []
+        for e in res["entries"]:
+            b = f / "bundles" / e["team"]
+            if load(b / "manifest.json").get("root_sha256") != e["bundle_root_sha256"]:
+                problems.append(f"results.json: entry {e['team']}'s bundle root differs from bundles/{e['team']}")
+            rows = [r for r in load(b / "results.json")["table1"] if r.get("detector") in (e["team"], e["detector"])]
+            if rows != [e["table1"]]:
+                problems.append(f"results.json: entry {e['team']}'s Table 1 row differs from its bundle's")
+        allr = load(f / "bundles" / "all" / "results.json")
+        for key in ("tiers", "comparisons"):
+            if res.get(key) != allr.get(key):
+                problems.append(f"results.json: {key} differ from the bundle of all entries")
+        return problems
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return [f"results.json: cannot check it against the bundles ({e.__class__.__name__}: {e})"]
 
 
 def headline_value(row: Mapping[str, Any], metric: str) -> tuple[float | None, str | None]:
