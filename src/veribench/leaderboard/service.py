@@ -163,7 +163,9 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
     labels, texts, arms, tags and salt are exactly those committed, ``protocol.toml`` is
     the committed protocol, every bundle evaluated exactly the revealed set (its documents'
     texts, labels, arms and tags), ``results.json`` repeats the bundles' numbers (each
-    entry's bundle root and Table 1 row, the tiers and comparisons), and ``commitment.tsr``, when present, stamps ``commitment.json``'s
+    entry's bundle root and Table 1 row, the tiers and comparisons), every published
+    submission file has its SHA-256 and the released values follow the Ladder from the revealed
+    headlines (``ladder.json``), and ``commitment.tsr``, when present, stamps ``commitment.json``'s
     exact bytes (its imprint; the authority's signature is checked by whoever trusts it, with
     :func:`veribench.commit.tsa.check_token` and the authority's roots). Reads ``commitment.json``, ``hidden_set.jsonl``, ``salt.txt``
     and ``protocol.toml``; a missing or unreadable file is a problem, never an exception."""
@@ -182,6 +184,7 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
                                            .splitlines()) if r.get("canary_of")}
     problems += _check_bundles(f, {r.doc_id: r for r in rows}, canary_ids)
     problems += _check_results(f)
+    problems += _check_ladder(f)
     if (f / "commitment.tsr").is_file():
         try:
             tsa.check_token((f / "commitment.tsr").read_bytes(), (f / "commitment.json").read_bytes())
@@ -248,6 +251,28 @@ def _check_results(f: Path) -> list[str]:
         return problems
     except (OSError, ValueError, KeyError, TypeError) as e:
         return [f"results.json: cannot check it against the bundles ({e.__class__.__name__}: {e})"]
+
+
+def _check_ladder(f: Path) -> list[str]:
+    """``ladder.json``: every published file has the SHA-256 it is named by, and each team's
+    released values follow the Ladder (:func:`veribench.metrics.ladder.ladder_step`) from the
+    revealed headlines."""
+    try:
+        lad = json.loads((f / "ladder.json").read_text(encoding="utf-8"))
+        problems = []
+        best: dict[str, float | None] = {}
+        for h in lad["submissions"]:
+            data = (f / "submissions" / h["predictions_sha256"]).read_bytes()
+            if sha256_bytes(data) != h["predictions_sha256"]:
+                problems.append(f"ladder.json: the file of {h['team']}'s submission {h['n']} has another SHA-256")
+            step = ladder_step(best.get(h["team"]), h["headline"], eta=float(lad["eta"]))
+            best[h["team"]] = step.released
+            if step.released != h["released"]:
+                problems.append(f"ladder.json: {h['team']}'s submission {h['n']} released {h['released']!r}; the "
+                                f"Ladder gives {step.released!r}")
+        return problems
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return [f"ladder.json: cannot check it ({e.__class__.__name__}: {e})"]
 
 
 def headline_value(row: Mapping[str, Any], metric: str) -> tuple[float | None, str | None]:
@@ -713,7 +738,9 @@ class Board:
     def reveal(self, *, force: bool = False) -> Path:
         """Publish the labels, the salt and one veribench bundle per entry (its last scored
         submission), plus one bundle of all entries together (paired tests, Holm, tiers), in
-        ``reveal/``; returns that folder. ``veribench verify`` checks each bundle;
+        ``reveal/``; returns that folder. Every scored submission's file is published too
+        (``submissions/<sha256>``) with the Ladder's history (``ladder.json``: each unrounded
+        headline and the value released), so that each released value can be recomputed. ``veribench verify`` checks each bundle;
         :func:`check_reveal_dir` checks the revealed set against the launch commitment.
 
         Submissions are closed first (``closed_at``) and any still in flight are scored; the
@@ -798,6 +825,13 @@ class Board:
                                     ensure_ascii=False) + "\n" for r in rows)
         write_durably(stage / "hidden_set.jsonl", hidden.encode("utf-8"))
         write_durably(stage / "salt.txt", (salt.hex() + "\n").encode("ascii"))
+        history = self._ladder_history()
+        for h in history:
+            write_durably(stage / "submissions" / h["predictions_sha256"],
+                          self._submission_file(h["predictions_sha256"]).read_bytes())
+        write_durably(stage / "ladder.json", json.dumps({"rule": LADDER_RULE, "eta": b.ladder_eta,
+                                                         "metric": b.headline_metric, "submissions": history},
+                                                        indent=1, allow_nan=False).encode("utf-8"))
         write_durably(stage / "commitment.json", (self.folder / "commitment.json").read_bytes())  # the launch bytes
         write_durably(stage / "protocol.toml", (self.folder / "protocol.toml").read_bytes())
         if (self.folder / "commitment.tsr").is_file():
@@ -809,6 +843,17 @@ class Board:
             st2 = self._launched(s)
             st2.revealed_at, st2.reveal_dir = _now(), str(out)
         return out
+
+    def _ladder_history(self) -> list[dict[str, Any]]:
+        """Every scored submission in the order the Ladder saw them per team: its file's SHA-256
+        and format, the unrounded headline (or null and the reason) and the value released."""
+        with Session(self.engine) as s:
+            rows = s.execute(select(db.Team.name, db.Submission).join(db.Team, db.Team.id == db.Submission.team_id)
+                             .where(db.Submission.status == "scored")
+                             .order_by(db.Team.name, db.Submission.seq)).all()
+            return [{"team": name, "n": sub.seq, "submission_id": sub.id, "received_at": _iso(sub.received_at),
+                     "predictions_sha256": sub.predictions_sha256, "format": sub.fmt, "headline": sub.headline,
+                     "headline_reason": sub.headline_reason, "released": sub.released} for name, sub in rows]
 
     def results(self) -> dict[str, Any]:
         """The revealed results (``reveal/results.json``). Raises BoardError before the reveal."""
