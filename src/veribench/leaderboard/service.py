@@ -502,6 +502,12 @@ class Board:
         by content hash with fsync and its row committed before it is scored; the receipt is
         returned only once the score, the Ladder and the receipt are committed.
 
+        The receipt (:func:`veribench.leaderboard.receipts.sign_receipt`) signs the file's
+        SHA-256, the receipt time (UTC, ISO 8601), the submission id, the team and
+        ``commitment_sha256`` = SHA-256 of the canonical JSON
+        (:func:`veribench.hashing.canonical_json`) of the launch commitment record, so it does
+        not depend on how ``commitment.json`` is laid out.
+
         Raises:
             InputError: bad predictions or metadata (one line naming the file, record and field).
             BoardError: not launched, revealed, past ``reveal_at``, or the team's submission
