@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.bundles.bundle_helpers import verify
+from tests.processes import child, sigkill
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process ids and SIGKILL are POSIX")
 
@@ -42,23 +42,13 @@ def _killed_publish(ws: Path, out: Path) -> Path:
     """Start a publish of ``ws`` to ``out`` in another process, kill it (SIGKILL) once it is
     writing into its staging folder; returns that folder (left behind)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    p = subprocess.Popen([sys.executable, "-c", STALLED, str(ws), str(out)], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    try:
+    with child([sys.executable, "-c", STALLED, str(ws), str(out)], env) as p:
         assert p.stdout is not None
         line = p.stdout.readline().strip()
         assert line, p.stderr.read() if p.stderr else ""
         stage = Path(line)
         assert stage.is_dir() and stage.name == f".{out.name}.publishing-{p.pid}", stage
-        p.send_signal(signal.SIGKILL)
-        assert p.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        for f in (p.stdout, p.stderr):
-            if f is not None:
-                f.close()
+        sigkill(p)
     return stage
 
 
