@@ -1,0 +1,283 @@
+"""RAID's leaderboard files, read and written unchanged: ``predictions.json`` and ``metadata.json``.
+
+Formats (RAID, Dugan et al., ACL 2024; https://github.com/liamdugan/raid, MIT licence):
+
+- ``predictions.json``: what ``raid.run_detection`` returns and the README's "Leaderboard
+  Submission" section writes with ``json.dump``: a JSON list of objects ``{"id": <RAID id>,
+  "score": <number>}``, one per text, higher meaning more likely machine-generated (RAID's
+  ``run_evaluation`` picks the threshold at the target FPR on the human texts' scores).
+  Example: ``leaderboard/submissions/<name>/predictions.json`` in the repository.
+- ``metadata.json``: the fields of ``leaderboard/template-metadata.json`` as
+  ``leaderboard/hydrate.py`` reads them into its ``SubmissionMetadata`` dataclass:
+  ``date_released``, ``detector_name``, ``contact_info`` (required) and ``website``,
+  ``paper_link``, ``huggingface_link``, ``github_link`` (optional strings) and
+  ``additional_metadata`` (optional; RAID's dataclass says ``dict``, submitted files also
+  hold a string). Any other key is refused, as the dataclass refuses it.
+
+On a board the ids are the board's own (its texts file), not RAID's. Every refusal is an
+:class:`veribench.errors.InputError` of one line naming the source, the record (index and id)
+and the field.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Collection, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from veribench.errors import InputError, unknown_key
+from veribench.hashing import no_duplicate_keys
+
+#: The keys of one record of RAID's predictions.json.
+PREDICTION_FIELDS: tuple[str, ...] = ("id", "score")
+#: veribench's run export columns this module reads (``veribench export scores --run``:
+#: ``veribench.evaluate.run.RUN_EXPORT_COLUMNS``): the document, the detector, its status and
+#: the oriented native score (higher = more likely AI, ``veribench.evaluate.ranking``).
+RUN_EXPORT_FIELDS: tuple[str, ...] = ("doc_id", "detector", "status", "ranking_score")
+
+
+class RaidMetadata(BaseModel):
+    """RAID's ``metadata.json`` (``leaderboard/hydrate.py`` ``SubmissionMetadata``), names unchanged."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    date_released: str
+    detector_name: str
+    contact_info: str
+    website: str | None = None
+    paper_link: str | None = None
+    huggingface_link: str | None = None
+    github_link: str | None = None
+    additional_metadata: dict[str, Any] | str | None = None
+
+
+def _nonfinite(name: str) -> float:
+    """``parse_constant``: NaN/Infinity become floats, refused later with their record named."""
+    return float(name.replace("Infinity", "inf"))
+
+
+def _load_json(data: bytes, source: str) -> Any:
+    try:
+        text = data.decode("utf-8-sig") if isinstance(data, bytes | bytearray) else data
+        return json.loads(text, object_pairs_hook=no_duplicate_keys, parse_constant=_nonfinite)
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 text (byte {e.start})", file=source) from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"not JSON: {e.msg} (line {e.lineno}, column {e.colno})", file=source) from None
+    except ValueError as e:  # a duplicate key of an object
+        raise InputError(f"not JSON RAID can read: {e}", file=source) from None
+
+
+def _score(v: Any, source: str, where: str, field: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        kind = "null" if v is None else f"a {type(v).__name__}" if not isinstance(v, str) else f"a string ({v[:40]!r})"
+        raise InputError(f"the score must be a number, not {kind}", file=source, record=where, field=field)
+    f = float(v)
+    if not math.isfinite(f):
+        raise InputError(f"the score must be finite, not {v!r}", file=source, record=where, field=field)
+    return f
+
+
+def _check_ids(pairs: Iterable[tuple[int, Any, Any]], *, source: str, ids: Collection[str], id_field: str,
+               score_field: str) -> dict[str, float]:
+    """``(index, id, score)`` records as ``{id: score}``: every id known, none twice, none missing."""
+    known = ids if isinstance(ids, set | frozenset | dict) else set(ids)
+    out: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for i, doc_id, score in pairs:
+        where = f"{i} (id {doc_id!r})" if isinstance(doc_id, str) else str(i)
+        if not isinstance(doc_id, str):
+            raise InputError(f"the id must be a string, not {'null' if doc_id is None else type(doc_id).__name__}",
+                             file=source, record=where, field=id_field)
+        if doc_id not in known:
+            raise InputError("unknown id: not a text of this set", file=source, record=where, field=id_field)
+        if doc_id in first:
+            raise InputError(f"duplicate id (first at record {first[doc_id]})", file=source, record=where,
+                             field=id_field)
+        first[doc_id] = i
+        out[doc_id] = _score(score, source, where, score_field)
+    if len(out) != len(known):
+        missing = sorted(set(known) - out.keys())
+        raise InputError(f"{len(missing)} id(s) of the set have no prediction (every text needs a score)",
+                         file=source, record=f"missing (id {missing[0]!r})", field=id_field)
+    return out
+
+
+def read_predictions(data: bytes, *, source: str, ids: Collection[str]) -> dict[str, float]:
+    """RAID's ``predictions.json`` as ``{id: score}``.
+
+    Args:
+        data: the file's bytes (UTF-8 JSON).
+        source: the file's name, named in every error.
+        ids: the set's ids; each must occur exactly once.
+
+    Returns:
+        One finite float per id (RAID's direction: higher = more likely machine-generated).
+
+    Raises:
+        InputError: not JSON, not a list, a record that is not an object or has keys other
+            than ``id`` and ``score``, an id that is not a string, unknown, repeated or missing,
+            a score that is not a number (a string, null, a boolean) or not finite (NaN,
+            Infinity, an overflowing literal such as 1e999).
+    """
+    doc = _load_json(data, source)
+    if not isinstance(doc, list):
+        raise InputError(f'RAID\'s predictions.json is a JSON list of {{"id", "score"}} objects, not a JSON '
+                         f"{type(doc).__name__}", file=source)
+
+    def records() -> Iterable[tuple[int, Any, Any]]:
+        for i, rec in enumerate(doc):
+            if not isinstance(rec, dict):
+                raise InputError(f'a prediction is an object {{"id", "score"}}, not a JSON {type(rec).__name__}',
+                                 file=source, record=i)
+            where = f"{i} (id {rec.get('id')!r})"
+            for k in rec:
+                if k not in PREDICTION_FIELDS:
+                    raise InputError(unknown_key("field", k, PREDICTION_FIELDS), file=source, record=where, field=k)
+            for k in PREDICTION_FIELDS:
+                if k not in rec:
+                    raise InputError("required field is missing", file=source, record=where, field=k)
+            yield i, rec["id"], rec["score"]
+
+    return _check_ids(records(), source=source, ids=ids, id_field="id", score_field="score")
+
+
+def read_metadata(data: bytes, *, source: str) -> RaidMetadata:
+    """RAID's ``metadata.json`` as :class:`RaidMetadata`.
+
+    Raises:
+        InputError: not JSON, not an object, a missing required field, an unknown field or a
+            field of the wrong type; one line naming the source and the field.
+    """
+    doc = _load_json(data, source)
+    if not isinstance(doc, dict):
+        raise InputError(f"RAID's metadata.json is a JSON object, not a JSON {type(doc).__name__}", file=source)
+    try:
+        return RaidMetadata.model_validate(doc)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = str(err["loc"][0]) if err.get("loc") else None
+        if err["type"] == "extra_forbidden":
+            msg = unknown_key("field", field or "", RaidMetadata.model_fields) + " (RAID's template-metadata.json)"
+        elif err["type"] == "missing":
+            msg = "required field is missing (RAID's template-metadata.json)"
+        else:
+            msg = f"{err['msg']} (got {type(err.get('input')).__name__})"
+        raise InputError(msg, file=source, field=field) from None
+
+
+def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector: str | None = None) -> dict[str, float]:
+    """A veribench run export (``veribench export scores --run TAG -o FILE``, CSV or Parquet) as
+    ``{doc_id: ranking_score}``.
+
+    Args:
+        data: the file's bytes (Parquet when it starts with ``PAR1``, else CSV with a header).
+        source: the file's name, named in every error.
+        ids: the set's ids; each must occur exactly once for the detector.
+        detector: the detector whose rows to read; None: the file must hold one detector.
+
+    Returns:
+        One finite oriented score per id (higher = more likely AI, the run's ranking score).
+
+    Raises:
+        InputError: unreadable file, a column of :data:`RUN_EXPORT_FIELDS` missing, several
+            detectors and none chosen, an unknown detector, an id unknown, repeated or missing,
+            a row without a score (its status named) or a non-finite score.
+    """
+    try:
+        if bytes(data[:4]) == b"PAR1":
+            table = pq.read_table(io.BytesIO(data))
+        else:
+            table = pcsv.read_csv(io.BytesIO(data), convert_options=pcsv.ConvertOptions(
+                column_types={"doc_id": pa.string(), "detector": pa.string(), "status": pa.string(),
+                              "ranking_score": pa.float64()}))
+    except (pa.ArrowException, OSError, ValueError) as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputError(f"not a veribench run export (CSV or Parquet): {first}", file=source) from None
+    for c in RUN_EXPORT_FIELDS:
+        if c not in table.column_names:
+            raise InputError("column missing (write the file with `veribench export scores --run TAG`)",
+                             file=source, field=c)
+    cols = {c: table.column(c).to_pylist() for c in RUN_EXPORT_FIELDS}
+    names = sorted({str(d) for d in cols["detector"]})
+    if detector is None:
+        if len(names) != 1:
+            raise InputError(f"the export holds {len(names)} detectors ({', '.join(names)}); name one",
+                             file=source, field="detector")
+        detector = names[0]
+    elif detector not in names:
+        raise InputError(unknown_key("value", detector, names) + " of the export's detectors", file=source,
+                         field="detector")
+
+    def records() -> Iterable[tuple[int, Any, Any]]:
+        for i, (doc_id, det, status, score) in enumerate(zip(*(cols[c] for c in RUN_EXPORT_FIELDS))):
+            if det != detector:
+                continue
+            if score is None:
+                raise InputError(f"no score (status {status!r}); every text needs one", file=source,
+                                 record=f"{i} (id {doc_id!r})", field="ranking_score")
+            yield i, doc_id, score
+
+    return _check_ids(records(), source=source, ids=ids, id_field="doc_id", score_field="ranking_score")
+
+
+def predictions_bytes(scores: Mapping[str, float]) -> bytes:
+    """``scores`` as RAID's predictions.json bytes (``json.dump`` of ``[{"id", "score"}]``, ids
+    sorted).
+
+    Raises:
+        InputError: an id that is not a string or a score that is not a finite number.
+    """
+    recs = []
+    for i, (k, v) in enumerate(sorted(scores.items(), key=lambda kv: str(kv[0]))):
+        if not isinstance(k, str):
+            raise InputError("the id must be a string", file="predictions.json", record=i, field="id")
+        recs.append({"id": k, "score": _score(v, "predictions.json", f"{i} (id {k!r})", "score")})
+    return json.dumps(recs, allow_nan=False).encode("utf-8")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_submission(scores: Mapping[str, float], metadata: RaidMetadata, out_dir: Path) -> tuple[Path, Path]:
+    """Write ``out_dir/predictions.json`` and ``out_dir/metadata.json`` as RAID's leaderboard expects
+    them (each written to a temporary file, synced and renamed: a crash leaves the old file or the
+    new one, never half of one).
+
+    Returns:
+        ``(predictions_path, metadata_path)``.
+
+    Raises:
+        InputError: a non-finite or non-numeric score, or ``out_dir`` cannot be created.
+    """
+    out = Path(out_dir)
+    pred = predictions_bytes(scores)
+    meta = (json.dumps(metadata.model_dump(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create the directory: {e.strerror}", file=str(out)) from None
+    p, m = out / "predictions.json", out / "metadata.json"
+    _write_atomic(p, pred)
+    _write_atomic(m, meta)
+    return p, m
