@@ -4,14 +4,15 @@ tests use the real board."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from veribench.errors import InputError
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from veribench.hashing import sha256_bytes
+from veribench.leaderboard import raid_format, receipts
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class FakeBoard:
     tokens: dict[str, Team] = field(default_factory=dict)
     stored: list[tuple[Team, dict[str, Any]]] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
+    key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
 
     def add_team(self, name: str) -> str:
         token = secrets.token_urlsafe(32)
@@ -38,18 +40,14 @@ class FakeBoard:
         return json.dumps(self.texts).encode()
 
     def submit(self, team: Team, predictions: bytes, metadata: bytes | None, fmt: str) -> dict[str, Any]:
+        """RAID's formats read by the real reader; a real signed receipt."""
         self.calls.append("submit")
-        rows = json.loads(predictions)
-        ids = {t["id"] for t in self.texts}
-        for i, r in enumerate(rows):
-            if r.get("id") not in ids:
-                raise InputError("unknown id", file="predictions.json", record=f"{i} (id {r.get('id')!r})",
-                                 field="id")
-            if not isinstance(r.get("score"), (int, float)) or not math.isfinite(r["score"]):
-                raise InputError("not a finite number", file="predictions.json",
-                                 record=f"{i} (id {r['id']!r})", field="score")
-        receipt = {"team": team.name, "submission_id": secrets.token_hex(8), "format": fmt,
-                   "predictions_sha256": hashlib.sha256(predictions).hexdigest()}
+        raid_format.read_predictions(predictions, source="predictions.json", ids=[t["id"] for t in self.texts])
+        if metadata is not None:
+            raid_format.read_metadata(metadata, source="metadata.json")
+        receipt = receipts.sign_receipt(self.key, board="fake", commitment_sha256="0" * 64, team=team.name,
+                                        predictions_sha256=sha256_bytes(predictions),
+                                        received_at="2026-12-05T14:00:00Z", submission_id=secrets.token_hex(8))
         self.stored.append((team, receipt))
         return receipt
 
@@ -69,4 +67,4 @@ class FakeBoard:
         return {"format": "veribench-board-commitment/1", "root": "0" * 64}
 
     def public_key_pem(self) -> str:
-        return "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n"
+        return receipts.public_key_pem(self.key)

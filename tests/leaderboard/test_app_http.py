@@ -13,6 +13,8 @@ import pytest
 from tests.leaderboard.fake_board import FakeBoard
 from tests.rubric.rubric_helpers import HTML, ServerThread, hidden
 from tests.rubric.test_limits import _stream
+from veribench.errors import InputError
+from veribench.leaderboard import receipts
 from veribench.leaderboard.app import create_app
 from veribench.leaderboard.limits import Limits, RateLimiter
 
@@ -21,6 +23,10 @@ TEXTS = [{"id": f"t{i}", "text": f"text number {i}"} for i in range(6)]
 
 def preds(scores: dict[str, float]) -> bytes:
     return json.dumps([{"id": k, "score": v} for k, v in scores.items()]).encode()
+
+
+#: A full, valid predictions.json for TEXTS (RAID's format).
+FULL = preds({t["id"]: 0.5 for t in TEXTS})
 
 
 def upload(client: httpx.Client, token: str, body: bytes, **extra) -> httpx.Response:
@@ -56,10 +62,17 @@ def test_three_teams_each_reach_only_their_own_submissions(served):
     srv, c = served(board)
     ids = {}
     for name, tok in tokens.items():
-        r = upload(c, tok, preds({t["id"]: 0.5 for t in TEXTS}))
+        r = upload(c, tok, FULL)
         assert r.status_code == 201, r.text
         assert r.json()["team"] == name
         ids[name] = r.json()["submission_id"]
+    # every receipt holds offline against the board's public key, and only unaltered
+    pem = c.get("/public-key").text
+    for name, tok in tokens.items():
+        (sub,) = c.get("/submissions", headers={"authorization": f"Bearer {tok}"}).json()["submissions"]
+        receipts.check_receipt(sub, pem)
+        with pytest.raises(InputError, match="signature"):
+            receipts.check_receipt({**sub, "team": "alpha" if name != "alpha" else "beta"}, pem)
     for name, tok in tokens.items():
         auth = {"authorization": f"Bearer {tok}"}
         mine = c.get("/submissions", headers=auth).json()
@@ -85,14 +98,25 @@ def test_three_teams_each_reach_only_their_own_submissions(served):
 def test_bad_predictions_are_refused_with_one_line_naming_id_and_field(served):
     board = FakeBoard(TEXTS)
     tok = board.add_team("alpha")
-    srv, c = served(board)
+    srv, c = served(board, limits=Limits(submissions=RateLimiter(600)))  # refusals count too
     r = upload(c, tok, preds({"t0": 0.1, "nope": 0.2}))
     assert r.status_code == 400
     e = r.json()
     assert e["field"] == "id" and "'nope'" in e["record"] and "\n" not in e["error"]
     assert "predictions.json" in e["error"] and "'nope'" in e["error"] and "'id'" in e["error"]
-    r = upload(c, tok, b'[{"id": "t1", "score": 1e999}]')
-    assert r.status_code == 400 and r.json()["field"] == "score" and "'t1'" in r.json()["error"]
+    rows = [{"id": t["id"], "score": 0.5} for t in TEXTS]
+    for bad, field, named in [
+        ([*rows[:1], {"id": "t1", "score": 1e999}, *rows[2:]], "score", "'t1'"),  # overflows to infinity
+        ([*rows[:1], {"id": "t1", "score": "0.5"}, *rows[2:]], "score", "'t1'"),
+        ([*rows[:1], {"id": "t1", "score": None}, *rows[2:]], "score", "'t1'"),
+        ([*rows, {"id": "t2", "score": 0.1}], "id", "'t2'"),  # twice
+        (rows[:-1], "id", "'t5'"),  # missing
+        ([*rows[:1], {"id": "t1", "score": 0.5, "label": "ai"}, *rows[2:]], "label", "'t1'"),
+    ]:
+        r = upload(c, tok, json.dumps(bad).replace('"score": Infinity', '"score": 1e999').encode())
+        e = r.json()
+        assert r.status_code == 400 and e["field"] == field and named in e["error"], (bad, e)
+        assert "\n" not in e["error"] and e["error"].startswith("file predictions.json, record ")
     # no predictions field, a text where a file belongs, an unknown format: one line each, field named
     auth = {"authorization": f"Bearer {tok}"}
     r = c.post("/submissions", headers=auth, files={"metadata": ("m.json", b"{}")})
@@ -100,7 +124,7 @@ def test_bad_predictions_are_refused_with_one_line_naming_id_and_field(served):
     r = c.post("/submissions", headers=auth, data={"predictions": "[]"}, files={"x": ("x", b"")})
     assert r.status_code == 400 and r.json()["field"] == "predictions"
     r = c.post("/submissions", headers=auth, data={"format": "csv"},
-               files={"predictions": ("p.json", preds({"t0": 0.5}))})
+               files={"predictions": ("p.json", FULL)})
     assert r.status_code == 400 and r.json()["field"] == "format"
     r = c.post("/submissions", headers={**auth, "content-type": "multipart/form-data; boundary=zz"},
                content=b"--zz\r\ngarbage")
@@ -131,7 +155,7 @@ def test_uploads_over_the_cap_are_refused_while_reading(served):
     assert r.status_code == 413 and r.json()["error"] == f"the request body is larger than {cap} bytes; nothing " \
                                                          "was stored"
     assert board.stored == [] and board.calls == []
-    assert upload(c, tok, preds({"t0": 0.5})).status_code == 201  # within the cap: taken
+    assert upload(c, tok, FULL).status_code == 201  # within the cap: taken
 
 
 def test_rate_limits_answer_429_with_retry_after(served):
@@ -143,7 +167,7 @@ def test_rate_limits_answer_429_with_retry_after(served):
                  signins=RateLimiter(3, burst=3, what="failed sign-ins", clock=clock),
                  requests=RateLimiter(600, burst=40, clock=clock))
     srv, c = served(board, limits=lim)
-    body = preds({"t0": 0.5})
+    body = FULL
     assert [upload(c, tok, body).status_code for _ in range(3)] == [201, 201, 429]
     r = upload(c, tok, body)
     assert r.status_code == 429 and r.headers["retry-after"] == "30" and "submissions" in r.json()["error"]
@@ -203,7 +227,7 @@ def test_page_forms_need_the_csrf_token(served):
     team_page = c.get("/team", headers=HTML)
     assert team_page.status_code == 200 and "alpha" in team_page.text
     csrf = hidden(team_page.text, "csrf_token")
-    files = {"predictions": ("predictions.json", preds({"t0": 0.5}), "application/json")}
+    files = {"predictions": ("predictions.json", FULL, "application/json")}
     r = c.post("/team/submit", files=files, headers=HTML)
     assert r.status_code == 403 and "CSRF token is missing or wrong" in r.text and board.stored == []
     r = c.post("/team/submit", files=files, data={"csrf_token": "é"}, headers=HTML)
@@ -246,6 +270,6 @@ def test_upload_file_names_are_never_read(served, tmp_path, monkeypatch):
     srv, c = served(board)
     for name in ("../../evil.json", "/tmp/evil.json", "evil\x00.json", str(tmp_path / "evil.json")):
         r = c.post("/submissions", headers={"authorization": f"Bearer {tok}"},
-                   files={"predictions": (name, preds({"t0": 0.5}), "application/json")})
+                   files={"predictions": (name, FULL, "application/json")})
         assert r.status_code == 201, r.text
     assert list(tmp_path.iterdir()) == [] and not (tmp_path.parent / "evil.json").exists()

@@ -46,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "rate serve": "veribench.cli.serve:rate_serve_cmd",
     "write": "veribench.cli.write:write_app",
     "write serve": "veribench.cli.serve:write_serve_cmd",
+    "leaderboard": "veribench.cli.leaderboard:leaderboard_app",
     "plan": "veribench.cli.plan:plan_app",
     "list": "veribench.cli.list:list_app",
     "log": "veribench.cli.log:log_app",
