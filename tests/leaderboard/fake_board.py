@@ -11,6 +11,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from veribench.errors import VeribenchError
 from veribench.hashing import sha256_bytes
 from veribench.leaderboard import raid_format, receipts
 
@@ -58,10 +59,7 @@ class FakeBoard:
         return [dict(r) for t, r in self.stored if t == team]
 
     def results(self) -> dict[str, Any]:
-        raise AssertionError("not revealed")
-
-    def revealed(self) -> bool:
-        return False
+        raise VeribenchError("board fake is not revealed yet")
 
     def commitment(self) -> dict[str, Any]:
         return {"format": "veribench-board-commitment/1", "root": "0" * 64}

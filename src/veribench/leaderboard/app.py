@@ -90,7 +90,6 @@ class BoardLike(Protocol):
     def public_scores(self) -> list[dict[str, Any]]: ...
     def team_submissions(self, team: Any) -> list[dict[str, Any]]: ...
     def results(self) -> dict[str, Any]: ...
-    def revealed(self) -> bool: ...
     def commitment(self) -> dict[str, Any]: ...
     def public_key_pem(self) -> str: ...
 
@@ -384,8 +383,13 @@ def create_app(board: BoardLike, *, limits: Limits | None = None, secure_cookies
         return JSONResponse(own(bearer_team(request), submission_id))
 
     def public() -> dict[str, Any]:
-        done = board.revealed()
-        return {"revealed": done, "scores": board.public_scores(), "results": board.results() if done else None}
+        """The public board: the Ladder's scores, and the full results once revealed (the
+        board refuses :meth:`results` before the reveal with a :class:`VeribenchError`)."""
+        try:
+            results: dict[str, Any] | None = board.results()
+        except VeribenchError:
+            results = None
+        return {"revealed": results is not None, "scores": board.public_scores(), "results": results}
 
     @app.get("/board")
     def get_board() -> Response:
