@@ -53,7 +53,12 @@ class FakeBoard:
         return receipt
 
     def public_scores(self) -> list[dict[str, Any]]:
-        return [{"team": t.name, "entry": r["submission_id"], "headline": None} for t, r in self.stored]
+        """The service's row shape; no score is ever released here."""
+        teams = sorted({t.name for t in self.tokens.values()})
+        return [{"team": name, "metric": "tpr_at_fpr_5", "metric_description": "TPR at 5% FPR on the whole set",
+                 "released": None, "released_reason": "no score released yet",
+                 "submissions": sum(t.name == name for t, _ in self.stored), "rule": "a stand-in rule", "eta": 0.01}
+                for name in teams]
 
     def team_submissions(self, team: Team) -> list[dict[str, Any]]:
         return [dict(r) for t, r in self.stored if t == team]

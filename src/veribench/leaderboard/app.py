@@ -176,6 +176,8 @@ async def _parse_form(request: Request, body: bytes, *, files: int, fields: int)
 
 async def _file(form: FormData, name: str, *, required: bool) -> bytes | None:
     value = form.get(name)
+    if value == "" or (isinstance(value, UploadFile) and not value.filename and not value.size):
+        value = None  # a browser sends an empty part for a file input left empty
     if value is None:
         if required:
             raise Refused(f"the form has no file field {name!r}", 400, name)
