@@ -1,8 +1,9 @@
-"""CLI group ``veribench export scores|documents``: raw per-document data of a workspace
+"""CLI group ``veribench export scores|documents|raid-submission``: raw per-document data of a workspace
 (read only; a missing workspace is refused, never created)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import typer
@@ -11,6 +12,8 @@ from veribench.cli.common import WorkspaceOpt, check_filters, open_workspace, ou
 from veribench.cli.grammar import CliUsageError
 from veribench.corpus.stored import export_documents
 from veribench.evaluate.run import export_run
+from veribench.leaderboard.raid_export import export_raid_submission
+from veribench.leaderboard.raid_format import read_metadata
 
 export_app = typer.Typer(help="Export raw per-document data from a workspace.", no_args_is_help=True)
 
@@ -48,3 +51,43 @@ def export_scores(
         p = ws.export_scores(out)
         n = ws.query(f"SELECT count(*) FROM ({ws.RAW_SCORES_SQL})")[0][0]
     typer.echo(f"wrote {n} rows to {p}")
+
+
+@export_app.command("raid-submission")
+def export_raid_submission_cmd(
+    run: str = typer.Option(..., "--run", help="The evaluation run (its tag or id; the newest run of a tag)."),
+    out: Path = out_opt("Output folder: predictions.json and metadata.json are written there (replaced).",
+                        kind="folder"),
+    detector: str | None = typer.Option(None, "--detector", "-d", help="The run's detector to export (needed when "
+                                        "the run evaluated several)."),
+    metadata: Path | None = typer.Option(None, "--metadata", help="A RAID metadata.json to write as it is "
+                                         "(checked against RAID's template); else --contact builds one."),
+    contact: str | None = typer.Option(None, "--contact", help="RAID's contact_info (an e-mail address) for the "
+                                       "metadata veribench builds."),
+    name: str | None = typer.Option(None, "--name", help="RAID's detector_name (default: the detector's name)."),
+    date_released: str | None = typer.Option(None, "--date-released", help="RAID's date_released, YYYY-MM-DD "
+                                             "(default: the run's date)."),
+    workspace: Path = WorkspaceOpt,
+) -> None:
+    """Write RAID's leaderboard files (predictions.json [{id, score}], metadata.json) from one detector of a run;
+    the score is the run's ranking score (higher = more likely AI), texts without a score are left out and counted."""
+    meta = None
+    if metadata is not None:
+        try:
+            data = metadata.read_bytes()
+        except OSError as e:
+            raise CliUsageError(f"--metadata {metadata}", f"cannot read it: {e.strerror}",
+                                "pass a RAID metadata.json file") from None
+        meta = read_metadata(data, source=str(metadata))
+    elif not contact:
+        raise CliUsageError("--contact", "RAID's metadata.json needs contact_info",
+                            "pass --contact EMAIL, or --metadata FILE")
+    with open_workspace(workspace, read_only=True) as ws:
+        r = export_raid_submission(ws, run, out, detector=detector, metadata=meta, contact_info=contact,
+                                   detector_name=name, date_released=date_released)
+    typer.echo(f"wrote {r.n} predictions of detector {r.detector} (run {r.run_id}) to {r.predictions}, "
+               f"metadata to {r.metadata}")
+    if r.left_out:
+        counts = Counter(r.left_out.values())
+        typer.echo(f"left out {len(r.left_out)} texts without a score ("
+                   + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"; first: {min(r.left_out)})")

@@ -16,7 +16,7 @@ import pyarrow as pa
 from veribench import __version__, registry
 from veribench.detectors.base import submitted_text
 from veribench.detectors.pipeline import RunStats, score_documents
-from veribench.errors import InputError, ProtocolError, RegistryError, close_matches
+from veribench.errors import InputError, ProtocolError, RegistryError, close_matches, unknown_key
 from veribench.evaluate.arrays import DetArrays, DocArrays
 from veribench.evaluate.grid import grid_results
 from veribench.evaluate.ranking import ranking_scores
@@ -694,6 +694,51 @@ def export_run(ws: Workspace, run: str, path: str | Path) -> tuple[Path, int, st
         ws.con.execute(f"COPY (SELECT {cols} FROM run_rows WHERE run_id = $2 ORDER BY detector, doc_id) "
                        f"TO '{str(p).replace(chr(39), chr(39) * 2)}' ({fmt})", [tag, run_id])
     return p, int(n), run_id
+
+
+def run_detector_scores(ws: Workspace, run: str, detector: str | None = None
+                        ) -> tuple[str, str, str, dict[str, float], dict[str, str]]:
+    """One detector's ranking scores in one run (its stored per-document rows), for exports
+    such as RAID's predictions.json.
+
+    Args:
+        ws: the workspace (read only).
+        run: the run's tag or id (the newest run of a tag).
+        detector: the detector's name in the run; None: the run must hold one detector.
+
+    Returns:
+        ``(run_id, tag, detector, scores, unscored)``: ``scores`` maps each doc_id with a finite
+        ranking score (the oriented native value, higher = more likely AI,
+        :func:`veribench.evaluate.ranking.ranking_scores`) to it; ``unscored`` maps every other
+        doc_id of the detector's rows to its status (why it has no score).
+
+    Raises:
+        InputError: unknown run, a run without rows, several detectors and none named, or a
+            detector the run did not evaluate (field ``--run`` or ``--detector``).
+    """
+    run_id, tag = find_run(ws, run)
+    has = ws.query("SELECT count(*) FROM information_schema.tables WHERE table_name = 'run_rows'")[0][0]
+    names = [r[0] for r in ws.query("SELECT DISTINCT detector FROM run_rows WHERE run_id = ? ORDER BY 1",
+                                    [run_id])] if has else []
+    if not names:
+        raise InputError(f"run {run_id} has no per-document rows (recorded before veribench kept them, or it "
+                         "evaluated no detector); evaluate again to export it", field="--run")
+    if detector is None:
+        if len(names) > 1:
+            raise InputError(f"run {run_id} evaluated {len(names)} detectors ({', '.join(names)}); name one",
+                             field="--detector")
+        detector = names[0]
+    elif detector not in names:
+        raise InputError(unknown_key("detector", detector, names, owner=f"run {run_id}"), field="--detector")
+    scores: dict[str, float] = {}
+    unscored: dict[str, str] = {}
+    for doc_id, status, score in ws.query("SELECT doc_id, status, ranking_score FROM run_rows WHERE run_id = ? "
+                                          "AND detector = ? ORDER BY doc_id", [run_id, detector]):
+        if score is not None and np.isfinite(score):
+            scores[str(doc_id)] = float(score)
+        else:
+            unscored[str(doc_id)] = str(status or "no score")
+    return run_id, tag, detector, scores, unscored
 
 
 def latest_run(ws: Workspace) -> dict[str, Any] | None:
