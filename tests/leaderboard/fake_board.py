@@ -69,5 +69,6 @@ class FakeBoard:
     def commitment(self) -> dict[str, Any]:
         return {"format": "veribench-board-commitment/1", "root": "0" * 64}
 
+    @property
     def public_key_pem(self) -> str:
         return receipts.public_key_pem(self.key)

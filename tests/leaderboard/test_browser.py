@@ -54,7 +54,7 @@ def test_pages_sign_in_upload_and_fit_a_phone(browser, tmp_path):  # noqa: F811 
         page.click("#send")
         page.wait_for_selector("#receipt")
         receipt = json.loads(page.inner_text("#receipt pre"))
-        receipts.check_receipt(receipt, board.public_key_pem())  # the page shows the receipt as signed
+        receipts.check_receipt(receipt, board.public_key_pem)  # the page shows the receipt as signed
         assert receipt["team"] == "a-team-with-a-rather-long-name-0123456789" and len(board.stored) == 1
         assert page.locator("#submissions tbody tr").count() == 1
         facts["receipt"] = page.evaluate(PHONE)

@@ -36,7 +36,7 @@ def test_submit_saves_the_receipt_and_check_receipt_verifies_it_offline(board_ur
     monkeypatch.chdir(tmp_path)
     (tmp_path / "predictions.json").write_bytes(FULL)
     (tmp_path / "metadata.json").write_text("{}")
-    (tmp_path / "board.pem").write_text(board.public_key_pem())
+    (tmp_path / "board.pem").write_text(board.public_key_pem)
     r = run(["leaderboard", "submit", "--url", url, "--predictions", "predictions.json"])
     assert r.exit_code == 1 and "VERIBENCH_BOARD_TOKEN: not set" in r.output and board.stored == []
     r = run(["leaderboard", "submit", "--url", url, "--predictions", "predictions.json"],

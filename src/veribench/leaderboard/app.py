@@ -91,6 +91,7 @@ class BoardLike(Protocol):
     def team_submissions(self, team: Any) -> list[dict[str, Any]]: ...
     def results(self) -> dict[str, Any]: ...
     def commitment(self) -> dict[str, Any]: ...
+    @property
     def public_key_pem(self) -> str: ...
 
 
@@ -403,7 +404,7 @@ def create_app(board: BoardLike, *, limits: Limits | None = None, secure_cookies
 
     @app.get("/public-key")
     def public_key() -> Response:
-        return PlainTextResponse(board.public_key_pem(), media_type="application/x-pem-file")
+        return PlainTextResponse(board.public_key_pem, media_type="application/x-pem-file")
 
     @app.get("/static/board.css", include_in_schema=False)
     def style() -> Response:
