@@ -38,7 +38,7 @@ class FakeBoard:
         return self.tokens.get(token)
 
     def texts_file(self) -> bytes:
-        return json.dumps(self.texts).encode()
+        return "".join(json.dumps(t) + "\n" for t in self.texts).encode()
 
     def submit(self, team: Team, predictions: bytes, metadata: bytes | None, fmt: str) -> dict[str, Any]:
         """RAID's formats read by the real reader; a real signed receipt."""

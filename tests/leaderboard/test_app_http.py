@@ -88,7 +88,8 @@ def test_three_teams_each_reach_only_their_own_submissions(served):
     assert c.get("/texts").status_code == 401
     assert c.get("/texts", headers={"authorization": "Bearer wrong"}).status_code == 401
     got = c.get("/texts", headers={"authorization": f"Bearer {tokens['alpha']}"})
-    assert got.status_code == 200 and json.loads(got.content) == TEXTS
+    assert got.status_code == 200 and [json.loads(x) for x in got.text.splitlines()] == TEXTS
+    assert got.headers["content-type"] == "application/x-ndjson"
     # the JSON API never takes the page cookie, and a missing token is a 401 naming the header
     r = c.get("/submissions")
     assert r.status_code == 401 and "Authorization: Bearer" in r.json()["error"]

@@ -4,7 +4,7 @@ Routes (below the app's root path, ``--root-path`` behind a proxy)
 ------
 JSON API (``Authorization: Bearer <team token>`` where marked; never a cookie):
 
-- ``GET /texts`` (Bearer): the board's texts file, ids and texts, no labels.
+- ``GET /texts`` (Bearer): the board's texts file (JSONL of ``{"id", "text"}``), no labels.
 - ``POST /submissions`` (Bearer): ``multipart/form-data`` with the file field ``predictions``
   (RAID's ``predictions.json``, or a veribench run export with ``format=veribench``), the
   optional file field ``metadata`` (RAID's ``metadata.json``) and the optional text field
@@ -366,8 +366,8 @@ def create_app(board: BoardLike, *, limits: Limits | None = None, secure_cookies
     @app.get("/texts")
     def texts(request: Request) -> Response:
         bearer_team(request)
-        return Response(board.texts_file(), media_type="application/json",
-                        headers={"Content-Disposition": 'attachment; filename="texts.json"'})
+        return Response(board.texts_file(), media_type="application/x-ndjson",
+                        headers={"Content-Disposition": 'attachment; filename="texts.jsonl"'})
 
     @app.post("/submissions", status_code=201)
     async def post_submission(request: Request) -> Response:
