@@ -14,7 +14,8 @@ The receipt, a flat JSON object:
 ``predictions_sha256``    SHA-256 (hex) of the prediction file's exact bytes
 ``received_at``           when the board stored the file (ISO 8601 UTC)
 ``submission_id``         the board's id of the submission
-``tsa_token_b64``         an RFC 3161 time-stamp token over the receipt (base64), or null
+``tsa_token_b64``         an RFC 3161 time-stamp token the board obtained for this
+                          submission (base64 of its DER), or null
 ``key_id``                SHA-256 (hex) of the board's raw 32-byte public key
 ``signature``             Ed25519 signature (base64, 64 bytes) over the canonical JSON of
                           every other field

@@ -1,0 +1,34 @@
+"""Durable file writes of the board: what is acknowledged survives a kill -9 or a power cut."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def fsync_folder(folder: Path) -> None:
+    """fsync a folder, so that a rename or a new file in it is on disk (POSIX)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_durably(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that it survives a kill -9 or a power cut once this
+    returns: a temporary file in the same folder, fsync'd, renamed over ``path``, then the
+    folder fsync'd (POSIX rename is atomic: a reader sees the old file or the new one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_folder(path.parent)

@@ -1,0 +1,661 @@
+"""The board as a service, without HTTP: launch, teams and tokens, submissions with signed
+receipts, the Ladder before the reveal, the reveal.
+
+A board is a folder holding ``board.toml`` (:mod:`veribench.leaderboard.config`) and, once
+launched:
+
+==========================  ==========================================================
+``board.sqlite``            the board's database (default; or PostgreSQL): teams, hashed
+                            tokens, submissions, receipts, Ladder state (:mod:`.db`)
+``workspace/``              an ordinary veribench workspace: the hidden set (corpus
+                            ``<board>``), the canaries (corpus ``<board>-canaries``) and each
+                            submission's scores as a detector named ``<team>.<n>``
+``protocol.toml``           the evaluation protocol, fixed at launch; its SHA-256 is in the
+                            commitment
+``commitment.json``         the launch commitment (:func:`.setcommit.commitment_record`), public
+``texts.jsonl``             ids and texts, no labels: what submitters score
+``signing_key.pem``         the Ed25519 receipt key (0600; secret)
+``submissions/<sha>.json``  every submitted file, named by its SHA-256
+``reveal/``                 written by :meth:`Board.reveal`
+==========================  ==========================================================
+
+Before the reveal the only number published per team is the headline metric through the
+Ladder (:func:`veribench.metrics.ladder.ladder_step`, Blum & Hardt 2015, Algorithm 1); no
+per-text feedback is returned. A submission is acknowledged (its receipt returned) only after
+its file is on disk (written, fsync'd, renamed, folder fsync'd) and its rows are committed; a
+submission received but not yet scored when the process died is scored when the board is next
+opened (:meth:`Board.open`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import re
+import secrets
+import shutil
+import tempfile
+import tomllib
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+from veribench.bundles.publish import publish
+from veribench.commit import commit
+from veribench.corpus.document import Document
+from veribench.corpus.importers import import_scores, read_documents, read_fastdetectgpt, store_import
+from veribench.corpus.stored import load_documents
+from veribench.errors import InputError, VeribenchError
+from veribench.evaluate import evaluate_workspace
+from veribench.hashing import canonical_json, sha256_bytes
+from veribench.leaderboard import db, raid_format, receipts, setcommit
+from veribench.leaderboard.config import HEADLINES, BoardConfig, load_config
+from veribench.leaderboard.files import fsync_folder, write_durably
+from veribench.metrics.canary import canary_leak_test
+from veribench.metrics.ladder import LADDER_RULE, ladder_step
+from veribench.protocol.model import parse_protocol
+from veribench.store import Workspace
+
+#: Importers a hidden set may be read with: name -> function(path) -> (report, documents).
+IMPORTERS: dict[str, Callable[[Path], tuple[Any, list[Document]]]] = {
+    "documents": lambda p: read_documents(p),
+    "fastdetectgpt": lambda p: read_fastdetectgpt(p),
+}
+#: Team names: also part of detector names and file names.
+TEAM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
+#: The scale every entry's scores are stored on: any real number, higher = more likely AI
+#: (RAID's predictions.json convention).
+ENTRY_SCALE = "score_higher_ai"
+#: Target FPRs of the TPR-at-FPR blocks (RAID reports 5%; the issue asks for 1% and 5%).
+TPR_AT_FPR = (0.01, 0.05)
+
+SubmissionFormat = Literal["raid", "veribench"]
+
+
+class BoardError(VeribenchError):
+    """A request the board's state refuses (not launched, already revealed, over the limit)."""
+
+
+@dataclass(frozen=True)
+class TeamInfo:
+    """A team as the service hands it out."""
+
+    id: int
+    name: str
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[str] = (),
+                  labels: Mapping[str, str] | None = None) -> str:
+    """The board's evaluation protocol (TOML) for ``detectors``: the whole set (corpus
+    ``<board>``; the canaries are left out), the declared calibration split or none (RAID's
+    in-sample rule), TPR at 1% and 5% FPR, the grid's tags as slices, paired comparisons
+    with Holm. At launch it is written with no detectors (its SHA-256 is committed); at the
+    reveal each bundle's protocol is this text with the entries' ``[[detectors]]``."""
+    b = cfg.board
+    doc: dict[str, Any] = {
+        "protocol": {"name": name, "tag": tag,
+                     "description": f"leaderboard {b.name}: headline {b.headline_metric} through the Ladder "
+                                    f"(eta {b.ladder_eta:g}); "
+                                    + ("thresholds by RAID's in-sample rule (fitted on the test set's own human "
+                                       "texts)" if cfg.in_sample else "thresholds from the declared calibration split")},
+        "selection": {"corpora": [b.name]},
+        "metrics": {"tpr_at_fpr": list(TPR_AT_FPR)},
+        "tables": {"slices": ["subgroup", "arm", *[f"tag:{t}" for t in b.grid]]},
+        "comparisons": {"enabled": True, "correction": "holm"},
+    }
+    if not cfg.in_sample:
+        cal = b.calibration
+        assert not isinstance(cal, str)
+        doc["split"] = {"rule": "hash", "every": cal.every, "salt": cal.salt, "corpora": [b.name]}
+    dets = []
+    for d in detectors:
+        entry: dict[str, Any] = {"name": d, "label": (labels or {}).get(d, d)}
+        if cfg.in_sample:
+            entry["rule"] = {"field": "raw", "op": ">", "threshold": 0.5,
+                             "source": "board default: a score above 0.5 is AI (RAID's in-sample rule gives the "
+                                       "TPR-at-FPR thresholds)"}
+        else:
+            entry["rule"] = {"fit": "target_fpr", "target_fpr": 0.05}
+        dets.append(entry)
+    if dets:
+        doc["detectors"] = dets
+    return tomli_w.dumps(doc)
+
+
+def _tags(v: Any) -> dict[str, Any]:
+    if isinstance(v, str):
+        v = json.loads(v)
+    return dict(v or {})
+
+
+def check_reveal_dir(folder: str | Path) -> list[str]:
+    """The problems of a reveal folder against its launch commitment (empty: the revealed
+    labels, texts, arms, tags and salt are exactly those committed, and ``protocol.toml`` is
+    the committed protocol). Reads ``commitment.json``, ``hidden_set.jsonl``, ``salt.txt``
+    and ``protocol.toml``; a missing or unreadable file is a problem, never an exception."""
+    f = Path(folder)
+    try:
+        record = json.loads((f / "commitment.json").read_text(encoding="utf-8"))
+        salt = bytes.fromhex((f / "salt.txt").read_text(encoding="ascii").strip())
+        rows = [setcommit.HiddenRow(doc_id=r["doc_id"], text=r["text"], label=r["label"], arm=r.get("arm"),
+                                    tags=r.get("tags") or {})
+                for r in map(json.loads, (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines())]
+        proto = (f / "protocol.toml").read_bytes()
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+        return [f"reveal folder {f}: cannot read it ({e.__class__.__name__}: {e})"]
+    problems = setcommit.check_reveal(record, rows, salt)
+    if isinstance(record, dict) and sha256_bytes(proto) != record.get("protocol_sha256"):
+        problems.append("protocol.toml is not the committed protocol (its SHA-256 differs from protocol_sha256)")
+    return problems
+
+
+def headline_value(row: Mapping[str, Any], metric: str) -> tuple[float | None, str | None]:
+    """The headline ``metric`` (:data:`.config.HEADLINES`) from a Table 1 row: ``(value, None)``
+    or ``(None, reason)``."""
+    v = row.get(metric)
+    if isinstance(v, Mapping):
+        val, reason = v.get("tpr"), v.get("tpr_reason") or v.get("reason")
+    else:
+        val, reason = v, row.get(f"{metric}_reason")
+    if val is None:
+        return None, str(reason or f"{metric} is undefined for this entry")
+    return float(val), None
+
+
+class Board:
+    """One leaderboard (see the module docstring). Open with :meth:`open`."""
+
+    def __init__(self, cfg: BoardConfig, engine: Engine):
+        self.cfg = cfg
+        self.engine = engine
+        self.folder = cfg.folder
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, config_path: str | Path) -> Board:
+        """Open the board of ``config_path`` (``board.toml``): its database is created or
+        migrated; submissions received but not scored before a crash are scored now.
+
+        Raises:
+            InputError: a bad ``board.toml`` (one line naming the field).
+            db.SchemaVersionError: a board database newer than this veribench.
+        """
+        cfg = load_config(config_path)
+        board = cls(cfg, db.open_db(cfg.database_url()))
+        board.recover()
+        return board
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Board:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _workspace(self) -> Iterator[Workspace]:
+        ws = Workspace(self.cfg.workspace_path)
+        try:
+            yield ws
+        finally:
+            ws.close()
+
+    def _state(self, s: Session) -> db.BoardState | None:
+        return s.get(db.BoardState, 1)
+
+    def _launched(self, s: Session) -> db.BoardState:
+        st = self._state(s)
+        if st is None:
+            raise BoardError(f"board {self.cfg.board.name} is not launched yet (veribench leaderboard launch)")
+        return st
+
+    @property
+    def key_path(self) -> Path:
+        return self.folder / "signing_key.pem"
+
+    @property
+    def public_key_pem(self) -> str:
+        return receipts.public_key_pem(receipts.load_signing_key(self.key_path))
+
+    # ------------------------------------------------------------------ launch
+    def launch(self, hidden_set_path: str | Path, importer: str = "documents", *,
+               created_at: datetime | None = None) -> dict[str, Any]:
+        """Load the hidden set, mix in the canaries, commit the set and the protocol, and
+        return the public commitment record (also written to ``commitment.json``).
+
+        Each document gets a board id (the first 20 hex of SHA-256(salt, original id)), so the
+        ids in the texts file tell nothing of the organiser's ids. Each canary is a copy of a
+        hidden document drawn with the salt as seed, with a unique marker
+        (``[ref <32 hex>]``) appended, the same label, arm and tags; its source is its
+        matched ordinary text for the canary test.
+
+        Raises:
+            BoardError: already launched; more canaries than documents.
+            InputError: an unknown importer; any problem of the set (the importer's one-line
+                errors); a label other than human or ai.
+        """
+        b = self.cfg.board
+        read = IMPORTERS.get(importer)
+        if read is None:
+            raise InputError(f"unknown importer {importer!r}; one of {', '.join(IMPORTERS)}", field="importer")
+        with Session(self.engine) as s:
+            if self._state(s) is not None:
+                raise BoardError(f"board {b.name} is already launched")
+        report, docs = read(Path(hidden_set_path))
+        for d in docs:
+            if d.label not in ("human", "ai"):
+                raise InputError(f"label {d.label!r}: a board's hidden set holds human and ai texts",
+                                 file=str(hidden_set_path), record=d.id, field="label")
+        if b.canaries > len(docs):
+            raise BoardError(f"{b.canaries} canaries asked for, but the hidden set has {len(docs)} documents")
+        salt = setcommit.new_salt()
+        rng = random.Random(salt)
+
+        def board_id(key: str) -> str:
+            return "d" + sha256_bytes(salt + key.encode("utf-8"))[:20]
+
+        board_docs: list[Document] = []
+        corpora: dict[str, str | None] = {}
+        for d in docs:
+            nd = Document.model_validate({**d.model_dump(exclude={"text_sha256", "corpus"}, exclude_none=True),
+                                          "id": board_id("doc\0" + d.id)})
+            board_docs.append(nd)
+            corpora[nd.id] = b.name
+        canaries: dict[str, dict[str, Any]] = {}
+        for i, src in enumerate(rng.sample(board_docs, b.canaries)):
+            marker = f"[ref {secrets.token_hex(16)}]"
+            cid = board_id(f"canary\0{i}")
+            cd = Document.model_validate({**src.model_dump(exclude={"text_sha256"}, exclude_none=True),
+                                          "id": cid, "text": f"{src.text}\n\n{marker}"})
+            board_docs.append(cd)
+            corpora[cid] = f"{b.name}-canaries"
+            canaries[cid] = {"source": src.id, "label": src.label}
+        rows = [setcommit.HiddenRow(doc_id=d.id, text=d.text or "", label=str(d.label), arm=d.arm,
+                                    tags=dict(d.tags or {})) for d in board_docs]
+        proto = protocol_text(self.cfg, name=b.name, tag=b.name.upper()).encode("utf-8")
+        when = created_at or _now()
+        record = setcommit.commitment_record(rows, salt, protocol_sha256=sha256_bytes(proto), board=b.name,
+                                             created_at=_iso(when))
+        if not self.key_path.exists():
+            receipts.generate_signing_key(self.key_path)
+        write_durably(self.folder / "protocol.toml", proto)
+        texts = "".join(json.dumps({"id": r.doc_id, "text": r.text}, ensure_ascii=False) + "\n"
+                        for r in sorted(rows, key=lambda r: r.doc_id))
+        write_durably(self.folder / "texts.jsonl", texts.encode("utf-8"))
+        with self._workspace() as ws:
+            store_import(ws, report, board_docs, corpora=corpora)
+        write_durably(self.folder / "commitment.json", (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+        with Session(self.engine) as s, s.begin():
+            s.add(db.BoardState(id=1, launched_at=when, salt_hex=salt.hex(), commitment=record,
+                                protocol_sha256=record["protocol_sha256"], canaries=canaries, n_documents=len(rows)))
+        return record
+
+    def commitment(self) -> dict[str, Any]:
+        """The public commitment record. Raises BoardError before the launch."""
+        with Session(self.engine) as s:
+            return dict(self._launched(s).commitment)
+
+    def texts_file(self) -> bytes:
+        """The texts to score: JSONL of ``{"id", "text"}`` (board ids; no labels, arms or tags)."""
+        with Session(self.engine) as s:
+            self._launched(s)
+        return (self.folder / "texts.jsonl").read_bytes()
+
+    def _ids(self) -> list[str]:
+        return [json.loads(line)["id"] for line in self.texts_file().decode("utf-8").splitlines() if line]
+
+    # ------------------------------------------------------------------ teams
+    def add_team(self, name: str) -> str:
+        """Create team ``name``; returns its API token (32 random bytes, URL-safe base64), shown
+        once: only its SHA-256 is stored.
+
+        Raises:
+            InputError: a name that is not 1-40 letters, digits, '-' or '_', or one already taken.
+        """
+        if not TEAM_NAME.fullmatch(name or ""):
+            raise InputError("a team name is 1-40 letters, digits, '-' or '_' (starting with a letter or digit)",
+                             field="team")
+        token = secrets.token_urlsafe(32)
+        with Session(self.engine) as s, s.begin():
+            if s.scalar(select(db.Team).where(func.lower(db.Team.name) == name.lower())) is not None:
+                raise InputError(f"team {name!r} exists already", field="team")
+            team = db.Team(name=name, created_at=_now())
+            s.add(team)
+            s.flush()
+            s.add(db.Token(token_sha256=db.token_sha256(token), team_id=team.id, created_at=_now()))
+            s.add(db.Ladder(team_id=team.id, best=None, released=None, updated_at=_now()))
+        return token
+
+    def team_for_token(self, token: str | None) -> TeamInfo | None:
+        """The team holding ``token`` (compared by SHA-256), or None for an unknown or revoked one."""
+        if not token:
+            return None
+        with Session(self.engine) as s:
+            row = s.execute(select(db.Team.id, db.Team.name).join(db.Token, db.Token.team_id == db.Team.id)
+                            .where(db.Token.token_sha256 == db.token_sha256(token), db.Token.revoked_at.is_(None))
+                            ).first()
+        return TeamInfo(int(row[0]), str(row[1])) if row else None
+
+    def teams(self) -> list[TeamInfo]:
+        with Session(self.engine) as s:
+            return [TeamInfo(t.id, t.name) for t in s.scalars(select(db.Team).order_by(db.Team.name))]
+
+    # ------------------------------------------------------------------ submissions
+    def submit(self, team: TeamInfo, predictions: bytes, metadata: bytes | None = None,
+               fmt: SubmissionFormat = "raid") -> dict[str, Any]:
+        """Validate, store and score one submission; returns its signed receipt.
+
+        ``fmt`` ``raid``: RAID's ``predictions.json`` (and optionally ``metadata.json``);
+        ``veribench``: a veribench run export (``veribench export scores``). The file is stored
+        by content hash with fsync and its row committed before it is scored; the receipt is
+        returned only once the score, the Ladder and the receipt are committed.
+
+        Raises:
+            InputError: bad predictions or metadata (one line naming the file, record and field).
+            BoardError: not launched, revealed, or the team's submission limit reached.
+        """
+        ids = self._ids()
+        if fmt == "raid":
+            scores = raid_format.read_predictions(predictions, source="predictions.json", ids=ids)
+        elif fmt == "veribench":
+            scores = raid_format.read_run_export(predictions, source="predictions", ids=ids)
+        else:
+            raise InputError(f"unknown format {fmt!r}; raid or veribench", field="fmt")
+        meta = (raid_format.read_metadata(metadata, source="metadata.json").model_dump(mode="json")
+                if metadata is not None else None)
+        sha = sha256_bytes(predictions)
+        limit = self.cfg.board.submission_limit
+        with Session(self.engine) as s:
+            st = self._launched(s)
+            if st.revealed_at is not None:
+                raise BoardError(f"board {self.cfg.board.name} is revealed: submissions are closed")
+            used = s.scalar(select(func.count()).select_from(db.Submission).where(db.Submission.team_id == team.id))
+            if int(used or 0) >= limit:
+                raise BoardError(f"team {team.name} has used its {limit} submissions")
+        write_durably(self.folder / "submissions" / f"{sha}.json", predictions)
+        with Session(self.engine) as s, s.begin():
+            used = int(s.scalar(select(func.count()).select_from(db.Submission)
+                                .where(db.Submission.team_id == team.id)) or 0)
+            if used >= limit:
+                raise BoardError(f"team {team.name} has used its {limit} submissions")
+            sub = db.Submission(id=uuid.uuid4().hex, team_id=team.id, seq=used + 1, fmt=fmt, predictions_sha256=sha,
+                                metadata_json=meta, received_at=_now(), status="received",
+                                detector=f"{team.name}.{used + 1}")
+            s.add(sub)
+            sub_id = sub.id
+        return self._score(sub_id, scores)
+
+    def _entry_scores_file(self, detector: str, scores: Mapping[str, float], tmp: Path) -> Path:
+        p = tmp / f"{detector}.json"
+        p.write_text(json.dumps([{"doc_id": k, "score": v} for k, v in sorted(scores.items())], allow_nan=False),
+                     encoding="utf-8")
+        return p
+
+    def _evaluate(self, ws: Workspace, detectors: Sequence[str], *, record: bool = False,
+                  proto_path: Path | None = None, labels: Mapping[str, str] | None = None,
+                  grid: bool = False) -> dict[str, Any]:
+        """Evaluate ``detectors`` under the board's protocol (``proto_path``: a committed file,
+        else the same text in memory, not recorded). ``grid``: add RAID's grid over the board's
+        grid tags (never in a recorded run: a bundle re-derives its run without it)."""
+        b = self.cfg.board
+        if proto_path is None:
+            text = protocol_text(self.cfg, name=b.name, tag=b.name.upper(), detectors=detectors, labels=labels)
+            proto = parse_protocol(tomllib.loads(text), path="<board protocol>")
+        else:
+            proto = parse_protocol(tomllib.loads(proto_path.read_text(encoding="utf-8")), path=str(proto_path),
+                                   digest=sha256_bytes(proto_path.read_bytes()))
+        return evaluate_workspace(ws, proto, allow_scoring=False, record=record,
+                                  grid=(b.grid or None) if grid and not record else None)
+
+    def _score(self, sub_id: str, scores: Mapping[str, float] | None = None) -> dict[str, Any]:
+        """Score a received submission, step the Ladder, sign and store the receipt (one transaction)."""
+        with Session(self.engine) as s:
+            sub = s.get(db.Submission, sub_id)
+            assert sub is not None
+            if sub.status == "scored":
+                rec = s.get(db.Receipt, sub_id)
+                assert rec is not None
+                return dict(rec.receipt)
+            team = s.get(db.Team, sub.team_id)
+            st = self._launched(s)
+            assert team is not None
+            detector, sha, fmt, team_id = sub.detector, sub.predictions_sha256, sub.fmt, team.id
+            received_at, team_name, commitment = sub.received_at, team.name, dict(st.commitment)
+            canaries = dict(st.canaries)
+        if scores is None:
+            data = (self.folder / "submissions" / f"{sha}.json").read_bytes()
+            reader = raid_format.read_predictions if fmt == "raid" else raid_format.read_run_export
+            scores = reader(data, source=f"submissions/{sha}.json", ids=self._ids())
+        with tempfile.TemporaryDirectory() as tmp, self._workspace() as ws:
+            import_scores(ws, self._entry_scores_file(detector, scores, Path(tmp)), detector=detector,
+                          scale=ENTRY_SCALE, version="")
+            res = self._evaluate(ws, [detector])
+        row = next(r for r in res["table1"] if r["detector"] == detector)
+        value, reason = headline_value(row, self.cfg.board.headline_metric)
+        canary = self._canary(row, scores, canaries)
+        key = receipts.load_signing_key(self.key_path)
+        with Session(self.engine) as s, s.begin():
+            lad = s.execute(select(db.Ladder).where(db.Ladder.team_id == team_id).with_for_update()).scalar_one()
+            sub = s.get(db.Submission, sub_id)
+            assert sub is not None
+            if value is not None:
+                step = ladder_step(lad.best, value, eta=self.cfg.board.ladder_eta)
+                lad.best, lad.released = step.best, step.released
+                lad.updated_at = _now()
+            sub.headline, sub.headline_reason, sub.released = value, reason, lad.released
+            sub.canary, sub.status = canary, "scored"
+            receipt = receipts.sign_receipt(key, board=self.cfg.board.name,
+                                            commitment_sha256=sha256_bytes(canonical_json(commitment).encode("utf-8")),
+                                            team=team_name, predictions_sha256=sha, received_at=_iso(received_at),
+                                            submission_id=sub_id)
+            s.add(db.Receipt(submission_id=sub_id, receipt=receipt))
+        return receipt
+
+    def _canary(self, row: Mapping[str, Any], scores: Mapping[str, float],
+                canaries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        """The canary leak test of one entry: correct decisions on the canaries against those on
+        their matched ordinary texts, at the entry's 5%-FPR threshold (the Table 1 block)."""
+        block = row.get("tpr_at_fpr_5") or {}
+        thr = block.get("threshold") if isinstance(block, Mapping) else None
+        if not canaries or thr is None:
+            why = "no canaries in this board" if not canaries else "the entry's 5%-FPR threshold is undefined"
+            return {"p_value": None, "flagged": None, "reason": why}
+        def correct(doc: str, label: str) -> bool:
+            return (scores[doc] > thr) == (label == "ai")
+
+        k_c = sum(correct(c, v["label"]) for c, v in canaries.items())
+        k_m = sum(correct(v["source"], v["label"]) for v in canaries.values())
+        t = canary_leak_test(k_c, len(canaries), k_m, len(canaries))
+        out = {k: (v.item() if hasattr(v, "item") else v) for k, v in dataclasses.asdict(t).items()}
+        out["threshold"] = float(thr)
+        return out
+
+    def team_submissions(self, team: TeamInfo) -> list[dict[str, Any]]:
+        """``team``'s own submissions (never another team's): id, number, time, file hash,
+        status, the value the Ladder released after it, and the receipt. The unrounded
+        headline is not shown before the reveal."""
+        with Session(self.engine) as s:
+            revealed = (st := self._state(s)) is not None and st.revealed_at is not None
+            out = []
+            for sub in s.scalars(select(db.Submission).where(db.Submission.team_id == team.id)
+                                 .order_by(db.Submission.seq)):
+                rec = s.get(db.Receipt, sub.id)
+                d = {"submission_id": sub.id, "n": sub.seq, "received_at": _iso(sub.received_at),
+                     "predictions_sha256": sub.predictions_sha256, "format": sub.fmt, "status": sub.status,
+                     "released": sub.released, "receipt": dict(rec.receipt) if rec else None}
+                if revealed:
+                    d.update(headline=sub.headline, headline_reason=sub.headline_reason, canary=sub.canary)
+                out.append(d)
+        return out
+
+    def public_scores(self) -> list[dict[str, Any]]:
+        """The public board: per team, the headline metric as the Ladder released it (null with
+        the reason before its first released score), the number of submissions, and the rule."""
+        m = self.cfg.board.headline_metric
+        with Session(self.engine) as s:
+            rows = s.execute(select(db.Team.name, db.Ladder.released,
+                                    select(func.count()).select_from(db.Submission)
+                                    .where(db.Submission.team_id == db.Team.id, db.Submission.status == "scored")
+                                    .scalar_subquery())
+                             .join(db.Ladder, db.Ladder.team_id == db.Team.id)).all()
+        out = [{"team": name, "metric": m, "metric_description": HEADLINES[m], "released": rel,
+                "released_reason": None if rel is not None else "no score released yet",
+                "submissions": int(n or 0), "rule": LADDER_RULE, "eta": self.cfg.board.ladder_eta}
+               for name, rel, n in rows]
+        return sorted(out, key=lambda r: (r["released"] is None, -(r["released"] or 0.0), r["team"]))
+
+    # ------------------------------------------------------------------ reveal
+    def _entries(self, s: Session) -> list[tuple[str, db.Submission]]:
+        """(team, its last scored submission) for every team with one: the entries."""
+        out = []
+        for team in s.scalars(select(db.Team).order_by(db.Team.name)):
+            sub = s.scalars(select(db.Submission).where(db.Submission.team_id == team.id,
+                                                        db.Submission.status == "scored")
+                            .order_by(db.Submission.seq.desc())).first()
+            if sub is not None:
+                out.append((team.name, sub))
+        return out
+
+    def _cells(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Grid rows with every number of a cell under the minimum cell size (human or AI
+        texts) replaced by null and the reason in ``suppressed_reason`` (the counts stay)."""
+        k = self.cfg.board.min_cell_size
+        out = []
+        for r in rows:
+            r = dict(r)
+            sizes = [v for key, v in r.items() if key in ("n_human", "n_ai", "human_n", "ai_n") and isinstance(v, int)]
+            if sizes and min(sizes) < k:
+                r = {key: None if isinstance(v, float | dict | list) else v for key, v in r.items()}
+                r["suppressed_reason"] = f"fewer than {k} texts of a label in this cell (the board's minimum cell size)"
+            out.append(r)
+        return out
+
+    def reveal(self) -> Path:
+        """Publish the labels, the salt and one veribench bundle per entry (its last scored
+        submission), plus one bundle of all entries together (paired tests, Holm, tiers), in
+        ``reveal/``; returns that folder. ``veribench verify`` checks each bundle;
+        :func:`check_reveal_dir` checks the revealed set against the launch commitment.
+
+        The folder is written as ``.reveal.partial-<pid>`` and renamed into place, then the
+        reveal is recorded; a reveal killed midway leaves no ``reveal/`` and is run again.
+
+        Raises:
+            BoardError: not launched, or no entry.
+        """
+        b = self.cfg.board
+        with Session(self.engine) as s:
+            st = self._launched(s)
+            if st.revealed_at is not None and st.reveal_dir:
+                return Path(st.reveal_dir)
+            entries = [(team, sub.detector, sub.id, sub.seq) for team, sub in self._entries(s)]
+            salt, commitment, canaries = bytes.fromhex(st.salt_hex), dict(st.commitment), dict(st.canaries)
+        if not entries:
+            raise BoardError(f"board {b.name} has no scored entry to reveal")
+        for old in self.folder.glob(".reveal.partial-*"):
+            shutil.rmtree(old, ignore_errors=True)
+        out = self.folder / "reveal"
+        if out.exists():  # renamed by a reveal killed before it was recorded: never acknowledged
+            shutil.rmtree(out)
+        stage = self.folder / f".reveal.partial-{os.getpid()}"
+        (stage / "protocols").mkdir(parents=True)
+        (stage / "bundles").mkdir()
+        ids = self._ids()
+        labels = {det: team for team, det, _, _ in entries}
+        results: dict[str, Any] = {"board": b.name, "commitment": commitment, "headline_metric": b.headline_metric,
+                                   "headline_description": HEADLINES[b.headline_metric], "ladder_rule": LADDER_RULE,
+                                   "ladder_eta": b.ladder_eta, "min_cell_size": b.min_cell_size,
+                                   "thresholds": ("RAID's in-sample rule: thresholds fitted on the test set's own "
+                                                  "human texts (optimistic; no calibration split)" if self.cfg.in_sample
+                                                  else "fitted on the declared calibration split"),
+                                   "entries": []}
+        with self._workspace() as ws:
+            docs = load_documents(ws, ids)
+            rows = [setcommit.HiddenRow(doc_id=i, text=docs[i]["text"], label=docs[i]["label"], arm=docs[i]["arm"],
+                                        tags=_tags(docs[i]["tags"])) for i in ids]
+            problems = setcommit.check_reveal(commitment, rows, salt)
+            if problems:
+                raise BoardError(f"the workspace's set disagrees with the launch commitment: {problems[0]}")
+            runs: list[tuple[str, list[str], str]] = [
+                (team, [det], f"{b.name}-{team.lower()}") for team, det, _, _ in entries]
+            runs.append(("all", [det for _, det, _, _ in entries], f"{b.name}-all"))
+            by_team: dict[str, dict[str, Any]] = {}
+            for key, dets, name in runs:
+                pfile = stage / "protocols" / f"{key}.toml"
+                pfile.write_text(protocol_text(self.cfg, name=name, tag=name.upper(), detectors=dets, labels=labels),
+                                 encoding="utf-8")
+                commit(ws, pfile, new_protocol=True)
+                res = self._evaluate(ws, dets, record=True, proto_path=pfile)
+                pub = publish(ws, name.upper(), stage / "bundles" / key)
+                grid = self._evaluate(ws, dets, labels=labels, grid=True)["grid"] if b.grid else []
+                by_team[key] = {"results": res, "root_sha256": pub.root_sha256, "run_id": pub.run_id,
+                                "grid": self._cells(grid or [])}
+        with Session(self.engine) as s:
+            for team, det, sub_id, seq in entries:
+                sub = s.get(db.Submission, sub_id)
+                assert sub is not None
+                r = by_team[team]
+                row = next(x for x in r["results"]["table1"] if x["detector"] in (det, team))  # shown by its label
+                results["entries"].append({
+                    "team": team, "submission_id": sub_id, "submission_n": seq, "detector": det,
+                    "predictions_sha256": sub.predictions_sha256, "released": sub.released,
+                    "headline": sub.headline, "headline_reason": sub.headline_reason, "canary": sub.canary,
+                    "table1": row, "grid": r["grid"], "bundle": f"bundles/{team}", "bundle_root_sha256": r["root_sha256"]})
+        allr = by_team["all"]["results"]
+        results.update(all_bundle="bundles/all", all_bundle_root_sha256=by_team["all"]["root_sha256"],
+                       comparisons=allr.get("comparisons"), significance=allr.get("significance"),
+                       tiers=allr.get("tiers"), corrections=allr.get("corrections"), gaps=allr.get("gaps"))
+        hidden = "".join(json.dumps({"doc_id": r.doc_id, "text": r.text, "label": r.label, "arm": r.arm,
+                                     "tags": dict(r.tags), "canary_of": canaries.get(r.doc_id, {}).get("source")},
+                                    ensure_ascii=False) + "\n" for r in rows)
+        write_durably(stage / "hidden_set.jsonl", hidden.encode("utf-8"))
+        write_durably(stage / "salt.txt", (salt.hex() + "\n").encode("ascii"))
+        write_durably(stage / "commitment.json", (json.dumps(commitment, indent=1) + "\n").encode("utf-8"))
+        write_durably(stage / "protocol.toml", (self.folder / "protocol.toml").read_bytes())
+        write_durably(stage / "results.json", json.dumps(results, indent=1, allow_nan=False, default=str).encode("utf-8"))
+        os.replace(stage, out)
+        fsync_folder(self.folder)
+        with Session(self.engine) as s, s.begin():
+            st2 = self._launched(s)
+            st2.revealed_at, st2.reveal_dir = _now(), str(out)
+        return out
+
+    def results(self) -> dict[str, Any]:
+        """The revealed results (``reveal/results.json``). Raises BoardError before the reveal."""
+        with Session(self.engine) as s:
+            st = self._launched(s)
+            if st.revealed_at is None or not st.reveal_dir:
+                raise BoardError(f"board {self.cfg.board.name} is not revealed yet: only the Ladder's headline is public")
+            path = Path(st.reveal_dir) / "results.json"
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+
+    def recover(self) -> list[str]:
+        """Score every submission received but not yet scored (a process killed in between);
+        returns their ids. Such a submission had no receipt: nothing acknowledged is lost."""
+        with Session(self.engine) as s:
+            todo = list(s.scalars(select(db.Submission.id).where(db.Submission.status == "received")
+                                  .order_by(db.Submission.received_at)))
+        for sub_id in todo:
+            self._score(sub_id)
+        return todo
+
