@@ -1,6 +1,9 @@
 """CLI group ``leaderboard``: run a board (organiser) and submit to one (teams).
 
+    veribench leaderboard launch --config board.toml --hidden-set FILE [--importer documents|fastdetectgpt]
+    veribench leaderboard add-team NAME --config board.toml        # the token is the last line printed
     veribench leaderboard serve --config board.toml [--host 127.0.0.1] [--port 8200] [--root-path /board]
+    veribench leaderboard reveal --config board.toml
     veribench leaderboard submit --url URL --predictions predictions.json [--metadata metadata.json]
                                  [--predictions-format raid|veribench] [-o receipt.json]
     veribench leaderboard check-receipt RECEIPT --public-key board.pem [--predictions predictions.json]
@@ -10,8 +13,9 @@ only (never from the command line, where other users of the machine and the shel
 history would see it), never prints it, and saves the signed receipt the board returns.
 ``check-receipt`` works offline: it checks the Ed25519 signature against the board's public
 key (``GET /public-key``) and, with ``--predictions``, that the receipt covers that file.
-``serve`` lives in :mod:`veribench.cli.serve`, so the other commands never import the web
-stack. The organiser's guide is ``docs/leaderboard.md``.
+The organiser's commands (``launch``, ``add-team``, ``serve``, ``reveal``) live in
+:mod:`veribench.cli.board`, loaded on its own: a team's ``submit`` and ``check-receipt`` need
+neither the board's database stack nor the web stack. The organiser's guide is ``docs/leaderboard.md``.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from veribench.errors import InputError
 from veribench.hashing import loads_strict, sha256_bytes
 from veribench.leaderboard.receipts import check_receipt
 
-#: What ``--predictions-format`` takes (the app's ``format`` field takes the same).
-FORMATS = ("raid", "veribench")
+#: What ``--predictions-format`` takes: the board's formats (``service.SubmissionFormat``; a test
+#: checks they agree: this module, a team's client, never imports the board's service).
+FORMATS: tuple[str, ...] = ("raid", "veribench")
 #: The one place a team's token is read from.
 TOKEN_ENV = "VERIBENCH_BOARD_TOKEN"
 #: A submission id the receipt's default file name may carry (a hostile board cannot choose a path).

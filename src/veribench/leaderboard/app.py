@@ -49,7 +49,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 import jinja2
 from fastapi import FastAPI, Request
@@ -62,14 +62,15 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from veribench.errors import InputError, VeribenchError
 from veribench.leaderboard.limits import Limits, RateLimited, TooLarge, read_body
+from veribench.leaderboard.service import SubmissionFormat
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "vb_board"
 SESSION_MAX_AGE = 12 * 3600
 #: The stylesheet, read once: the one file the app serves besides its pages.
 STYLE = (HERE / "static" / "board.css").read_text(encoding="utf-8")
-#: Submission formats the API takes (``format`` field): RAID's and veribench's run export.
-FORMATS = ("raid", "veribench")
+#: Submission formats the API takes (``format`` field): the board's (RAID's, veribench's run export).
+FORMATS: tuple[str, ...] = get_args(SubmissionFormat)
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; form-action 'self'; "
