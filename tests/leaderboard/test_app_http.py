@@ -17,6 +17,7 @@ from veribench.errors import InputError
 from veribench.leaderboard import receipts
 from veribench.leaderboard.app import create_app
 from veribench.leaderboard.limits import Limits, RateLimiter
+from veribench.leaderboard.service import BoardError
 
 TEXTS = [{"id": f"t{i}", "text": f"text number {i}"} for i in range(6)]
 
@@ -274,3 +275,32 @@ def test_upload_file_names_are_never_read(served, tmp_path, monkeypatch):
                    files={"predictions": (name, FULL, "application/json")})
         assert r.status_code == 201, r.text
     assert list(tmp_path.iterdir()) == [] and not (tmp_path.parent / "evil.json").exists()
+
+
+def test_behind_a_proxy_path_and_the_boards_refusals(served):
+    """--root-path: pages, links, redirects and the form work below the prefix; a refusal of
+    the board's state (its submission limit, not launched) is one line, 409, nothing stored."""
+    board = FakeBoard(TEXTS)
+    tok = board.add_team("alpha")
+    srv, c = served(board, root_path="/lb")
+    page = c.get("/lb/", headers=HTML)
+    assert page.status_code == 200 and 'href="/lb/static/board.css"' in page.text and 'href="/lb/login"' in page.text
+    assert c.get("/lb/static/board.css").headers["content-type"].startswith("text/css")
+    login = c.get("/lb/login", headers=HTML)
+    r = c.post("/lb/login", data={"token": tok, "csrf_token": hidden(login.text, "csrf_token")}, headers=HTML,
+               follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/lb/team"
+    assert "path=/lb" in r.headers["set-cookie"].lower() and "samesite=strict" in r.headers["set-cookie"].lower()
+    assert c.get("/lb/team", headers=HTML).status_code == 200
+
+    def over_limit(*a, **k):
+        raise BoardError("team alpha has used its 5 submissions")
+
+    board.submit = over_limit  # type: ignore[method-assign]
+    r = c.post("/lb/submissions", headers={"authorization": f"Bearer {tok}"},
+               files={"predictions": ("p.json", FULL)})
+    assert r.status_code == 409 and r.json() == {"error": "team alpha has used its 5 submissions", "field": None,
+                                                 "record": None}
+    board.commitment = lambda: (_ for _ in ()).throw(BoardError("board x is not launched yet"))  # type: ignore
+    r = c.get("/lb/commitment")
+    assert r.status_code == 409 and r.json()["error"] == "board x is not launched yet"
