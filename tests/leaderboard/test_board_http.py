@@ -119,6 +119,9 @@ def test_a_board_over_http(db_url, tmp_path):
             assert pub["revealed"] is True and [e["team"] for e in pub["results"]["entries"]] == ["alpha", "beta",
                                                                                                    "gamma"]
             gamma = c.get("/submissions", headers=auth["gamma"]).json()["submissions"]
+            page = c.get("/", headers={"accept": "text/html"}).text
+            for e in pub["results"]["entries"]:  # the page shows each entry's headline and bundle
+                assert f"{e['headline']:.4f}" in page and e["bundle_root_sha256"] in page
         finally:
             c.close()
             srv.stop()
