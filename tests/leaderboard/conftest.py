@@ -10,6 +10,7 @@ root). It skips, naming why, only when the binaries are absent.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -18,6 +19,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.leaderboard.board_helpers import METADATA, board_toml, hidden_set, labels_of, predictions
+from veribench.leaderboard.service import Board
 
 PG_GLOBS = ("/usr/lib/postgresql/*/bin",)
 
@@ -80,3 +84,18 @@ def db_url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'board.sqlite'}"
     return request.getfixturevalue("postgres_server")()
+
+
+@pytest.fixture()
+def launched(db_url, tmp_path):
+    """A launched board with teams alpha and beta, one acknowledged submission each:
+    (board.toml, tokens, ids, labels, receipts)."""
+    cfg = board_toml(tmp_path / "board", db_url, canaries=0)
+    with Board.open(cfg) as board:
+        board.launch(hidden_set(tmp_path / "hidden.jsonl", n=120), "documents")
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        labels = labels_of(cfg.parent, ids)
+        tokens = {t: board.add_team(t) for t in ("alpha", "beta")}
+        recs = {t: board.submit(board.team_for_token(tok), predictions(ids, labels, skill=s, seed=i), METADATA)
+                for i, (t, tok, s) in enumerate([("alpha", tokens["alpha"], 0.5), ("beta", tokens["beta"], 0.2)])}
+    return cfg, tokens, ids, labels, recs
