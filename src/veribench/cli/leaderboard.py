@@ -43,8 +43,8 @@ TOKEN_ENV = "VERIBENCH_BOARD_TOKEN"
 #: A submission id the receipt's default file name may carry (a hostile board cannot choose a path).
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
-leaderboard_app = typer.Typer(help="A leaderboard with a hidden test set committed in advance: serve, submit, "
-                                   "check receipts.", no_args_is_help=True)
+leaderboard_app = typer.Typer(help="A leaderboard with a hidden test set committed in advance: launch, "
+                                   "teams, serve, submit, receipts, reveal.", no_args_is_help=True)
 
 
 def _url(value: str) -> str:
