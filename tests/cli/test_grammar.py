@@ -21,7 +21,10 @@ LONG = {"score", "humanize", "generate", "readability", "attack", "derive-arm", 
         "import detectrl", "import beemo", "import semeval", "import hc3"}
 #: Commands that touch no workspace (every other one takes -w/--workspace).
 NO_WORKSPACE = {"verify", "version", "plan fpr", "plan gap", "plan paired", "list detectors", "list humanizers",
-                "list attacks", "cycle new", "cycle prompts", "cycle add", "cycle publish", "cycle score"}
+                "list attacks", "cycle new", "cycle prompts", "cycle add", "cycle publish", "cycle score",
+                # the board's commands name its board.toml (which names the workspace), or no board at all
+                "leaderboard submit", "leaderboard check-receipt", "leaderboard serve", "leaderboard launch",
+                "leaderboard add-team", "leaderboard reveal"}
 #: Python types as typer would print them: never in the help.
 PYTHON_TYPES = re.compile(r"<(?:bool|str|int|float|Path|path|file|directory|list\[[^\]]*\]|tuple\[[^\]]*\]|"
                           r"[a-z]+ range)>")

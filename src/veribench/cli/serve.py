@@ -1,4 +1,5 @@
-"""CLI: ``veribench rate serve`` and ``veribench write serve``, the two web apps' servers.
+"""CLI: ``veribench rate serve`` and ``veribench write serve``, the two web apps' servers
+(``leaderboard serve``, with the board's other commands, is :mod:`veribench.cli.board`).
 
 A module of its own, loaded only when one of these two commands runs (``COMMANDS`` in
 :mod:`veribench.cli.main`): the web stack (FastAPI, the ``web`` extra) is imported here

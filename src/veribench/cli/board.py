@@ -1,0 +1,79 @@
+"""CLI: the organiser's ``leaderboard`` commands, each opening the board named by ``--config``
+(:meth:`veribench.leaderboard.service.Board.open`):
+
+    veribench leaderboard launch --config board.toml --hidden-set FILE [--importer documents|fastdetectgpt]
+    veribench leaderboard add-team NAME --config board.toml        # the token is the last line printed
+    veribench leaderboard serve --config board.toml [--host 127.0.0.1] [--port 8200] [--root-path /board]
+                                [--secure-cookies] [--forwarded-allow-ips IPS]
+    veribench leaderboard reveal --config board.toml
+
+A module of its own (``COMMANDS`` in :mod:`veribench.cli.main` loads each of these commands
+from here), so a team's ``submit`` and ``check-receipt`` (:mod:`veribench.cli.leaderboard`)
+import neither the database nor the web stack. ``serve`` binds 127.0.0.1 unless told, and
+reads X-Forwarded-* headers only from the proxies named (:func:`veribench.cli.serve._proxy`).
+The guide: ``docs/leaderboard.md``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from veribench.cli.common import choice, input_path
+from veribench.cli.leaderboard import TOKEN_ENV
+from veribench.cli.serve import ForwardedOpt, HostOpt, _proxy, _root_path
+from veribench.leaderboard.app import create_app
+from veribench.leaderboard.service import IMPORTERS, Board
+
+ConfigOpt = typer.Option(..., "--config", help="The board's board.toml (docs/leaderboard.md).",
+                         callback=input_path("file"))
+
+
+def launch_cmd(config: Path = ConfigOpt,
+               hidden_set: Path = typer.Option(..., "--hidden-set", help="The hidden test set: texts with labels, "
+                                               "arms and tags, read by --importer.", callback=input_path("path")),
+               importer: str = typer.Option("documents", "--importer", help="How the set is read: "
+                                            + "|".join(IMPORTERS) + ".", callback=choice(IMPORTERS, "importer"))) -> None:
+    """Commit the hidden set (Merkle root over texts, labels and a secret salt) and the protocol; publish the record."""
+    with Board.open(config) as board:
+        record = board.launch(hidden_set, importer)
+    typer.echo(f"launched board {record.get('board')}: {record.get('n')} texts committed, root {record.get('root')}")
+    typer.echo(f"the public record is {config.parent / 'commitment.json'} (served at /commitment); keep the board "
+               "folder's signing_key.pem and the database secret (docs/leaderboard.md)")
+
+
+def add_team_cmd(name: str = typer.Argument(..., help="Team name: 1-40 letters, digits, '-' or '_'."),
+                 config: Path = ConfigOpt) -> None:
+    """Register a team; its API token is printed once, on the last line (only its SHA-256 is stored)."""
+    with Board.open(config) as board:
+        token = board.add_team(name)
+    typer.echo(f"team {name} added. Give the team this token privately; it is shown only now, and the team sends "
+               f"it as 'Authorization: Bearer <token>' or sets {TOKEN_ENV} for `veribench leaderboard submit`:")
+    typer.echo(token)
+
+
+def reveal_cmd(config: Path = ConfigOpt) -> None:
+    """Publish the labels, the salt and one bundle per entry; `veribench verify` then re-derives every number."""
+    with Board.open(config) as board:
+        out = board.reveal()
+    typer.echo(f"revealed: {out} (labels, salt, commitment, protocol, results.json, bundles/)")
+    typer.echo(f"check it: veribench verify {out / 'bundles' / 'all'} (and each team's bundle in {out / 'bundles'})")
+
+
+def serve_cmd(config: Path = ConfigOpt, host: str = HostOpt,
+              port: int = typer.Option(8200, "--port", min=1, max=65535, help="Port to listen on."),
+              secure_cookies: bool = typer.Option(False, "--secure-cookies", help="Mark the session cookie Secure "
+                                                  "(HTTPS only): behind a TLS-terminating proxy."),
+              root_path: str = typer.Option("", "--root-path", help="Path prefix behind a proxy, e.g. /board."),
+              forwarded_allow_ips: str | None = ForwardedOpt) -> None:
+    """Serve a leaderboard: the JSON API for submitters and the public pages (FastAPI + uvicorn)."""
+    import uvicorn  # optional (the web extra): imported only to serve
+
+    _root_path(root_path, "/board")
+    with Board.open(config) as board:
+        name = board.cfg.board.name
+        app = create_app(board, secure_cookies=secure_cookies, root_path=root_path, title=name)
+        typer.echo(f"serving board {name} on http://{host}:{port}{root_path.rstrip('/')}/ "
+                   "(behind a reverse proxy: docs/leaderboard.md)")
+        uvicorn.run(app, host=host, port=port, log_level="warning", **_proxy(forwarded_allow_ips))
