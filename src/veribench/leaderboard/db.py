@@ -39,8 +39,10 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    insert,
     inspect,
     select,
+    update,
 )
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError
@@ -197,9 +199,9 @@ def migrate(engine: Engine) -> tuple[int, list[str]]:
             notes += STEPS[v](con)
         if found != VERSION:
             if found == 0:
-                con.execute(SchemaRow.__table__.insert().values(id=1, version=VERSION))
+                con.execute(insert(SchemaRow).values(id=1, version=VERSION))
             else:
-                con.execute(SchemaRow.__table__.update().where(SchemaRow.id == 1).values(version=VERSION))
+                con.execute(update(SchemaRow).where(SchemaRow.id == 1).values(version=VERSION))
     return found, notes
 
 

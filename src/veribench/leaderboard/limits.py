@@ -37,7 +37,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 #: Largest submission body, bytes (see the module docstring).
@@ -86,7 +86,7 @@ async def read_body(headers: dict[str, str] | object, chunks: AsyncIterator[byte
             received (reading stops there).
         ValueError: a ``Content-Length`` that is not a whole number.
     """
-    declared = headers.get("content-length")  # type: ignore[attr-defined]
+    declared = headers.get("content-length") if isinstance(headers, Mapping) else None
     if declared is not None:
         if not declared.strip().isdigit():
             raise ValueError("the Content-Length header is not a whole number")

@@ -210,7 +210,7 @@ def _check_bundles(f: Path, rows: Mapping[str, setcommit.HiddenRow], canaries: s
         in_run = set()
         for line in lines:
             d = line.get("doc") or {}
-            r = rows.get(d.get("doc_id"))
+            r = rows.get(str(d.get("doc_id")))
             if r is None:
                 problems.append(f"bundle {b.name}: document {d.get('doc_id')!r} is not in the revealed set")
                 continue
@@ -664,7 +664,7 @@ class Board:
             why = "no canaries in this board" if not canaries else "the entry's 5%-FPR threshold is undefined"
             return {"p_value": None, "flagged": None, "reason": why}
         def correct(doc: str, label: str) -> bool:
-            return (scores[doc] > thr) == (label == "ai")
+            return bool((scores[doc] > thr) == (label == "ai"))
 
         k_c = sum(correct(c, v["label"]) for c, v in canaries.items())
         k_m = sum(correct(v["source"], v["label"]) for v in canaries.values())
