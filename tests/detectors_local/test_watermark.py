@@ -309,3 +309,26 @@ def test_missing_key_is_one_line_without_the_key(tmp_path, monkeypatch):
     assert r.exit_code != 0
     assert "no watermark key" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "ws").exists()
+
+
+def test_a_stored_spec_rebuilds_the_detector_only_with_the_same_key(llama_path, key_file, tmp_path, monkeypatch):
+    det = registry.create("detector", "watermark", {"scheme": "kgw", "key_file": str(key_file), "model": llama_path})
+    settings = dict(det.spec.settings)
+    assert "key_file" not in settings and settings["key_sha256"] == hashlib.sha256(KEY).hexdigest()
+    monkeypatch.setenv(wm.KEY_ENV, KEY.decode())
+    again = registry.create("detector", "watermark", settings)
+    assert again.spec.hash == det.spec.hash
+    other = tmp_path / "other.key"
+    other.write_bytes(b"another key")
+    with pytest.raises(SettingError, match="does not match key_sha256") as e:
+        registry.create("detector", "watermark", {**settings, "key_file": str(other)})
+    assert "another key" not in str(e.value)
+
+
+def test_bad_prompts_file_is_one_line_naming_file_record_and_field(tmp_path):
+    bad = tmp_path / "prompts.json"
+    bad.write_text(json.dumps(["Write about bees.", {"slug": "x"}]), encoding="utf-8")
+    r = CliRunner().invoke(app, ["watermark", "generate", "--scheme", "none", "--prompts", str(bad),
+                                 "-w", str(tmp_path / "ws")])
+    assert r.exit_code == 1, r.output
+    assert f"file {bad}, record 1, field 'prompt'" in r.output and "Traceback" not in r.output

@@ -36,6 +36,7 @@ def generate_cmd(
                                         "slug} objects (default: veribench's 50 topics).",
                                         callback=input_path("file")),
     max_new_tokens: int = typer.Option(200, "--max-new-tokens", min=1, help="Tokens sampled per text."),
+    batch_size: int = typer.Option(10, "--batch-size", min=1, help="Prompts sampled together (left-padded)."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed of the first batch (batch b uses seed + b)."),
     corpus: str = typer.Option("watermark", "--corpus", help="Corpus name and id prefix."),
     workspace: Path = WorkspaceOpt,
@@ -47,7 +48,8 @@ def generate_cmd(
     rows = read_prompts(prompts) if prompts is not None else None
     with progress("watermark generate", show_progress), open_workspace(workspace, create=True) as ws:
         rep = generate_watermarked(ws, scheme=scheme, key=key, model=model, n=n, prompts=rows,
-                                   max_new_tokens=max_new_tokens, seed=seed, corpus=corpus)
+                                   max_new_tokens=max_new_tokens, seed=seed, batch_size=batch_size,
+                                   corpus=corpus)
     if quiet:
         typer.echo(f"watermark {scheme}: {rep.documents} documents (import {rep.import_id})")
     else:

@@ -200,6 +200,8 @@ class WatermarkDetector:
         seeding_scheme, context_width: kgw only (transformers' settings).
         min_tokens: fewest scored tokens; fewer is ``too_short`` (default
             :func:`min_tokens_for`).
+        key_sha256: optional fingerprint the key must match (so a stored spec's settings
+            rebuild the detector with the key from ``key_file`` or the env variable).
 
     Spec: ``detector/watermark``, settings ``{scheme, model, gamma, key_sha256, min_tokens}``
     (+ ``seeding_scheme``, ``context_width`` for kgw). Results: ``raw`` = z (scale
@@ -209,7 +211,8 @@ class WatermarkDetector:
     come from ``torch.Generator``, whose streams differ between CPU and CUDA).
 
     Raises:
-        SettingError: unknown scheme, bad gamma, or no readable key.
+        SettingError: unknown scheme, bad gamma, no readable key, or a key that does not
+            match ``key_sha256``.
     """
 
     default_rule = {"rule": f"verdict = AI (watermark detected) when z > {Z_THRESHOLD:g}",
@@ -219,7 +222,7 @@ class WatermarkDetector:
 
     def __init__(self, scheme: str = "kgw", key_file: str | None = None, model: str = "smollm2",
                  gamma: float | None = None, seeding_scheme: str = "lefthash", context_width: int = 1,
-                 min_tokens: int | None = None):
+                 min_tokens: int | None = None, key_sha256: str | None = None):
         scheme = str(scheme).lower()
         if scheme not in SCHEMES:
             raise SettingError(f"unknown watermark scheme {scheme!r}; use one of {', '.join(SCHEMES)}",
@@ -232,6 +235,10 @@ class WatermarkDetector:
         if self.min_tokens < 1:
             raise SettingError(f"min_tokens must be at least 1, got {min_tokens!r}", field="min_tokens")
         self._key = read_key(key_file)
+        if key_sha256 is not None and str(key_sha256).lower() != key_fingerprint(self._key):
+            where = f"key file {str(key_file)!r}" if key_file else KEY_ENV
+            raise SettingError(f"the watermark key from {where} does not match key_sha256 {key_sha256!s:.16}...: "
+                               "a different key", field="key_sha256")
         self.model = str(model)
         settings: dict[str, Any] = {"scheme": scheme, "model": self.model, "gamma": self.gamma,
                                     "key_sha256": key_fingerprint(self._key), "min_tokens": self.min_tokens}
