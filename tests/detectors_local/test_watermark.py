@@ -187,7 +187,7 @@ def roundtrip(tmp_path_factory, llama_path, key_file):
            f'settings = {{ scheme = "kgw", key_file = "{key_file}", model = "{llama_path}" }}\n')
     zippy = ('[[detectors]]\nname = "zippy"\nlabel = "ZipPy"\n'
              'rule = { field = "raw", op = ">=", threshold = 0.0, source = "thinkst-zippy default" }\n')
-    p.write_text('[protocol]\nname = "wm"\ntag = "WM"\n[tables]\nslices = ["arm"]\n' + det + zippy, encoding="utf-8")
+    p.write_text('[protocol]\nname = "wm"\ntag = "WM"\n[tables]\nslices = ["arm", "tag:watermark"]\n' + det + zippy, encoding="utf-8")
     cli("protocol", "commit", str(p), "-w", str(ws_dir))
     cli("evaluate", "-w", str(ws_dir), "-p", str(p), "--json", str(root / "r.json"), "--out", str(root / "o"),
         "--no-progress")
@@ -249,6 +249,20 @@ def test_watermarked_texts_form_a_tagged_arm_c_slice(roundtrip):
     assert {(a, lab, t) for a, lab, t, _ in rows} == {("C", "ai", s) for s in ("kgw", "unigram", "none")}
     gen = json.loads(next(g for *_, g in rows if '"kgw"' in g))
     assert gen["settings"]["watermark"]["key_sha256"] == hashlib.sha256(KEY).hexdigest()
+
+
+def test_the_watermark_tag_is_a_table2_slice(roundtrip):
+    rows = [r for r in roundtrip["res"]["table2"] if r["slice_type"] == "tag:watermark"
+            and r["detector"] == "watermark (kgw)"]
+    by = {r["slice"]: r for r in rows}
+    assert {"kgw", "unigram", "none"} <= set(by)
+    sc = _scores(roundtrip["ws"])
+    with Workspace(roundtrip["ws"]) as w:
+        tag = dict(w.query("SELECT doc_id, json_extract_string(tags, '$.watermark') FROM documents "
+                           "WHERE json_extract_string(tags, '$.derivation') IS NULL"))
+    for s in ("kgw", "unigram", "none"):  # the generated texts of the tag (attacked ones are robustness rows)
+        ok = [sc[d][1] for d in sc if tag.get(d) == s and sc[d][0] == "ok"]
+        assert by[s]["ai_n"] == len(ok) and by[s]["detections"] == sum(z > 4 for z in ok), s
 
 
 def test_robustness_rows_show_the_watermark_detector_beside_zippy(roundtrip):
