@@ -1,6 +1,7 @@
 """Run the quick benchmarks one after another (``make bench``); ``--all`` adds the slow ones.
 
-Quick: tables (1M x 10), metrics, cycle verification, import + ZipPy, zero-shot CPU.
+Quick: tables (1M x 10), metrics, cycle verification, import + ZipPy, zero-shot CPU, the watermark
+round trip (SmolLM2; skipped where it cannot load).
 Slow (``--all``): RAID comparison (~20 min), report site on 1M documents, API adapters, rubric,
 detector-bundle verification on 1M documents (~20 min to build the bundle).
 Each script prints its own numbers; record them in ``benchmarks/README.md``.
@@ -13,7 +14,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-QUICK = ["bench_tables.py", "bench_metrics.py", "bench_verify.py", "bench_import.py", "bench_zeroshot_cpu.py"]
+QUICK = ["bench_tables.py", "bench_metrics.py", "bench_verify.py", "bench_import.py", "bench_zeroshot_cpu.py",
+         "bench_watermark.py"]
 SLOW = ["bench_raid_compare.py", "bench_report.py", "bench_api.py", "bench_rubric.py", "bench_verify_detector.py",
         "bench_attacks.py"]
 
