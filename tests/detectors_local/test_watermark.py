@@ -192,6 +192,7 @@ def roundtrip(tmp_path_factory, llama_path, key_file):
     cli("evaluate", "-w", str(ws_dir), "-p", str(p), "--json", str(root / "r.json"), "--out", str(root / "o"),
         "--no-progress")
     cli("publish", "-w", str(ws_dir), "--run", "WM", "--out", str(root / "bundle"), "--no-progress")
+    cli("verify", str(root / "bundle"), "--no-progress")  # the bundle verifies with the fingerprint alone
     return {"root": root, "ws": ws_dir, "res": json.loads((root / "r.json").read_text()), "out": "\n".join(outputs)}
 
 

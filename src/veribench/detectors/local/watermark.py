@@ -40,7 +40,7 @@ from typing import Any
 from veribench.detectors.local.models import load_causal_lm
 from veribench.errors import SettingError
 from veribench.records import ScoreResult
-from veribench.spec import Spec
+from veribench.spec import SECRET_SOURCES, Spec
 
 SCHEMES = ("kgw", "unigram")
 #: Environment variable read for the key when no key file is named.
@@ -244,6 +244,7 @@ class WatermarkDetector:
                                     "key_sha256": key_fingerprint(self._key), "min_tokens": self.min_tokens}
         if scheme == "kgw":
             settings.update(seeding_scheme=self.seeding_scheme, context_width=self.context_width)
+        assert not SECRET_SOURCES & set(settings)  # where the key is read from never enters the spec
         import importlib.metadata as md
 
         self.spec = Spec(kind="detector", name="watermark", version=f"transformers {md.version('transformers')}",
