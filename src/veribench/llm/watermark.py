@@ -178,7 +178,7 @@ def generate_watermarked(ws: Any, *, scheme: str, key: bytes | None, model: str 
         model: a causal LM name for :func:`~veribench.detectors.local.models.load_causal_lm`.
         n: texts to generate, at most ``len(prompts)`` (default prompts: :func:`default_prompts`).
         max_new_tokens, temperature, top_p, seed, batch_size: sampling (``top_k`` 0: pure
-            nucleus/multinomial sampling as in Kirchenbauer et al. 2023 §6).
+            multinomial sampling, as in Kirchenbauer et al. 2023's sampling experiments).
         gamma, delta: green-list share and logit bias (scheme defaults:
             :data:`~veribench.detectors.local.watermark.DEFAULTS`).
         seeding_scheme, context_width: kgw only.
