@@ -49,6 +49,8 @@ BUILTINS: dict[str, dict[str, str]] = {
         "detectgpt": "veribench.detectors.local.detectgpt:DetectGPT",
         "hf-classifier": "veribench.detectors.local.hf_classifier:HFClassifier",
         "boundary-loglik": "veribench.detectors.local.boundary:BoundaryDetector",
+        # watermarks (kgw: Kirchenbauer et al. 2023 via transformers; unigram: Zhao et al. 2023); key never stored
+        "watermark": "veribench.detectors.local.watermark:WatermarkDetector",
         # commercial adapters (HTTP; keys only from VERIBENCH_<VENDOR>_API_KEY, docs/vendors.md)
         "gptzero": "veribench.detectors.api.vendors:GPTZero",
         "originality": "veribench.detectors.api.vendors:Originality",

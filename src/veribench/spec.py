@@ -21,6 +21,11 @@ from veribench.hashing import canonical_json, sha256_bytes
 OPERATIONAL = {"timeout": 60.0, "max_attempts": 5, "backoff": 1.0, "backoff_max": 60.0,
                "rate_per_minute": None, "max_concurrency": None, "poll_interval": 2.0, "poll_timeout": 600.0}
 
+#: Settings that say where a secret is read from (a watermark's ``key_file``): like the
+#: operational ones they never enter a spec, which carries the secret's SHA-256 fingerprint
+#: instead (``key_sha256``), and a verifier comparing a protocol's settings with a spec skips them.
+SECRET_SOURCES = frozenset({"key_file"})
+
 
 @dataclass(frozen=True)
 class Spec:

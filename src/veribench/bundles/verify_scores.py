@@ -21,7 +21,7 @@ from veribench.bundles.verify_corpus import Corpus
 from veribench.bundles.verify_files import Context
 from veribench.bundles.verify_report import MAX_LISTED
 from veribench.hashing import canonical_json
-from veribench.spec import OPERATIONAL, Spec
+from veribench.spec import OPERATIONAL, SECRET_SOURCES, Spec
 from veribench.store import events as ev
 
 
@@ -142,8 +142,10 @@ def check_scores(c: Context, con: Any, n: int, extra: list[tuple], events: list[
         if s.hash != d.get("spec_hash"):
             c.fail("scores", "detector spec does not hash to its spec_hash", layout.RESULTS,
                    f"detectors[{label}].spec_hash", s.hash, d.get("spec_hash"))
-        # operational settings of a vendor adapter (timeouts, retries, pacing) never enter a spec
-        if s.name != e.name or any(s.settings.get(k) != v for k, v in e.settings.items() if k not in OPERATIONAL):
+        # operational settings of a vendor adapter (timeouts, retries, pacing) and where a secret is read from
+        # (a watermark's key file: its spec has the key's fingerprint) never enter a spec
+        if s.name != e.name or any(s.settings.get(k) != v for k, v in e.settings.items()
+                                   if k not in OPERATIONAL and k not in SECRET_SOURCES):
             c.fail("scores", "the results' detector is not the one the protocol names", layout.RESULTS,
                    f"detectors[{label}]", {"name": e.name, "settings": e.settings},
                    {"name": s.name, "settings": dict(s.settings)})

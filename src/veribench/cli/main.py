@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "derive-arm": "veribench.cli.attack:derive_arm_cmd",
     "humanize": "veribench.cli.humanize:humanize_cmd",
     "generate": "veribench.cli.humanize:generate_cmd",
+    "watermark": "veribench.cli.watermark:watermark_app",
     "readability": "veribench.cli.humanize:readability_cmd",
     "cycle": "veribench.cli.cycles:cycle_app",
     "rate": "veribench.cli.rate:rate_app",

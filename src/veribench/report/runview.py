@@ -36,6 +36,7 @@ SCALE_SHORT = {
     "entropy": "mean token entropy", "gltr_top10_fraction": "GLTR top-10 share", "lrr": "log-likelihood/log-rank ratio",
     "fast_detectgpt_d": "Fast-DetectGPT curvature D", "detectgpt_z": "DetectGPT normalised discrepancy z",
     "detectgpt_d": "DetectGPT discrepancy d", "binoculars_score": "Binoculars score",
+    "watermark_z": "watermark z-score",
     "score_higher_ai": "score", "score_higher_human": "score",
 }
 OPS = {">": ">", ">=": "\u2265", "<": "<", "<=": "\u2264"}
