@@ -147,3 +147,35 @@ def test_reason_keys_is_the_one_reading():
     assert null_reason({"ci95": None, "reason": "x"}, "ci95") == "x"
     assert null_reason({"ci95": None, "ci95_reason": "y", "reason": "x"}, "ci95") == "y"
     assert null_reason(None, "ci95") is None
+
+
+def test_landing_shows_each_declared_gap_with_its_interval_and_adjusted_test():
+    """Issue 25 walk: the README says the front page shows the declared gap with its
+    interval; it showed only the two groups' ranges. Each detector's gap is on the front
+    page with its interval and adjusted p, in a table whose gap column comes right after
+    the detector (seen first on a phone); a gap without an interval shows its reason."""
+    results = {"run": {"confidence": 0.95}, "corrections": {"alpha": 0.05, "correction": "holm"},
+               "gaps": [_gap(0.2, [0.013, 0.4], 0.03, 0.09),
+                        _gap(0.0, None, 1.0, 1.0, ci95_reason="no variation: the gap is 0 in every resample")]}
+    results["gaps"][1]["detector"] = "E"
+    data = {"corrections": results["corrections"], "table1": [], "table1_groups": []}
+    data["gaps"], data["gap_sets"] = runview.gap_sets(results)
+    land = runview.landing(data)
+    assert [r["detector"] for r in land["q1"]["rows"]] == ["D", "E"]
+    run = {"href": "run-x.html", "tag": "x", "source_kind": "workspace", "integrity": None, "n_documents": 60,
+           "n_detectors": 2, "created_at": "2026-01-01", "protocol": None, "compare_href": None,
+           "landing": land, "name": "run-x"}
+    d = {"kind": "index", "runs": [run], "cycles": [], "ratings": [], "has_trends": False, "has_run_trends": False}
+    raw = _env().get_template("index.html").render(
+        d=d, page=Page("index", "t", "index.html", d, "Overview"), nav={}, figures=[], version="0",
+        data_href="data/index.json")
+    html = _text(Markup(raw))
+    assert re.search(r"D\s*\+20\.0 pp\s*\[1\.3, 40\.0\]\s*0\.0900\s*no", html), html  # gap, interval, adjusted p
+    assert re.search(r"E\s*0\.0 pp\s*— \(no variation: the gap is 0 in every resample\)\s*1\.0000", html), html
+    assert "Newcombe" in html and "Fisher exact" in html, html
+    heads = re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', raw)
+    assert heads[:3] == ["Detector", "Gap, points (95% CI)", "Adjusted p"], heads
+    assert 'class="data stack"' in raw
+    heads = re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', str(render_table(
+        data["gaps"], "/gaps", gap_cols(data["gap_sets"][0]), "t")))
+    assert heads[1] == "Gap, points (95% CI)", heads  # the run page's gap table: the gap first too
