@@ -179,3 +179,41 @@ def test_landing_shows_each_declared_gap_with_its_interval_and_adjusted_test():
     heads = re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', str(render_table(
         data["gaps"], "/gaps", gap_cols(data["gap_sets"][0]), "t")))
     assert heads[1] == "Gap, points (95% CI)", heads  # the run page's gap table: the gap first too
+
+
+def test_an_interval_reason_that_says_no_interval_is_not_said_twice():
+    """Issue 25 walk: the terminal and Markdown showed "(no interval: bootstrap gave one value
+    in every replicate: no interval)". A reason that already says "no interval" is shown once;
+    any other keeps the "no interval:" lead."""
+    from veribench.metrics.intervals import BOOTSTRAP_ONE_VALUE, DELONG_ZERO
+
+    row = {"detector": "D", "human_n": 20, "false_positives": 3, "fpr": 0.15, "fpr_ci95": None, "fpr_reason": None,
+           "fpr_ci95_reason": BOOTSTRAP_ONE_VALUE}
+    assert cell(row, "fpr") == f"15.0% ({BOOTSTRAP_ONE_VALUE})"
+    row2 = {"detector": "D", "auroc": 1.0, "auroc_ci95": None, "auroc_reason": None, "auroc_ci95_reason": DELONG_ZERO}
+    assert cell(row2, "auroc") == f"1.000 ({DELONG_ZERO})"
+    assert all(t.count("no interval") == 1 for t in (cell(row, "fpr"), cell(row2, "auroc")))
+
+
+def test_the_in_sample_mark_is_explained_under_the_table_that_carries_it():
+    """Issue 25 walk: the † of an in-sample TPR cell was explained only at the end of the
+    Markdown (after the robustness table) and of the HTML page. The note now sits right under
+    each table whose cells carry the mark (Markdown and HTML), and nowhere else."""
+    from veribench.evaluate.tables import IN_SAMPLE_MARK, IN_SAMPLE_NOTE, html_page
+
+    row = {"detector": "D", "version": "1", "scan_date": None, "human_n": 20, "false_positives": 1, "fpr": 0.05,
+           "fpr_ci95": [0.01, 0.2], "fpr_reason": None, "ai_n": 10, "detections": 7,
+           "catch_rate": 0.7, "catch_rate_ci95": [0.4, 0.9], "catch_rate_reason": None, "balanced_accuracy": 0.85,
+           "auroc": 0.9, "auroc_ci95": [0.8, 1.0], "tpr_at_fpr_1": _tpr(0.7, 0.05, "in-sample oracle operating point"),
+           "excluded": {}, "hazards": None, "hazards_reason": "not checked"}
+    plain = {**row, "tpr_at_fpr_1": _tpr(0.7, 0.05, "calibration split"), "slice_type": "all", "slice": "all"}
+    res = {"run": {"run_id": "r", "tag": "t"}, "table1": [row], "table2": [plain], "agreement": [], "detectors": [],
+           "robustness": [], "side_rows": []}
+    md = markdown(res)
+    assert IN_SAMPLE_MARK in md and md.count(IN_SAMPLE_NOTE) == 1, md
+    table1 = md[md.index("headline rates per detector"):md.index("## Table 2")]
+    assert IN_SAMPLE_NOTE in table1, md  # under Table 1, before the next heading
+    page = html_page(res)
+    assert page.count(IN_SAMPLE_NOTE) == 1, page
+    first_table_end = page.index("</table>")
+    assert page[first_table_end:].startswith(f"</table><p>{IN_SAMPLE_NOTE}</p>"), page[first_table_end:][:200]
