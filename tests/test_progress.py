@@ -4,6 +4,7 @@ few seconds elsewhere, also while no count moves; nested reporters name the step
 from __future__ import annotations
 
 import io
+import re
 import time
 
 import pytest
@@ -84,3 +85,54 @@ def test_a_notice_prints_at_once_under_an_enabled_reporter_only():
     # the closing line follows, as after any plain line
     assert out.getvalue().splitlines()[-1].startswith("score: done in "), out.getvalue()
     assert not pm._OPEN
+
+
+def test_a_batch_counts_as_the_code_inside_reports_it():
+    """Issue 25 walk: a model detector gets 256 texts in one call, so the scoring count sat
+    at 0% until the call returned. Inside :func:`batch`, :func:`batch_progress` moves the
+    count by the share done (floor(size * done / total), never backwards, never past the
+    batch); :meth:`Batch.finish` counts the rest once; outside a batch nothing happens."""
+    assert pm.batch_progress(1, 2) == 0
+    with Progress("score", total=10, unit="texts", enabled=False) as p:
+        with pm.batch(p, 6) as b:
+            assert pm.batch_progress(1, 4) == 1 and p.completed == 1  # floor(6 * 1/4)
+            assert pm.batch_progress(1, 4) == 0 and p.completed == 1  # the same share again: no change
+            assert pm.batch_progress(3, 4) == 3 and p.completed == 4  # floor(6 * 3/4) = 4
+            assert pm.batch_progress(9, 4) == 2 and p.completed == 6  # capped at the batch
+            assert pm.batch_progress(1, 0) == 0
+        assert b.finish(6) == 0 and p.completed == 6
+        with pm.batch(p, 4) as b2:
+            pm.batch_progress(1, 2)
+        assert b2.finish(4) == 2 and p.completed == 10
+    assert pm.batch_progress(1, 1) == 0  # no batch open any more
+
+
+def test_scoring_count_moves_while_a_slow_detector_works_through_one_batch(workspace, capsys, monkeypatch):
+    """Issue 25 walk: ``scoring loglik[...]: 0/145 texts (0%), 1 min 39 s`` until the end.
+    A detector that scores one big batch text by text and reports through
+    ``veribench.progress.batch_progress`` shows intermediate counts in the redirected
+    (non-terminal) progress lines of the one scoring path."""
+    from veribench.detectors.pipeline import score_texts
+    from veribench.records import ScoreResult
+    from veribench.spec import Spec
+
+    class SlowDetector:
+        spec = Spec("detector", "slow", "1", {})
+        batch_size = 256
+
+        def score_batch(self, texts):
+            out = []
+            for i, t in enumerate(texts):
+                time.sleep(0.03)
+                out.append(ScoreResult(raw=float(len(t)), scale="p_ai", ai_probability=0.5))
+                pm.batch_progress(i + 1, len(texts))
+            return out
+
+    monkeypatch.setenv("VERIBENCH_PROGRESS_INTERVAL", "0.01")
+    res = score_texts(workspace, SlowDetector(), [f"text number {i}" for i in range(12)], progress=True)
+    assert len(res) == 12
+    err = capsys.readouterr().err.splitlines()
+    counts = [int(m.group(1)) for line in err if (m := re.match(r"scoring slow\S*: (\d+)/12 texts", line))]
+    assert any(0 < c < 12 for c in counts), err
+    assert counts == sorted(counts), err
+    assert err[-1].startswith("scoring slow") and "done, 12/12 texts" in err[-1], err

@@ -18,6 +18,11 @@ which step runs and for how long), and a lower layer opens one per step with cou
 reporter opened with ``enabled=False`` shows nothing itself, but while an enabled one
 around it is open, its counts appear in that one's lines.
 
+A step that hands a whole batch of items to code that works through them one by one (a
+model detector scores 256 texts per call, in packs) opens a :func:`batch` around the call;
+the code inside reports its share done as it goes with :func:`batch_progress`, and the count of
+the reporter moves then, not only when the batch returns.
+
 ``interval`` defaults to :data:`DEFAULT_INTERVAL` seconds; the environment variable
 ``VERIBENCH_PROGRESS_INTERVAL`` (seconds, > 0) overrides it.
 
@@ -26,13 +31,16 @@ Base layer: imports nothing of veribench; ``rich`` is imported only for a termin
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any, TextIO
 
-__all__ = ["DEFAULT_INTERVAL", "INTERVAL_ENV", "Progress", "default_interval", "elapsed", "notice"]
+__all__ = ["DEFAULT_INTERVAL", "INTERVAL_ENV", "Batch", "Progress", "batch", "default_interval", "elapsed",
+           "batch_progress", "notice"]
 
 #: Seconds between two plain progress lines (output that is not a terminal).
 DEFAULT_INTERVAL = 5.0
@@ -247,6 +255,72 @@ def notice(message: str) -> bool:
     except (OSError, ValueError):  # a closed pipe or stream
         return False
     return True
+
+
+class Batch:
+    """The items of one batch that a reporter is counting (see :func:`batch`).
+
+    Attributes:
+        reporter: the :class:`Progress` whose count moves.
+        size: items in the batch (>= 0).
+        credited: items already added to ``reporter``'s count (0..``size``).
+    """
+
+    def __init__(self, reporter: Progress, size: int):
+        self.reporter = reporter
+        self.size = max(0, int(size))
+        self.credited = 0
+
+    def credit(self, n: int) -> int:
+        """Add up to ``n`` items to the reporter's count, never past ``size``; returns how many."""
+        with _LOCK:
+            k = max(0, min(int(n), self.size - self.credited))
+            self.credited += k
+        if k:
+            self.reporter.advance(k)
+        return k
+
+    def finish(self, n: int) -> int:
+        """The batch returned ``n`` results: count those not yet credited; returns how many."""
+        return self.credit(max(0, int(n) - self.credited))
+
+
+_BATCH = threading.local()
+
+
+@contextlib.contextmanager
+def batch(reporter: Progress, size: int) -> Iterator[Batch]:
+    """While the block runs, :func:`batch_progress` on this thread counts items of this batch
+    on ``reporter`` (at most ``size`` in all). Call :meth:`Batch.finish` with the number
+    of results when the batch returns, so its items are counted once, whether or not the
+    code inside reported them. Batches nest (the innermost counts)."""
+    b = Batch(reporter, size)
+    old = getattr(_BATCH, "current", None)
+    _BATCH.current = b
+    try:
+        yield b
+    finally:
+        _BATCH.current = old
+
+
+def batch_progress(done: int, total: int) -> int:
+    """``done`` of the ``total`` units of work of the batch running on this thread are
+    finished (a model detector calls it as each pack of its forward pass ends; a unit may
+    be a text, a perturbation or a token count: only the share ``done / total`` matters).
+    Brings the count of the innermost :func:`batch` open on this thread to
+    ``floor(size * done / total)`` items (never backwards, never past ``size``); without
+    an open batch, or with ``total <= 0``, does nothing. Never raises.
+
+    Returns:
+        How many items were added to the count (0 outside a batch).
+    """
+    b = getattr(_BATCH, "current", None)
+    if b is None or total <= 0:
+        return 0
+    try:
+        return b.credit(b.size * min(max(int(done), 0), int(total)) // int(total) - b.credited)
+    except Exception:  # progress is never worth an error
+        return 0
 
 
 def _is_terminal(stream: Any) -> bool:

@@ -157,6 +157,8 @@ def test_publish_refusals_are_one_line_errors(liang_built, cli_run, tmp_path):
     ws, bundle, _ = liang_built
     code, out = cli_run("publish", "--workspace", ws, "--run", "NO-SUCH-TAG", "--out", tmp_path / "x")
     assert code == 1 and "no run with id or tag 'NO-SUCH-TAG'" in out and "LIANG-BUNDLE-1" in out
+    # issue 25 walk: the option is named, as `export` does, not the workspace file and its table
+    assert "--run: no run with id or tag 'NO-SUCH-TAG'" in out and "veribench.duckdb" not in out and "'runs'" not in out, out
     code, out = cli_run("publish", "--workspace", ws, "--run", "LIANG-BUNDLE-2", "--out", bundle)
     assert code == 1 and "not empty" in out
     assert "Traceback" not in out

@@ -206,12 +206,20 @@ def test_table_csv_edited(bundle):
 def test_csv_and_parquet_disagree(bundle):
     original = (bundle / "scores.parquet").read_bytes()
 
+    forged = {}
+
     def edit(c):
-        c["ai_probability"][c["status"].index("ok")] = 0.123456
+        i = c["status"].index("ok")
+        forged.update(row=i + 1, doc=c["doc_id"][i], was=c["ai_probability"][i])
+        c["ai_probability"][i] = 0.123456
     edit_scores(bundle, edit, update_manifest=False)
     (bundle / "scores.parquet").write_bytes(original)  # the CSV is forged, the Parquet file is not
     rehash(bundle)
-    caught(bundle, "scores", "scores.csv and scores.parquet differ")
+    # issue 25 walk: "differ (expected 80, got 80)" named only the equal row counts; the first
+    # differing row, its document, the column and both values are named
+    caught(bundle, "scores", f"scores: scores.parquet, row {forged['row']}, column ai_probability: scores.parquet "
+           f"differs from scores.csv, whose value is expected, in the row of document {forged['doc']!r} "
+           f"(expected 0.123456, got {forged['was']!r})")
 
 
 def test_dropped_score_row(bundle):
@@ -360,6 +368,15 @@ def test_a_bundle_passes_only_when_every_check_ran(bundle):
     assert rep.ok and set(rep.checks) >= set(CHECKS)
     partial = BundleReport(path=str(bundle), checks={k: v for k, v in rep.checks.items() if k != "results"})
     assert not partial.ok and partial.lines()[0].endswith("checks that did not run: results")
+    # issue 25 walk: a check shown as "not run" says why
+    assert "    not run  results: skipped: the verification stopped before this check" in partial.lines(), \
+        partial.lines()
+    assert partial.to_dict()["checks"]["results"]["reason"].startswith("skipped: ")
+    (bundle / "manifest.json").write_text("[]", encoding="utf-8")  # the reader or manifest fails: the rest is skipped
+    broken = verify(bundle)
+    skipped = [ln for ln in broken.lines() if ln.startswith("    not run")]
+    assert skipped and all(f"skipped: an earlier check failed ({broken.failures[0].check})" in ln
+                           for ln in skipped), broken.lines()
 
 
 @pytest.mark.parametrize("rel", ["results.json", "amendments.json"])

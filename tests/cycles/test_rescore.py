@@ -201,3 +201,33 @@ def test_openai_embedder_against_local_server(monkeypatch):
             emb.embed(["x"])
     finally:
         srv.shutdown()
+
+
+def test_loading_the_embedder_shows_no_foreign_progress_bar(tmp_path, monkeypatch, capsys):
+    """Issue 25 walk: transformers' tqdm "Loading weights" bar leaked into `cycle measure`'s
+    output. Loading the meaning-preservation embedder runs under quiet_loading (transformers'
+    bars off, restored afterwards) and says what it loads through veribench.progress."""
+    pytest.importorskip("transformers")
+    import sys
+    import types
+
+    from transformers.utils import logging as hf_logging
+
+    from veribench.llm.embedders import MiniLMEmbedder
+    from veribench.progress import Progress
+
+    class FakeST:  # stands for SentenceTransformer: loads its weights under transformers' tqdm
+        def __init__(self, path, device="cpu"):
+            for _ in hf_logging.tqdm(range(3), desc="Loading weights"):
+                pass
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=FakeST))
+    for _ in hf_logging.tqdm(range(3), desc="Loading weights"):  # the bar is on outside the loading
+        pass
+    assert "Loading weights" in capsys.readouterr().err
+    with Progress("cycle measure"):
+        MiniLMEmbedder(path=str(tmp_path / "all-MiniLM-L6-v2"))._load()
+    err = capsys.readouterr().err
+    assert "Loading weights" not in err, err
+    assert "cycle measure: loading embedder all-MiniLM-L6-v2 (cpu)" in err, err
+    assert hf_logging.is_progress_bar_enabled()  # restored

@@ -179,6 +179,10 @@ def test_one_prompt_per_category_gives_no_test_one_tier_no_rank_interval(july: P
         assert h["tier"] == 1
     lines = summary_lines(u)
     assert sum(f"none ({ONE_POSSIBLE_RESAMPLE})" in x for x in lines) == len(hs)
+    # issue 25 walk: the reason there is no test (and so one tier) was only in the JSON
+    n = len(u["paired_differences"]["composite"])
+    assert lines[-1] == (f"no paired test for {n} of {n} composite pairs, so no tier separates them: "
+                         f"{ONE_POSSIBLE_RESAMPLE}"), lines
 
 
 def test_one_value_difference_in_varying_resamples_has_no_test():
@@ -214,6 +218,8 @@ def test_two_prompts_cannot_separate_humanizers_however_many_resamples(july: Pat
         assert rows and all((x["p_value"] is None and x["p_value_reason"]) or x["p_value"] == 1.0 for x in rows)
         assert any("2 unit(s) resampled" in (x["p_value_reason"] or "") for x in rows)
         assert not any(x["separated"] for x in rows)
+        tail = [x for x in summary_lines(unc) if x.startswith("no paired test for ")]
+        assert tail and any("2 unit(s) resampled" in x and "smallest p the data allow is 0.5" in x for x in tail), tail
 
 
 def test_a_bootstrap_p_is_never_below_what_the_prompts_allow(july: Path):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -92,3 +94,29 @@ def test_ray_engine_same_results_and_cache(tmp_path, llama_path, texts, cases_di
         assert st2.cached == len(all_texts) and st2.computed == 0
     finally:
         ray.shutdown()
+
+
+def test_score_cli_scoring_count_moves_with_the_engine_packs(tmp_path, llama_path, texts, monkeypatch):
+    """Issue 25 walk: ``veribench score`` of a model detector printed ``scoring loglik: 0/N
+    texts (0%)`` until the whole batch returned, while the engine's own ``forward`` line
+    advanced. The scoring count now moves as each pack of the forward pass ends (redirected
+    output, one text per pack, each pack slowed so that lines come in between)."""
+    from veribench.detectors.local.engine import schedule
+
+    orig = schedule._Progress.advance
+
+    def slow(self, n, tokens):
+        time.sleep(0.05)
+        orig(self, n, tokens)
+
+    monkeypatch.setattr(schedule._Progress, "advance", slow)
+    inp = tmp_path / "in.jsonl"
+    _write(inp, [{"id": f"t{i}", "text": t} for i, t in enumerate(texts)])
+    args = ["score", "-d", "loglik", "--set", f"model={llama_path}", "--set", "max_tokens=32", "--set", "batch_size=1",
+            "--set", "packing=padded", "-i", str(inp), "-o", str(tmp_path / "out.jsonl"), "-w", str(tmp_path / "ws")]
+    r = CliRunner().invoke(app, args, env={"VERIBENCH_PROGRESS_INTERVAL": "0.01"})
+    assert r.exit_code == 0, r.output
+    n = len(texts)
+    counts = [int(m.group(1)) for line in r.stderr.splitlines()
+              if (m := re.search(rf"scoring loglik\S*: (\d+)/{n} texts", line))]
+    assert any(0 < c < n for c in counts), r.stderr

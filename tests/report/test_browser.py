@@ -171,6 +171,8 @@ PHONE_FACTS = """() => ({
           && !e.closest('.tablewrap')).slice(0, 5).map(e => e.tagName + ' ' + (e.textContent || '').slice(0, 60)),
   tpr_cells: [...document.querySelectorAll('td[data-label^="Catch rate at FPR"]')].map(td => td.innerText),
   gap_cells: [...document.querySelectorAll('#flagged td[data-label^="Gap, points"]')].map(td => td.innerText),
+  front_gap_cells: [...document.querySelectorAll('.run-answers td[data-label^="Gap, points"]')].map(td => td.innerText),
+  gap_right: [...document.querySelectorAll('td[data-label^="Gap, points"]')].map(td => td.getBoundingClientRect().right),
 })"""
 
 
@@ -213,6 +215,14 @@ def test_demo_report_folder_is_the_site_and_fits_a_phone(demo_out: Path):
     assert all(re.search(r"[+−]?\d+\.\d pp\s*\[−?\d+\.\d, −?\d+\.\d\]", c) for c in run["gap_cells"]), \
         run["gap_cells"]
     assert len(run["tpr_cells"]) >= 16  # Table 1 and Table 2: two targets per detector
+    # issue 25 walk: the front page shows the declared gap with its interval, as the run page
+    # does, and on a phone every gap cell is on screen without scrolling (not hidden in a
+    # table scrolled sideways)
+    assert idx["front_gap_cells"] and len(idx["front_gap_cells"]) == len(run["gap_cells"]), idx["front_gap_cells"]
+    assert all(re.search(r"[+−]?\d+\.\d pp\s*(\[−?\d+\.\d, −?\d+\.\d\]|— \(.+\))", c)
+               for c in idx["front_gap_cells"]), idx["front_gap_cells"]
+    for name in ("index.html", runs[0].name):
+        assert facts[name]["gap_right"] and max(facts[name]["gap_right"]) <= 390, (name, facts[name]["gap_right"])
     for c in run["tpr_cells"]:
         assert re.search(r"achieved FPR (\d+\.\d%|—\s+\(.+\))", c) or c.startswith("—"), c
     assert any("achieved FPR" in c for c in run["tpr_cells"])

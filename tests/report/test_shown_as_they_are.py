@@ -147,3 +147,73 @@ def test_reason_keys_is_the_one_reading():
     assert null_reason({"ci95": None, "reason": "x"}, "ci95") == "x"
     assert null_reason({"ci95": None, "ci95_reason": "y", "reason": "x"}, "ci95") == "y"
     assert null_reason(None, "ci95") is None
+
+
+def test_landing_shows_each_declared_gap_with_its_interval_and_adjusted_test():
+    """Issue 25 walk: the README says the front page shows the declared gap with its
+    interval; it showed only the two groups' ranges. Each detector's gap is on the front
+    page with its interval and adjusted p, in a table whose gap column comes right after
+    the detector (seen first on a phone); a gap without an interval shows its reason."""
+    results = {"run": {"confidence": 0.95}, "corrections": {"alpha": 0.05, "correction": "holm"},
+               "gaps": [_gap(0.2, [0.013, 0.4], 0.03, 0.09),
+                        _gap(0.0, None, 1.0, 1.0, ci95_reason="no variation: the gap is 0 in every resample")]}
+    results["gaps"][1]["detector"] = "E"
+    data = {"corrections": results["corrections"], "table1": [], "table1_groups": []}
+    data["gaps"], data["gap_sets"] = runview.gap_sets(results)
+    land = runview.landing(data)
+    assert [r["detector"] for r in land["q1"]["rows"]] == ["D", "E"]
+    run = {"href": "run-x.html", "tag": "x", "source_kind": "workspace", "integrity": None, "n_documents": 60,
+           "n_detectors": 2, "created_at": "2026-01-01", "protocol": None, "compare_href": None,
+           "landing": land, "name": "run-x"}
+    d = {"kind": "index", "runs": [run], "cycles": [], "ratings": [], "has_trends": False, "has_run_trends": False}
+    raw = _env().get_template("index.html").render(
+        d=d, page=Page("index", "t", "index.html", d, "Overview"), nav={}, figures=[], version="0",
+        data_href="data/index.json")
+    html = _text(Markup(raw))
+    assert re.search(r"D\s*\+20\.0 pp\s*\[1\.3, 40\.0\]\s*0\.0900\s*no", html), html  # gap, interval, adjusted p
+    assert re.search(r"E\s*0\.0 pp\s*— \(no variation: the gap is 0 in every resample\)\s*1\.0000", html), html
+    assert "Newcombe" in html and "Fisher exact" in html, html
+    heads = re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', raw)
+    assert heads[:3] == ["Detector", "Gap, points (95% CI)", "Adjusted p"], heads
+    assert 'class="data stack"' in raw
+    heads = re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', str(render_table(
+        data["gaps"], "/gaps", gap_cols(data["gap_sets"][0]), "t")))
+    assert heads[1] == "Gap, points (95% CI)", heads  # the run page's gap table: the gap first too
+
+
+def test_an_interval_reason_that_says_no_interval_is_not_said_twice():
+    """Issue 25 walk: the terminal and Markdown showed "(no interval: bootstrap gave one value
+    in every replicate: no interval)". A reason that already says "no interval" is shown once;
+    any other keeps the "no interval:" lead."""
+    from veribench.metrics.intervals import BOOTSTRAP_ONE_VALUE, DELONG_ZERO
+
+    row = {"detector": "D", "human_n": 20, "false_positives": 3, "fpr": 0.15, "fpr_ci95": None, "fpr_reason": None,
+           "fpr_ci95_reason": BOOTSTRAP_ONE_VALUE}
+    assert cell(row, "fpr") == f"15.0% ({BOOTSTRAP_ONE_VALUE})"
+    row2 = {"detector": "D", "auroc": 1.0, "auroc_ci95": None, "auroc_reason": None, "auroc_ci95_reason": DELONG_ZERO}
+    assert cell(row2, "auroc") == f"1.000 ({DELONG_ZERO})"
+    assert all(t.count("no interval") == 1 for t in (cell(row, "fpr"), cell(row2, "auroc")))
+
+
+def test_the_in_sample_mark_is_explained_under_the_table_that_carries_it():
+    """Issue 25 walk: the † of an in-sample TPR cell was explained only at the end of the
+    Markdown (after the robustness table) and of the HTML page. The note now sits right under
+    each table whose cells carry the mark (Markdown and HTML), and nowhere else."""
+    from veribench.evaluate.tables import IN_SAMPLE_MARK, IN_SAMPLE_NOTE, html_page
+
+    row = {"detector": "D", "version": "1", "scan_date": None, "human_n": 20, "false_positives": 1, "fpr": 0.05,
+           "fpr_ci95": [0.01, 0.2], "fpr_reason": None, "ai_n": 10, "detections": 7,
+           "catch_rate": 0.7, "catch_rate_ci95": [0.4, 0.9], "catch_rate_reason": None, "balanced_accuracy": 0.85,
+           "auroc": 0.9, "auroc_ci95": [0.8, 1.0], "tpr_at_fpr_1": _tpr(0.7, 0.05, "in-sample oracle operating point"),
+           "excluded": {}, "hazards": None, "hazards_reason": "not checked"}
+    plain = {**row, "tpr_at_fpr_1": _tpr(0.7, 0.05, "calibration split"), "slice_type": "all", "slice": "all"}
+    res = {"run": {"run_id": "r", "tag": "t"}, "table1": [row], "table2": [plain], "agreement": [], "detectors": [],
+           "robustness": [], "side_rows": []}
+    md = markdown(res)
+    assert IN_SAMPLE_MARK in md and md.count(IN_SAMPLE_NOTE) == 1, md
+    table1 = md[md.index("headline rates per detector"):md.index("## Table 2")]
+    assert IN_SAMPLE_NOTE in table1, md  # under Table 1, before the next heading
+    page = html_page(res)
+    assert page.count(IN_SAMPLE_NOTE) == 1, page
+    first_table_end = page.index("</table>")
+    assert page[first_table_end:].startswith(f"</table><p>{IN_SAMPLE_NOTE}</p>"), page[first_table_end:][:200]

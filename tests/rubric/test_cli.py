@@ -64,3 +64,51 @@ def test_rate_commands_on_a_real_cycle(tmp_path, june_dir):
     assert all(tool not in json.dumps(x) for x in rows)
     r = runner.invoke(app, ["rate", "export", "-w", str(ws), "--out", str(tmp_path / "u.csv"), "--unblind"])
     assert {x["tool"] for x in csv.DictReader((tmp_path / "u.csv").open(encoding="utf-8"))} == {tool}
+
+
+def _cycle(folder: Path, tools: dict[str, int]) -> Path:
+    """A cycle bundle with ``tools[t]`` complete tests of each tool (one sample per test)."""
+    folder.mkdir()
+    samples, tests = [], []
+    for t, n in tools.items():
+        for i in range(n):
+            sid = f"s-{t}-{i}"
+            samples.append({"id": sid, "input_text": f"Input {i} for {t}. It states a fact."})
+            tests.append({"id": f"{t}-{i}", "sample_id": sid, "humanizer_slug": t, "status": "complete",
+                          "output_text": f"Output {i} of {t} says a thing. It adds more."})
+    (folder / "samples.json").write_text(json.dumps(samples))
+    (folder / "tests.json").write_text(json.dumps(tests))
+    return folder
+
+
+def test_limit_spreads_over_every_tool_and_results_name_the_unrated(tmp_path):
+    """Issue 25 walk: ``rate assign --limit 6`` loaded no pair of one of three humanizers and
+    ``rate results`` did not say so. The limit is spread round-robin over the tools (2 each
+    here, the same pairs on a rerun); a limit below the number of tools names the tools it
+    leaves out; ``rate results`` lists tools with no rated pair as such, and its JSON gives
+    each null row its reason."""
+    from veribench.rubric import loaders
+
+    cyc = _cycle(tmp_path / "cyc", {"alpha": 10, "beta": 10, "gamma": 4})
+    for _ in range(2):  # the same on a rerun
+        pairs, rep = loaders.pairs_from_cycle(cyc, 6)
+        assert sorted(p.tool for p in pairs) == ["alpha", "alpha", "beta", "beta", "gamma", "gamma"]
+        assert rep["tools"] == {"alpha": {"found": 10, "selected": 2}, "beta": {"found": 10, "selected": 2},
+                                "gamma": {"found": 4, "selected": 2}}
+    keys = [p.pair_key for p in pairs]
+    assert [p.pair_key for p in loaders.pairs_from_cycle(cyc, 6)[0]] == keys
+    pairs, _ = loaders.pairs_from_cycle(cyc, 14)  # gamma runs out: the rest goes to the others
+    assert sorted(p.tool for p in pairs).count("gamma") == 4 and len(pairs) == 14
+    ws = tmp_path / "ws"
+    r = runner.invoke(app, ["rate", "assign", "-w", str(ws), "--from-cycle", str(cyc), "--limit", "6"])
+    assert r.exit_code == 0, r.output
+    assert "per tool (selected/found): alpha 2/10, beta 2/10, gamma 2/4" in r.output and "left out" not in r.output
+    r = runner.invoke(app, ["rate", "assign", "-w", str(tmp_path / "ws2"), "--from-cycle", str(cyc), "--limit", "2"])
+    assert r.exit_code == 0 and "left out by --limit 2: " in r.output and "give --limit 3 or more" in r.output, r.output
+    r = runner.invoke(app, ["rate", "results", "-w", str(ws), "--out", str(tmp_path / "res.json")])
+    assert r.exit_code == 0, r.output
+    assert "no rated pairs yet (0 outputs with all their reads; every value null): alpha, beta, gamma" in r.output
+    doc = json.loads((tmp_path / "res.json").read_text())
+    assert {t["tool"]: t["reason"] for t in doc["tools"]} == dict.fromkeys(
+        ("alpha", "beta", "gamma"), "no rated pairs: 0 of 2 outputs have all their reads")
+    assert all(t["meaning_score_mean"] is None for t in doc["tools"])

@@ -390,3 +390,51 @@ def test_serve_over_tls_in_its_own_process_never_locks_the_workspace(tmp_path, l
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_invite_links_follow_the_port_write_serve_uses(tmp_path):
+    """Issue 25 walk: `write invite` printed links on port 8100 whatever port `write serve`
+    would use. ``--port N`` prints links on port N (``reissue`` too); without either option
+    the links' port is said on standard error with how to change it; ``--port`` with
+    ``--base-url`` and a base URL that is not http(s) are refused in one line, nothing stored."""
+    p = tmp_path / "prompt.txt"
+    p.write_text(PROMPT + "\n", encoding="utf-8")
+    ws = tmp_path / "ws"
+    r = runner.invoke(cli, ["write", "invite", "-w", str(ws), "--prompt-file", str(p), "--count", "2",
+                            "--port", "8765"])
+    assert r.exit_code == 0, r.output
+    links = [ln.split("\t") for ln in r.stdout.splitlines() if ln.startswith("inv-")]
+    assert len(links) == 2 and all(re.fullmatch(r"http://127\.0\.0\.1:8765/i/[A-Za-z0-9_-]{43}", u) for _, u in links)
+    r = runner.invoke(cli, ["write", "reissue", links[0][0], "-w", str(ws), "--port", "8765"])
+    assert r.exit_code == 0 and re.fullmatch(rf"{links[0][0]}\thttp://127\.0\.0\.1:8765/i/[A-Za-z0-9_-]{{43}}",
+                                             r.stdout.strip()), r.output
+    r = runner.invoke(cli, ["write", "invite", "-w", str(ws), "--prompt-file", str(p)])
+    assert r.exit_code == 0 and "http://127.0.0.1:8100/i/" in r.stdout, r.output
+    assert "port 8100" in r.stderr and "--port N or --base-url URL" in r.stderr, r.stderr
+    for extra, msg in ((["--port", "9000", "--base-url", "https://x.org/write"], "--port: given with --base-url"),
+                       (["--base-url", "x.org:9000"], "--base-url: not an http(s) URL")):
+        r = runner.invoke(cli, ["write", "invite", "-w", str(ws), "--prompt-file", str(p), *extra])
+        assert r.exit_code == 1 and msg in r.output and "Traceback" not in r.output, r.output
+        assert len(r.output.strip().splitlines()) == 1, r.output
+    assert run("write", "status", "-w", str(ws)).count("invited") == 3  # the refused ones stored nothing
+
+
+@pytest.mark.parametrize("stated", ["Write 200 words about a habit.", "A 2,000-word essay on your town.",
+                                    "Write 150 to 400 words."])
+def test_invite_refuses_a_prompt_whose_stated_length_is_outside_the_range(tmp_path, stated):
+    """Issue 25 walk: the invitation page showed the prompt's "Write 200 words" beside the
+    register's "Length: 300-1200 words". A prompt that states a word count outside the
+    invitation's range is refused in one line naming the file and field, nothing stored; a
+    range that includes it is accepted."""
+    p = tmp_path / "prompt.txt"
+    p.write_text(stated, encoding="utf-8")
+    ws = tmp_path / "ws"
+    r = runner.invoke(cli, ["write", "invite", "-w", str(ws), "--prompt-file", str(p)])
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    assert f"file {p}, field 'prompt': the prompt asks for " in r.output and "300-1,200 words" in r.output, r.output
+    assert "--min-words/--max-words" in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    assert not (ws / "write.sqlite").exists()  # nothing stored (the store it would have created is gone)
+    r = runner.invoke(cli, ["write", "invite", "-w", str(ws), "--prompt-file", str(p), "--min-words", "100",
+                            "--max-words", "2000"])
+    assert r.exit_code == 0, r.output
+    assert rules.stated_word_counts(stated) and rules.stated_word_counts(PROMPT) == []

@@ -37,6 +37,7 @@ from veribench.bundles.snapshot import (
 )
 from veribench.errors import InputError
 from veribench.evaluate import honesty
+from veribench.evaluate.run import find_run
 from veribench.evaluate.tables import write_outputs
 from veribench.hashing import canonical_json, sha256_bytes, text_sha256
 from veribench.spec import Spec
@@ -59,15 +60,14 @@ class PublishResult:
 
 
 def _find_run(ws: Any, ref: str) -> tuple[str, dict[str, Any]]:
-    rows = ws.query("SELECT run_id, results FROM runs WHERE run_id = ?", [ref])
-    if not rows:
-        rows = ws.query("SELECT run_id, results FROM runs WHERE tag = ? ORDER BY created_at DESC, run_id DESC LIMIT 1",
-                        [ref])
-    if not rows:
-        tags = [r[0] for r in ws.query("SELECT DISTINCT tag FROM runs ORDER BY 1")]
-        raise InputError(f"no run with id or tag {ref!r}; tags in this workspace: {tags or 'none'}",
-                         file=str(ws.db_path), field="runs")
-    return rows[0][0], json.loads(rows[0][1])
+    """``(run_id, results)`` of the run ``--run`` names (:func:`veribench.evaluate.run.find_run`,
+    the one lookup of every command that takes ``--run``).
+
+    Raises:
+        InputError: no such run, naming the option ``--run`` and the stored tags.
+    """
+    run_id, _ = find_run(ws, ref)
+    return run_id, json.loads(ws.query("SELECT results FROM runs WHERE run_id = ?", [run_id])[0][0])
 
 
 #: A bundle is written into ``.<out name>.publishing-<process id>`` beside ``out`` and renamed

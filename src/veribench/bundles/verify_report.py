@@ -44,6 +44,13 @@ class BundleReport:
         """The checks of :data:`CHECKS` that neither passed nor failed (in check order)."""
         return [c for c in CHECKS if c not in self.checks and not any(f.check == c for f in self.failures)]
 
+    def not_run_reason(self) -> str:
+        """Why a check of :meth:`not_run` did not run: the verifier stops at a failure that
+        leaves nothing for the later checks to read."""
+        if self.failures:
+            return f"skipped: an earlier check failed ({self.failures[0].check}), so this one had nothing to check"
+        return "skipped: the verification stopped before this check"
+
     def status(self, check: str) -> str:
         if any(f.check == check for f in self.failures):
             return "FAIL"
@@ -67,6 +74,8 @@ class BundleReport:
             fails = [f for f in self.failures if f.check == c]
             if fails:
                 detail = fails[0].line()[len(c) + 2:] + (f" (+{len(fails) - 1} more)" if len(fails) > 1 else "")
+            elif st == "not run":
+                detail = self.not_run_reason()
             out.append(f"    {st:<8} {c}: {detail}".rstrip())
         shown = {id(f) for c in CHECKS for f in [next((x for x in self.failures if x.check == c), None)] if f}
         rest = [f for f in self.failures if id(f) not in shown]
@@ -79,5 +88,7 @@ class BundleReport:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "detector-run", "path": self.path, "tag": self.tag, "run_id": self.run_id, "ok": self.ok,
                 "checks": {c: {"status": self.status(c), **{k: v for k, v in self.checks.get(c, {}).items()
-                                                             if k != "status"}} for c in CHECKS},
+                                                             if k != "status"},
+                               **({"reason": self.not_run_reason()} if self.status(c) == "not run" else {})}
+                           for c in CHECKS},
                 "counts": self.counts, "failures": [asdict(f) for f in self.failures], "notes": self.notes}

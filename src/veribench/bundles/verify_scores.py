@@ -71,14 +71,31 @@ def read_scores(c: Context):
             return None
     a, b = tables[layout.SCORES_CSV], tables[layout.SCORES_PARQUET]
     if not a.equals(b):
-        where = "row count"
-        if a.num_rows == b.num_rows:
-            for name in schema.names:
-                if not a.column(name).equals(b.column(name)):
-                    where = f"column {name}"
-                    break
-        c.fail("scores", "scores.csv and scores.parquet differ", layout.SCORES_PARQUET, where, a.num_rows, b.num_rows)
+        if a.num_rows != b.num_rows:
+            c.fail("scores", "scores.parquet and scores.csv differ in their number of rows", layout.SCORES_PARQUET,
+                   "row count", a.num_rows, b.num_rows)
+        else:
+            row, name, want, have = _first_difference(a, b)
+            doc = a.column("doc_id")[row].as_py() if "doc_id" in a.column_names and row >= 0 else None
+            c.fail("scores", "scores.parquet differs from scores.csv, whose value is expected"
+                   + (f", in the row of document {doc!r}" if doc is not None else ""), layout.SCORES_PARQUET,
+                   f"row {row + 1}, column {name}" if row >= 0 else f"column {name}", want, have)
     return a
+
+
+def _first_difference(a: Any, b: Any) -> tuple[int, str, Any, Any]:
+    """The first (row, column, value in ``a``, value in ``b``) where two tables of the same
+    schema and row count differ (rows 0-based, in file order; NaN equals NaN); row ``-1``
+    with the column's types when no single value differs (a type or chunk difference)."""
+    for name in a.column_names:
+        ca, cb = a.column(name), b.column(name)
+        if ca.equals(cb):
+            continue
+        for i, (x, y) in enumerate(zip(ca.to_pylist(), cb.to_pylist())):
+            if x != y and not (isinstance(x, float) and isinstance(y, float) and x != x and y != y):
+                return i, name, x, y
+        return -1, name, str(ca.type), str(cb.type)
+    return -1, "(none)", None, None
 
 
 def _batches(con: Any, sql: str, size: int = 200_000):

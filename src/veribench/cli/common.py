@@ -41,6 +41,9 @@ OutputFormat = Literal["text", "json"]
 
 WorkspaceOpt = typer.Option(Path(DEFAULT_WORKSPACE), "--workspace", "-w",
                             help="Workspace folder (holds veribench.duckdb).")
+#: The port ``write serve`` listens on by default, and so the port of the links ``write
+#: invite`` and ``write reissue`` print when given neither ``--base-url`` nor ``--port``.
+WRITE_PORT = 8100
 FormatOpt = typer.Option("text", "--format", help="What to print: text (for people) or json (for programs).")
 ProgressOpt = typer.Option(True, "--progress/--no-progress",
                            help="Show progress on standard error: a bar on a terminal, else a line every few seconds.")

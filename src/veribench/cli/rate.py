@@ -75,7 +75,7 @@ def assign(
                                            callback=input_path("folder")),
     from_workspace: bool = typer.Option(False, "--from-workspace",
                                         help="Load pairs from workspace documents tagged humanizer + input_doc_id."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Load at most N pairs (a fixed spread-out subset)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Load at most N pairs, spread over the tools (round-robin, the same on every rerun)."),
     rebalance: bool = typer.Option(False, "--rebalance",
                                    help="Move not-yet-started readings to editors who joined later, to even loads."),
 ) -> None:
@@ -95,6 +95,13 @@ def assign(
             skipped = ", ".join(f"{k}: {v}" for k, v in rep["skipped"].items()) or "none"
             typer.echo(f"pairs found: {rep['pairs']}; selected: {rep['selected']}; added: {added['added']}; "
                        f"already loaded: {added['already_loaded']}; skipped: {skipped}")
+            tools = rep["tools"]
+            typer.echo("per tool (selected/found): " + (", ".join(f"{t} {c['selected']}/{c['found']}"
+                                                                   for t, c in tools.items()) or "none"))
+            left = [t for t, c in tools.items() if c["found"] and not c["selected"]]
+            if left:
+                typer.secho(f"left out by --limit {limit}: {', '.join(left)} (no pair loaded; give --limit "
+                            f"{len(tools)} or more to load every tool)", fg="yellow")
         made = store.ensure_assignments(ws)
         if rebalance:
             typer.echo(f"moved {store.rebalance(ws)} not-yet-started readings to even the loads")
@@ -155,6 +162,9 @@ def results(workspace: Path = WorkspaceOpt,
                   str(r["third_reads"]), _fmt(r["krippendorff_alpha_ordinal"], 3),
                   _fmt(r["fk_grade_delta_mean"]))
     Console().print(t)
+    unrated = [r["tool"] for r in doc["tools"] if not r["outputs_complete"]]
+    if unrated:
+        typer.echo(f"no rated pairs yet (0 outputs with all their reads; every value null): {', '.join(unrated)}")
     o = doc["overall"]
     typer.echo(f"overall Krippendorff alpha (ordinal, two first readers): {_fmt(o['krippendorff_alpha_ordinal'], 3)}"
                + (f" ({o['alpha_note']})" if o["alpha_note"] else ""))

@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from veribench.cli.common import WorkspaceOpt, check_workspace, input_path
+from veribench.cli.common import WRITE_PORT, WorkspaceOpt, check_workspace, input_path
 from veribench.cli.grammar import CliError
 from veribench.rubric.app import create_app as rubric_app
 from veribench.rubric.db import FILE_NAME as RUBRIC_STORE
@@ -71,7 +71,7 @@ def rate_serve_cmd(workspace: Path = WorkspaceOpt, host: str = HostOpt,
 
 
 def write_serve_cmd(workspace: Path = WorkspaceOpt, host: str = HostOpt,
-                    port: int = typer.Option(8100, "--port", min=1, max=65535, help="Port to listen on."),
+                    port: int = typer.Option(WRITE_PORT, "--port", min=1, max=65535, help="Port to listen on."),
                     secure_cookies: bool = typer.Option(False, "--secure-cookies",
                                                         help="Secure cookie and HSTS: for HTTPS (or a TLS proxy in "
                                                              "front)."),
@@ -94,6 +94,9 @@ def write_serve_cmd(workspace: Path = WorkspaceOpt, host: str = HostOpt,
     scheme = "https" if tls else "http"
     typer.echo(f"serving the writing app on {scheme}://{host}:{port}{root_path.rstrip('/')}/ "
                "(writers open their /i/<token> links)")
+    if port != WRITE_PORT:
+        typer.echo(f"links for this address: veribench write invite|reissue ... --port {port} (or --base-url); "
+                   f"links printed without either point at port {WRITE_PORT}")
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
                 ssl_certfile=str(ssl_certfile) if tls else None, ssl_keyfile=str(ssl_keyfile) if tls else None,
                 **_proxy(forwarded_allow_ips))

@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from veribench.cli.common import (
+    WRITE_PORT,
     FormatOpt,
     OutputFormat,
     WorkspaceOpt,
@@ -53,6 +54,26 @@ write_app = typer.Typer(help="Arm B: invite volunteers to write fresh human text
 
 
 InvitationArg = typer.Argument(..., help="Invitation id (inv-...).")
+BaseUrlOpt = typer.Option(None, "--base-url", help="Where `write serve` is reached, with any root path (default "
+                          f"http://127.0.0.1:{WRITE_PORT}, or the port of --port).")
+PortOpt = typer.Option(None, "--port", min=1, max=65535,
+                       help=f"The port `write serve --port` listens on, on 127.0.0.1 (default {WRITE_PORT}).")
+
+
+def link_base(base_url: str | None, port: int | None) -> str:
+    """The start of every printed link: ``--base-url`` (trailing ``/`` dropped), else
+    ``http://127.0.0.1:<--port or WRITE_PORT>``.
+
+    Raises:
+        CliError: both options given, or a base URL that is not http(s).
+    """
+    if base_url is not None and port is not None:
+        raise CliError("--port", "given with --base-url", "give one: --base-url holds the port already")
+    if base_url is None:
+        return f"http://127.0.0.1:{port or WRITE_PORT}"
+    if not base_url.startswith(("http://", "https://")):
+        raise CliError("--base-url", f"not an http(s) URL: {base_url!r}", "e.g. --base-url https://bench.example.org/write")
+    return base_url.rstrip("/")
 
 
 def check_write_store(workspace: Path, *, create: bool = False) -> None:
@@ -84,12 +105,13 @@ def invite(
     register: Literal["academic", "professional", "casual"] = typer.Option("academic", "--register",
                                                                             help="Register of the writing."),
     count: int = typer.Option(1, "--count", min=1, max=1000, help="How many personal links."),
-    base_url: str = typer.Option("http://127.0.0.1:8100", "--base-url",
-                                 help="Where `write serve` is reached, with any root path."),
+    base_url: str | None = BaseUrlOpt,
+    port: int | None = PortOpt,
     min_words: int | None = typer.Option(None, "--min-words", min=1, help="Target length, lower end (default 300)."),
     max_words: int | None = typer.Option(None, "--max-words", min=1, help="Target length, upper end (default 1200)."),
 ) -> None:
     """Create one-time personal links (tokens stored hashed) to write on a prompt."""
+    base = link_base(base_url, port)
     try:
         prompt = prompt_file.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
@@ -103,7 +125,10 @@ def invite(
                f"({rules.REGISTERS[register]}), {lo}-{hi} words. Each link works once; it is shown only now:",
                err=True)
     for inv_id, tok in made:
-        typer.echo(f"{inv_id}\t{base_url.rstrip('/')}/i/{tok}")
+        typer.echo(f"{inv_id}\t{base}/i/{tok}")
+    if base_url is None and port is None:
+        typer.echo(f"The links assume `veribench write serve -w {workspace}` on port {WRITE_PORT} of this machine; "
+                   "serving elsewhere, make them with --port N or --base-url URL.", err=True)
 
 
 @write_app.command("status")
@@ -160,12 +185,12 @@ def revoke_cmd(invitation: str = InvitationArg, workspace: Path = WorkspaceOpt) 
 
 @write_app.command("reissue")
 def reissue_cmd(invitation: str = InvitationArg, workspace: Path = WorkspaceOpt,
-                base_url: str = typer.Option("http://127.0.0.1:8100", "--base-url",
-                                             help="Where `write serve` is reached, with any root path.")) -> None:
+                base_url: str | None = BaseUrlOpt, port: int | None = PortOpt) -> None:
     """A new one-time link to the same draft (the old link and sessions stop working)."""
+    base = link_base(base_url, port)
     with _db(workspace) as db:
         tok = store.reissue(db, invitation)
-    typer.echo(f"{invitation}\t{base_url.rstrip('/')}/i/{tok}")
+    typer.echo(f"{invitation}\t{base}/i/{tok}")
 
 
 @write_app.command("export")

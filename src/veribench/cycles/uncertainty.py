@@ -304,7 +304,9 @@ def ranking_uncertainty(samples: Sequence[Mapping[str, Any]], tests: Sequence[Ma
 
 def summary_lines(unc: Mapping[str, Any]) -> list[str]:
     """Terminal lines of an ``uncertainty`` block: one row per humanizer (composite, its 95%
-    interval or the reason there is none, rank interval, composite tier), then the method line."""
+    interval or the reason there is none, rank interval, composite tier), then the method line,
+    then one line per reason a composite pair has no test (``p_value_reason``, with how many
+    pairs it holds for)."""
     lines = [f"{'humanizer':<20} {'composite':>9}  {'95% interval':<17} {'rank':<9} tier"]
     for h in unc["humanizers"]:
         ci = h["composite_ci_95"]
@@ -314,4 +316,11 @@ def summary_lines(unc: Mapping[str, Any]) -> list[str]:
         lines.append(f"{h['slug']:<20} {h['composite']:>9.2f}  {ci_s:<17} {ri_s:<9} {h['tier']}")
     lines.append(f"{unc['method']}; {unc['n_resamples']} resamples, seed {unc['seed']}, {unc['n_prompts']} prompts in "
                  f"{unc['n_strata']} categories; tiers: {unc['correction']}-adjusted paired tests, alpha {unc['alpha']}")
+    pairs = (unc.get("paired_differences") or {}).get("composite") or []
+    why: dict[str, int] = {}
+    for x in pairs:
+        if x.get("p_value") is None and x.get("p_value_reason"):
+            why[x["p_value_reason"]] = why.get(x["p_value_reason"], 0) + 1
+    for reason, n in why.items():  # the JSON's p_value_reason, said where the tiers are read
+        lines.append(f"no paired test for {n} of {len(pairs)} composite pairs, so no tier separates them: {reason}")
     return lines

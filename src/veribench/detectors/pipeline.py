@@ -27,6 +27,7 @@ from veribench.detectors.base import Detector, results_per_input, submitted_text
 from veribench.errors import InputError
 from veribench.hashing import canonical_json, sha256_bytes, text_sha256
 from veribench.progress import Progress
+from veribench.progress import batch as progress_batch
 from veribench.records import ScoreResult, is_final
 from veribench.store import writes
 from veribench.store.workspace import now_utc
@@ -394,8 +395,13 @@ def run_cached(
             st.stopped_for_budget = True
         return batch[:n] or None
 
+    credited: dict[int, int] = {}
+
     def run_batch(batch: list[tuple[str, str]]) -> list[tuple[str, Any]]:
-        out = call([t for _, t in batch])
+        with progress_batch(bar, len(batch)) as counted:  # a detector that scores in packs counts each
+            out = call([t for _, t in batch])
+            with lock:
+                credited[id(batch)] = counted.credited
         if len(out) != len(batch):
             raise RuntimeError(f"{kind} {spec.name} returned {len(out)} results for {len(batch)} texts")
         return [(s, annotate(s, r) if annotate else r) for (s, _), r in zip(batch, out)]
@@ -416,7 +422,10 @@ def run_cached(
                 st.spent_total = budget.spent
         if on_batch:
             on_batch(items)
-        bar.advance(len(items))
+        with lock:
+            already = credited.pop(id(batch), 0)
+        if len(items) > already:
+            bar.advance(len(items) - already)
 
     bar.start()
     try:

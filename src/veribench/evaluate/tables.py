@@ -95,9 +95,13 @@ def _null(reason: Any) -> str:
 
 def _interval(ci: Any, f: Any, reason: Any) -> str:
     """``" [lo, hi]"`` with ``f`` formatting each end, or, where the interval is null, the
-    reason: ``" (no interval: <reason>)"`` (``reason``: from :func:`reasons.null_reason`)."""
+    reason: ``" (no interval: <reason>)"`` (``reason``: from :func:`reasons.null_reason`), or
+    ``" (<reason>)"`` when the reason says "no interval" itself (the constants of
+    :mod:`veribench.metrics.intervals` end so: never said twice)."""
     if ci:
         return f" [{f(ci[0])}, {f(ci[1])}]"
+    if reason and "no interval" in str(reason):
+        return f" ({reason})"
     return f" (no interval: {reason})" if reason else " (no interval)"
 
 
@@ -272,14 +276,20 @@ def columns(table: str, rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return cols
 
 
+def _in_sample_rows(rows: list[dict[str, Any]]) -> bool:
+    """Whether any TPR-at-FPR cell of ``rows`` carries the :data:`IN_SAMPLE_MARK`."""
+    return any(k.startswith("tpr_at_fpr_") and isinstance(v, dict) and v.get("tpr") is not None
+               and "in-sample" in str(v.get("threshold_source") or "") for r in rows for k, v in r.items())
+
+
 def _in_sample_used(res: dict[str, Any]) -> bool:
-    for name in ("table1", "table2", "side_rows"):
-        for r in res.get(name) or []:
-            for k, v in r.items():
-                if k.startswith("tpr_at_fpr_") and isinstance(v, dict) and v.get("tpr") is not None \
-                        and "in-sample" in str(v.get("threshold_source") or ""):
-                    return True
-    return False
+    return any(_in_sample_rows(res.get(name) or []) for name in ("table1", "table2", "side_rows"))
+
+
+def _mark_note(rows: list[dict[str, Any]]) -> list[str]:
+    """The Markdown lines that explain :data:`IN_SAMPLE_MARK` right under a table whose cells
+    carry it (none when none does)."""
+    return ["", IN_SAMPLE_NOTE] if _in_sample_rows(rows) else []
 
 
 def _side_cols(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -473,16 +483,14 @@ def markdown(res: dict[str, Any]) -> str:
         out += ["", f"## {g['title']}: headline rates per detector", ""]
         if g.get("note"):
             out += [g["note"], ""]
-        out += _md_table(rows, columns("table1", rows))
+        out += _md_table(rows, columns("table1", rows)) + _mark_note(rows)
     out += ["", "## Table 2: per slice (headline texts; attack slices: derived texts)", ""]
-    out += _md_table(res["table2"], columns("table2", res["table2"]))
+    out += _md_table(res["table2"], columns("table2", res["table2"])) + _mark_note(res["table2"])
     if res.get("side_rows"):
         out += ["", "## Side rows: side arms and derived texts (never in the headline rates)", ""]
-        out += _md_table(res["side_rows"], _side_cols(res["side_rows"]))
+        out += _md_table(res["side_rows"], _side_cols(res["side_rows"])) + _mark_note(res["side_rows"])
     if res.get("robustness"):
         out += ["", f"## {ROBUST_TITLE}", "", robust_note(res), ""] + _md_table(res["robustness"], ROBUST_COLUMNS)
-    if _in_sample_used(res):
-        out += ["", IN_SAMPLE_NOTE]
     if res.get("agreement"):
         out += ["", "## Agreement", "", "Only texts that every detector of the row scored are counted (n); "
                 "the others are left out. Each table's detectors are listed with it (docs/labels.md §8).", ""]
@@ -567,7 +575,8 @@ def html_page(res: dict[str, Any]) -> str:
     def table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
         head = "".join(f"<th scope='col'>{html.escape(h)}</th>" for _, h in cols)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(cell(r, k))}</td>" for k, _ in cols) + "</tr>" for r in rows)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        note = f"<p>{html.escape(IN_SAMPLE_NOTE)}</p>" if _in_sample_rows(rows) else ""  # the mark, under its table
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}"
 
     run = res.get("run", {})
     proto = run.get("protocol") or {}
@@ -575,7 +584,6 @@ def html_page(res: dict[str, Any]) -> str:
     if res.get("side_rows"):
         side = (f"<h2>Side rows: side arms and derived texts (never headline)</h2>"
                 f"{table(res['side_rows'], _side_cols(res['side_rows']))}")
-    note = f"<p>{html.escape(IN_SAMPLE_NOTE)}</p>" if _in_sample_used(res) else ""
     agree = (f"<h2>Agreement (texts every detector of the row scored)</h2>{table(res['agreement'], _agree_cols(res))}"
              if res.get("agreement") else "")
     if res.get("robustness"):
@@ -593,7 +601,7 @@ Raw per-document scores: <a href="raw_scores.csv">CSV</a>, <a href="raw_scores.p
 {"".join(f"<h2>{html.escape(g['title'])}: headline rates per detector</h2><p>{html.escape(g.get('note') or '')}</p>"
           f"{table(rows, columns('table1', rows))}" for g, rows in table1_by_group(res))}
 <h2>Table 2: per slice (headline texts; attack slices: derived texts)</h2>{table(res['table2'], columns('table2', res['table2']))}
-{side}{note}{agree}
+{side}{agree}
 </body></html>"""
 
 

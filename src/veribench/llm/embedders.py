@@ -34,8 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from veribench.detectors.local.models import quiet_loading
 from veribench.errors import VeribenchError
 from veribench.hashing import text_sha256
+from veribench.progress import notice
 from veribench.spec import Spec
 from veribench.store import writes
 
@@ -87,7 +89,9 @@ class MiniLMEmbedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(str(self.path), device=self.device)
+            notice(f"loading embedder {self.path.name} ({self.device})")
+            with quiet_loading():  # no tqdm "Loading weights" bar in a command's output: veribench.progress reports
+                self._model = SentenceTransformer(str(self.path), device=self.device)
         return self._model
 
     def _windows(self, text: str) -> list[tuple[str, int]]:

@@ -449,6 +449,19 @@ def _correction_name(data: dict[str, Any]) -> Any:
     return CORRECTION_NAMES.get(c, c)
 
 
+#: Fields of a gap row that the landing page shows (the estimate, its interval and adjusted
+#: test), with every null's reason (``*_reason``) kept beside them.
+_LANDING_GAP_KEYS = ("detector", "estimate", "ci95", "p_value", "p_adjusted", "survives", "survives_text")
+
+
+def _landing_gap_row(r: dict[str, Any]) -> dict[str, Any]:
+    """One detector's declared gap for the landing page: the gap in points with its interval,
+    the adjusted p and whether it survives the correction; the reason of each null kept."""
+    out = {k: r.get(k) for k in _LANDING_GAP_KEYS}
+    out.update({k: v for k, v in r.items() if k.endswith("_reason") and v})
+    return out
+
+
 def landing(data: dict[str, Any]) -> dict[str, Any]:
     """The three answers of the landing page for one run: innocent writing flagged (FPR by
     subgroup), AI text caught (catch rate per detector and corpus), which differences are
@@ -457,7 +470,9 @@ def landing(data: dict[str, Any]) -> dict[str, Any]:
     A declared false-positive gap is summarised by its adjusted test (``n_survive`` of
     ``n_detectors`` gaps whose multiple-comparison-adjusted p is at most ``alpha``;
     ``n_adjusted`` have an adjusted p at all), never by whether its unadjusted interval
-    excludes zero: an interval is not corrected for the family of tests."""
+    excludes zero: an interval is not corrected for the family of tests. ``q1["rows"]``
+    holds each detector's gap (points, a minus b) with its interval, test and adjusted p,
+    as the run page's gap table does."""
     t1 = data.get("table1") or []
     q1: dict[str, Any] = {}
     if data.get("gap_sets") and any(g["metric"] == "fpr" for g in data["gap_sets"]):
@@ -466,7 +481,8 @@ def landing(data: dict[str, Any]) -> dict[str, Any]:
         q1 = {"kind": "gap", "label_a": gs["label_a"], "label_b": gs["label_b"],
               "a": _range([r.get("rate_a") for r in rows]), "b": _range([r.get("rate_b") for r in rows]),
               "n_detectors": len(rows), "n_survive": gs["n_survive"], "n_adjusted": gs["n_adjusted"],
-              "correction": _correction_name(data), "alpha": _alpha(data), "interval": gs["interval"]}
+              "correction": _correction_name(data), "alpha": _alpha(data), "interval": gs["interval"],
+              "test": gs["test"], "rows": [_landing_gap_row(r) for r in rows]}
     else:
         rows, kind = _subgroup_chart_rows(data)
         q1 = {"kind": kind, "range": _range([r["v"] for r in rows]), "n_groups": len({r["group"] for r in rows})}

@@ -290,17 +290,29 @@ AGREE_COLS = [Col("Slice", "subgroup", sub="slice_type"), Col("Label", "label"),
 
 
 def gap_cols(gs: dict[str, Any]) -> list[Col]:
-    """Columns of one declared gap's table (labels from the protocol's ``[[gaps]]``)."""
+    """Columns of one declared gap's table (labels from the protocol's ``[[gaps]]``): the gap
+    with its interval and adjusted test first, each group's counts and rate after (the table
+    is a card per row on a phone, ``cls="stack"``)."""
     what = "flagged" if gs.get("metric") == "fpr" else "caught"
     return [Col("Detector", "detector"),
+            Col("Gap, points (95% CI)", "estimate", "pp", f"{gs['label_a']} minus {gs['label_b']}; {gs.get('interval')}",
+                sub="ci95", sub_fmt="pctci"),
+            Col("Adjusted p", "p_adjusted", "p", "after the run's multiple-comparison correction (family: all gaps)"),
+            Col("Survives the correction", "survives_text", "text"),
+            Col("p", "p_value", "p", gs.get("test")),
             Col(f"{gs['label_a']}: texts {what}", "k_a", "int", of="n_a"),
             Col(f"{gs['label_a']}: rate (95% CI)", "rate_a", "pct", sub="ci95_a", sub_fmt="pctci"),
             Col(f"{gs['label_b']}: texts {what}", "k_b", "int", of="n_b"),
-            Col(f"{gs['label_b']}: rate (95% CI)", "rate_b", "pct", sub="ci95_b", sub_fmt="pctci"),
-            Col("Gap, points (95% CI)", "estimate", "pp", f"{gs['label_a']} minus {gs['label_b']}; {gs.get('interval')}",
+            Col(f"{gs['label_b']}: rate (95% CI)", "rate_b", "pct", sub="ci95_b", sub_fmt="pctci")]
+
+
+def landing_gap_cols(q: dict[str, Any]) -> list[Col]:
+    """The front page's gap table: the gap with its interval and adjusted test first, so it is
+    seen on a narrow screen (the run page's :func:`gap_cols` holds each group's counts too)."""
+    return [Col("Detector", "detector"),
+            Col("Gap, points (95% CI)", "estimate", "pp", f"{q['label_a']} minus {q['label_b']}; {q.get('interval')}",
                 sub="ci95", sub_fmt="pctci"),
-            Col("p", "p_value", "p", gs.get("test")),
-            Col("Adjusted p", "p_adjusted", "p", "after the run's multiple-comparison correction (family: all gaps)"),
+            Col("Adjusted p", "p_adjusted", "p", f"{q.get('test')}, after {q.get('correction')}"),
             Col("Survives the correction", "survives_text", "text")]
 
 
@@ -757,7 +769,7 @@ def _env():
     env.globals.update(cell=cell, pointer=pointer, table=render_table, get_path=get_path, fmt=format_value,
                        C=globals(), breakdown_cols=breakdown_cols, Col=Col,
                        table1_cols=table1_cols, table1_detail_cols=table1_detail_cols, table2_cols=table2_cols,
-                       side_row_cols=side_row_cols, gap_cols=gap_cols, tpr_cols=tpr_cols,
+                       side_row_cols=side_row_cols, gap_cols=gap_cols, landing_gap_cols=landing_gap_cols, tpr_cols=tpr_cols,
                        rating_error_cols=rating_error_cols, pick=lambda seq, idx: [seq[i] for i in idx])
     return env
 

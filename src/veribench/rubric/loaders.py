@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,36 @@ def _read_json_list(path: Path) -> list[Any]:
     return data
 
 
+def _key(s: str) -> str:
+    return hashlib.sha256(s.encode()).hexdigest()
+
+
 def _limit(pairs: list[Pair], limit: int | None) -> list[Pair]:
-    """The first ``limit`` pairs in a fixed pseudo-random order (sha256 of the key), so a
-    limited load is spread over tools and inputs, and the same on every rerun."""
-    pairs = sorted(pairs, key=lambda p: hashlib.sha256(p.pair_key.encode()).hexdigest())
-    return pairs if limit is None else pairs[: max(0, limit)]
+    """All pairs in a fixed pseudo-random order (sha256 of the key); with ``limit``, the
+    first ``limit`` of a round-robin over the tools (tools in sha256 order of their name,
+    each tool's pairs in sha256 order of the key), so a limited load takes
+    ``ceil(limit / tools)`` or ``floor(...)`` pairs of every tool that has them, and the
+    same pairs on every rerun. A tool is left out only when ``limit`` is below the number
+    of tools (:func:`tool_counts` tells which)."""
+    pairs = sorted(pairs, key=lambda p: _key(p.pair_key))
+    if limit is None:
+        return pairs
+    by_tool: dict[str, list[Pair]] = defaultdict(list)
+    for p in pairs:
+        by_tool[p.tool].append(p)
+    queues = [by_tool[t] for t in sorted(by_tool, key=_key)]
+    out = [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+    return out[: max(0, limit)]
+
+
+def tool_counts(found: list[Pair], selected: list[Pair]) -> dict[str, dict[str, int]]:
+    """Per tool (sorted by name): ``{"found": pairs in the source, "selected": pairs loaded}``."""
+    out = {t: {"found": 0, "selected": 0} for t in sorted({p.tool for p in found})}
+    for p in found:
+        out[p.tool]["found"] += 1
+    for p in selected:
+        out[p.tool]["selected"] += 1
+    return out
 
 
 def pairs_from_cycle(cycle_dir: str | Path, limit: int | None = None) -> tuple[list[Pair], dict[str, Any]]:
@@ -94,9 +120,9 @@ def pairs_from_cycle(cycle_dir: str | Path, limit: int | None = None) -> tuple[l
         pairs.append(Pair(pair_key=f"cycle:{cycle_name}:{t['id']}", tool=str(t["humanizer_slug"]),
                           input_text=inp, output_text=out, source=f"cycle:{cycle_name}", pair_id=str(t["id"]),
                           sample_id=str(t.get("sample_id")) if t.get("sample_id") is not None else None))
-    n = len(pairs)
-    pairs = _limit(pairs, limit)
-    return pairs, {"tests": len(tests), "pairs": n, "selected": len(pairs), "skipped": skipped}
+    found, pairs = pairs, _limit(pairs, limit)
+    return pairs, {"tests": len(tests), "pairs": len(found), "selected": len(pairs), "skipped": skipped,
+                   "tools": tool_counts(found, pairs)}
 
 
 def pairs_from_workspace(ws: Workspace, limit: int | None = None) -> tuple[list[Pair], dict[str, Any]]:
@@ -135,6 +161,6 @@ def pairs_from_workspace(ws: Workspace, limit: int | None = None) -> tuple[list[
                              file="workspace documents", record=doc_id, field="text")
         pairs.append(Pair(pair_key=f"workspace:{doc_id}", tool=tool, input_text=input_text, output_text=text,
                           source="workspace", pair_id=doc_id, sample_id=input_id))
-    n = len(pairs)
-    pairs = _limit(pairs, limit)
-    return pairs, {"documents": n, "pairs": n, "selected": len(pairs), "skipped": {}}
+    found, pairs = pairs, _limit(pairs, limit)
+    return pairs, {"documents": len(found), "pairs": len(found), "selected": len(pairs), "skipped": {},
+                   "tools": tool_counts(found, pairs)}

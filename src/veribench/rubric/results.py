@@ -218,7 +218,8 @@ def tool_results(ws: Workspace) -> list[dict[str, Any]]:
     ``krippendorff_alpha_ordinal`` (two first readers; None with ``alpha_note`` when
     undefined), ``krippendorff_alpha_ci_95`` with ``krippendorff_alpha_ci_95_reason``
     (:func:`alpha_interval`), ``alpha_outputs``; ``fk_grade_delta_mean`` (output minus input Flesch-Kincaid
-    grade; reported, never scored). Values are None while no output of the tool is complete.
+    grade; reported, never scored). Values are None while no output of the tool is complete,
+    and then ``reason`` says so ("no rated pairs: 0 of N outputs have all their reads"; else None).
     """
     per_tool: dict[str, list[dict]] = defaultdict(list)
     for o in output_results(ws):
@@ -248,6 +249,7 @@ def tool_results(ws: Workspace) -> list[dict[str, Any]]:
             "alpha_outputs": sum(1 for o in os_ if None not in o["first_reads"]),
             "fk_grade_delta_mean": _mean([o["fk_grade_delta"] for o in os_ if o["fk_grade_delta"] is not None]),
         })
+        r["reason"] = None if done else f"no rated pairs: 0 of {len(os_)} outputs have all their reads"
         res.append(r)
     return res
 

@@ -15,6 +15,8 @@ the two identical.
 
 from __future__ import annotations
 
+import re
+
 from veribench.hashing import text_sha256
 
 #: The protocol's three registers, with the description shown to writers.
@@ -28,6 +30,23 @@ DEFAULT_REGISTER = "academic"
 #: Target length in words, inclusive (protocol: "at 300 to 1,200 words"). A text outside
 #: it cannot be submitted; the invitation may name another range (``write invite``).
 TARGET_WORDS: tuple[int, int] = (300, 1200)
+#: A length a prompt states in words: "200 words", "a 200-word essay", "300-500 words",
+#: "300 to 500 words" (numbers may carry thousands commas: "1,200 words").
+STATED_WORDS = re.compile(r"\b(\d{1,3}(?:,\d{3})+|\d+)(?:\s*(?:-|\u2013|\u2014|to)\s*(\d{1,3}(?:,\d{3})+|\d+))?"
+                          r"[\s-]*words?\b", re.IGNORECASE)
+
+
+def stated_word_counts(prompt: str) -> list[int]:
+    """Every word count the prompt states (each end of a stated range), in order of
+    appearance; ``[]`` when it states none. The invitation page shows the prompt and the
+    invitation's length beside it, so ``write invite`` refuses a prompt whose stated length
+    falls outside the invitation's range (two limits on one page)."""
+    out: list[int] = []
+    for m in STATED_WORDS.finditer(prompt):
+        out += [int(g.replace(",", "")) for g in m.groups() if g]
+    return out
+
+
 #: Hard bounds on any invitation's range, and on the characters of one draft.
 WORDS_LIMITS: tuple[int, int] = (1, 5000)
 MAX_TEXT_CHARS = 60_000

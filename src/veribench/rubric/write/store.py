@@ -109,7 +109,8 @@ def create_invitations(db: WriteDB, prompt: str, *, register: str = rules.DEFAUL
     secret part of the link and is returned only here; the store keeps its SHA-256.
 
     Raises:
-        InputError: unknown register, count outside 1..1000, or a bad word range.
+        InputError: unknown register, count outside 1..1000, a bad word range, or a prompt
+            that states a word count outside the range (:func:`rules.stated_word_counts`).
     """
     if register not in rules.REGISTERS:
         raise InputError(f"unknown register {register!r}; one of: {', '.join(rules.REGISTERS)}", field="register")
@@ -120,6 +121,11 @@ def create_invitations(db: WriteDB, prompt: str, *, register: str = rules.DEFAUL
     if not rules.WORDS_LIMITS[0] <= lo <= hi <= rules.WORDS_LIMITS[1]:
         raise InputError(f"the word range must satisfy {rules.WORDS_LIMITS[0]} <= min <= max <= "
                          f"{rules.WORDS_LIMITS[1]} (got {lo}-{hi})", field="min_words")
+    outside = [n for n in rules.stated_word_counts(prompt) if not lo <= n <= hi]
+    if outside:
+        raise InputError(f"the prompt asks for {outside[0]:,} words, outside the invitation's length of {lo:,}-{hi:,} "
+                         "words that the page shows beside it (edit the prompt, or give --min-words/--max-words "
+                         "that include it)", file=prompt_file, field="prompt")
     pid = add_prompt(db, prompt, file=prompt_file)
     out = []
     with db.transaction() as c:

@@ -15,6 +15,7 @@ from typing import Any
 
 from veribench.detectors.local.engine.plan import Plan, _device_type, plan_workers
 from veribench.detectors.local.models import LoadedModel
+from veribench.progress import batch_progress
 
 _MODEL_LOCKS: dict[int, threading.RLock] = {}
 _MODEL_LOCKS_GUARD = threading.Lock()
@@ -156,6 +157,7 @@ class _Progress:
     def advance(self, texts: int, tokens: int) -> None:
         self.done += texts
         self.tokens += tokens
+        batch_progress(self.done, self.total)  # the scoring count of the pipeline's batch moves with the packs
         if self.sink is None:
             return
         now = time.perf_counter()
