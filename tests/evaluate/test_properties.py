@@ -659,3 +659,30 @@ def test_no_calibration_group_has_members_on_both_sides(items, every, salt):
     solo = [i for i, g in enumerate(groups) if g is None]
     m_solo = calibration_mask([ids[i] for i in solo], is_human[solo], [None] * len(solo), every=every, salt=salt)
     assert np.array_equal(m[solo], m_solo)
+
+
+EXTREMES = [0.0, -0.0, 5e-324, -5e-324, 1e-300, 1e308, -1e308, 1.7976931348623157e308, -1.7976931348623157e308, 0.5]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario(), st.lists(st.sampled_from(EXTREMES), min_size=40, max_size=40))
+def test_any_finite_scores_give_tables_never_an_error(sc, extreme):
+    """Class of the leaderboard's crash (a submitted file with scores 0 and 5e-324, or -1e308
+    and 1e308, stopped evaluation in the histogram: "Too many bins for data range", an
+    infinite bin width): any finite native scores give every table, and the JSON is finite."""
+    docs, dets, proto = build(sc)
+    for d in dets:
+        if d.p is not None and np.isfinite(d.p).any():  # probabilities stay in [0, 1]
+            v = np.array([min(abs(x), 1.0) for x in extreme[: len(d.p)]])
+            d.p[:] = np.where(np.isfinite(d.p), v, np.nan)
+            d.raw[:] = d.p
+        else:
+            v = np.array(extreme[: len(d.raw)])
+            d.raw[:] = np.where(np.isfinite(d.raw), v, np.nan)
+        d.oriented[:] = d.raw
+    res = compute_results(docs, dets, proto)
+    json.dumps(res, allow_nan=False)
+    for c in res.get("curves", {}).values():
+        h = (c or {}).get("hist")
+        if h:
+            assert all(math.isfinite(x) for x in h["edges"]) and h["edges"] == sorted(set(h["edges"]))

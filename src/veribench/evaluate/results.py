@@ -431,7 +431,7 @@ def _curves(d: DetArrays, elig_rank: np.ndarray, sel: np.ndarray, lab: np.ndarra
         cur["roc"] = {"fpr": [float(x) for x in rc.fpr], "tpr": [float(x) for x in rc.tpr]}
     if sel.any():
         vals = d.oriented[sel]
-        edges = np.histogram_bin_edges(vals, bins=hist_bins)
+        edges = mroc.histogram_edges(vals, hist_bins)  # any finite scale (a submitted file's 5e-324 or 1e308)
         rk = d.ranking or {}
         is_p = rk.get("field") == "ai_probability" or (rk.get("field") == "raw" and rk.get("scales") == ["p_ai"]) \
             or (not rk and np.isfinite(d.p[sel]).all() and np.array_equal(d.p[sel], vals))

@@ -260,3 +260,46 @@ def tpr_at_fpr(y_true: Any, y_score: Any, target_fpr: float, pos_label: Any = No
     t, fp = threshold_at_fpr_sorted(h, target)
     k = int(np.count_nonzero(a > t))
     return TprAtFpr(k / a.size, t, fp / h.size, k, int(a.size), None, target, int(h.size), fp)
+
+
+def histogram_edges(values: Any, bins: int) -> np.ndarray:
+    """Bin edges for a histogram of finite scores on any scale, never an error.
+
+    ``numpy.histogram_bin_edges(values, bins)`` (equal-width bins over [min, max]) where it
+    gives ``bins`` finite, strictly increasing edges. It cannot for two kinds of finite
+    input, which a submitted score file may hold: a range narrower than ``bins`` steps of
+    the float grid (e.g. 0 and 5e-324: "Too many bins for data range") and a range whose
+    width overflows (e.g. -1e308 and 1e308: the step is infinite). Then the edges are
+    ``lo * (1 - t) + hi * t`` for ``t = 0, 1/bins, ..., 1`` (finite for any finite lo, hi),
+    with repeated edges dropped: fewer bins, each still finite and non-empty in width.
+
+    Args:
+        values: 1-D finite floats, at least one (the caller drops NaN).
+        bins: the number of bins wanted, >= 1.
+
+    Returns:
+        Edges, shape (k + 1,) with 1 <= k <= ``bins``, strictly increasing, finite; ready
+        for ``numpy.histogram(values, bins=edges)`` (every value falls in a bin).
+
+    Raises:
+        ValueError: no values, a non-finite value, or ``bins`` < 1.
+    """
+    v = np.asarray(values, dtype=float)
+    if v.size == 0 or not np.isfinite(v).all():
+        raise ValueError("histogram_edges needs at least one value, all finite")
+    if bins < 1:
+        raise ValueError(f"bins must be >= 1, not {bins}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        try:
+            e = np.histogram_bin_edges(v, bins=bins)
+            if np.isfinite(e).all() and (np.diff(e) > 0).all():
+                return e
+        except ValueError:
+            pass
+    lo, hi = float(v.min()), float(v.max())
+    if lo == hi:  # every value equal and no room of 0.5 around it: one bin one ulp wide
+        return np.array([lo, np.nextafter(lo, np.inf)]) if lo < np.finfo(float).max else \
+            np.array([np.nextafter(lo, -np.inf), lo])
+    t = np.linspace(0.0, 1.0, bins + 1)
+    inner = np.clip(lo * (1.0 - t[1:-1]) + hi * t[1:-1], lo, hi)  # rounding may step past an end
+    return np.unique(np.concatenate([[lo], inner, [hi]]))
