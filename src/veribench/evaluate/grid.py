@@ -354,31 +354,30 @@ def _rollups(t: np.ndarray, n_axes: int) -> list[np.ndarray]:
     return out
 
 
-def _side(sa, idx, hset, free, codes, k, flagged, bad, gcol, G, parent=None):
-    """Every cell of one human side: per roll-up mask of the free tags, arrays over that
-    mask's cells (shape: k_i, or 1 where rolled) of m, 2 n sum V10, 4 n^2 sum V10^2,
-    4 m^2 sum_j V01_j^2 (sv01), flagged and unjudgeable counts per target, and AI texts per group."""
-    F = len(free)
-    shape = tuple(k[i] for i in free)
+def _side(sa, fine, shape, hset, flagged, bad, gcol, G, parent=None):
+    """Every cell of one human side, from its AI texts' scores ``sa`` and cells over the free
+    tags ``fine`` (of ``shape``): per roll-up mask of the free tags, arrays over that mask's
+    cells (shape: k_i, or 1 where rolled) of m, 2 n sum V10, 4 n^2 sum V10^2, 4 m^2 sum_j
+    V01_j^2 (sv01), flagged and unjudgeable counts per target, and AI texts per group; and
+    ``lo``, each AI text's position among the side's human scores (``parent``: see
+    :meth:`_HumanSet.position`)."""
+    F = len(shape)
     n_fine = int(np.prod(shape, dtype=np.int64)) if F else 1
-    fine = np.zeros(idx.size, dtype=np.int64)
-    for i in free:
-        fine = fine * k[i] + codes[i][idx]
-    lo, tie, b2 = hset.position(sa[idx], None if parent is None else (parent[0], parent[1][idx]))
+    lo, tie, b2 = hset.position(sa, parent)
     add = {"m": np.bincount(fine, minlength=n_fine).astype(np.float64),
            "s1": np.bincount(fine, weights=b2, minlength=n_fine),
            "s2": np.bincount(fine, weights=b2 * b2, minlength=n_fine)}
     for ti in range(len(flagged)):
-        add[f"tp{ti}"] = np.bincount(fine, weights=flagged[ti][idx], minlength=n_fine)
-        add[f"bad{ti}"] = np.bincount(fine, weights=bad[ti][idx], minlength=n_fine)
-    pres = np.bincount(fine * (G + 1) + gcol[idx], minlength=n_fine * (G + 1)).reshape(shape + (G + 1,))
+        add[f"tp{ti}"] = np.bincount(fine, weights=flagged[ti], minlength=n_fine)
+        add[f"bad{ti}"] = np.bincount(fine, weights=bad[ti], minlength=n_fine)
+    pres = np.bincount(fine * (G + 1) + gcol, minlength=n_fine * (G + 1)).reshape(shape + (G + 1,))
     out = {key: _rollups(v.reshape(shape), F) for key, v in add.items()}
     out["pres"] = _rollups(pres.astype(np.float64), F)
     # sv01: histogram of the AI positions among the human scores, in chunks of positions,
     # with the count below each chunk carried: C_j = 2 #{AI > h_j} + #{AI = h_j}.
     K = hset.u.size
     sv01 = [np.zeros(r.shape) for r in out["m"]]
-    if K and idx.size:
+    if K and sa.size:
         width = max(1, min(K, _CHUNK // max(n_fine, 1)))
         wf = hset.w.astype(np.float64)
         n_chunks = -(-K // width)
@@ -524,28 +523,45 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
         bad.append((~ga_ok | bad_g[ti, gac]).astype(np.float64))
     gcol = np.where(ga_ok, ga, G)
 
-    # the human sides: every human text; and, when the threshold tag is a grid tag, its groups
-    sides = []  # (AI row indices, human set, digit of the threshold tag or None)
+    # the human sides: every human text; and, when the threshold tag is a grid tag, its groups.
+    # The AI texts are taken once in the order of the threshold tag's values (a stable sort), so that
+    # each group's side is a slice of the same arrays (every sum below is of integers: order-free)
     free = [i for i in range(T) if i != tb_pos]
+    shape = tuple(k[i] for i in free)
+    fine = np.zeros(m_total, dtype=np.int64)  # each AI text's cell over the free tags
+    for i in free:
+        fine *= k[i]
+        fine += codes[i]
+    per = [sa, fine, gcol, *flagged, *bad]
     h_all = _HumanSet(sh)
+    sides = []  # (slice of the AI texts, human set, digit of the threshold tag or None)
     if tb_pos is None:
-        sides.append((np.arange(m_total), h_all, None))
+        sides.append((slice(0, m_total), h_all, None))
     else:
-        sides.append((np.arange(m_total), h_all, k[tb_pos]))
+        tcode = codes[tb_pos]
+        if not bool((tcode[1:] >= tcode[:-1]).all()):  # else already in that order (as a board by domain)
+            by = np.argsort(tcode.astype(np.int16) if k[tb_pos] < 1 << 15 else tcode, kind="stable")
+            per, tcode = [x[by] for x in per], tcode[by]
+        cuts = np.searchsorted(tcode, np.arange(k[tb_pos] + 1)).tolist()
+        sides.append((slice(0, m_total), h_all, k[tb_pos]))
         gi = {g: i for i, g in enumerate(g_names)}
         for d, v in enumerate(vals[tb_pos]):
             g = gi.get(v, -1)
             hset = _HumanSet(sh[gh == g]) if g >= 0 else _HumanSet(np.zeros(0))
-            sides.append((np.flatnonzero(codes[tb_pos] == d), hset, d))
+            sides.append((slice(cuts[d], cuts[d + 1]), hset, d))
+    nt = len(targets)
     cell_m = np.zeros(total)
-    cell = {key: np.zeros(total) for key in ["s1", "s2", "sv01"] + [f"tp{i}" for i in range(len(targets))]
-            + [f"bad{i}" for i in range(len(targets))]}
+    cell = {key: np.zeros(total) for key in ["s1", "s2", "sv01"] + [f"tp{i}" for i in range(nt)]
+            + [f"bad{i}" for i in range(nt)]}
     cell_pres = np.zeros((total, G + 1))
     cell_nh = np.zeros(total, dtype=np.int64)
-    parent = None  # (every human text, each AI text's position among them): the groups' positions are read from it
-    for idx, hset, tb_digit in sides:
-        st = _side(sa, idx, hset, free, codes, k, flagged, bad, gcol, G, parent)
-        parent = parent or (h_all, st["lo"])
+    lo_all = None  # each AI text's position among every human text: the groups' positions are read from it
+    for sl, hset, tb_digit in sides:
+        p_sa, p_fine, p_g, *p_rest = (x[sl] for x in per)
+        st = _side(p_sa, p_fine, shape, hset, p_rest[:nt], p_rest[nt:], p_g, G,
+                   None if lo_all is None else (h_all, lo_all[sl]))
+        if lo_all is None:
+            lo_all = st["lo"]
         for mask in range(1 << len(free)):
             gid = np.zeros([1] * len(free), dtype=np.int64) + (tb_digit * strides[tb_pos] if tb_pos is not None
                                                                 else 0)
