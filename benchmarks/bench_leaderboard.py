@@ -18,10 +18,12 @@ process, which includes the frame it loads):
    fresh process is the compared figure, its median over 3 further calls is printed beside it): AUROC and TPR at 5% FPR in
    every cell of domain x model x decoding x repetition penalty x attack and every "all"
    roll-up, from the prediction records. RAID: ``raid.evaluate.run_evaluation(predictions,
-   df)`` exactly as its README calls it (default ``target_fpr=0.05``). veribench: the records
-   aligned to the frame by id, then :func:`veribench.evaluate.grid.compute_grid` with
-   ``tpr_intervals=False`` (AUROC with its DeLong interval, TPR at 5% FPR; RAID computes no
-   interval).
+   df)`` exactly as its README calls it (default ``target_fpr=0.05``; its DataFrame is built
+   untimed). veribench: the records aligned to the frame by id, then
+   :func:`veribench.evaluate.grid.compute_grid` with ``tpr_intervals=False`` (AUROC with its
+   DeLong interval, TPR at 5% FPR; RAID computes no interval) over the board's tags coded
+   once when it loads its hidden set (:func:`board_codes`: timed apart and printed, not per
+   submission).
 2. **the agreement check**, before any ratio is reported: the cells are the same; AUROC
    within 1e-12 in every cell; TPR at 5% FPR equal in every cell where RAID's threshold splits
    the cell's AI texts as the exact quantile does, and elsewhere the true-positive counts

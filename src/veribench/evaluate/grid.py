@@ -66,11 +66,15 @@ group keeps its TPR (RAID nulls every ``domain = "all"`` row once any domain fai
 Texts whose score is missing or not finite are left out and counted in ``info``
 (RAID's ``require_complete`` drops the whole split instead).
 
-How it is fast: per detector, each AI text's midrank position among its group's human
-scores and among all human scores is found once (``searchsorted``); every cell's AUROC,
-DeLong S10, TPR and counts are then weighted ``bincount`` s over dense cell ids (each AI
-text falls in 2^T cells), and S01 comes from one histogram of those positions per human
-set (cells x distinct human scores, in bounded chunks).
+How it is fast: the tag columns are coded once (:class:`CodedTag`; a board passes them
+coded, once for every submission); per detector, each AI text's midrank position among all
+human scores is found once (``searchsorted``) and its position among its group's human
+scores read from it through a table (a group's distinct scores are a subset of all); every
+cell's AUROC, DeLong S10, TPR and counts are then weighted ``bincount`` s over dense cell
+ids (each AI text falls in 2^T cells), each group's side a slice of the same arrays, and S01
+comes from one histogram of those positions per human set (cells x distinct human scores,
+in bounded chunks), turned into C_j = 2 #{AI > h_j} + #{AI = h_j} per finest cell before
+the roll-ups (linear in the counts, integers below 2**53: exact in float64).
 """
 
 from __future__ import annotations
