@@ -131,4 +131,24 @@ def test_bench_runs_without_raid_and_says_so(tmp_path):
     assert "RAID's side and the agreement check skipped: --without-raid" in r.stdout
     data = json.loads(out.read_text())
     assert data["rows"] == 8 * 2 * 35 * 12 and data["cpu_seconds"] > 0 and data["paired_rows"] == 9 * 3 * 45
+    assert data["board_cpu_seconds"] > 0  # the tags coded once per board, timed apart
     assert "ratio_cpu" not in data and "agreement" not in data
+
+
+def test_board_coded_once_and_records_in_any_order_give_the_same_grid(bench):
+    """The board's tags coded once (``board_codes``, what a board computes when it loads its
+    hidden set) give the rows of the grid coded per call; records in the board's order (the
+    list comparison) and shuffled (the hash index) align to the same scores; an unknown or a
+    repeated id is refused with the record named."""
+    frame = bench.raid_frame(3, n_entries=1, n_domains=2, n_attacks=2)
+    preds = bench.predictions(frame)
+    order = np.random.default_rng(0).permutation(len(preds))
+    shuffled = [preds[i] for i in order]
+    assert bench.align(frame["id"], shuffled).tolist() == bench.align(frame["id"], preds).tolist() \
+        == frame["scores"][0].tolist()
+    board = bench.board_codes(frame)
+    assert bench.veribench_grid(frame, shuffled, board=board)["rows"] == bench.veribench_grid(frame, preds)["rows"]
+    with pytest.raises(SystemExit, match="predictions record 4: unknown id 'nope'"):
+        bench.align(frame["id"], preds[:4] + [{"id": "nope", "score": 0.5}] + preds[5:])
+    with pytest.raises(SystemExit, match="repeated id"):
+        bench.align(frame["id"], preds[:-1] + [preds[0]])

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.stats import norm
 from sklearn.metrics import roc_auc_score
 
 from veribench.corpus.importers import import_scores
@@ -26,6 +27,7 @@ from veribench.evaluate.grid import (
     ALL,
     NO_TPR_INTERVAL,
     RAID_TAGS,
+    CodedTag,
     GridDetector,
     compute_grid,
     raid_leaderboard,
@@ -270,6 +272,104 @@ def test_grid_delong_in_chunks_equals_a_plain_per_cell_reference(monkeypatch, ch
                 checked_ci += 1
     assert checked_ci > 500
 
+
+
+def plain_delong(a: np.ndarray, h: np.ndarray) -> tuple[float, float]:
+    """DeLong's 95% interval by a plain loop over the two samples (structural components
+    V10_i, V01_j; DeLong et al. 1988), clipped to [0, 1]."""
+    psi = (a[:, None] > h[None, :]) + 0.5 * (a[:, None] == h[None, :])
+    auc = float(psi.mean())
+    var = psi.mean(axis=1).var(ddof=1) / a.size + psi.mean(axis=0).var(ddof=1) / h.size
+    half = float(norm.isf(0.025)) * math.sqrt(var)
+    return max(0.0, auc - half), min(1.0, auc + half)
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_grid_points_with_coded_tags_equal_a_plain_sklearn_reference(seed):
+    """Issue 26 (the faster points path: tags coded once per board as ``CodedTag``, each
+    threshold group's positions read from the all-human positions, DeLong's S01 rolled up once
+    per chunk): on random data with heavy ties, many small cells (most hold 1-5 AI texts), AI
+    scores above every human score, missing scores, a domain with no human text and a missing
+    tag value, ``compute_grid(..., tpr_intervals=False)`` over coded tags gives the rows of the
+    raw columns, and every cell equals a plain per-cell reference: scikit-learn's AUROC,
+    DeLong's interval by a plain loop, the threshold of each domain by trying every unattacked
+    human score, and the TPR counted by a loop."""
+    rng = np.random.default_rng(seed)
+    n = 900
+    cols = {"domain": rng.choice(["d0", "d1", "d2", "d3", "d4"], n).astype(object),
+            "model": rng.choice(["m0", "m1", "m2", "m3", "m4", "m5"], n).astype(object),
+            "decoding": rng.choice(["greedy", "sampling", "beam"], n).astype(object),
+            "attack": rng.choice(["none", "none", "swap", "typo"], n).astype(object)}
+    label = (rng.random(n) < 0.75).astype(np.int64)
+    label[cols["domain"] == "d4"] = 1  # no human text in d4: its cells have n_human 0 on the domain side
+    cols["model"][label == 0] = "human"
+    cols["decoding"][label == 0] = None
+    cols["model"][np.flatnonzero(label == 1)[:3]] = None  # a missing tag value: "(missing)"
+    score = np.round(rng.random(n) * 0.8 + 0.25 * label, 2)  # two decimals: ties everywhere
+    score[np.flatnonzero(label == 1)[5:25]] = 5.0  # above every human score
+    score[rng.random(n) < 0.05] = np.nan
+    tags = ["domain", "model", "decoding", "attack"]
+    unatt = unattacked_mask(cols["attack"])
+    kw = {"tags": tags, "threshold_by": "domain", "unattacked": unatt, "targets": (0.05, 0.2), "tpr_intervals": False}
+    coded = compute_grid({t: CodedTag(c) for t, c in cols.items()}, label, [GridDetector("d", score)], **kw)
+    raw = compute_grid(cols, label, [GridDetector("d", score)], **kw)
+    assert coded["rows"] == raw["rows"]
+    fin = np.isfinite(score)
+    ai, hu = fin & (label == 1), fin & (label == 0)
+    sval = {t: np.array(["(missing)" if v is None else str(v) for v in c], dtype=object) for t, c in cols.items()}
+    thr = {}
+    for d in sorted(set(sval["domain"][fin].tolist())):
+        hs = score[hu & unatt & (sval["domain"] == d)]
+        for t in (0.05, 0.2):
+            if hs.size:
+                tt, fp = plain_threshold(hs, t)
+                thr[(d, t)] = (tt, fp, hs.size) if fp > 0 else None  # fp = 0: the target is unreachable
+            else:
+                thr[(d, t)] = None
+    rows = {tuple(r[t] for t in tags): r for r in coded["rows"]}
+    values = [sorted(set(sval[t][ai].tolist())) + [ALL] for t in tags]
+    small = checked_ci = 0
+    for cell in itertools.product(*values):
+        sel = ai.copy()
+        for t, v in zip(tags, cell, strict=True):
+            if v != ALL:
+                sel &= sval[t] == v
+        if not sel.any():
+            assert cell not in rows
+            continue
+        r = rows.pop(cell)
+        hsel = hu & (sval["domain"] == cell[0]) if cell[0] != ALL else hu
+        a_s, h_s = score[sel], score[hsel]
+        assert (r["n_ai"], r["n_human"]) == (a_s.size, h_s.size), cell
+        small += a_s.size <= 5
+        if h_s.size == 0:
+            assert r["auroc"] is None and r["auroc_ci95"] is None and r["auroc_ci95_reason"]
+            assert r["tpr_at_fpr_5"]["tpr"] is None and r["tpr_at_fpr_5"]["reason"]
+            continue
+        y = np.r_[np.ones(a_s.size), np.zeros(h_s.size)]
+        assert r["auroc"] == pytest.approx(roc_auc_score(y, np.r_[a_s, h_s]), abs=1e-12), cell
+        if a_s.size < 2:
+            assert r["auroc_ci95"] is None and r["auroc_ci95_reason"]
+        else:
+            lo, hi = plain_delong(a_s, h_s)
+            if lo == hi:
+                assert r["auroc_ci95"] is None and r["auroc_ci95_reason"]
+            else:
+                assert r["auroc_ci95"] == pytest.approx([lo, hi], abs=1e-9), cell
+                checked_ci += 1
+        for t, key in ((0.05, "tpr_at_fpr_5"), (0.2, "tpr_at_fpr_20")):
+            e = r[key]
+            doms = sorted(set(sval["domain"][sel].tolist()))
+            if any(thr[(d, t)] is None for d in doms):
+                assert e["tpr"] is None and e["reason"], (cell, key)
+                continue
+            k = sum(int(score[i] > thr[(sval["domain"][i], t)][0]) for i in np.flatnonzero(sel))
+            assert e["tpr"] == k / a_s.size, (cell, key)
+            assert e["ci95"] is None and e["ci95_reason"] == NO_TPR_INTERVAL
+            assert e["achieved_fpr"] == pytest.approx(sum(thr[(d, t)][1] for d in doms)
+                                                      / sum(thr[(d, t)][2] for d in doms), abs=1e-15)
+    assert not rows  # no cell beyond the reference's
+    assert small > 200 and checked_ci > 200, (small, checked_ci)
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())

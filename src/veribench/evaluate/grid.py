@@ -66,11 +66,15 @@ group keeps its TPR (RAID nulls every ``domain = "all"`` row once any domain fai
 Texts whose score is missing or not finite are left out and counted in ``info``
 (RAID's ``require_complete`` drops the whole split instead).
 
-How it is fast: per detector, each AI text's midrank position among its group's human
-scores and among all human scores is found once (``searchsorted``); every cell's AUROC,
-DeLong S10, TPR and counts are then weighted ``bincount`` s over dense cell ids (each AI
-text falls in 2^T cells), and S01 comes from one histogram of those positions per human
-set (cells x distinct human scores, in bounded chunks).
+How it is fast: the tag columns are coded once (:class:`CodedTag`; a board passes them
+coded, once for every submission); per detector, each AI text's midrank position among all
+human scores is found once (``searchsorted``) and its position among its group's human
+scores read from it through a table (a group's distinct scores are a subset of all); every
+cell's AUROC, DeLong S10, TPR and counts are then weighted ``bincount`` s over dense cell
+ids (each AI text falls in 2^T cells), each group's side a slice of the same arrays, and S01
+comes from one histogram of those positions per human set (cells x distinct human scores,
+in bounded chunks), turned into C_j = 2 #{AI > h_j} + #{AI = h_j} per finest cell before
+the roll-ups (linear in the counts, integers below 2**53: exact in float64).
 """
 
 from __future__ import annotations
@@ -172,7 +176,8 @@ def compute_grid(
     """Every cell and roll-up of the grid over ``tags``, for every detector.
 
     Args:
-        values: tag name -> value per row (str or None), for every tag in ``tags`` and for
+        values: tag name -> value per row (str or None), or the column already coded
+            (:class:`CodedTag`, e.g. once per board), for every tag in ``tags`` and for
             ``threshold_by``.
         label: per row 1 = AI (positive), 0 = human (negative), -1 = not in the grid
             (``ai-edited-human`` and ``mixed`` texts are reported on their own rows elsewhere).
@@ -221,17 +226,17 @@ def compute_grid(
         raise ValueError(f"n_boot must be >= 1, got {n_boot!r}")
     lab = np.asarray(label, dtype=np.int64)
     n = lab.shape[0]
-    cols = {t: np.asarray(values[t], dtype=object) for t in need}
-    for t, c in cols.items():
-        if c.shape[0] != n:
-            raise ValueError(f"tag {t!r} has {c.shape[0]} values for {n} rows")
+    # Values coded once for every detector (or once per board, passed as CodedTag); threshold
+    # groups over all rows (AI and human).
+    enc = {t: values[t] if isinstance(values[t], CodedTag) else CodedTag(values[t]) for t in need}
+    for t, c in enc.items():
+        if c.codes.shape[0] != n:
+            raise ValueError(f"tag {t!r} has {c.codes.shape[0]} values for {n} rows")
     unatt = np.ones(n, dtype=bool) if unattacked is None else np.asarray(unattacked, dtype=bool)
     if unatt.shape[0] != n:
         raise ValueError(f"unattacked has {unatt.shape[0]} values for {n} rows")
     alpha = 1.0 - confidence
     z = float(norm.isf(alpha / 2.0))
-    # Values coded once for every detector; threshold groups over all rows (AI and human).
-    enc = {t: _Codes(cols[t]) for t in need}
     if threshold_by:
         e = enc[threshold_by]
         keep = np.array([i != e.missing for i in range(len(e.names))], dtype=bool)
@@ -277,14 +282,17 @@ def compute_grid(
     return {"rows": rows, "info": info}
 
 
-class _Codes:
-    """Distinct string values of one tag (sorted; missing values -> :data:`MISSING`) and an
-    int code per row, computed once for all detectors."""
+class CodedTag:
+    """One tag column coded once: ``names``, its distinct values as ``str`` (sorted; missing
+    values, None or NaN, -> :data:`MISSING`), and ``codes``, an int64 array (n,) indexing
+    ``names`` per row. Pass it to :func:`compute_grid` in place of the raw column to code a
+    board's tags once for every submission (the rows are the same either way)."""
 
-    def __init__(self, vals: np.ndarray):
+    def __init__(self, vals: Sequence[Any]):
         import pandas as pd  # statsmodels' dependency: a hash factorisation in C
 
-        raw, uniq = pd.factorize(np.asarray(vals, dtype=object), use_na_sentinel=True)
+        vals = np.asarray(vals, dtype=object)
+        raw, uniq = pd.factorize(vals, use_na_sentinel=True)
         names = [str(u) for u in uniq]
         if len(set(names)) < len(names):  # e.g. 1 and "1": code the strings
             raw, uniq = pd.factorize(np.array([v if v is None else str(v) for v in vals], dtype=object),
@@ -317,12 +325,22 @@ class _HumanSet:
         self.n = int(scores.size)
         self.cw = np.concatenate([[0], np.cumsum(self.w)])
 
-    def position(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def position(self, a: np.ndarray, parent: tuple[_HumanSet, np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per AI score: (lo = number of distinct human values below it, tie with a human
         value, 2 n V10 = twice the number of human scores below it with ties counted half:
-        an integer, so every sum over a cell is exact)."""
+        an integer, so every sum over a cell is exact).
+
+        ``parent``: (a human set whose distinct values include this one's, ``lo`` of the same
+        AI scores in it): ``lo`` is then read from a table over the parent's values instead of
+        searched (the same result: the values of this set below ``a`` are those below the
+        parent's first value not below ``a``)."""
         K = self.u.size
-        lo = np.searchsorted(self.u, a, side="left")
+        if parent is None:
+            lo = np.searchsorted(self.u, a, side="left")
+        else:
+            pset, plo = parent
+            lo = np.append(np.searchsorted(self.u, pset.u, side="left"), K)[plo]
         tie = np.zeros(a.shape, dtype=bool)
         inside = lo < K
         tie[inside] = self.u[lo[inside]] == a[inside]
@@ -340,33 +358,31 @@ def _rollups(t: np.ndarray, n_axes: int) -> list[np.ndarray]:
     return out
 
 
-def _side(sa, idx, hset, free, codes, k, flagged, bad, gcol, G):
-    """Every cell of one human side: per roll-up mask of the free tags, arrays over that
-    mask's cells (shape: k_i, or 1 where rolled) of m, 2 n sum V10, 4 n^2 sum V10^2,
-    4 m^2 sum_j V01_j^2 (sv01), flagged and unjudgeable counts per target, and AI texts per group."""
-    F = len(free)
-    shape = tuple(k[i] for i in free)
+def _side(sa, fine, shape, hset, flagged, bad, gcol, G, parent=None):
+    """Every cell of one human side, from its AI texts' scores ``sa`` and cells over the free
+    tags ``fine`` (of ``shape``): per roll-up mask of the free tags, arrays over that mask's
+    cells (shape: k_i, or 1 where rolled) of m, 2 n sum V10, 4 n^2 sum V10^2, 4 m^2 sum_j
+    V01_j^2 (sv01), flagged and unjudgeable counts per target, and AI texts per group; and
+    ``lo``, each AI text's position among the side's human scores (``parent``: see
+    :meth:`_HumanSet.position`)."""
+    F = len(shape)
     n_fine = int(np.prod(shape, dtype=np.int64)) if F else 1
-    fine = np.zeros(idx.size, dtype=np.int64)
-    for i in free:
-        fine = fine * k[i] + codes[i][idx]
-    lo, tie, b2 = hset.position(sa[idx])
+    lo, tie, b2 = hset.position(sa, parent)
     add = {"m": np.bincount(fine, minlength=n_fine).astype(np.float64),
            "s1": np.bincount(fine, weights=b2, minlength=n_fine),
            "s2": np.bincount(fine, weights=b2 * b2, minlength=n_fine)}
     for ti in range(len(flagged)):
-        add[f"tp{ti}"] = np.bincount(fine, weights=flagged[ti][idx], minlength=n_fine)
-        add[f"bad{ti}"] = np.bincount(fine, weights=bad[ti][idx], minlength=n_fine)
-    pres = np.bincount(fine * (G + 1) + gcol[idx], minlength=n_fine * (G + 1)).reshape(shape + (G + 1,))
+        add[f"tp{ti}"] = np.bincount(fine, weights=flagged[ti], minlength=n_fine)
+        add[f"bad{ti}"] = np.bincount(fine, weights=bad[ti], minlength=n_fine)
+    pres = np.bincount(fine * (G + 1) + gcol, minlength=n_fine * (G + 1)).reshape(shape + (G + 1,))
     out = {key: _rollups(v.reshape(shape), F) for key, v in add.items()}
     out["pres"] = _rollups(pres.astype(np.float64), F)
     # sv01: histogram of the AI positions among the human scores, in chunks of positions,
     # with the count below each chunk carried: C_j = 2 #{AI > h_j} + #{AI = h_j}.
     K = hset.u.size
     sv01 = [np.zeros(r.shape) for r in out["m"]]
-    if K and idx.size:
+    if K and sa.size:
         width = max(1, min(K, _CHUNK // max(n_fine, 1)))
-        below = [np.zeros(r.shape) for r in out["m"]]
         wf = hset.w.astype(np.float64)
         n_chunks = -(-K // width)
         # the AI texts grouped by chunk, so that each chunk is a slice (a radix sort of small
@@ -379,28 +395,28 @@ def _side(sa, idx, hset, free, codes, k, flagged, bad, gcol, G):
             inside = np.argsort(chunk, kind="stable")
             cuts = np.searchsorted(chunk[inside], np.arange(n_chunks + 1))
         lo_s, fine_s, tie_s = lo[inside], fine[inside], tie[inside]
+        # per fine cell, 2 (m - AI texts below the chunk's first position)
+        base = 2.0 * add["m"]
         for c, k0 in enumerate(range(0, K, width)):
             k1 = min(K, k0 + width)
             a, b = int(cuts[c]), int(cuts[c + 1])
             key = fine_s[a:b] * (k1 - k0) + (lo_s[a:b] - k0)
-            hist = np.bincount(key, minlength=n_fine * (k1 - k0)).reshape(shape + (k1 - k0,)).astype(np.float64)
-            # counts are integers below 2**53, so the cumulative sums and their roll-ups are exact in
-            # float64 and the roll-up of the cumulative sums equals the cumulative sum of the roll-ups
-            np.cumsum(hist, axis=-1, out=hist)  # AI texts at or below each position, from k0
-            cs = _rollups(hist, F)
+            # C_j = 2 #{AI > h_j} + #{AI = h_j} = 2 (m - below) - 2 #{AI at or below position j, from
+            # k0} + #{AI tied with h_j}, per fine cell: integers below 2**53, so the cumulative sums
+            # and the roll-ups are exact in float64, and C of a roll-up is the roll-up of C (linear)
+            hist = np.bincount(key, minlength=n_fine * (k1 - k0)).astype(np.float64)
+            cf = hist.reshape(n_fine, k1 - k0)
+            np.cumsum(cf, axis=-1, out=cf)
+            np.subtract(base[:, None], 2.0 * cf, out=cf)
             tk = key[tie_s[a:b]]
-            tt = _rollups(np.bincount(tk, minlength=n_fine * (k1 - k0)).reshape(shape + (k1 - k0,)).astype(
-                np.float64), F) if tk.size else None
-            for mask in range(1 << F):
-                c2 = cs[mask] + below[mask][..., None]
-                np.subtract(out["m"][mask][..., None], c2, out=c2)  # AI texts above
-                c2 *= 2.0
-                if tt is not None:
-                    c2 += tt[mask]
-                np.square(c2, out=c2)
-                sv01[mask] += c2 @ wf[k0:k1]
-                below[mask] += cs[mask][..., -1]
+            if tk.size:
+                hist += np.bincount(tk, minlength=n_fine * (k1 - k0))
+            base -= 2.0 * np.bincount(fine_s[a:b], minlength=n_fine)
+            for mask, cr in enumerate(_rollups(cf.reshape(shape + (k1 - k0,)), F)):
+                np.square(cr, out=cr)
+                sv01[mask] += cr @ wf[k0:k1]
     out["sv01"] = sv01
+    out["lo"] = lo
     return out
 
 
@@ -511,26 +527,45 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
         bad.append((~ga_ok | bad_g[ti, gac]).astype(np.float64))
     gcol = np.where(ga_ok, ga, G)
 
-    # the human sides: every human text; and, when the threshold tag is a grid tag, its groups
-    sides = []  # (AI row indices, human set, digit of the threshold tag or None)
+    # the human sides: every human text; and, when the threshold tag is a grid tag, its groups.
+    # The AI texts are taken once in the order of the threshold tag's values (a stable sort), so that
+    # each group's side is a slice of the same arrays (every sum below is of integers: order-free)
     free = [i for i in range(T) if i != tb_pos]
+    shape = tuple(k[i] for i in free)
+    fine = np.zeros(m_total, dtype=np.int64)  # each AI text's cell over the free tags
+    for i in free:
+        fine *= k[i]
+        fine += codes[i]
+    per = [sa, fine, gcol, *flagged, *bad]
     h_all = _HumanSet(sh)
+    sides = []  # (slice of the AI texts, human set, digit of the threshold tag or None)
     if tb_pos is None:
-        sides.append((np.arange(m_total), h_all, None))
+        sides.append((slice(0, m_total), h_all, None))
     else:
-        sides.append((np.arange(m_total), h_all, k[tb_pos]))
+        tcode = codes[tb_pos]
+        if not bool((tcode[1:] >= tcode[:-1]).all()):  # else already in that order (as a board by domain)
+            by = np.argsort(tcode.astype(np.int16) if k[tb_pos] < 1 << 15 else tcode, kind="stable")
+            per, tcode = [x[by] for x in per], tcode[by]
+        cuts = np.searchsorted(tcode, np.arange(k[tb_pos] + 1)).tolist()
+        sides.append((slice(0, m_total), h_all, k[tb_pos]))
         gi = {g: i for i, g in enumerate(g_names)}
         for d, v in enumerate(vals[tb_pos]):
             g = gi.get(v, -1)
             hset = _HumanSet(sh[gh == g]) if g >= 0 else _HumanSet(np.zeros(0))
-            sides.append((np.flatnonzero(codes[tb_pos] == d), hset, d))
+            sides.append((slice(cuts[d], cuts[d + 1]), hset, d))
+    nt = len(targets)
     cell_m = np.zeros(total)
-    cell = {key: np.zeros(total) for key in ["s1", "s2", "sv01"] + [f"tp{i}" for i in range(len(targets))]
-            + [f"bad{i}" for i in range(len(targets))]}
+    cell = {key: np.zeros(total) for key in ["s1", "s2", "sv01"] + [f"tp{i}" for i in range(nt)]
+            + [f"bad{i}" for i in range(nt)]}
     cell_pres = np.zeros((total, G + 1))
     cell_nh = np.zeros(total, dtype=np.int64)
-    for idx, hset, tb_digit in sides:
-        st = _side(sa, idx, hset, free, codes, k, flagged, bad, gcol, G)
+    lo_all = None  # each AI text's position among every human text: the groups' positions are read from it
+    for sl, hset, tb_digit in sides:
+        p_sa, p_fine, p_g, *p_rest = (x[sl] for x in per)
+        st = _side(p_sa, p_fine, shape, hset, p_rest[:nt], p_rest[nt:], p_g, G,
+                   None if lo_all is None else (h_all, lo_all[sl]))
+        if lo_all is None:
+            lo_all = st["lo"]
         for mask in range(1 << len(free)):
             gid = np.zeros([1] * len(free), dtype=np.int64) + (tb_digit * strides[tb_pos] if tb_pos is not None
                                                                 else 0)
@@ -574,6 +609,11 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
             ach = (in_group @ fp[ti]) / den
         tpr_parts.append((rate.tolist(), ach.tolist(), cell[f"bad{ti}"][cells]))
     aucl, mml, nnl = auc.tolist(), mm.astype(np.int64).tolist(), nn.astype(np.int64).tolist()
+    # per-row values as Python lists, taken once (the loop below only reads them)
+    g0l, ngl, no_g, cell_l = in_group.argmax(axis=1).tolist(), n_groups.tolist(), pres[:, G].tolist(), cells.tolist()
+    keys = [target_key(t) for t in targets]
+    thr_or_null = [[_fl(thr[ti, g]) if why[ti][g] is None else None for g in range(G)] for ti in range(len(targets))]
+    badl = [(p[2] > 0).tolist() for p in tpr_parts]
     out = []
     for j in range(cells.size):
         row: dict[str, Any] = {t: names[i][j] for i, t in enumerate(tags)}
@@ -589,31 +629,30 @@ def _detector_rows(name, s, ai, hu, enc, tags, threshold_by, g_code, g_names, G,
             row["auroc_ci95"], row["auroc_ci95_reason"] = None, "interval undefined: fewer than 2 texts on a side"
         else:
             row["auroc_ci95"], row["auroc_ci95_reason"] = checked(lo_ci[j], hi_ci[j], None, DELONG_ZERO)
-        groups = np.flatnonzero(in_group[j]).tolist() if n_groups[j] != 1 else None
-        for ti, t in enumerate(targets):
-            rate, ach, nbad = tpr_parts[ti]
+        groups = np.flatnonzero(in_group[j]).tolist() if ngl[j] != 1 else None
+        for ti in range(len(targets)):
+            rate, ach, _ = tpr_parts[ti]
             if groups is None:  # a group whose target is unreachable has no threshold (null, its reason in `reason`)
-                g0 = int(np.argmax(in_group[j]))
-                threshold: Any = _fl(thr[ti, g0]) if why[ti][g0] is None else None
+                threshold: Any = thr_or_null[ti][g0l[j]]
             else:
-                threshold = {g_names[g]: _fl(thr[ti, g]) if why[ti][g] is None else None for g in groups}
+                threshold = {g_names[g]: thr_or_null[ti][g] for g in groups}
             e = {"tpr": None, "threshold": threshold, "achieved_fpr": None, "ci95": None, "ci95_reason": None,
                  "reason": None, "threshold_fit": THRESHOLD_FIT}
             if n_h == 0:
                 e["reason"] = "no human texts on this cell's human side"
-            elif nbad[j] > 0:
-                gs = groups if groups is not None else [int(np.argmax(in_group[j]))]
+            elif badl[ti][j]:
+                gs = groups if groups is not None else [g0l[j]]
                 reasons = [why[ti][g] for g in gs if why[ti][g]]
-                if pres[j, G] > 0:
-                    reasons.append(f"{int(pres[j, G])} AI texts have no {threshold_by} value: no threshold")
+                if no_g[j] > 0:
+                    reasons.append(f"{int(no_g[j])} AI texts have no {threshold_by} value: no threshold")
                 e["reason"] = "; ".join(reasons)
             else:
-                lo, hi, ci_why = cis[ti][int(cells[j])] if tpr_intervals else (None, None, NO_TPR_INTERVAL)
+                lo, hi, ci_why = cis[ti][cell_l[j]] if tpr_intervals else (None, None, NO_TPR_INTERVAL)
                 e["tpr"], e["achieved_fpr"] = rate[j], _fl(ach[j])
                 e["ci95"], e["ci95_reason"] = checked(lo, hi, ci_why, BOOTSTRAP_ONE_VALUE)
             if e["ci95"] is None and e["ci95_reason"] is None:
                 e["ci95_reason"] = e["reason"]
-            row[target_key(t)] = e
+            row[keys[ti]] = e
         out.append(row)
     return out
 
