@@ -275,6 +275,23 @@ def _check_ladder(f: Path) -> list[str]:
         return [f"ladder.json: cannot check it ({e.__class__.__name__}: {e})"]
 
 
+#: The longest reason stored for a submission that could not be scored (characters).
+REASON_MAX = 300
+
+
+def _safe_reason(e: BaseException, *, secrets_: Sequence[str] = ()) -> str:
+    """One line telling why scoring failed: a :class:`VeribenchError`'s own first line, any
+    other exception as ``ClassName: message`` (its first line), with every string of
+    ``secrets_`` replaced by ``[redacted]`` and cut to :data:`REASON_MAX` characters."""
+    first = str(e).splitlines()[0] if str(e).strip() else ""
+    text = first if isinstance(e, VeribenchError) and first else f"{type(e).__name__}: {first}".rstrip(": ")
+    for sec in secrets_:
+        if sec:
+            text = text.replace(sec, "[redacted]")
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_MAX else text[:REASON_MAX - 1] + "…"
+
+
 def headline_value(row: Mapping[str, Any], metric: str) -> tuple[float | None, str | None]:
     """The headline ``metric`` (:data:`.config.HEADLINES`) from a Table 1 row: ``(value, None)``
     or ``(None, reason)``."""
@@ -560,16 +577,30 @@ class Board:
         return int(used or 0), int(last or 0)
 
     def _score_or_fail(self, sub_id: str, scores: Mapping[str, float] | None = None) -> dict[str, Any]:
-        """:meth:`_score`; a submission the evaluation refuses is marked ``failed`` with the
-        one-line reason (never acknowledged, not counted against the limit) and the error raised."""
+        """:meth:`_score`; a submission that cannot be scored, for any reason (the evaluation
+        refuses it, or any unexpected error such as a ValueError of the arithmetic on extreme
+        scores), is marked ``failed`` with a one-line reason (never acknowledged, not counted
+        against the limit). A :class:`VeribenchError` is raised again as it is; any other
+        exception as a :class:`BoardError` naming its class and message (:func:`_safe_reason`),
+        so that no caller (a request, :meth:`recover` when the board is opened) sees a traceback."""
         try:
             return self._score(sub_id, scores)
-        except VeribenchError as e:
+        except Exception as e:
+            reason = _safe_reason(e, secrets_=self._secrets())
             with Session(self.engine) as s, s.begin():
                 sub = s.get(db.Submission, sub_id)
                 assert sub is not None
-                sub.status, sub.headline_reason = "failed", str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise
+                if sub.status == "received":
+                    sub.status, sub.headline_reason = "failed", reason
+            if isinstance(e, VeribenchError):
+                raise
+            raise BoardError(f"the submission could not be scored: {reason}") from None
+
+    def _secrets(self) -> list[str]:
+        """Strings no error message may carry: the salt (hex)."""
+        with Session(self.engine) as s:
+            st = self._state(s)
+            return [st.salt_hex] if st is not None and st.salt_hex else []
 
     def _submission_file(self, sha: str) -> Path:
         """Where the submitted file of SHA-256 ``sha`` is kept (a name no request chooses)."""
