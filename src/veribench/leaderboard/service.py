@@ -41,6 +41,7 @@ import shutil
 import tempfile
 import tomllib
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -65,7 +66,8 @@ from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
 from veribench.hashing import canonical_json, sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
 from veribench.leaderboard.config import HEADLINES, BoardConfig, load_config
-from veribench.leaderboard.files import fsync_folder, write_durably
+from veribench.leaderboard.files import create_private_file, fsync_folder, make_private, write_durably
+from veribench.metrics._base import UndefinedMetricWarning
 from veribench.metrics.canary import canary_leak_test
 from veribench.metrics.ladder import LADDER_RULE, ladder_step
 from veribench.protocol.model import parse_protocol
@@ -324,7 +326,14 @@ class Board:
             db.SchemaVersionError: a board database newer than this veribench.
         """
         cfg = load_config(config_path)
-        board = cls(cfg, db.open_db(cfg.database_url()))
+        url = cfg.database_url()
+        if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+            sqlite_file = Path(url.database)
+            if sqlite_file.parent.is_dir():
+                create_private_file(sqlite_file)
+                for extra in ("-wal", "-shm", "-journal"):
+                    make_private(sqlite_file.with_name(sqlite_file.name + extra))
+        board = cls(cfg, db.open_db(url))
         board.recover()
         return board
 
@@ -339,11 +348,15 @@ class Board:
 
     @contextmanager
     def _workspace(self) -> Iterator[Workspace]:
-        ws = Workspace(self.cfg.workspace_path)
+        wsp = self.cfg.workspace_path
+        if not wsp.exists():
+            wsp.mkdir(mode=0o700, parents=True)
+        ws = Workspace(wsp)
         try:
             yield ws
         finally:
             ws.close()
+            make_private(wsp)  # it holds the labels and the canaries until the reveal
 
     def _state(self, s: Session) -> db.BoardState | None:
         return s.get(db.BoardState, 1)
@@ -551,7 +564,8 @@ class Board:
                 raise BoardError(f"board {self.cfg.board.name}: submissions closed at {_iso(_aware(closes))}")
             if self._used(s, team.id)[0] >= limit:
                 raise BoardError(f"team {team.name} has used its {limit} submissions")
-        write_durably(self._submission_file(sha), predictions)
+        path = self._submission_file(sha)
+        existed = path.exists()
         try:
             with Session(self.engine) as s, s.begin():
                 if self._launched(s).closed_at is not None:
@@ -559,13 +573,17 @@ class Board:
                 used, last = self._used(s, team.id)
                 if used >= limit:
                     raise BoardError(f"team {team.name} has used its {limit} submissions")
+                write_durably(path, predictions)  # on disk before its row commits; checked first
                 sub = db.Submission(id=uuid.uuid4().hex, team_id=team.id, seq=last + 1, fmt=fmt,
                                     predictions_sha256=sha, metadata_json=meta, received_at=_now(),
                                     status="received", detector=f"{team.name}.{last + 1}")
                 s.add(sub)
                 sub_id = sub.id
-        except IntegrityError:  # another submission of the team took the same number first
-            raise BoardError(f"team {team.name}: another submission is being stored; send it again") from None
+        except BaseException as e:
+            self._drop_orphan(sha, existed)
+            if isinstance(e, IntegrityError):  # another submission of the team took the same number first
+                raise BoardError(f"team {team.name}: another submission is being stored; send it again") from None
+            raise
         return self._score_or_fail(sub_id, scores)
 
     @staticmethod
@@ -601,6 +619,17 @@ class Board:
         with Session(self.engine) as s:
             st = self._state(s)
             return [st.salt_hex] if st is not None and st.salt_hex else []
+
+    def _drop_orphan(self, sha: str, existed: bool) -> None:
+        """Remove the file of SHA-256 ``sha`` written by a refused request: only when it was not
+        there before the request and no stored submission names it."""
+        if existed:
+            return
+        with Session(self.engine) as s:
+            if s.scalar(select(func.count()).select_from(db.Submission)
+                        .where(db.Submission.predictions_sha256 == sha)):
+                return
+        self._submission_file(sha).unlink(missing_ok=True)
 
     def _submission_file(self, sha: str) -> Path:
         """Where the submitted file of SHA-256 ``sha`` is kept (a name no request chooses)."""
@@ -650,14 +679,18 @@ class Board:
         with tempfile.TemporaryDirectory() as tmp, self._workspace() as ws:
             import_scores(ws, self._entry_scores_file(detector, scores, Path(tmp)), detector=detector,
                           scale=ENTRY_SCALE, version="")
-            res = self._evaluate(ws, [detector])
+            with warnings.catch_warnings():  # label-derived (counts, accuracies): nothing logged before the reveal
+                warnings.simplefilter("ignore")
+                res = self._evaluate(ws, [detector])
         row = next(r for r in res["table1"] if r["detector"] == detector)
         value, reason = headline_value(row, self.cfg.board.headline_metric)
         k = self.cfg.board.min_cell_size
         if min(int(row.get("human_n") or 0), int(row.get("ai_n") or 0)) < k:
             value, reason = None, (f"fewer than {k} human or AI texts in the set the headline is computed on "
                                    "(the board's minimum cell size)")
-        canary = self._canary(row, scores, canaries)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            canary = self._canary(row, scores, canaries)
         key = receipts.load_signing_key(self.key_path)
         stamp = None
         if self.cfg.board.tsa_url:  # over the predictions file's bytes: it existed at the token's time
@@ -853,6 +886,9 @@ class Board:
                     "predictions_sha256": sub.predictions_sha256, "released": sub.released,
                     "headline": sub.headline, "headline_reason": sub.headline_reason, "canary": sub.canary,
                     "table1": row, "grid": r["grid"], "bundle": f"bundles/{team}", "bundle_root_sha256": r["root_sha256"]})
+                if isinstance(sub.canary, Mapping) and sub.canary.get("reason"):  # logged now, never before
+                    warnings.warn(f"entry {team}: canary leak test undefined: {sub.canary['reason']}",
+                                  UndefinedMetricWarning, stacklevel=2)
         allr = by_team["all"]["results"]
         results.update(all_bundle="bundles/all", all_bundle_root_sha256=by_team["all"]["root_sha256"],
                        comparisons=allr.get("comparisons"), significance=allr.get("significance"),
