@@ -56,6 +56,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from veribench.bundles.publish import publish
+from veribench.bundles.verify import verify_bundle
 from veribench.commit import commit, tsa
 from veribench.corpus.document import Document
 from veribench.corpus.importers import import_scores, read_documents, read_fastdetectgpt, store_import
@@ -63,7 +64,7 @@ from veribench.corpus.stored import load_documents
 from veribench.errors import InputError, VeribenchError
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
-from veribench.hashing import canonical_json, sha256_bytes, text_sha256
+from veribench.hashing import sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
 from veribench.leaderboard.config import HEADLINES, BoardConfig, load_config
 from veribench.leaderboard.files import create_private_file, fsync_folder, make_private, write_durably
@@ -139,19 +140,54 @@ def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[
         cal = b.calibration
         assert not isinstance(cal, str)
         doc["split"] = {"rule": "hash", "every": cal.every, "salt": cal.salt, "corpora": [b.name]}
+    dets = _detector_entries(cfg.in_sample, detectors, labels)
+    if dets:
+        doc["detectors"] = dets
+    return tomli_w.dumps(doc)
+
+
+def _detector_entries(in_sample: bool, detectors: Sequence[str],
+                      labels: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The protocol's ``[[detectors]]`` of the board's entries: RAID's in-sample rule (a raw
+    score above 0.5 is AI) or a threshold fitted at 5% FPR on the calibration split."""
     dets = []
     for d in detectors:
         entry: dict[str, Any] = {"name": d, "label": (labels or {}).get(d, d)}
-        if cfg.in_sample:
+        if in_sample:
             entry["rule"] = {"field": "raw", "op": ">", "threshold": 0.5,
                              "source": "board default: a score above 0.5 is AI (RAID's in-sample rule gives the "
                                        "TPR-at-FPR thresholds)"}
         else:
             entry["rule"] = {"fit": "target_fpr", "target_fpr": 0.05}
         dets.append(entry)
-    if dets:
-        doc["detectors"] = dets
-    return tomli_w.dumps(doc)
+    return dets
+
+
+def entry_headline(ws: Workspace, protocol: Mapping[str, Any], detector: str, scores: Mapping[str, float], *,
+                   metric: str, min_cell_size: int) -> tuple[dict[str, Any], float | None, str | None]:
+    """Score one entry as the board does, in workspace ``ws`` (which holds the set): import
+    ``scores`` ({doc id: score}, higher = more likely AI) as ``detector``, evaluate it under
+    ``protocol`` (the board's protocol as a TOML mapping, without ``[[detectors]]``; the
+    entry's rule is added by :func:`_detector_entries`, in-sample when it declares no split)
+    with no label-derived warning emitted, and read the headline ``metric``
+    (:func:`headline_value`); null with the reason when computed on fewer than
+    ``min_cell_size`` human or AI texts. Returns ``(table1 row, headline, reason)``."""
+    doc = {**protocol, "detectors": _detector_entries("split" not in protocol, [detector])}
+    proto = parse_protocol(doc, path="<board protocol>")
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / f"{detector}.json"
+        p.write_text(json.dumps([{"doc_id": k, "score": v} for k, v in sorted(scores.items())], allow_nan=False),
+                     encoding="utf-8")
+        import_scores(ws, p, detector=detector, scale=ENTRY_SCALE, version="")
+    with warnings.catch_warnings():  # label-derived (counts, accuracies): nothing logged before the reveal
+        warnings.simplefilter("ignore")
+        res = evaluate_workspace(ws, proto, allow_scoring=False, record=False)
+    row = next(r for r in res["table1"] if r["detector"] == detector)
+    value, reason = headline_value(row, metric)
+    if min(int(row.get("human_n") or 0), int(row.get("ai_n") or 0)) < min_cell_size:
+        value, reason = None, (f"fewer than {min_cell_size} human or AI texts in the set the headline is computed "
+                               "on (the board's minimum cell size)")
+    return row, value, reason
 
 
 def _tags(v: Any) -> dict[str, Any]:
@@ -292,6 +328,122 @@ def _safe_reason(e: BaseException, *, secrets_: Sequence[str] = ()) -> str:
             text = text.replace(sec, "[redacted]")
     text = " ".join(text.split())
     return text if len(text) <= REASON_MAX else text[:REASON_MAX - 1] + "…"
+
+
+def _same_headline(a: Any, b: Any) -> bool:
+    """Two headlines agree: both null, or numbers within 1e-12 (a JSON round trip is exact)."""
+    if a is None or b is None:
+        return a is None and b is None
+    return isinstance(b, int | float) and not isinstance(b, bool) and abs(float(a) - float(b)) <= 1e-12
+
+
+def rederive_ladder(folder: str | Path) -> list[str]:
+    """Re-derive every headline of ``ladder.json`` from the revealed labels
+    (``hidden_set.jsonl``) and that submission's published file (``submissions/<sha256>``),
+    with the board's own scoring (:func:`entry_headline` under the revealed ``protocol.toml``,
+    the metric of ``ladder.json`` and the minimum cell size of ``results.json``), then replay
+    the Ladder (:func:`veribench.metrics.ladder.ladder_step`) per team over the re-derived
+    headlines. Returns the problems (empty: every headline and released value holds); a
+    missing or unreadable file is a problem, never an exception."""
+    f = Path(folder)
+    try:
+        lad = json.loads((f / "ladder.json").read_text(encoding="utf-8"))
+        res = json.loads((f / "results.json").read_text(encoding="utf-8"))
+        proto = tomllib.loads((f / "protocol.toml").read_text(encoding="utf-8"))
+        rows = [json.loads(x) for x in (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines() if x]
+        board, metric, eta = str(res["board"]), str(lad["metric"]), float(lad["eta"])
+        k = int(res["min_cell_size"])
+        history = list(lad["submissions"])
+        docs_jsonl = "".join(json.dumps({"id": r["doc_id"], "text": r["text"], "label": r["label"],
+                                         **({"arm": r["arm"]} if r.get("arm") is not None else {}),
+                                         "tags": r.get("tags") or {}}, ensure_ascii=False) + "\n" for r in rows)
+        corpora: dict[str, str | None] = {r["doc_id"]: f"{board}-canaries" if r.get("canary_of") else board
+                                          for r in rows}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return [f"ladder.json: cannot re-derive its headlines ({e.__class__.__name__}: {e})"]
+    problems: list[str] = []
+    ids = list(corpora)
+    best: dict[str, float | None] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / f"{board}.jsonl"
+        src.write_text(docs_jsonl, encoding="utf-8")
+        ws = Workspace(Path(tmp) / "workspace")
+        try:
+            try:
+                report, docs = read_documents(src, corpus=board)
+                store_import(ws, report, docs, corpora=corpora)
+            except VeribenchError as e:
+                return [f"hidden_set.jsonl: cannot be evaluated ({' '.join(str(e).split())})"]
+            for h in history:
+                where = f"ladder.json: {h.get('team')}'s submission {h.get('n')}"
+                try:
+                    data = (f / "submissions" / str(h["predictions_sha256"])).read_bytes()
+                    reader = raid_format.read_run_export if h.get("format") == "veribench" else \
+                        raid_format.read_predictions
+                    scores = reader(data, source=f"submissions/{h['predictions_sha256']}", ids=ids)
+                    _, value, _ = entry_headline(ws, proto, f"{h['team']}.{h['n']}", scores, metric=metric,
+                                                 min_cell_size=k)
+                except (OSError, KeyError, TypeError, VeribenchError) as e:
+                    problems.append(f"{where}: cannot re-derive its headline ({' '.join(str(e).split())})")
+                    continue
+                if not _same_headline(value, h.get("headline")):
+                    problems.append(f"{where}: headline {h.get('headline')!r} in ladder.json; re-derived from the "
+                                    f"revealed labels and its file: {value!r}")
+                step = ladder_step(best.get(h["team"]), value, eta=eta)
+                best[h["team"]] = step.released
+                if step.released != h.get("released"):
+                    problems.append(f"{where}: released {h.get('released')!r}; the Ladder over the re-derived "
+                                    f"headlines gives {step.released!r}")
+        finally:
+            ws.close()
+    return problems
+
+
+def check_reveal_against_launch(folder: str | Path, launch: Any) -> list[str]:
+    """Every problem of a reveal folder against the launch record its submitters saved
+    (:func:`.receipts.launch_record_parts`): ``commitment.json`` must be the launch record (SHA-256 of
+    the canonical JSON, :func:`veribench.hashing.canonical_json`); when the launch had an
+    RFC 3161 token, ``commitment.tsr`` must be there, be that token byte for byte and stamp
+    ``commitment.json`` (:func:`veribench.commit.tsa.check_token`); then
+    :func:`check_reveal_dir`, ``veribench verify`` on every bundle
+    (:func:`veribench.bundles.verify.verify_bundle`) and :func:`rederive_ladder`. Empty: the
+    reveal holds.
+
+    Raises:
+        InputError: ``launch`` is not a launch record.
+    """
+    f = Path(folder)
+    record, token = receipts.launch_record_parts(launch)
+    problems: list[str] = []
+    want = receipts.commitment_sha256(record)
+    try:
+        revealed = json.loads((f / "commitment.json").read_text(encoding="utf-8"))
+        got = receipts.commitment_sha256(revealed) if isinstance(revealed, dict) else "not a JSON object"
+    except (OSError, ValueError, TypeError) as e:
+        got = f"unreadable ({e.__class__.__name__})"
+    if got != want:
+        problems.append(f"commitment.json is not the launch record (canonical JSON SHA-256 {got}; the launch "
+                        f"record's is {want})")
+    if token is not None:
+        tsr = f / "commitment.tsr"
+        if not tsr.is_file():
+            problems.append("commitment.tsr is missing: the launch record carries an RFC 3161 token")
+        elif tsr.read_bytes() != token:
+            problems.append("commitment.tsr is not the launch record's RFC 3161 token")
+        else:
+            try:
+                tsa.check_token(token, (f / "commitment.json").read_bytes())
+            except (OSError, VeribenchError) as e:
+                problems.append(f"the launch token does not stamp commitment.json: {' '.join(str(e).split())}")
+    problems += check_reveal_dir(f)
+    bundles = f / "bundles"
+    for b in sorted(bundles.iterdir()) if bundles.is_dir() else []:
+        rep = verify_bundle(b)
+        if not rep.ok:
+            first = rep.failures[0].message if rep.failures else "checks not run: " + ", ".join(rep.not_run())
+            problems.append(f"bundle {b.name}: veribench verify fails ({' '.join(str(first).split())})")
+    problems += rederive_ladder(f)
+    return problems
 
 
 def headline_value(row: Mapping[str, Any], metric: str) -> tuple[float | None, str | None]:
@@ -635,12 +787,6 @@ class Board:
         """Where the submitted file of SHA-256 ``sha`` is kept (a name no request chooses)."""
         return self.folder / "submissions" / sha
 
-    def _entry_scores_file(self, detector: str, scores: Mapping[str, float], tmp: Path) -> Path:
-        p = tmp / f"{detector}.json"
-        p.write_text(json.dumps([{"doc_id": k, "score": v} for k, v in sorted(scores.items())], allow_nan=False),
-                     encoding="utf-8")
-        return p
-
     def _evaluate(self, ws: Workspace, detectors: Sequence[str], *, record: bool = False,
                   proto_path: Path | None = None, labels: Mapping[str, str] | None = None,
                   grid: bool = False) -> dict[str, Any]:
@@ -676,18 +822,11 @@ class Board:
             data = (self._submission_file(sha)).read_bytes()
             reader = raid_format.read_predictions if fmt == "raid" else raid_format.read_run_export
             scores = reader(data, source=f"submissions/{sha}", ids=self._ids())
-        with tempfile.TemporaryDirectory() as tmp, self._workspace() as ws:
-            import_scores(ws, self._entry_scores_file(detector, scores, Path(tmp)), detector=detector,
-                          scale=ENTRY_SCALE, version="")
-            with warnings.catch_warnings():  # label-derived (counts, accuracies): nothing logged before the reveal
-                warnings.simplefilter("ignore")
-                res = self._evaluate(ws, [detector])
-        row = next(r for r in res["table1"] if r["detector"] == detector)
-        value, reason = headline_value(row, self.cfg.board.headline_metric)
-        k = self.cfg.board.min_cell_size
-        if min(int(row.get("human_n") or 0), int(row.get("ai_n") or 0)) < k:
-            value, reason = None, (f"fewer than {k} human or AI texts in the set the headline is computed on "
-                                   "(the board's minimum cell size)")
+        b = self.cfg.board
+        with self._workspace() as ws:
+            row, value, reason = entry_headline(ws, tomllib.loads((self.folder / "protocol.toml").read_text("utf-8")),
+                                                detector, scores, metric=b.headline_metric,
+                                                min_cell_size=b.min_cell_size)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             canary = self._canary(row, scores, canaries)
@@ -712,7 +851,7 @@ class Board:
             sub.headline, sub.headline_reason, sub.released = value, reason, lad.released
             sub.canary, sub.status = canary, "scored"
             receipt = receipts.sign_receipt(key, board=self.cfg.board.name,
-                                            commitment_sha256=sha256_bytes(canonical_json(commitment).encode("utf-8")),
+                                            commitment_sha256=receipts.commitment_sha256(commitment),
                                             team=team_name, predictions_sha256=sha, received_at=_iso(received_at),
                                             submission_id=sub_id, tsa_token_b64=stamp)
             s.add(db.Receipt(submission_id=sub_id, receipt=receipt))
