@@ -17,6 +17,7 @@ The guide: ``docs/leaderboard.md``.
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import httpx
@@ -90,7 +91,8 @@ def check_reveal_cmd(reveal_dir: Path = typer.Argument(..., help="The reveal fol
                                                             "from GET /commitment at the launch (JSON).",
                                                             callback=input_path("file")),
                      url: str | None = typer.Option(None, "--url", help="Fetch the launch record from the board's "
-                                                    "GET /commitment instead (trusts the board now).")) -> None:
+                                                    "GET /commitment (and /commitment.tsr) instead: trusts the "
+                                                    "board now.")) -> None:
     """Check a reveal against the launch record: commitment, time stamp, set, bundles, Ladder; exit 1 on any problem."""
     if (commitment is None) == (url is None):
         raise CliError("--commitment/--url", "give exactly one: the saved launch record, or the board's address")
@@ -103,6 +105,11 @@ def check_reveal_cmd(reveal_dir: Path = typer.Argument(..., help="The reveal fol
             if r.status_code != 200:
                 raise CliError(where, f"GET /commitment answered HTTP {r.status_code}")
             launch = loads_strict(r.content)
+            t = httpx.get(f"{str(url).rstrip('/')}/commitment.tsr", timeout=30.0)
+            if t.status_code == 200:
+                launch = {"commitment": launch, "tsa_token_b64": base64.b64encode(t.content).decode("ascii")}
+            elif t.status_code != 404:
+                raise CliError(where, f"GET /commitment.tsr answered HTTP {t.status_code}")
     except (ValueError, UnicodeDecodeError) as e:
         raise CliError(where, f"not a JSON launch record: {' '.join(str(e).split())}") from None
     except httpx.HTTPError as e:

@@ -627,6 +627,14 @@ class Board:
         with Session(self.engine) as s:
             return dict(self._launched(s).commitment)
 
+    def commitment_token(self) -> bytes | None:
+        """The RFC 3161 token of ``commitment.json``'s bytes (``commitment.tsr``), or None when
+        the board time-stamps nothing. Raises BoardError before the launch."""
+        with Session(self.engine) as s:
+            self._launched(s)
+        p = self.folder / "commitment.tsr"
+        return p.read_bytes() if p.is_file() else None
+
     def texts_file(self) -> bytes:
         """The texts to score: JSONL of ``{"id", "text"}`` (board ids; no labels, arms or tags)."""
         with Session(self.engine) as s:
