@@ -218,8 +218,10 @@ def test_an_unexpected_scoring_error_marks_the_submission_failed_in_one_line(lau
         with Session(board.engine) as s:
             salt = s.get(db.BoardState, 1).salt_hex
 
+        monkeypatch.setenv("VERIBENCH_BOARD_DB_PASSWORD", "hunter2-secret")
+
         def crash(*a, **k):
-            raise ValueError(f"math domain error near {salt}\nsecond line")
+            raise ValueError(f"math domain error near {salt}\nsecond line hunter2-secret")
 
         team = board.team_for_token(tokens["alpha"])
         monkeypatch.setattr(service, "evaluate_workspace", crash)
@@ -227,8 +229,13 @@ def test_an_unexpected_scoring_error_marks_the_submission_failed_in_one_line(lau
             board.submit(team, predictions(ids, labels, skill=0.4, seed=5))
         msg = str(e.value)
         assert "\n" not in msg and "ValueError: math domain error" in msg and salt not in msg
+        monkeypatch.setattr(service, "evaluate_workspace", lambda *a, **k: (_ for _ in ()).throw(
+            RuntimeError("cannot reach postgresql://board:hunter2-secret@db")))
+        with pytest.raises(BoardError) as e:
+            board.submit(team, predictions(ids, labels, skill=0.4, seed=7))
+        assert "hunter2-secret" not in str(e.value) and "RuntimeError: cannot reach" in str(e.value)
         mine = board.team_submissions(team)
-        assert [(m["n"], m["status"]) for m in mine] == [(1, "scored"), (2, "failed")]
+        assert [(m["n"], m["status"]) for m in mine] == [(1, "scored"), (2, "failed"), (3, "failed")]
         assert mine[1]["failed_reason"] == "ValueError: math domain error near [redacted]"
         assert mine[1]["receipt"] is None
     with Board.open(cfg) as board:  # reopening works, the failed one is not counted

@@ -66,7 +66,7 @@ from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
 from veribench.hashing import sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
-from veribench.leaderboard.config import HEADLINES, BoardConfig, load_config
+from veribench.leaderboard.config import HEADLINES, PASSWORD_ENV, BoardConfig, load_config
 from veribench.leaderboard.files import create_private_file, fsync_folder, make_private, write_durably
 from veribench.metrics._base import UndefinedMetricWarning
 from veribench.metrics.canary import canary_leak_test
@@ -775,10 +775,12 @@ class Board:
             raise BoardError(f"the submission could not be scored: {reason}") from None
 
     def _secrets(self) -> list[str]:
-        """Strings no error message may carry: the salt (hex)."""
-        with Session(self.engine) as s:
+        """Strings no error message may carry: the salt (hex) and the database password."""
+        out = [os.environ.get(PASSWORD_ENV, "")]
+        with contextlib.suppress(Exception), Session(self.engine) as s:
             st = self._state(s)
-            return [st.salt_hex] if st is not None and st.salt_hex else []
+            out.append(st.salt_hex if st is not None and st.salt_hex else "")
+        return [x for x in out if x]
 
     def _drop_orphan(self, sha: str, existed: bool) -> None:
         """Remove the file of SHA-256 ``sha`` written by a refused request: only when it was not
