@@ -24,7 +24,7 @@ NO_WORKSPACE = {"verify", "version", "plan fpr", "plan gap", "plan paired", "lis
                 "list attacks", "cycle new", "cycle prompts", "cycle add", "cycle publish", "cycle score",
                 # the board's commands name its board.toml (which names the workspace), or no board at all
                 "leaderboard submit", "leaderboard check-receipt", "leaderboard serve", "leaderboard launch",
-                "leaderboard add-team", "leaderboard reveal"}
+                "leaderboard add-team", "leaderboard reveal", "leaderboard check-reveal"}
 #: Python types as typer would print them: never in the help.
 PYTHON_TYPES = re.compile(r"<(?:bool|str|int|float|Path|path|file|directory|list\[[^\]]*\]|tuple\[[^\]]*\]|"
                           r"[a-z]+ range)>")

@@ -304,3 +304,29 @@ def test_behind_a_proxy_path_and_the_boards_refusals(served):
     board.commitment = lambda: (_ for _ in ()).throw(BoardError("board x is not launched yet"))  # type: ignore
     r = c.get("/lb/commitment")
     assert r.status_code == 409 and r.json()["error"] == "board x is not launched yet"
+
+
+def test_hostile_json_is_refused_over_http_in_one_line(served):
+    """Deep nesting (a RecursionError in the parser) and a 400-digit integer score (an
+    OverflowError in float()), in predictions.json and in metadata.json: each a 400 with one
+    line naming the file (and the record and field where there is one), nothing stored."""
+    board = FakeBoard(TEXTS)
+    tok = board.add_team("alpha")
+    srv, c = served(board, limits=Limits(submissions=RateLimiter(600)))
+    rows = [{"id": t["id"], "score": 0.5} for t in TEXTS]
+    huge = json.dumps([*rows[:1], {"id": "t1", "score": 10 ** 400}, *rows[2:]]).encode()
+    cases = [(b"[" * 100000, None, None, None), (b"[" * 100000 + b"]" * 100000, None, None, None),
+             (huge, None, "score", "'t1'"),
+             (FULL, b'{"additional_metadata": ' + b"{\"a\": " * 5000 + b"1" + b"}" * 5000 + b"}", None, None),
+             (FULL, b"[" * 100000, None, None)]
+    for body, meta, field, named in cases:
+        files = {"predictions": ("predictions.json", body, "application/json")}
+        if meta is not None:
+            files["metadata"] = ("metadata.json", meta, "application/json")
+        r = c.post("/submissions", headers={"authorization": f"Bearer {tok}"}, files=files)
+        e = r.json()
+        assert r.status_code == 400, (body[:30], meta and meta[:30], r.text[:200])
+        assert "\n" not in e["error"] and e["field"] == field, e
+        assert e["error"].startswith("file metadata.json" if meta else "file predictions.json"), e
+        assert named is None or named in e["error"]
+    assert board.stored == []

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from veribench.errors import InputError
+from veribench.leaderboard import raid_format
 from veribench.leaderboard.raid_format import (
     RaidMetadata,
     read_metadata,
@@ -165,3 +166,22 @@ def test_run_export_read_and_refused():
     assert "record missing (id 'c')" in refused(run_export(rows[:2])[0], reader=read_run_export)
     assert "field 'ranking_score'" in refused(b"doc_id,detector,status\na,z,ok\n", reader=read_run_export)
     assert "not a veribench run export" in refused(b"PAR1garbage", reader=read_run_export)
+
+
+def test_hostile_json_refused_in_one_line():
+    """Nesting past MAX_JSON_DEPTH (even inside brackets in strings, not counted), a score
+    integer beyond a float's range, one over Python's digit limit: InputError, one line."""
+    ids = ["a"]
+    for data, words in [(b"[" * 100000, "nested more than"), (b'{"x": ' * 40 + b"1" + b"}" * 40, "nested more than"),
+                        (b'[{"id": "a", "score": ' + b"9" * 400 + b"}]", "integer of 400 digits"),
+                        (b'[{"id": "a", "score": ' + b"9" * 5000 + b"}]", "not JSON RAID can read")]:
+        with pytest.raises(InputError, match=words) as e:
+            raid_format.read_predictions(data, source="p.json", ids=ids)
+        assert "\n" not in str(e.value) and "p.json" in str(e.value)
+        with pytest.raises(InputError) as e:
+            raid_format.read_metadata(data, source="m.json")
+        assert "\n" not in str(e.value) and "m.json" in str(e.value)
+    assert raid_format.read_predictions(b'[{"id": "a", "score": 1}]', source="p", ids=ids) == {"a": 1.0}
+    deep_in_string = ('[{"id": "a", "score": 0.5}' + ', "' + "[" * 100 + '"]').encode()
+    with pytest.raises(InputError, match="an object"):  # the brackets in the string are no nesting
+        raid_format.read_predictions(deep_in_string, source="p", ids=ids)

@@ -7,10 +7,11 @@ import json
 
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session
 
 from tests.leaderboard.board_helpers import METADATA, board_toml, hidden_set, predictions
 from veribench.errors import InputError
-from veribench.leaderboard import receipts, service
+from veribench.leaderboard import db, receipts, service
 from veribench.leaderboard.service import Board, BoardError
 
 
@@ -206,3 +207,87 @@ def test_a_grid_tag_the_set_lacks_is_refused_at_launch(tmp_path):
             board.launch(hidden_set(tmp_path / "hidden.jsonl", n=30), "documents")
         assert e.value.field == "board.grid" and "'domian' is in no document" in str(e.value)
         assert "domain" in str(e.value) and not board.cfg.workspace_path.exists()
+
+
+def test_an_unexpected_scoring_error_marks_the_submission_failed_in_one_line(launched, monkeypatch):
+    """Any exception while scoring (here a ValueError injected into the evaluation) marks the
+    submission failed with ``ClassName: message`` (the salt never shown), raises a one-line
+    BoardError, does not count against the limit, and the board opens again."""
+    cfg, tokens, ids, labels, recs = launched
+    with Board.open(cfg) as board:
+        with Session(board.engine) as s:
+            salt = s.get(db.BoardState, 1).salt_hex
+
+        monkeypatch.setenv("VERIBENCH_BOARD_DB_PASSWORD", "hunter2-secret")
+
+        def crash(*a, **k):
+            raise ValueError(f"math domain error near {salt}\nsecond line hunter2-secret")
+
+        team = board.team_for_token(tokens["alpha"])
+        monkeypatch.setattr(service, "evaluate_workspace", crash)
+        with pytest.raises(BoardError) as e:
+            board.submit(team, predictions(ids, labels, skill=0.4, seed=5))
+        msg = str(e.value)
+        assert "\n" not in msg and "ValueError: math domain error" in msg and salt not in msg
+        monkeypatch.setattr(service, "evaluate_workspace", lambda *a, **k: (_ for _ in ()).throw(
+            RuntimeError("cannot reach postgresql://board:hunter2-secret@db")))
+        with pytest.raises(BoardError) as e:
+            board.submit(team, predictions(ids, labels, skill=0.4, seed=7))
+        assert "hunter2-secret" not in str(e.value) and "RuntimeError: cannot reach" in str(e.value)
+        mine = board.team_submissions(team)
+        assert [(m["n"], m["status"]) for m in mine] == [(1, "scored"), (2, "failed"), (3, "failed")]
+        assert mine[1]["failed_reason"] == "ValueError: math domain error near [redacted]"
+        assert mine[1]["receipt"] is None
+    with Board.open(cfg) as board:  # reopening works, the failed one is not counted
+        monkeypatch.undo()
+        board.submit(team, predictions(ids, labels, skill=0.4, seed=6))
+        assert next(r for r in board.public_scores() if r["team"] == "alpha")["submissions"] == 2
+
+
+class _Killed(BaseException):
+    """Stands for the process dying between storing a submission and scoring it."""
+
+
+def test_a_received_submission_that_fails_again_in_recovery_is_marked_failed(launched, monkeypatch):
+    """A submission received but not scored (the process died) whose scoring raises an
+    unexpected error when the board is opened is marked failed: the board opens, every
+    time, and the submission is not counted against the limit."""
+    cfg, tokens, ids, labels, recs = launched
+
+    def killed(*a, **k):
+        raise _Killed
+
+    with Board.open(cfg) as board:
+        team = board.team_for_token(tokens["alpha"])
+        monkeypatch.setattr(Board, "_score", killed)
+        with pytest.raises(_Killed):
+            board.submit(team, predictions(ids, labels, skill=0.4, seed=5))
+    monkeypatch.undo()
+    monkeypatch.setattr(service, "evaluate_workspace",
+                        lambda *a, **k: (_ for _ in ()).throw(OverflowError("int too large to convert to float")))
+    for _ in range(2):
+        with Board.open(cfg) as board:
+            mine = board.team_submissions(board.team_for_token(tokens["alpha"]))
+            assert [(m["n"], m["status"]) for m in mine] == [(1, "scored"), (2, "failed")]
+            assert mine[1]["failed_reason"] == "OverflowError: int too large to convert to float"
+            assert board.add_team(f"t{_}")
+    monkeypatch.undo()
+    with Board.open(cfg) as board:
+        board.submit(team, predictions(ids, labels, skill=0.4, seed=6))
+        assert next(r for r in board.public_scores() if r["team"] == "alpha")["submissions"] == 2
+
+
+@pytest.mark.parametrize("extremes", [(0.0, 5e-324), (-1e308, 1e308)])
+def test_extreme_scores_never_break_the_board(launched, extremes):
+    """Real files with extreme scores: either scored, or failed in one line; the board opens."""
+    cfg, tokens, ids, labels, recs = launched
+    data = json.dumps([{"id": i, "score": extremes[labels[i] == "ai"]} for i in ids]).encode()
+    with Board.open(cfg) as board:
+        team = board.team_for_token(tokens["beta"])
+        try:
+            board.submit(team, data)
+        except BoardError as e:
+            assert "\n" not in str(e)
+        assert board.team_submissions(team)[1]["status"] in ("scored", "failed")
+    with Board.open(cfg) as board:
+        assert board.add_team("gamma")

@@ -7,14 +7,19 @@ import base64
 import json
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
+from typer.testing import CliRunner
 
 from tests.bundles.tsa_server import TSAServer
 from tests.leaderboard.board_helpers import board_toml, hidden_set
+from tests.rubric.rubric_helpers import ServerThread
+from veribench.cli.main import app
 from veribench.commit import tsa
 from veribench.errors import VeribenchError
 from veribench.leaderboard import receipts
-from veribench.leaderboard.service import Board, BoardError, check_reveal_dir
+from veribench.leaderboard.app import create_app
+from veribench.leaderboard.service import Board, BoardError, check_reveal_against_launch, check_reveal_dir
 
 
 def _scores(board: Board) -> bytes:
@@ -41,8 +46,22 @@ def test_the_commitment_and_each_submission_are_time_stamped(tmp_path):
             rec = board.submit(team, data, None, "raid")
             receipts.check_receipt(rec, board.public_key_pem)
             tsa.check_token(base64.b64decode(rec["tsa_token_b64"]), data, roots=roots, require_signature=True)
-            out = board.reveal()
+            srv = ServerThread(create_app(board)).start()
+            try:
+                assert httpx.get(srv.url + "/commitment.tsr").content == token
+                out = board.reveal()
+                r = CliRunner().invoke(app, ["leaderboard", "check-reveal", str(out), "--url", srv.url])
+                assert r.exit_code == 0 and r.output.startswith("reveal OK"), r.output
+            finally:
+                srv.stop()
     assert (out / "commitment.tsr").read_bytes() == token and check_reveal_dir(out) == []
+    launch = {"commitment": json.loads((folder / "commitment.json").read_text()),
+              "tsa_token_b64": base64.b64encode(token).decode()}
+    assert check_reveal_against_launch(out, launch) == []  # the launch token stamps the revealed bytes
+    (out / "commitment.tsr").rename(tmp_path / "kept.tsr")
+    assert check_reveal_against_launch(out, launch) == [
+        "commitment.tsr is missing: the launch record carries an RFC 3161 token"]
+    (tmp_path / "kept.tsr").rename(out / "commitment.tsr")
     (out / "commitment.json").write_text((out / "commitment.json").read_text().replace('"n"', '"n" '))
     assert any("commitment.tsr does not stamp" in p for p in check_reveal_dir(out))
 

@@ -4,6 +4,7 @@ submits files each flipping one text's score moves its released score only as th
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -96,3 +97,14 @@ def test_released_scores_non_decreasing_multiples_of_eta(news, eta):
         assert s.released >= prev
         assert (s.released != prev) == (best is None or new > best + eta)
         prev, best = s.released, s.best
+
+
+def test_released_values_are_the_decimal_multiples_of_eta():
+    """k * eta in floating point is often off in the last digit (82 * 0.01 = 0.8200000000000001):
+    the released value is the float nearest the decimal k * eta (a plain loop with Decimal)."""
+    for eta in (0.01, 0.005, 0.02, 0.1, 0.25, 1.0):
+        for k in range(201):
+            want = float(Decimal(k) * Decimal(repr(eta)))
+            new = want + eta / 10
+            assert ladder_step(None, new, eta=eta).released == want, (eta, k)
+    assert repr(ladder_step(None, 0.82, eta=0.01).released) == "0.82"

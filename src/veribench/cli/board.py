@@ -6,6 +6,7 @@
     veribench leaderboard serve --config board.toml [--host 127.0.0.1] [--port 8200] [--root-path /board]
                                 [--secure-cookies] [--forwarded-allow-ips IPS]
     veribench leaderboard reveal --config board.toml
+    veribench leaderboard check-reveal REVEAL_DIR (--commitment LAUNCH.json | --url URL)
 
 A module of its own (``COMMANDS`` in :mod:`veribench.cli.main` loads each of these commands
 from here), so a team's ``submit`` and ``check-receipt`` (:mod:`veribench.cli.leaderboard`)
@@ -16,15 +17,20 @@ The guide: ``docs/leaderboard.md``.
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
+import httpx
 import typer
 
 from veribench.cli.common import choice, input_path
+from veribench.cli.grammar import CliError
 from veribench.cli.leaderboard import TOKEN_ENV
 from veribench.cli.serve import ForwardedOpt, HostOpt, _proxy, _root_path
+from veribench.errors import InputError
+from veribench.hashing import loads_strict
 from veribench.leaderboard.app import create_app
-from veribench.leaderboard.service import IMPORTERS, Board
+from veribench.leaderboard.service import IMPORTERS, Board, check_reveal_against_launch
 
 ConfigOpt = typer.Option(..., "--config", help="The board's board.toml (docs/leaderboard.md).",
                          callback=input_path("file"))
@@ -77,3 +83,44 @@ def serve_cmd(config: Path = ConfigOpt, host: str = HostOpt,
         typer.echo(f"serving board {name} on http://{host}:{port}{root_path.rstrip('/')}/ "
                    "(behind a reverse proxy: docs/leaderboard.md)")
         uvicorn.run(app, host=host, port=port, log_level="warning", **_proxy(forwarded_allow_ips))
+
+
+def check_reveal_cmd(reveal_dir: Path = typer.Argument(..., help="The reveal folder the board published.",
+                                                       callback=input_path("folder")),
+                     commitment: Path | None = typer.Option(None, "--commitment", help="The launch record you saved "
+                                                            "from GET /commitment at the launch (JSON).",
+                                                            callback=input_path("file")),
+                     url: str | None = typer.Option(None, "--url", help="Fetch the launch record from the board's "
+                                                    "GET /commitment (and /commitment.tsr) instead: trusts the "
+                                                    "board now.")) -> None:
+    """Check a reveal against the launch record: commitment, time stamp, set, bundles, Ladder; exit 1 on any problem."""
+    if (commitment is None) == (url is None):
+        raise CliError("--commitment/--url", "give exactly one: the saved launch record, or the board's address")
+    where = f"--commitment {commitment}" if commitment is not None else f"--url {url}"
+    try:
+        if commitment is not None:
+            launch = loads_strict(commitment.read_bytes())
+        else:
+            r = httpx.get(f"{str(url).rstrip('/')}/commitment", timeout=30.0)
+            if r.status_code != 200:
+                raise CliError(where, f"GET /commitment answered HTTP {r.status_code}")
+            launch = loads_strict(r.content)
+            t = httpx.get(f"{str(url).rstrip('/')}/commitment.tsr", timeout=30.0)
+            if t.status_code == 200:
+                launch = {"commitment": launch, "tsa_token_b64": base64.b64encode(t.content).decode("ascii")}
+            elif t.status_code != 404:
+                raise CliError(where, f"GET /commitment.tsr answered HTTP {t.status_code}")
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CliError(where, f"not a JSON launch record: {' '.join(str(e).split())}") from None
+    except httpx.HTTPError as e:
+        raise CliError(where, f"the board could not be reached: {type(e).__name__}") from None
+    try:
+        problems = check_reveal_against_launch(reveal_dir, launch)
+    except InputError as e:
+        raise CliError(where, e.reason) from None
+    for p in problems:
+        typer.echo(" ".join(p.split()), err=True)
+    if problems:
+        raise typer.Exit(1)
+    typer.echo(f"reveal OK: {reveal_dir} is the launch commitment's set and protocol; every bundle verifies; "
+               "every headline and released value of ladder.json re-derived")

@@ -7,6 +7,7 @@
     veribench leaderboard submit --url URL --predictions predictions.json [--metadata metadata.json]
                                  [--predictions-format raid|veribench] [-o receipt.json]
     veribench leaderboard check-receipt RECEIPT --public-key board.pem [--predictions predictions.json]
+                                        [--commitment LAUNCH.json]
 
 ``submit`` reads the team's token from the environment variable ``VERIBENCH_BOARD_TOKEN``
 only (never from the command line, where other users of the machine and the shell's
@@ -33,7 +34,7 @@ from veribench.cli.common import choice, input_path, out_opt, write_json
 from veribench.cli.grammar import CliError
 from veribench.errors import InputError
 from veribench.hashing import loads_strict, sha256_bytes
-from veribench.leaderboard.receipts import check_receipt
+from veribench.leaderboard.receipts import check_receipt, commitment_sha256, launch_record_parts
 
 #: What ``--predictions-format`` takes: the board's formats (``service.SubmissionFormat``; a test
 #: checks they agree: this module, a team's client, never imports the board's service).
@@ -113,8 +114,12 @@ def check_receipt_cmd(receipt: Path = typer.Argument(..., help="The receipt (JSO
                                                       callback=input_path("file")),
                       predictions: Path | None = typer.Option(None, "--predictions", help="Also check that the "
                                                               "receipt covers this predictions file.",
-                                                              callback=input_path("file"))) -> None:
-    """Check a receipt offline: its Ed25519 signature, and that it covers a predictions file."""
+                                                              callback=input_path("file")),
+                      commitment: Path | None = typer.Option(None, "--commitment", help="Also check that the "
+                                                             "receipt signs this launch record (the JSON of GET "
+                                                             "/commitment you saved at the launch).",
+                                                             callback=input_path("file"))) -> None:
+    """Check a receipt offline: its Ed25519 signature, the predictions file and the launch record it covers."""
     doc = _read_json_file(receipt, "receipt")
     try:
         pem = public_key.read_text(encoding="ascii")
@@ -130,8 +135,18 @@ def check_receipt_cmd(receipt: Path = typer.Argument(..., help="The receipt (JSO
         if got != doc["predictions_sha256"]:
             raise CliError(f"--predictions {predictions}", f"this file's SHA-256 is {got}; the receipt covers "
                                                            f"{doc['predictions_sha256']}")
+    if commitment is not None:
+        try:
+            record, _ = launch_record_parts(_read_json_file(commitment, "launch record"))
+        except InputError as e:
+            raise CliError(f"--commitment {commitment}", e.reason) from None
+        want = commitment_sha256(record)
+        if doc["commitment_sha256"] != want:
+            raise CliError(f"{receipt}, field 'commitment_sha256'", f"the receipt signs commitment {doc['commitment_sha256']}; "
+                                                                    f"the launch record's is {want}")
     typer.echo(f"receipt OK: board {doc['board']}, team {doc['team']}, submission {doc['submission_id']}, received "
                f"{doc['received_at']}, predictions sha256 {doc['predictions_sha256']}, signed by key "
-               f"{doc['key_id'][:16]}..." + (" (and it covers the predictions file given)" if predictions else ""))
+               f"{doc['key_id'][:16]}..." + (" (and it covers the predictions file given)" if predictions else "")
+               + (" (and it signs the launch record given)" if commitment else ""))
     if json.dumps(doc.get("tsa_token_b64")) != "null":
         typer.echo("it carries an RFC 3161 time-stamp token (tsa_token_b64)")

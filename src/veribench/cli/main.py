@@ -52,6 +52,7 @@ COMMANDS: dict[str, str] = {
     "leaderboard add-team": "veribench.cli.board:add_team_cmd",
     "leaderboard serve": "veribench.cli.board:serve_cmd",
     "leaderboard reveal": "veribench.cli.board:reveal_cmd",
+    "leaderboard check-reveal": "veribench.cli.board:check_reveal_cmd",
     "plan": "veribench.cli.plan:plan_app",
     "list": "veribench.cli.list:list_app",
     "log": "veribench.cli.log:log_app",

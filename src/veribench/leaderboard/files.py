@@ -32,3 +32,31 @@ def write_durably(path: Path, data: bytes) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_folder(path.parent)
+
+
+def make_private(path: Path) -> None:
+    """Restrict ``path`` to its owner: a file 0600; a folder 0700 and everything under it
+    (folders 0700, files 0600). A path that does not exist is left alone. The board's
+    database and workspace hold the salt and the labels until the reveal."""
+    if not path.exists():
+        return
+    if path.is_file():
+        os.chmod(path, 0o600)
+        return
+    os.chmod(path, 0o700)
+    for root, dirs, names in os.walk(path):
+        for d in dirs:
+            os.chmod(os.path.join(root, d), 0o700)
+        for n in names:
+            p = os.path.join(root, n)
+            if not os.path.islink(p):
+                os.chmod(p, 0o600)
+
+
+def create_private_file(path: Path) -> None:
+    """Create ``path`` empty with mode 0600 when it does not exist (so that a database created
+    in it, and its journal files, which SQLite gives the database file's mode, are never
+    readable by others); an existing file is set to 0600."""
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    os.close(fd)
+    os.chmod(path, 0o600)

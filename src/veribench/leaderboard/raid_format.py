@@ -25,6 +25,7 @@ import io
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
@@ -66,23 +67,57 @@ def _nonfinite(name: str) -> float:
     return float(name.replace("Infinity", "inf"))
 
 
+#: The deepest nesting of arrays and objects an uploaded JSON file may have (RAID's files
+#: nest 2 deep; ``additional_metadata`` a few more). Deeper is refused before parsing, so
+#: that no parser recursion limit is reached.
+MAX_JSON_DEPTH = 32
+
+
+def _json_depth_ok(text: str, source: str) -> None:
+    """Refuse ``text`` when its brackets (outside strings) nest deeper than :data:`MAX_JSON_DEPTH`.
+
+    Raises:
+        InputError: one line naming the source and the depth limit.
+    """
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return
+    depth = 0
+    for m in _BRACKETS.finditer(_JSON_STRING.sub('""', text)):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > MAX_JSON_DEPTH:
+            raise InputError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep", file=source)
+
+
+#: A JSON string literal (its brackets are not nesting) and a bracket.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
 def _load_json(data: bytes, source: str) -> Any:
+    """``data`` parsed as JSON; every failure one :class:`InputError` line naming ``source``."""
     try:
         text = data.decode("utf-8-sig") if isinstance(data, bytes | bytearray) else data
+        _json_depth_ok(text, source)
         return json.loads(text, object_pairs_hook=no_duplicate_keys, parse_constant=_nonfinite)
     except UnicodeDecodeError as e:
         raise InputError(f"not UTF-8 text (byte {e.start})", file=source) from None
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg} (line {e.lineno}, column {e.colno})", file=source) from None
-    except ValueError as e:  # a duplicate key of an object
-        raise InputError(f"not JSON RAID can read: {e}", file=source) from None
+    except ValueError as e:  # a duplicate key of an object; an integer over Python's digit limit
+        raise InputError(f"not JSON RAID can read: {' '.join(str(e).split())}", file=source) from None
+    except RecursionError:
+        raise InputError("not JSON RAID can read: nested too deeply", file=source) from None
 
 
 def _score(v: Any, source: str, where: str, field: str) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
         kind = "null" if v is None else f"a {type(v).__name__}" if not isinstance(v, str) else f"a string ({v[:40]!r})"
         raise InputError(f"the score must be a number, not {kind}", file=source, record=where, field=field)
-    f = float(v)
+    try:
+        f = float(v)
+    except OverflowError:  # an integer literal beyond a float's range (about 1.8e308)
+        raise InputError(f"the score must be finite, not an integer of {len(str(abs(v)))} digits", file=source,
+                         record=where, field=field) from None
     if not math.isfinite(f):
         raise InputError(f"the score must be finite, not {v!r}", file=source, record=where, field=field)
     return f
@@ -201,7 +236,7 @@ def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector:
             table = pcsv.read_csv(io.BytesIO(data), convert_options=pcsv.ConvertOptions(
                 column_types={"doc_id": pa.string(), "detector": pa.string(), "status": pa.string(),
                               "ranking_score": pa.float64()}))
-    except (pa.ArrowException, OSError, ValueError) as e:
+    except Exception as e:  # any failure of the Arrow readers is the file's: one line
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputError(f"not a veribench run export (CSV or Parquet): {first}", file=source) from None
     for c in RUN_EXPORT_FIELDS:

@@ -173,3 +173,31 @@ def check_receipt(receipt: dict[str, Any], public_key_pem: str, *, source: str =
                          file=source, field="signature") from None
     except ValueError:  # canonical_json refuses NaN/Infinity in an altered field
         raise InputError("a field holds a value JSON cannot carry", file=source, field="signature") from None
+
+
+def launch_record_parts(launch: Any) -> tuple[dict[str, Any], bytes | None]:
+    """A saved launch record as ``(commitment record, RFC 3161 token or None)``: either the
+    record itself (``GET /commitment``) or ``{"commitment": record, "tsa_token_b64": ...}``
+    (the record with its token, base64).
+
+    Raises:
+        InputError: neither shape, or a token that is not base64.
+    """
+    if isinstance(launch, dict) and isinstance(launch.get("commitment"), dict):
+        tok = launch.get("tsa_token_b64")
+        try:
+            token = base64.b64decode(tok, validate=True) if tok is not None else None
+        except (ValueError, TypeError):
+            raise InputError("not base64", field="tsa_token_b64") from None
+        return dict(launch["commitment"]), token
+    if isinstance(launch, dict) and "root" in launch:
+        return dict(launch), None
+    raise InputError("not a launch record: the JSON of GET /commitment, or {\"commitment\": ..., "
+                     "\"tsa_token_b64\": ...}", field="commitment")
+
+
+
+def commitment_sha256(record: dict[str, Any]) -> str:
+    """The SHA-256 (hex) of a commitment record's canonical JSON
+    (:func:`veribench.hashing.canonical_json`): what a receipt's ``commitment_sha256`` signs."""
+    return sha256_bytes(canonical_json(record).encode("utf-8"))

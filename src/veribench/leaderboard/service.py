@@ -41,6 +41,7 @@ import shutil
 import tempfile
 import tomllib
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from veribench.bundles.publish import publish
+from veribench.bundles.verify import verify_bundle
 from veribench.commit import commit, tsa
 from veribench.corpus.document import Document
 from veribench.corpus.importers import import_scores, read_documents, read_fastdetectgpt, store_import
@@ -62,10 +64,11 @@ from veribench.corpus.stored import load_documents
 from veribench.errors import InputError, VeribenchError
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
-from veribench.hashing import canonical_json, sha256_bytes, text_sha256
+from veribench.hashing import sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
-from veribench.leaderboard.config import HEADLINES, BoardConfig, load_config
-from veribench.leaderboard.files import fsync_folder, write_durably
+from veribench.leaderboard.config import HEADLINES, PASSWORD_ENV, BoardConfig, load_config
+from veribench.leaderboard.files import create_private_file, fsync_folder, make_private, write_durably
+from veribench.metrics._base import UndefinedMetricWarning
 from veribench.metrics.canary import canary_leak_test
 from veribench.metrics.ladder import LADDER_RULE, ladder_step
 from veribench.protocol.model import parse_protocol
@@ -137,19 +140,54 @@ def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[
         cal = b.calibration
         assert not isinstance(cal, str)
         doc["split"] = {"rule": "hash", "every": cal.every, "salt": cal.salt, "corpora": [b.name]}
+    dets = _detector_entries(cfg.in_sample, detectors, labels)
+    if dets:
+        doc["detectors"] = dets
+    return tomli_w.dumps(doc)
+
+
+def _detector_entries(in_sample: bool, detectors: Sequence[str],
+                      labels: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The protocol's ``[[detectors]]`` of the board's entries: RAID's in-sample rule (a raw
+    score above 0.5 is AI) or a threshold fitted at 5% FPR on the calibration split."""
     dets = []
     for d in detectors:
         entry: dict[str, Any] = {"name": d, "label": (labels or {}).get(d, d)}
-        if cfg.in_sample:
+        if in_sample:
             entry["rule"] = {"field": "raw", "op": ">", "threshold": 0.5,
                              "source": "board default: a score above 0.5 is AI (RAID's in-sample rule gives the "
                                        "TPR-at-FPR thresholds)"}
         else:
             entry["rule"] = {"fit": "target_fpr", "target_fpr": 0.05}
         dets.append(entry)
-    if dets:
-        doc["detectors"] = dets
-    return tomli_w.dumps(doc)
+    return dets
+
+
+def entry_headline(ws: Workspace, protocol: Mapping[str, Any], detector: str, scores: Mapping[str, float], *,
+                   metric: str, min_cell_size: int) -> tuple[dict[str, Any], float | None, str | None]:
+    """Score one entry as the board does, in workspace ``ws`` (which holds the set): import
+    ``scores`` ({doc id: score}, higher = more likely AI) as ``detector``, evaluate it under
+    ``protocol`` (the board's protocol as a TOML mapping, without ``[[detectors]]``; the
+    entry's rule is added by :func:`_detector_entries`, in-sample when it declares no split)
+    with no label-derived warning emitted, and read the headline ``metric``
+    (:func:`headline_value`); null with the reason when computed on fewer than
+    ``min_cell_size`` human or AI texts. Returns ``(table1 row, headline, reason)``."""
+    doc = {**protocol, "detectors": _detector_entries("split" not in protocol, [detector])}
+    proto = parse_protocol(doc, path="<board protocol>")
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / f"{detector}.json"
+        p.write_text(json.dumps([{"doc_id": k, "score": v} for k, v in sorted(scores.items())], allow_nan=False),
+                     encoding="utf-8")
+        import_scores(ws, p, detector=detector, scale=ENTRY_SCALE, version="")
+    with warnings.catch_warnings():  # label-derived (counts, accuracies): nothing logged before the reveal
+        warnings.simplefilter("ignore")
+        res = evaluate_workspace(ws, proto, allow_scoring=False, record=False)
+    row = next(r for r in res["table1"] if r["detector"] == detector)
+    value, reason = headline_value(row, metric)
+    if min(int(row.get("human_n") or 0), int(row.get("ai_n") or 0)) < min_cell_size:
+        value, reason = None, (f"fewer than {min_cell_size} human or AI texts in the set the headline is computed "
+                               "on (the board's minimum cell size)")
+    return row, value, reason
 
 
 def _tags(v: Any) -> dict[str, Any]:
@@ -275,6 +313,139 @@ def _check_ladder(f: Path) -> list[str]:
         return [f"ladder.json: cannot check it ({e.__class__.__name__}: {e})"]
 
 
+#: The longest reason stored for a submission that could not be scored (characters).
+REASON_MAX = 300
+
+
+def _safe_reason(e: BaseException, *, secrets_: Sequence[str] = ()) -> str:
+    """One line telling why scoring failed: a :class:`VeribenchError`'s own first line, any
+    other exception as ``ClassName: message`` (its first line), with every string of
+    ``secrets_`` replaced by ``[redacted]`` and cut to :data:`REASON_MAX` characters."""
+    first = str(e).splitlines()[0] if str(e).strip() else ""
+    text = first if isinstance(e, VeribenchError) and first else f"{type(e).__name__}: {first}".rstrip(": ")
+    for sec in secrets_:
+        if sec:
+            text = text.replace(sec, "[redacted]")
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_MAX else text[:REASON_MAX - 1] + "…"
+
+
+def _same_headline(a: Any, b: Any) -> bool:
+    """Two headlines agree: both null, or numbers within 1e-12 (a JSON round trip is exact)."""
+    if a is None or b is None:
+        return a is None and b is None
+    return isinstance(b, int | float) and not isinstance(b, bool) and abs(float(a) - float(b)) <= 1e-12
+
+
+def rederive_ladder(folder: str | Path) -> list[str]:
+    """Re-derive every headline of ``ladder.json`` from the revealed labels
+    (``hidden_set.jsonl``) and that submission's published file (``submissions/<sha256>``),
+    with the board's own scoring (:func:`entry_headline` under the revealed ``protocol.toml``,
+    the metric of ``ladder.json`` and the minimum cell size of ``results.json``), then replay
+    the Ladder (:func:`veribench.metrics.ladder.ladder_step`) per team over the re-derived
+    headlines. Returns the problems (empty: every headline and released value holds); a
+    missing or unreadable file is a problem, never an exception."""
+    f = Path(folder)
+    try:
+        lad = json.loads((f / "ladder.json").read_text(encoding="utf-8"))
+        res = json.loads((f / "results.json").read_text(encoding="utf-8"))
+        proto = tomllib.loads((f / "protocol.toml").read_text(encoding="utf-8"))
+        rows = [json.loads(x) for x in (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines() if x]
+        board, metric, eta = str(res["board"]), str(lad["metric"]), float(lad["eta"])
+        k = int(res["min_cell_size"])
+        history = list(lad["submissions"])
+        docs_jsonl = "".join(json.dumps({"id": r["doc_id"], "text": r["text"], "label": r["label"],
+                                         **({"arm": r["arm"]} if r.get("arm") is not None else {}),
+                                         "tags": r.get("tags") or {}}, ensure_ascii=False) + "\n" for r in rows)
+        corpora: dict[str, str | None] = {r["doc_id"]: f"{board}-canaries" if r.get("canary_of") else board
+                                          for r in rows}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return [f"ladder.json: cannot re-derive its headlines ({e.__class__.__name__}: {e})"]
+    problems: list[str] = []
+    ids = list(corpora)
+    best: dict[str, float | None] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / f"{board}.jsonl"
+        src.write_text(docs_jsonl, encoding="utf-8")
+        ws = Workspace(Path(tmp) / "workspace")
+        try:
+            try:
+                report, docs = read_documents(src, corpus=board)
+                store_import(ws, report, docs, corpora=corpora)
+            except VeribenchError as e:
+                return [f"hidden_set.jsonl: cannot be evaluated ({' '.join(str(e).split())})"]
+            for h in history:
+                where = f"ladder.json: {h.get('team')}'s submission {h.get('n')}"
+                try:
+                    data = (f / "submissions" / str(h["predictions_sha256"])).read_bytes()
+                    reader = raid_format.read_run_export if h.get("format") == "veribench" else \
+                        raid_format.read_predictions
+                    scores = reader(data, source=f"submissions/{h['predictions_sha256']}", ids=ids)
+                    _, value, _ = entry_headline(ws, proto, f"{h['team']}.{h['n']}", scores, metric=metric,
+                                                 min_cell_size=k)
+                except (OSError, KeyError, TypeError, VeribenchError) as e:
+                    problems.append(f"{where}: cannot re-derive its headline ({' '.join(str(e).split())})")
+                    continue
+                if not _same_headline(value, h.get("headline")):
+                    problems.append(f"{where}: headline {h.get('headline')!r} in ladder.json; re-derived from the "
+                                    f"revealed labels and its file: {value!r}")
+                step = ladder_step(best.get(h["team"]), value, eta=eta)
+                best[h["team"]] = step.released
+                if step.released != h.get("released"):
+                    problems.append(f"{where}: released {h.get('released')!r}; the Ladder over the re-derived "
+                                    f"headlines gives {step.released!r}")
+        finally:
+            ws.close()
+    return problems
+
+
+def check_reveal_against_launch(folder: str | Path, launch: Any) -> list[str]:
+    """Every problem of a reveal folder against the launch record its submitters saved
+    (:func:`.receipts.launch_record_parts`): ``commitment.json`` must be the launch record (SHA-256 of
+    the canonical JSON, :func:`veribench.hashing.canonical_json`); when the launch had an
+    RFC 3161 token, ``commitment.tsr`` must be there, be that token byte for byte and stamp
+    ``commitment.json`` (:func:`veribench.commit.tsa.check_token`); then
+    :func:`check_reveal_dir`, ``veribench verify`` on every bundle
+    (:func:`veribench.bundles.verify.verify_bundle`) and :func:`rederive_ladder`. Empty: the
+    reveal holds.
+
+    Raises:
+        InputError: ``launch`` is not a launch record.
+    """
+    f = Path(folder)
+    record, token = receipts.launch_record_parts(launch)
+    problems: list[str] = []
+    want = receipts.commitment_sha256(record)
+    try:
+        revealed = json.loads((f / "commitment.json").read_text(encoding="utf-8"))
+        got = receipts.commitment_sha256(revealed) if isinstance(revealed, dict) else "not a JSON object"
+    except (OSError, ValueError, TypeError) as e:
+        got = f"unreadable ({e.__class__.__name__})"
+    if got != want:
+        problems.append(f"commitment.json is not the launch record (canonical JSON SHA-256 {got}; the launch "
+                        f"record's is {want})")
+    if token is not None:
+        tsr = f / "commitment.tsr"
+        if not tsr.is_file():
+            problems.append("commitment.tsr is missing: the launch record carries an RFC 3161 token")
+        elif tsr.read_bytes() != token:
+            problems.append("commitment.tsr is not the launch record's RFC 3161 token")
+        else:
+            try:
+                tsa.check_token(token, (f / "commitment.json").read_bytes())
+            except (OSError, VeribenchError) as e:
+                problems.append(f"the launch token does not stamp commitment.json: {' '.join(str(e).split())}")
+    problems += check_reveal_dir(f)
+    bundles = f / "bundles"
+    for b in sorted(bundles.iterdir()) if bundles.is_dir() else []:
+        rep = verify_bundle(b)
+        if not rep.ok:
+            first = rep.failures[0].message if rep.failures else "checks not run: " + ", ".join(rep.not_run())
+            problems.append(f"bundle {b.name}: veribench verify fails ({' '.join(str(first).split())})")
+    problems += rederive_ladder(f)
+    return problems
+
+
 def headline_value(row: Mapping[str, Any], metric: str) -> tuple[float | None, str | None]:
     """The headline ``metric`` (:data:`.config.HEADLINES`) from a Table 1 row: ``(value, None)``
     or ``(None, reason)``."""
@@ -307,7 +478,14 @@ class Board:
             db.SchemaVersionError: a board database newer than this veribench.
         """
         cfg = load_config(config_path)
-        board = cls(cfg, db.open_db(cfg.database_url()))
+        url = cfg.database_url()
+        if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+            sqlite_file = Path(url.database)
+            if sqlite_file.parent.is_dir():
+                create_private_file(sqlite_file)
+                for extra in ("-wal", "-shm", "-journal"):
+                    make_private(sqlite_file.with_name(sqlite_file.name + extra))
+        board = cls(cfg, db.open_db(url))
         board.recover()
         return board
 
@@ -322,11 +500,15 @@ class Board:
 
     @contextmanager
     def _workspace(self) -> Iterator[Workspace]:
-        ws = Workspace(self.cfg.workspace_path)
+        wsp = self.cfg.workspace_path
+        if not wsp.exists():
+            wsp.mkdir(mode=0o700, parents=True)
+        ws = Workspace(wsp)
         try:
             yield ws
         finally:
             ws.close()
+            make_private(wsp)  # it holds the labels and the canaries until the reveal
 
     def _state(self, s: Session) -> db.BoardState | None:
         return s.get(db.BoardState, 1)
@@ -445,6 +627,14 @@ class Board:
         with Session(self.engine) as s:
             return dict(self._launched(s).commitment)
 
+    def commitment_token(self) -> bytes | None:
+        """The RFC 3161 token of ``commitment.json``'s bytes (``commitment.tsr``), or None when
+        the board time-stamps nothing. Raises BoardError before the launch."""
+        with Session(self.engine) as s:
+            self._launched(s)
+        p = self.folder / "commitment.tsr"
+        return p.read_bytes() if p.is_file() else None
+
     def texts_file(self) -> bytes:
         """The texts to score: JSONL of ``{"id", "text"}`` (board ids; no labels, arms or tags)."""
         with Session(self.engine) as s:
@@ -534,7 +724,8 @@ class Board:
                 raise BoardError(f"board {self.cfg.board.name}: submissions closed at {_iso(_aware(closes))}")
             if self._used(s, team.id)[0] >= limit:
                 raise BoardError(f"team {team.name} has used its {limit} submissions")
-        write_durably(self._submission_file(sha), predictions)
+        path = self._submission_file(sha)
+        existed = path.exists()
         try:
             with Session(self.engine) as s, s.begin():
                 if self._launched(s).closed_at is not None:
@@ -542,13 +733,17 @@ class Board:
                 used, last = self._used(s, team.id)
                 if used >= limit:
                     raise BoardError(f"team {team.name} has used its {limit} submissions")
+                write_durably(path, predictions)  # on disk before its row commits; checked first
                 sub = db.Submission(id=uuid.uuid4().hex, team_id=team.id, seq=last + 1, fmt=fmt,
                                     predictions_sha256=sha, metadata_json=meta, received_at=_now(),
                                     status="received", detector=f"{team.name}.{last + 1}")
                 s.add(sub)
                 sub_id = sub.id
-        except IntegrityError:  # another submission of the team took the same number first
-            raise BoardError(f"team {team.name}: another submission is being stored; send it again") from None
+        except BaseException as e:
+            self._drop_orphan(sha, existed)
+            if isinstance(e, IntegrityError):  # another submission of the team took the same number first
+                raise BoardError(f"team {team.name}: another submission is being stored; send it again") from None
+            raise
         return self._score_or_fail(sub_id, scores)
 
     @staticmethod
@@ -560,26 +755,47 @@ class Board:
         return int(used or 0), int(last or 0)
 
     def _score_or_fail(self, sub_id: str, scores: Mapping[str, float] | None = None) -> dict[str, Any]:
-        """:meth:`_score`; a submission the evaluation refuses is marked ``failed`` with the
-        one-line reason (never acknowledged, not counted against the limit) and the error raised."""
+        """:meth:`_score`; a submission that cannot be scored, for any reason (the evaluation
+        refuses it, or any unexpected error such as a ValueError of the arithmetic on extreme
+        scores), is marked ``failed`` with a one-line reason (never acknowledged, not counted
+        against the limit). A :class:`VeribenchError` is raised again as it is; any other
+        exception as a :class:`BoardError` naming its class and message (:func:`_safe_reason`),
+        so that no caller (a request, :meth:`recover` when the board is opened) sees a traceback."""
         try:
             return self._score(sub_id, scores)
-        except VeribenchError as e:
+        except Exception as e:
+            reason = _safe_reason(e, secrets_=self._secrets())
             with Session(self.engine) as s, s.begin():
                 sub = s.get(db.Submission, sub_id)
                 assert sub is not None
-                sub.status, sub.headline_reason = "failed", str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise
+                if sub.status == "received":
+                    sub.status, sub.headline_reason = "failed", reason
+            if isinstance(e, VeribenchError):
+                raise
+            raise BoardError(f"the submission could not be scored: {reason}") from None
+
+    def _secrets(self) -> list[str]:
+        """Strings no error message may carry: the salt (hex) and the database password."""
+        out = [os.environ.get(PASSWORD_ENV, "")]
+        with contextlib.suppress(Exception), Session(self.engine) as s:
+            st = self._state(s)
+            out.append(st.salt_hex if st is not None and st.salt_hex else "")
+        return [x for x in out if x]
+
+    def _drop_orphan(self, sha: str, existed: bool) -> None:
+        """Remove the file of SHA-256 ``sha`` written by a refused request: only when it was not
+        there before the request and no stored submission names it."""
+        if existed:
+            return
+        with Session(self.engine) as s:
+            if s.scalar(select(func.count()).select_from(db.Submission)
+                        .where(db.Submission.predictions_sha256 == sha)):
+                return
+        self._submission_file(sha).unlink(missing_ok=True)
 
     def _submission_file(self, sha: str) -> Path:
         """Where the submitted file of SHA-256 ``sha`` is kept (a name no request chooses)."""
         return self.folder / "submissions" / sha
-
-    def _entry_scores_file(self, detector: str, scores: Mapping[str, float], tmp: Path) -> Path:
-        p = tmp / f"{detector}.json"
-        p.write_text(json.dumps([{"doc_id": k, "score": v} for k, v in sorted(scores.items())], allow_nan=False),
-                     encoding="utf-8")
-        return p
 
     def _evaluate(self, ws: Workspace, detectors: Sequence[str], *, record: bool = False,
                   proto_path: Path | None = None, labels: Mapping[str, str] | None = None,
@@ -616,17 +832,14 @@ class Board:
             data = (self._submission_file(sha)).read_bytes()
             reader = raid_format.read_predictions if fmt == "raid" else raid_format.read_run_export
             scores = reader(data, source=f"submissions/{sha}", ids=self._ids())
-        with tempfile.TemporaryDirectory() as tmp, self._workspace() as ws:
-            import_scores(ws, self._entry_scores_file(detector, scores, Path(tmp)), detector=detector,
-                          scale=ENTRY_SCALE, version="")
-            res = self._evaluate(ws, [detector])
-        row = next(r for r in res["table1"] if r["detector"] == detector)
-        value, reason = headline_value(row, self.cfg.board.headline_metric)
-        k = self.cfg.board.min_cell_size
-        if min(int(row.get("human_n") or 0), int(row.get("ai_n") or 0)) < k:
-            value, reason = None, (f"fewer than {k} human or AI texts in the set the headline is computed on "
-                                   "(the board's minimum cell size)")
-        canary = self._canary(row, scores, canaries)
+        b = self.cfg.board
+        with self._workspace() as ws:
+            row, value, reason = entry_headline(ws, tomllib.loads((self.folder / "protocol.toml").read_text("utf-8")),
+                                                detector, scores, metric=b.headline_metric,
+                                                min_cell_size=b.min_cell_size)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            canary = self._canary(row, scores, canaries)
         key = receipts.load_signing_key(self.key_path)
         stamp = None
         if self.cfg.board.tsa_url:  # over the predictions file's bytes: it existed at the token's time
@@ -648,7 +861,7 @@ class Board:
             sub.headline, sub.headline_reason, sub.released = value, reason, lad.released
             sub.canary, sub.status = canary, "scored"
             receipt = receipts.sign_receipt(key, board=self.cfg.board.name,
-                                            commitment_sha256=sha256_bytes(canonical_json(commitment).encode("utf-8")),
+                                            commitment_sha256=receipts.commitment_sha256(commitment),
                                             team=team_name, predictions_sha256=sha, received_at=_iso(received_at),
                                             submission_id=sub_id, tsa_token_b64=stamp)
             s.add(db.Receipt(submission_id=sub_id, receipt=receipt))
@@ -822,6 +1035,9 @@ class Board:
                     "predictions_sha256": sub.predictions_sha256, "released": sub.released,
                     "headline": sub.headline, "headline_reason": sub.headline_reason, "canary": sub.canary,
                     "table1": row, "grid": r["grid"], "bundle": f"bundles/{team}", "bundle_root_sha256": r["root_sha256"]})
+                if isinstance(sub.canary, Mapping) and sub.canary.get("reason"):  # logged now, never before
+                    warnings.warn(f"entry {team}: canary leak test undefined: {sub.canary['reason']}",
+                                  UndefinedMetricWarning, stacklevel=2)
         allr = by_team["all"]["results"]
         results.update(all_bundle="bundles/all", all_bundle_root_sha256=by_team["all"]["root_sha256"],
                        comparisons=allr.get("comparisons"), significance=allr.get("significance"),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 
 #: The rule as the board states it (shown beside every released score).
 LADDER_RULE = ("the Ladder (Blum & Hardt 2015, Algorithm 1): a team's score is released only when it beats the "
@@ -45,9 +46,17 @@ class LadderStep:
     reason: str | None = None
 
 
+def eta_decimals(eta: float) -> int:
+    """The decimal places of ``eta`` as written (``repr``): 0.01 -> 2, 0.005 -> 3, 1.0 -> 0."""
+    exp = Decimal(repr(float(eta))).normalize().as_tuple().exponent
+    return max(0, -exp) if isinstance(exp, int) else 0
+
+
 def round_to_eta(x: float, eta: float) -> float:
-    """``x`` rounded to the nearest integer multiple of ``eta`` (halves upward)."""
-    return math.floor(x / eta + 0.5) * eta
+    """``x`` rounded to the nearest integer multiple of ``eta`` (halves upward), given as the
+    float nearest that decimal multiple (``k * eta`` rounded to eta's decimal places, so
+    0.82 and not 0.8200000000000001 for k = 82, eta = 0.01)."""
+    return round(math.floor(x / eta + 0.5) * eta, eta_decimals(eta))
 
 
 def ladder_step(best: float | None, new: float | None, *, eta: float, higher_is_better: bool = True) -> LadderStep:

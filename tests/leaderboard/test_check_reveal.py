@@ -1,0 +1,174 @@
+"""``veribench leaderboard check-reveal``: a reveal checked against the launch record its
+submitters saved (issue 26). Each of a hostile organiser's tamperings fails it with one line
+per problem and exit 1; the honest reveal passes."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.leaderboard.board_helpers import board_toml, hidden_set, labels_of, predictions
+from veribench.cli.main import app
+from veribench.hashing import sha256_bytes
+from veribench.leaderboard import setcommit
+from veribench.leaderboard.service import Board, check_reveal_against_launch
+
+
+@pytest.fixture(scope="module")
+def revealed(tmp_path_factory) -> tuple[Path, dict]:
+    """A revealed board (SQLite, no canaries, two teams, three scored submissions): (reveal
+    folder, the launch record as GET /commitment gave it at the launch)."""
+    tmp = tmp_path_factory.mktemp("reveal")
+    cfg = board_toml(tmp / "board", f"sqlite:///{tmp / 'board' / 'board.sqlite'}", canaries=0)
+    with Board.open(cfg) as board:
+        launch = board.launch(hidden_set(tmp / "hidden.jsonl", n=120), "documents")
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        labels = labels_of(cfg.parent, ids)
+        for i, (team, skill) in enumerate([("alpha", 0.5), ("beta", 0.2), ("alpha", 0.8)]):
+            tok = board.add_team(team) if team not in {t.name for t in board.teams()} else None
+            who = board.team_for_token(tok) if tok else next(t for t in board.teams() if t.name == team)
+            receipt = board.submit(who, predictions(ids, labels, skill=skill, seed=i))
+        pem = board.public_key_pem
+        out = board.reveal(force=True)
+    (tmp / "receipt.json").write_text(json.dumps(receipt))
+    (tmp / "board.pem").write_text(pem)
+    return out, json.loads(json.dumps(launch))
+
+
+def _copy(out: Path, tmp: Path) -> Path:
+    dst = tmp / "reveal"
+    shutil.copytree(out, dst)
+    return dst
+
+
+def _edit_rows(f: Path, change: Callable[[list[dict]], list[dict]]) -> None:
+    rows = [json.loads(x) for x in (f / "hidden_set.jsonl").read_text().splitlines()]
+    (f / "hidden_set.jsonl").write_text("".join(json.dumps(r) + "\n" for r in change(rows)))
+
+
+def _flip(rows):
+    rows[0]["label"] = "ai" if rows[0]["label"] == "human" else "human"
+    return rows
+
+
+def _text(rows):
+    rows[3]["text"] += " edited"
+    return rows
+
+
+def _tags(rows):
+    rows[5]["tags"] = {**rows[5]["tags"], "domain": "other"}
+    return rows
+
+
+def _new_salt(f: Path) -> None:
+    """A new salt and a commitment.json regenerated over the same rows: check_reveal_dir is
+    satisfied, the launch record is not."""
+    rows = [json.loads(x) for x in (f / "hidden_set.jsonl").read_text().splitlines()]
+    rec = json.loads((f / "commitment.json").read_text())
+    salt = setcommit.new_salt()
+    hr = [setcommit.HiddenRow(doc_id=r["doc_id"], text=r["text"], label=r["label"], arm=r.get("arm"),
+                              tags=r.get("tags") or {}) for r in rows]
+    new = setcommit.commitment_record(hr, salt, protocol_sha256=rec["protocol_sha256"], board=rec["board"],
+                                      created_at=rec["created_at"])
+    (f / "commitment.json").write_text(json.dumps(new, indent=1) + "\n")
+    (f / "salt.txt").write_text(salt.hex() + "\n")
+
+
+def _headline(f: Path) -> None:
+    lad = json.loads((f / "ladder.json").read_text())
+    lad["submissions"][0]["headline"] += 0.002  # the released value (rounded to eta) need not move
+    (f / "ladder.json").write_text(json.dumps(lad, indent=1))
+
+
+TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
+    "flipped label": (lambda f: _edit_rows(f, _flip), "root"),
+    "edited text": (lambda f: _edit_rows(f, _text), "root"),
+    "dropped row": (lambda f: _edit_rows(f, lambda rows: rows[1:]), ""),
+    "changed tags": (lambda f: _edit_rows(f, _tags), ""),
+    "replaced salt, regenerated commitment.json": (_new_salt, "commitment.json is not the launch record"),
+    "changed ladder headline": (_headline, "re-derived from the revealed labels"),
+}
+
+
+def _cli(args: list[str]):
+    return CliRunner().invoke(app, ["leaderboard", "check-reveal", *args], env={"COLUMNS": "300"})
+
+
+def test_the_honest_reveal_passes(revealed, tmp_path):
+    out, launch = revealed
+    assert check_reveal_against_launch(out, launch) == []
+    saved = tmp_path / "launch.json"
+    saved.write_text(json.dumps(launch))
+    r = _cli([str(out), "--commitment", str(saved)])
+    assert r.exit_code == 0 and r.output.startswith("reveal OK"), r.output
+
+
+@pytest.mark.parametrize("what", list(TAMPERINGS))
+def test_each_tampering_fails_check_reveal(revealed, tmp_path, what):
+    out, launch = revealed
+    f = _copy(out, tmp_path)
+    tamper, words = TAMPERINGS[what]
+    tamper(f)
+    problems = check_reveal_against_launch(f, launch)
+    assert problems and any(words in p for p in problems), (what, problems)
+    assert all("\n" not in p for p in problems)
+    saved = tmp_path / "launch.json"
+    saved.write_text(json.dumps(launch))
+    r = _cli([str(f), "--commitment", str(saved)])
+    assert r.exit_code == 1 and len(r.output.strip().splitlines()) == len(problems), r.output
+
+
+def test_a_launch_token_missing_from_the_reveal_fails(revealed, tmp_path):
+    """The launch record carried an RFC 3161 token: a reveal without commitment.tsr (deleted),
+    or with another token, fails; "when present" is not enough."""
+    out, launch = revealed
+    f = _copy(out, tmp_path)
+    token = b"launch token bytes"
+    with_token = {"commitment": launch, "tsa_token_b64": base64.b64encode(token).decode()}
+    assert "commitment.tsr is missing: the launch record carries an RFC 3161 token" in \
+        check_reveal_against_launch(f, with_token)
+    (f / "commitment.tsr").write_bytes(b"another token")
+    assert "commitment.tsr is not the launch record's RFC 3161 token" in check_reveal_against_launch(f, with_token)
+
+
+def test_a_changed_submission_file_and_bad_launch_records(revealed, tmp_path):
+    out, launch = revealed
+    f = _copy(out, tmp_path)
+    bad = tmp_path / "launch.json"
+    bad.write_text("[1, 2]")
+    r = _cli([str(f), "--commitment", str(bad)])
+    assert r.exit_code == 1 and "not a launch record" in r.output and len(r.output.strip().splitlines()) == 1
+    r = _cli([str(f)])
+    assert r.exit_code == 1 and "--commitment/--url" in r.output
+    # the published file of a submission replaced: its SHA-256 and its headline fail
+    lad = json.loads((f / "ladder.json").read_text())
+    sha = lad["submissions"][0]["predictions_sha256"]
+    rows = json.loads((f / "submissions" / sha).read_bytes())
+    for r_ in rows:
+        r_["score"] = 0.5
+    (f / "submissions" / sha).write_bytes(json.dumps(rows).encode())
+    problems = check_reveal_against_launch(f, launch)
+    assert any("has another SHA-256" in p for p in problems)
+    assert sha256_bytes((f / "submissions" / sha).read_bytes()) != sha
+
+
+def test_check_receipt_checks_the_launch_record(revealed, tmp_path):
+    """check-receipt --commitment: the receipt's commitment_sha256 must be the canonical
+    JSON SHA-256 of the saved launch record (either shape); another record fails in one line."""
+    out, launch = revealed
+    folder = out.parent.parent
+    saved, other = tmp_path / "launch.json", tmp_path / "other.json"
+    saved.write_text(json.dumps({"commitment": launch, "tsa_token_b64": None}, indent=3))
+    other.write_text(json.dumps({**launch, "root": "0" * 64}))
+    args = ["leaderboard", "check-receipt", str(folder / "receipt.json"), "--public-key", str(folder / "board.pem")]
+    r = CliRunner().invoke(app, [*args, "--commitment", str(saved)], env={"COLUMNS": "300"})
+    assert r.exit_code == 0 and "signs the launch record given" in r.output, r.output
+    r = CliRunner().invoke(app, [*args, "--commitment", str(other)], env={"COLUMNS": "300"})
+    assert r.exit_code == 1 and "commitment_sha256" in r.output and len(r.output.strip().splitlines()) == 1, r.output
