@@ -86,6 +86,10 @@ ENTRY_SCALE = "score_higher_ai"
 #: Target FPRs of the TPR-at-FPR blocks (RAID reports 5%; the issue asks for 1% and 5%).
 TPR_AT_FPR = (0.01, 0.05)
 
+#: Why an entry has no decision rule under RAID's in-sample rule: its Table 1 catch rate, FPR
+#: and balanced accuracy are null (``"no decision rule"``, the evaluation's reason); this says why.
+NO_DECISION_RULE = "no decision rule: submitted scores have no fixed scale; see TPR at a fixed FPR"
+
 SubmissionFormat = Literal["raid", "veribench"]
 
 
@@ -127,7 +131,8 @@ def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[
                      "description": f"leaderboard {b.name}: headline {b.headline_metric} through the Ladder "
                                     f"(eta {b.ladder_eta:g}); "
                                     + ("thresholds by RAID's in-sample rule (fitted on the test set's own human "
-                                       "texts)" if cfg.in_sample else "thresholds from the declared calibration split")},
+                                       f"texts); {NO_DECISION_RULE}" if cfg.in_sample
+                                       else "thresholds from the declared calibration split")},
         "selection": {"corpora": [b.name]},
         "metrics": {"tpr_at_fpr": list(TPR_AT_FPR)},
         "tables": {"slices": ["subgroup", "arm", *[f"tag:{t}" for t in b.grid]]},
@@ -140,16 +145,22 @@ def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[
     dets = []
     for d in detectors:
         entry: dict[str, Any] = {"name": d, "label": (labels or {}).get(d, d)}
-        if cfg.in_sample:
-            entry["rule"] = {"field": "raw", "op": ">", "threshold": 0.5,
-                             "source": "board default: a score above 0.5 is AI (RAID's in-sample rule gives the "
-                                       "TPR-at-FPR thresholds)"}
-        else:
+        if not cfg.in_sample:  # in-sample: no rule (NO_DECISION_RULE); rates null with the reason
             entry["rule"] = {"fit": "target_fpr", "target_fpr": 0.05}
         dets.append(entry)
     if dets:
         doc["detectors"] = dets
     return tomli_w.dumps(doc)
+
+
+def decision_rule(cfg: BoardConfig) -> dict[str, Any]:
+    """The decision rule every entry's Table 1 catch rate, FPR and balanced accuracy come from:
+    under RAID's in-sample rule none (``rule`` null, ``reason`` :data:`NO_DECISION_RULE`: the
+    submitted scores have no fixed scale, so those rates are null and TPR at a fixed FPR is
+    the number to read); under a declared calibration split the threshold fitted there for 5% FPR."""
+    if cfg.in_sample:
+        return {"rule": None, "reason": NO_DECISION_RULE}
+    return {"rule": "oriented score > the threshold fitted on the calibration split for 5% FPR", "reason": None}
 
 
 def _tags(v: Any) -> dict[str, Any]:
@@ -821,7 +832,7 @@ class Board:
                     "team": team, "submission_id": sub_id, "submission_n": seq, "detector": det,
                     "predictions_sha256": sub.predictions_sha256, "released": sub.released,
                     "headline": sub.headline, "headline_reason": sub.headline_reason, "canary": sub.canary,
-                    "table1": row, "grid": r["grid"], "bundle": f"bundles/{team}", "bundle_root_sha256": r["root_sha256"]})
+                    "table1": row, "decision_rule": decision_rule(self.cfg), "grid": r["grid"], "bundle": f"bundles/{team}", "bundle_root_sha256": r["root_sha256"]})
         allr = by_team["all"]["results"]
         results.update(all_bundle="bundles/all", all_bundle_root_sha256=by_team["all"]["root_sha256"],
                        comparisons=allr.get("comparisons"), significance=allr.get("significance"),
