@@ -69,6 +69,9 @@ class FakeBoard:
     def commitment(self) -> dict[str, Any]:
         return {"format": "veribench-board-commitment/1", "root": "0" * 64}
 
+    def commitment_token(self) -> bytes | None:
+        return None
+
     @property
     def public_key_pem(self) -> str:
         return receipts.public_key_pem(self.key)

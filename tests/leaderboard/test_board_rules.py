@@ -7,11 +7,17 @@ import json
 import random
 
 import pytest
+from fastapi.testclient import TestClient
 from sklearn.metrics import roc_auc_score
+from typer.testing import CliRunner
 
+from tests.bundles.tsa_server import TSAServer
 from tests.leaderboard.board_helpers import board_toml, hidden_set, labels_of
 from veribench.bundles.verify import verify_bundle
-from veribench.leaderboard.service import NO_DECISION_RULE, Board
+from veribench.cli.main import app
+from veribench.commit import tsa
+from veribench.leaderboard.app import create_app
+from veribench.leaderboard.service import NO_DECISION_RULE, NO_TSA, Board
 
 
 def _zippy_like(ids: list[str], labels: dict[str, str], seed: int = 3) -> bytes:
@@ -47,3 +53,65 @@ def test_in_sample_entries_have_no_decision_rule_and_null_rates_with_the_reason(
     assert row["auroc"] == pytest.approx(roc_auc_score(y, [scores[i] for i in ids]))
     assert row["tpr_at_fpr_5"]["tpr"] is not None
     assert verify_bundle(out / "bundles" / "zippy").ok  # verify re-derives the null rates from the bundle
+
+
+def test_launch_without_a_tsa_says_so_and_with_one_serves_the_token(tmp_path):
+    """No authority: launch prints and the record says "no time-stamp: no TSA configured" (never
+    silent), and /commitment.tsr refuses with that reason. With ``tsa_url`` (the local test
+    authority): the record names it and /commitment.tsr serves the token over commitment.json's bytes."""
+    cfg = board_toml(tmp_path / "a", f"sqlite:///{tmp_path / 'a.sqlite'}", canaries=0, grid=[])
+    res = CliRunner().invoke(app, ["leaderboard", "launch", "--config", str(cfg), "--hidden-set",
+                                   str(hidden_set(tmp_path / "h.jsonl", n=120))], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert f"{NO_TSA} (name one as tsa_url in board.toml)" in res.output.splitlines()
+    record = json.loads((cfg.parent / "commitment.json").read_text())
+    assert record["timestamp"] == {"tsa_url": None, "token": None, "reason": NO_TSA}
+    with Board.open(cfg) as board:
+        c = TestClient(create_app(board))
+        r = c.get("/commitment.tsr")
+        assert r.status_code == 404 and r.json()["error"] == NO_TSA
+        assert c.get("/commitment").json() == record
+    with TSAServer() as auth:
+        roots = tsa.load_certificates(auth.authority.ca_pem)
+        cfg2 = board_toml(tmp_path / "b", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=0, grid=[],
+                          tsa_url=auth.url + "/tsa")
+        with Board.open(cfg2) as board:
+            record = board.launch(tmp_path / "h.jsonl", "documents")
+            assert record["timestamp"]["tsa_url"] == auth.url + "/tsa" and record["timestamp"]["reason"] is None
+            r = TestClient(create_app(board)).get("/commitment.tsr")
+            assert r.status_code == 200 and r.content == (cfg2.parent / "commitment.tsr").read_bytes()
+            assert tsa.check_token(r.content, (cfg2.parent / "commitment.json").read_bytes(), roots=roots,
+                                   require_signature=True) is not None
+
+
+def _side_rows_set(path, n_human: int, n_ai: int, n_attacked: int):
+    rows = [{"id": f"h{i}", "text": f"human text {i} about rivers", "label": "human"} for i in range(n_human)]
+    rows += [{"id": f"a{i}", "text": f"machine text {i} about stones", "label": "ai"} for i in range(n_ai)]
+    rows += [{"id": f"x{i}", "text": f"attacked text {i} about stones", "label": "ai", "source_id": f"a{i}",
+              "tags": {"derivation": "attack", "attack": "paraphrase"}} for i in range(n_attacked)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize(("metric", "n_human", "n_ai", "expect"), [
+    ("tpr_at_fpr_5", 15, 40, ["undefined on this set: 15 human and 40 AI headline texts (30 side rows",
+                              "fewer than min_cell_size 30"]),
+    ("tpr_at_fpr_1", 60, 60, ["undefined on this set: 60 human and 60 AI headline texts (30 side rows"]),
+    ("auroc", 40, 25, ["never be released: 40 human and 25 AI headline texts (30 side rows"]),
+    ("tpr_at_fpr_5", 40, 40, []),
+])
+def test_launch_warns_when_the_headline_can_never_be_defined(tmp_path, metric, n_human, n_ai, expect):
+    """Fewer human or AI headline texts than min_cell_size, or fewer human ones than 1/target
+    FPR: one line at launch and in the record's notes; attacked side rows are not counted."""
+    cfg = board_toml(tmp_path / "b", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=0, grid=[],
+                     headline_metric=metric, min_cell_size=30)
+    hs = _side_rows_set(tmp_path / "h.jsonl", n_human, n_ai, 30)
+    res = CliRunner().invoke(app, ["leaderboard", "launch", "--config", str(cfg), "--hidden-set", str(hs)],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    notes = json.loads((cfg.parent / "commitment.json").read_text())["notes"]
+    assert len(notes) == len(expect)
+    warned = [x for x in res.output.splitlines() if x.startswith("warning: ")]
+    assert warned == [f"warning: {n}" for n in notes]
+    for frag in expect:
+        assert any(frag in n for n in notes), (frag, notes)

@@ -15,7 +15,8 @@ JSON API (``Authorization: Bearer <team token>`` where marked; never a cookie):
   its receipt; any other id (another team's included) answers ``404``, the same answer.
 - ``GET /board``: the public scores: before the reveal, one headline metric per entry and
   only through the Ladder (:attr:`Board.public_scores`); after it, the full results too.
-- ``GET /commitment``: the launch record and its RFC 3161 token.
+- ``GET /commitment``: the launch record (its ``timestamp`` says whether it was time-stamped);
+  ``GET /commitment.tsr``: its RFC 3161 token (``404`` with the reason when none was taken).
 - ``GET /public-key``: the board's Ed25519 public key (PEM), for
   ``veribench leaderboard check-receipt``.
 
@@ -92,6 +93,7 @@ class BoardLike(Protocol):
     def team_submissions(self, team: Any) -> list[dict[str, Any]]: ...
     def results(self) -> dict[str, Any]: ...
     def commitment(self) -> dict[str, Any]: ...
+    def commitment_token(self) -> bytes | None: ...
     @property
     def public_key_pem(self) -> str: ...
 
@@ -402,6 +404,14 @@ def create_app(board: BoardLike, *, limits: Limits | None = None, secure_cookies
     @app.get("/commitment")
     def commitment() -> Response:
         return JSONResponse(board.commitment())
+
+    @app.get("/commitment.tsr")
+    def commitment_token() -> Response:
+        token = board.commitment_token()
+        if token is None:  # the record's timestamp.reason says why
+            reason = (board.commitment().get("timestamp") or {}).get("reason") or "no time-stamp"
+            raise Refused(reason, 404)
+        return Response(token, media_type="application/timestamp-reply")
 
     @app.get("/public-key")
     def public_key() -> Response:

@@ -46,6 +46,10 @@ HEADLINES: dict[str, str] = {
     "balanced_accuracy": "balanced accuracy at the entry's fitted threshold",
 }
 
+#: The target FPR of each TPR-at-FPR headline: the headline is undefined on a set with fewer
+#: than ``1 / target`` human headline texts (no threshold flags that share of them).
+HEADLINE_TARGET_FPR: dict[str, float] = {"tpr_at_fpr_5": 0.05, "tpr_at_fpr_1": 0.01}
+
 _NAME = r"^[a-z0-9][a-z0-9-]{0,47}$"
 
 

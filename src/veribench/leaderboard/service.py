@@ -64,11 +64,12 @@ from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
 from veribench.hashing import canonical_json, sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
-from veribench.leaderboard.config import HEADLINES, BoardConfig, load_config
+from veribench.leaderboard.config import HEADLINE_TARGET_FPR, HEADLINES, BoardConfig, load_config
 from veribench.leaderboard.files import fsync_folder, write_durably
 from veribench.metrics.canary import canary_leak_test
 from veribench.metrics.ladder import LADDER_RULE, ladder_step
 from veribench.protocol.model import parse_protocol
+from veribench.protocol.roles import POSITIVE_CODE, classify
 from veribench.store import Workspace
 
 #: Importers a hidden set may be read with: name -> function(path) -> (report, documents).
@@ -89,6 +90,9 @@ TPR_AT_FPR = (0.01, 0.05)
 #: Why an entry has no decision rule under RAID's in-sample rule: its Table 1 catch rate, FPR
 #: and balanced accuracy are null (``"no decision rule"``, the evaluation's reason); this says why.
 NO_DECISION_RULE = "no decision rule: submitted scores have no fixed scale; see TPR at a fixed FPR"
+
+#: What the commitment record says when ``board.toml`` names no time-stamping authority.
+NO_TSA = "no time-stamp: no TSA configured"
 
 SubmissionFormat = Literal["raid", "veribench"]
 
@@ -151,6 +155,31 @@ def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[
     if dets:
         doc["detectors"] = dets
     return tomli_w.dumps(doc)
+
+
+def launch_notes(cfg: BoardConfig, docs: Sequence[Document]) -> list[str]:
+    """Warnings for a hidden set on which the headline can never be defined, one line each
+    (printed by ``launch`` and kept in the commitment record's ``notes``): fewer human or AI
+    headline texts than ``min_cell_size`` (a headline on fewer is never released), or, for a
+    TPR-at-FPR headline of target FPR ``t``, fewer than ``1 / t`` human headline texts (no
+    threshold flags exactly that share of them). Only headline texts count
+    (:func:`veribench.protocol.roles.classify`: not derived or attacked side rows, not other
+    labels); the number of side rows is said. Canaries are not counted (outside the protocol)."""
+    b = cfg.board
+    roles = classify([d.label for d in docs], [d.arm for d in docs], [dict(d.tags or {}) for d in docs])
+    n_ai = int((roles.headline & (roles.code == POSITIVE_CODE)).sum())
+    n_human = int(roles.headline.sum()) - n_ai
+    side = len(docs) - int(roles.headline.sum())
+    counted = (f"{n_human} human and {n_ai} AI headline texts"
+               + (f" ({side} side rows, e.g. derived or attacked texts, not counted)" if side else ""))
+    notes = []
+    if min(n_human, n_ai) < b.min_cell_size:
+        notes.append(f"the headline can never be released: {counted}, fewer than min_cell_size {b.min_cell_size}")
+    target = HEADLINE_TARGET_FPR.get(b.headline_metric)
+    if target is not None and n_human < 1 / target:
+        notes.append(f"the headline {b.headline_metric} is undefined on this set: {counted}; a target FPR of "
+                     f"{target:g} needs at least {1 / target:g} human texts")
+    return notes
 
 
 def decision_rule(cfg: BoardConfig) -> dict[str, Any]:
@@ -364,7 +393,10 @@ class Board:
 
         With ``tsa_url`` in ``board.toml`` the exact bytes of ``commitment.json`` are
         time-stamped (RFC 3161) before anything is stored, and the token is kept as
-        ``commitment.tsr`` (published at once and again at the reveal).
+        ``commitment.tsr`` (served at ``/commitment.tsr`` and published again at the reveal).
+        The record says which: ``timestamp`` = ``{"tsa_url", "token", "reason"}``, ``reason``
+        :data:`NO_TSA` when no authority is named. Its ``notes`` are :func:`launch_notes`
+        (a headline that can never be defined on the set).
 
         Each document gets a board id (the first 20 hex of SHA-256(salt, original id)), so the
         ids in the texts file tell nothing of the organiser's ids. Each canary is a copy of a
@@ -433,6 +465,9 @@ class Board:
         when = created_at or _now()
         record = setcommit.commitment_record(rows, salt, protocol_sha256=sha256_bytes(proto), board=b.name,
                                              created_at=_iso(when))
+        record["timestamp"] = ({"tsa_url": b.tsa_url, "token": "commitment.tsr (served at /commitment.tsr)",
+                                "reason": None} if b.tsa_url else {"tsa_url": None, "token": None, "reason": NO_TSA})
+        record["notes"] = launch_notes(self.cfg, docs)
         if not self.key_path.exists():
             receipts.generate_signing_key(self.key_path)
         write_durably(self.folder / "protocol.toml", proto)
@@ -455,6 +490,15 @@ class Board:
         """The public commitment record. Raises BoardError before the launch."""
         with Session(self.engine) as s:
             return dict(self._launched(s).commitment)
+
+    def commitment_token(self) -> bytes | None:
+        """The RFC 3161 token of ``commitment.json``'s bytes (``commitment.tsr``), or None when
+        ``board.toml`` named no authority (the record's ``timestamp.reason`` says so).
+        Raises BoardError before the launch."""
+        with Session(self.engine) as s:
+            self._launched(s)
+        p = self.folder / "commitment.tsr"
+        return p.read_bytes() if p.is_file() else None
 
     def texts_file(self) -> bytes:
         """The texts to score: JSONL of ``{"id", "text"}`` (board ids; no labels, arms or tags)."""
