@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import stat
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,8 +17,10 @@ from tests.leaderboard.board_helpers import board_toml, hidden_set, labels_of
 from veribench.bundles.verify import verify_bundle
 from veribench.cli.main import app
 from veribench.commit import tsa
+from veribench.errors import InputError
+from veribench.leaderboard import service
 from veribench.leaderboard.app import create_app
-from veribench.leaderboard.service import NO_DECISION_RULE, NO_TSA, Board
+from veribench.leaderboard.service import NO_DECISION_RULE, NO_TSA, Board, BoardError
 
 
 def _zippy_like(ids: list[str], labels: dict[str, str], seed: int = 3) -> bytes:
@@ -115,3 +118,74 @@ def test_launch_warns_when_the_headline_can_never_be_defined(tmp_path, metric, n
     assert warned == [f"warning: {n}" for n in notes]
     for frag in expect:
         assert any(frag in n for n in notes), (frag, notes)
+
+
+def _launched(tmp_path, **extra):
+    cfg = board_toml(tmp_path / "b", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=0, grid=[], **extra)
+    board = Board.open(cfg)
+    board.launch(hidden_set(tmp_path / "h.jsonl", n=60), "documents")
+    return cfg, board
+
+
+def test_a_truncated_texts_file_is_refused_at_serve_start_and_at_submission(tmp_path):
+    """``/texts`` is checked against the commitment's texts_root before serving; a truncated
+    file is refused in one line, and a submission against it never reaches the server's
+    temporary files (no ``/tmp/...`` path in any error)."""
+    cfg, board = _launched(tmp_path)
+    with board:
+        board.check_texts()  # as launched: agrees
+        team = board.team_for_token(board.add_team("t1"))
+        texts = cfg.parent / "texts.jsonl"
+        lines = texts.read_text().splitlines()
+        texts.write_text(lines[0].replace('"text": "', '"text": "X') + "\n" + "\n".join(lines[1:]) + "\n")
+        with pytest.raises(BoardError, match="disagrees with the launch commitment"):
+            board.check_texts()
+        texts.write_text("")
+        with pytest.raises(BoardError, match="disagrees with the launch commitment"):
+            board.check_texts()
+        with pytest.raises(BoardError) as e:
+            board.submit(team, b"[]")
+        assert str(e.value).startswith("texts.jsonl holds 0 texts, the launch commitment 60") and "/tmp" not in str(e.value)
+    res = CliRunner().invoke(app, ["leaderboard", "serve", "--config", str(cfg)])
+    assert res.exit_code != 0 and "disagrees with the launch commitment" in res.output and "Traceback" not in res.output
+
+
+def test_an_import_refusal_names_the_upload_not_a_temporary_path(tmp_path, monkeypatch):
+    """Whatever the scores' import refuses is reported against ``predictions.json``."""
+    cfg, board = _launched(tmp_path)
+    with board:
+        team = board.team_for_token(board.add_team("t1"))
+
+        def refuse(ws, path, **kw):
+            raise InputError("no rows", file=str(path), record=0, field="score")
+
+        monkeypatch.setattr(service, "import_scores", refuse)
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        with pytest.raises(InputError) as e:
+            board.submit(team, json.dumps([{"id": i, "score": 0.5} for i in ids]).encode())
+        assert str(e.value) == "file predictions.json, record 0, field 'score': no rows"
+
+
+def test_after_the_reveal_the_board_gives_the_reason_of_an_undefined_headline(tmp_path):
+    """Before the reveal the reason of an undefined headline is withheld; after it, /board shows it."""
+    cfg, board = _launched(tmp_path, min_cell_size=45, headline_metric="auroc")  # 30 + 30 texts: under 45
+    with board:
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        team = board.team_for_token(board.add_team("t1"))
+        board.submit(team, json.dumps([{"id": i, "score": k / 60} for k, i in enumerate(ids)]).encode())
+        (before,) = board.public_scores()
+        assert before["released"] is None and "published at the reveal" in before["released_reason"]
+        board.reveal()
+        (after,) = board.public_scores()
+        (entry,) = board.results()["entries"]
+    assert after["released"] is None and entry["headline"] is None and entry["headline_reason"]
+    assert after["released_reason"] == f"the headline of this team's entry is undefined: {entry['headline_reason']}"
+    assert "published at the reveal" not in after["released_reason"]
+
+
+def test_the_public_files_of_a_launch_are_readable_by_anyone(tmp_path):
+    cfg, board = _launched(tmp_path)
+    with board:
+        for name in ("commitment.json", "texts.jsonl", "protocol.toml"):
+            assert stat.S_IMODE((cfg.parent / name).stat().st_mode) == 0o644, name
+        assert stat.S_IMODE(board.key_path.stat().st_mode) == 0o600  # the signing key stays secret

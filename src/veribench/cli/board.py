@@ -77,6 +77,7 @@ def serve_cmd(config: Path = ConfigOpt, host: str = HostOpt,
 
     _root_path(root_path, "/board")
     with Board.open(config) as board:
+        board.check_texts()  # /texts is never served truncated or altered
         name = board.cfg.board.name
         app = create_app(board, secure_cookies=secure_cookies, root_path=root_path, title=name)
         typer.echo(f"serving board {name} on http://{host}:{port}{root_path.rstrip('/')}/ "

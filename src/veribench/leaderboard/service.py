@@ -62,7 +62,7 @@ from veribench.corpus.stored import load_documents
 from veribench.errors import InputError, VeribenchError
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
-from veribench.hashing import canonical_json, sha256_bytes, text_sha256
+from veribench.hashing import canonical_json, merkle_root, sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
 from veribench.leaderboard.config import HEADLINE_TARGET_FPR, HEADLINES, BoardConfig, load_config
 from veribench.leaderboard.files import fsync_folder, write_durably
@@ -91,6 +91,9 @@ TPR_AT_FPR = (0.01, 0.05)
 #: and balanced accuracy are null (``"no decision rule"``, the evaluation's reason); this says why.
 NO_DECISION_RULE = "no decision rule: submitted scores have no fixed scale; see TPR at a fixed FPR"
 
+#: Permission bits of the board's public files (commitment.json, commitment.tsr, protocol.toml,
+#: texts.jsonl): anyone may read them.
+PUBLIC_MODE = 0o644
 #: What the commitment record says when ``board.toml`` names no time-stamping authority.
 NO_TSA = "no time-stamp: no TSA configured"
 
@@ -470,17 +473,17 @@ class Board:
         record["notes"] = launch_notes(self.cfg, docs)
         if not self.key_path.exists():
             receipts.generate_signing_key(self.key_path)
-        write_durably(self.folder / "protocol.toml", proto)
+        write_durably(self.folder / "protocol.toml", proto, mode=PUBLIC_MODE)
         texts = "".join(json.dumps({"id": r.doc_id, "text": r.text}, ensure_ascii=False) + "\n"
                         for r in sorted(rows, key=lambda r: r.doc_id))
-        write_durably(self.folder / "texts.jsonl", texts.encode("utf-8"))
+        write_durably(self.folder / "texts.jsonl", texts.encode("utf-8"), mode=PUBLIC_MODE)
         with self._workspace() as ws:
             store_import(ws, report, board_docs, corpora=corpora)
         record_bytes = (json.dumps(record, indent=1) + "\n").encode("utf-8")
         token = tsa.request_token(b.tsa_url, record_bytes)[0] if b.tsa_url else None
-        write_durably(self.folder / "commitment.json", record_bytes)
+        write_durably(self.folder / "commitment.json", record_bytes, mode=PUBLIC_MODE)
         if token is not None:
-            write_durably(self.folder / "commitment.tsr", token)
+            write_durably(self.folder / "commitment.tsr", token, mode=PUBLIC_MODE)
         with Session(self.engine) as s, s.begin():
             s.add(db.BoardState(id=1, launched_at=when, salt_hex=salt.hex(), commitment=record,
                                 protocol_sha256=record["protocol_sha256"], canaries=canaries, n_documents=len(rows)))
@@ -507,7 +510,41 @@ class Board:
         return (self.folder / "texts.jsonl").read_bytes()
 
     def _ids(self) -> list[str]:
-        return [json.loads(line)["id"] for line in self.texts_file().decode("utf-8").splitlines() if line]
+        """The set's ids, from ``texts.jsonl``. Raises BoardError when the file holds another
+        number of texts than the commitment (a truncated or replaced file: restore it)."""
+        ids = [json.loads(line)["id"] for line in self.texts_file().decode("utf-8").splitlines() if line]
+        n = self.commitment().get("n")
+        if len(ids) != n:
+            raise BoardError(f"texts.jsonl holds {len(ids)} texts, the launch commitment {n}: the file is truncated "
+                             "or replaced; restore it from the board's backup (docs/leaderboard.md)")
+        return ids
+
+    def check_texts(self) -> None:
+        """Check ``texts.jsonl`` against the launch commitment (its ``texts_root``: the Merkle root
+        over each id and its text's SHA-256, :func:`.setcommit.texts_leaves`); run before serving,
+        so ``/texts`` is never served truncated or altered.
+
+        Raises:
+            BoardError: not launched; a line that is not ``{"id", "text"}`` JSON, or a root other
+                than the committed one (one line naming the file and what to do).
+        """
+        path = self.folder / "texts.jsonl"
+        rows = []
+        for k, line in enumerate(self.texts_file().decode("utf-8").splitlines()):
+            try:
+                obj = json.loads(line)
+                rows.append(setcommit.HiddenRow(doc_id=str(obj["id"]), text=str(obj["text"]), label="unlabelled"))
+            except (ValueError, KeyError, TypeError):
+                raise BoardError(f"{path} line {k + 1} is not an {{\"id\", \"text\"}} object: the file is damaged; "
+                                 "restore it from the board's backup") from None
+        record = self.commitment()
+        try:  # the label is not part of the texts' leaves
+            root = merkle_root(setcommit.texts_leaves(rows)) if rows else None
+        except InputError as e:
+            raise BoardError(f"{path}: {e}; restore it from the board's backup") from None
+        if len(rows) != record.get("n") or root != record.get("texts_root"):
+            raise BoardError(f"{path} ({len(rows)} texts) disagrees with the launch commitment ({record.get('n')} "
+                             "texts, texts_root): it is truncated or altered; restore it from the board's backup")
 
     # ------------------------------------------------------------------ teams
     def add_team(self, name: str) -> str:
@@ -672,8 +709,11 @@ class Board:
             reader = raid_format.read_predictions if fmt == "raid" else raid_format.read_run_export
             scores = reader(data, source=f"submissions/{sha}", ids=self._ids())
         with tempfile.TemporaryDirectory() as tmp, self._workspace() as ws:
-            import_scores(ws, self._entry_scores_file(detector, scores, Path(tmp)), detector=detector,
-                          scale=ENTRY_SCALE, version="")
+            try:
+                import_scores(ws, self._entry_scores_file(detector, scores, Path(tmp)), detector=detector,
+                              scale=ENTRY_SCALE, version="")
+            except InputError as e:  # the upload, by the name teams know: never the server's temporary path
+                raise InputError(e.reason, file="predictions.json", record=e.record, field=e.field) from None
             res = self._evaluate(ws, [detector])
         row = next(r for r in res["table1"] if r["detector"] == detector)
         value, reason = headline_value(row, self.cfg.board.headline_metric)
@@ -750,11 +790,14 @@ class Board:
     def public_scores(self) -> list[dict[str, Any]]:
         """The public board: per team, the headline metric as the Ladder released it (null with
         the reason before its first released score; a reason that would tell anything of the
-        labels, such as a count of human texts, waits for the reveal), the number of scored
+        labels, such as a count of human texts, waits for the reveal and is shown after it: the
+        reason of the team's entry), the number of scored
         submissions, the rule and how thresholds are fitted. A headline computed on fewer human
         or AI texts than the minimum cell size is never released."""
         m = self.cfg.board.headline_metric
         with Session(self.engine) as s:
+            revealed = (st := self._state(s)) is not None and st.revealed_at is not None
+            why = {team: sub.headline_reason for team, sub in self._entries(s)} if revealed else {}
             rows = s.execute(select(db.Team.name, db.Ladder.released,
                                     select(func.count()).select_from(db.Submission)
                                     .where(db.Submission.team_id == db.Team.id, db.Submission.status == "scored")
@@ -763,6 +806,7 @@ class Board:
         out = [{"team": name, "metric": m, "metric_description": HEADLINES[m], "released": rel,
                 "released_reason": None if rel is not None else (
                     "no submission scored yet" if not n else
+                    f"the headline of this team's entry is undefined: {why[name]}" if why.get(name) else
                     "the headline of this team's submissions is undefined so far (the reason is published at the "
                     "reveal: before it, nothing about the hidden labels is told)"),
                 "submissions": int(n or 0), "rule": LADDER_RULE, "eta": self.cfg.board.ladder_eta,
