@@ -20,6 +20,7 @@ from veribench.commit import tsa
 from veribench.errors import InputError
 from veribench.leaderboard import service
 from veribench.leaderboard.app import create_app
+from veribench.leaderboard.config import load_config
 from veribench.leaderboard.service import NO_DECISION_RULE, NO_TSA, Board, BoardError
 
 
@@ -189,3 +190,15 @@ def test_the_public_files_of_a_launch_are_readable_by_anyone(tmp_path):
         for name in ("commitment.json", "texts.jsonl", "protocol.toml"):
             assert stat.S_IMODE((cfg.parent / name).stat().st_mode) == 0o644, name
         assert stat.S_IMODE(board.key_path.stat().st_mode) == 0o600  # the signing key stays secret
+
+
+def test_a_headline_that_needs_a_decision_rule_is_refused_under_the_in_sample_rule(tmp_path):
+    """balanced_accuracy is read at the entry's decision rule; RAID's in-sample rule has none,
+    so that headline would be null for every entry: refused at load, naming the key."""
+    cfg = board_toml(tmp_path / "b", f"sqlite:///{tmp_path / 'b.sqlite'}", headline_metric="balanced_accuracy")
+    with pytest.raises(InputError) as e:
+        load_config(cfg)
+    assert str(e.value).startswith(f"file {cfg}, field 'board.headline_metric': headline 'balanced_accuracy' needs a "
+                                   "decision rule")
+    cfg.write_text(cfg.read_text() + 'calibration = { every = 3, salt = "cal" }\n')
+    assert load_config(cfg).board.headline_metric == "balanced_accuracy"  # with a calibration split: a rule
