@@ -45,6 +45,11 @@ def launch_cmd(config: Path = ConfigOpt,
     with Board.open(config) as board:
         record = board.launch(hidden_set, importer)
     typer.echo(f"launched board {record.get('board')}: {record.get('n')} texts committed, root {record.get('root')}")
+    stamp = record.get("timestamp") or {}
+    typer.echo(f"time-stamped by {stamp['tsa_url']}: {config.parent / 'commitment.tsr'}" if stamp.get("tsa_url")
+               else f"{stamp.get('reason')} (name one as tsa_url in board.toml)")
+    for note in record.get("notes") or []:
+        typer.echo(f"warning: {note}")
     typer.echo(f"the public record is {config.parent / 'commitment.json'} (served at /commitment); keep the board "
                "folder's signing_key.pem and the database secret (docs/leaderboard.md)")
 
@@ -78,6 +83,7 @@ def serve_cmd(config: Path = ConfigOpt, host: str = HostOpt,
 
     _root_path(root_path, "/board")
     with Board.open(config) as board:
+        board.check_texts()  # /texts is never served truncated or altered
         name = board.cfg.board.name
         app = create_app(board, secure_cookies=secure_cookies, root_path=root_path, title=name)
         typer.echo(f"serving board {name} on http://{host}:{port}{root_path.rstrip('/')}/ "

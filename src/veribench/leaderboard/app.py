@@ -15,8 +15,8 @@ JSON API (``Authorization: Bearer <team token>`` where marked; never a cookie):
   its receipt; any other id (another team's included) answers ``404``, the same answer.
 - ``GET /board``: the public scores: before the reveal, one headline metric per entry and
   only through the Ladder (:attr:`Board.public_scores`); after it, the full results too.
-- ``GET /commitment``: the launch record; ``GET /commitment.tsr``: its RFC 3161 token (404 when
-  the board time-stamps nothing).
+- ``GET /commitment``: the launch record (its ``timestamp`` says whether it was time-stamped);
+  ``GET /commitment.tsr``: its RFC 3161 token (``404`` with the reason when none was taken).
 - ``GET /public-key``: the board's Ed25519 public key (PEM), for
   ``veribench leaderboard check-receipt``.
 
@@ -408,8 +408,9 @@ def create_app(board: BoardLike, *, limits: Limits | None = None, secure_cookies
     @app.get("/commitment.tsr")
     def commitment_token(request: Request) -> Response:
         token = board.commitment_token()
-        if token is None:
-            return refusal(request, 404, "this board's commitment has no RFC 3161 time-stamp token")
+        if token is None:  # the record's timestamp.reason says why
+            reason = (board.commitment().get("timestamp") or {}).get("reason") or "no time-stamp"
+            return refusal(request, 404, reason)
         return Response(token, media_type="application/timestamp-reply")
 
     @app.get("/public-key")

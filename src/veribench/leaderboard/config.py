@@ -46,6 +46,13 @@ HEADLINES: dict[str, str] = {
     "balanced_accuracy": "balanced accuracy at the entry's fitted threshold",
 }
 
+#: Headlines read at the entry's decision rule: undefined without one (RAID's in-sample rule).
+RULE_HEADLINES = frozenset({"balanced_accuracy"})
+
+#: The target FPR of each TPR-at-FPR headline: the headline is undefined on a set with fewer
+#: than ``1 / target`` human headline texts (no threshold flags that share of them).
+HEADLINE_TARGET_FPR: dict[str, float] = {"tpr_at_fpr_5": 0.05, "tpr_at_fpr_1": 0.01}
+
 _NAME = r"^[a-z0-9][a-z0-9-]{0,47}$"
 
 
@@ -128,7 +135,8 @@ def load_config(path: str | Path) -> BoardConfig:
 
     Raises:
         InputError: missing or unreadable file, bad TOML, unknown or invalid field, an
-            unknown headline metric, a database URL holding a password, or an unsupported
+            unknown headline metric, a headline that needs a decision rule under RAID's in-sample
+            rule (which has none), a database URL holding a password, or an unsupported
             database driver; one line naming the file and the field.
     """
     p = Path(path)
@@ -152,6 +160,12 @@ def load_config(path: str | Path) -> BoardConfig:
         raise InputError(str(err["msg"]), file=str(p), field=f"board.{loc}" if loc else "board") from None
     if m.headline_metric not in HEADLINES:
         raise InputError(f"unknown headline metric {m.headline_metric!r}; one of {', '.join(HEADLINES)}",
+                         file=str(p), field="board.headline_metric")
+    if m.headline_metric in RULE_HEADLINES and m.calibration == "raid_in_sample":
+        raise InputError(f"headline {m.headline_metric!r} needs a decision rule, and under RAID's in-sample rule "
+                         "there is none (submitted scores have no fixed scale): declare a calibration split "
+                         f"(calibration = {{ every = 5, salt = \"...\" }}) or choose "
+                         f"{', '.join(h for h in HEADLINES if h not in RULE_HEADLINES)}",
                          file=str(p), field="board.headline_metric")
     if m.database_url is not None:
         _check_url(m.database_url, str(p))

@@ -16,14 +16,18 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_durably(path: Path, data: bytes) -> None:
+def write_durably(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` so that it survives a kill -9 or a power cut once this
     returns: a temporary file in the same folder, fsync'd, renamed over ``path``, then the
-    folder fsync'd (POSIX rename is atomic: a reader sees the old file or the new one)."""
+    folder fsync'd (POSIX rename is atomic: a reader sees the old file or the new one).
+    ``mode``: the file's permission bits (e.g. ``0o644`` for a public file), set before the
+    rename; None keeps the temporary file's 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())

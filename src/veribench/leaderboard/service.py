@@ -64,14 +64,15 @@ from veribench.corpus.stored import load_documents
 from veribench.errors import InputError, VeribenchError
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
-from veribench.hashing import sha256_bytes, text_sha256
+from veribench.hashing import merkle_root, sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
-from veribench.leaderboard.config import HEADLINES, PASSWORD_ENV, BoardConfig, load_config
+from veribench.leaderboard.config import HEADLINE_TARGET_FPR, HEADLINES, PASSWORD_ENV, BoardConfig, load_config
 from veribench.leaderboard.files import create_private_file, fsync_folder, make_private, write_durably
 from veribench.metrics._base import UndefinedMetricWarning
 from veribench.metrics.canary import canary_leak_test
 from veribench.metrics.ladder import LADDER_RULE, ladder_step
 from veribench.protocol.model import parse_protocol
+from veribench.protocol.roles import POSITIVE_CODE, classify
 from veribench.store import Workspace
 
 #: Importers a hidden set may be read with: name -> function(path) -> (report, documents).
@@ -88,6 +89,16 @@ RESERVED_TEAMS = frozenset({"all"})
 ENTRY_SCALE = "score_higher_ai"
 #: Target FPRs of the TPR-at-FPR blocks (RAID reports 5%; the issue asks for 1% and 5%).
 TPR_AT_FPR = (0.01, 0.05)
+
+#: Why an entry has no decision rule under RAID's in-sample rule: its Table 1 catch rate, FPR
+#: and balanced accuracy are null (``"no decision rule"``, the evaluation's reason); this says why.
+NO_DECISION_RULE = "no decision rule: submitted scores have no fixed scale; see TPR at a fixed FPR"
+
+#: Permission bits of the board's public files (commitment.json, commitment.tsr, protocol.toml,
+#: texts.jsonl): anyone may read them.
+PUBLIC_MODE = 0o644
+#: What the commitment record says when ``board.toml`` names no time-stamping authority.
+NO_TSA = "no time-stamp: no TSA configured"
 
 SubmissionFormat = Literal["raid", "veribench"]
 
@@ -130,7 +141,8 @@ def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[
                      "description": f"leaderboard {b.name}: headline {b.headline_metric} through the Ladder "
                                     f"(eta {b.ladder_eta:g}); "
                                     + ("thresholds by RAID's in-sample rule (fitted on the test set's own human "
-                                       "texts)" if cfg.in_sample else "thresholds from the declared calibration split")},
+                                       f"texts); {NO_DECISION_RULE}" if cfg.in_sample
+                                       else "thresholds from the declared calibration split")},
         "selection": {"corpora": [b.name]},
         "metrics": {"tpr_at_fpr": list(TPR_AT_FPR)},
         "tables": {"slices": ["subgroup", "arm", *[f"tag:{t}" for t in b.grid]]},
@@ -148,16 +160,14 @@ def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[
 
 def _detector_entries(in_sample: bool, detectors: Sequence[str],
                       labels: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """The protocol's ``[[detectors]]`` of the board's entries: RAID's in-sample rule (a raw
-    score above 0.5 is AI) or a threshold fitted at 5% FPR on the calibration split."""
+    """The protocol's ``[[detectors]]`` of the board's entries: under RAID's in-sample rule no
+    decision rule (submitted scores have no fixed scale: catch rate, FPR and balanced accuracy
+    are null with :data:`NO_DECISION_RULE`), else a threshold fitted at 5% FPR on the
+    calibration split."""
     dets = []
     for d in detectors:
         entry: dict[str, Any] = {"name": d, "label": (labels or {}).get(d, d)}
-        if in_sample:
-            entry["rule"] = {"field": "raw", "op": ">", "threshold": 0.5,
-                             "source": "board default: a score above 0.5 is AI (RAID's in-sample rule gives the "
-                                       "TPR-at-FPR thresholds)"}
-        else:
+        if not in_sample:  # in-sample: no rule (NO_DECISION_RULE); rates null with the reason
             entry["rule"] = {"fit": "target_fpr", "target_fpr": 0.05}
         dets.append(entry)
     return dets
@@ -188,6 +198,41 @@ def entry_headline(ws: Workspace, protocol: Mapping[str, Any], detector: str, sc
         value, reason = None, (f"fewer than {min_cell_size} human or AI texts in the set the headline is computed "
                                "on (the board's minimum cell size)")
     return row, value, reason
+
+
+def launch_notes(cfg: BoardConfig, docs: Sequence[Document]) -> list[str]:
+    """Warnings for a hidden set on which the headline can never be defined, one line each
+    (printed by ``launch`` and kept in the commitment record's ``notes``): fewer human or AI
+    headline texts than ``min_cell_size`` (a headline on fewer is never released), or, for a
+    TPR-at-FPR headline of target FPR ``t``, fewer than ``1 / t`` human headline texts (no
+    threshold flags exactly that share of them). Only headline texts count
+    (:func:`veribench.protocol.roles.classify`: not derived or attacked side rows, not other
+    labels); the number of side rows is said. Canaries are not counted (outside the protocol)."""
+    b = cfg.board
+    roles = classify([d.label for d in docs], [d.arm for d in docs], [dict(d.tags or {}) for d in docs])
+    n_ai = int((roles.headline & (roles.code == POSITIVE_CODE)).sum())
+    n_human = int(roles.headline.sum()) - n_ai
+    side = len(docs) - int(roles.headline.sum())
+    counted = (f"{n_human} human and {n_ai} AI headline texts"
+               + (f" ({side} side rows, e.g. derived or attacked texts, not counted)" if side else ""))
+    notes = []
+    if min(n_human, n_ai) < b.min_cell_size:
+        notes.append(f"the headline can never be released: {counted}, fewer than min_cell_size {b.min_cell_size}")
+    target = HEADLINE_TARGET_FPR.get(b.headline_metric)
+    if target is not None and n_human < 1 / target:
+        notes.append(f"the headline {b.headline_metric} is undefined on this set: {counted}; a target FPR of "
+                     f"{target:g} needs at least {1 / target:g} human texts")
+    return notes
+
+
+def decision_rule(cfg: BoardConfig) -> dict[str, Any]:
+    """The decision rule every entry's Table 1 catch rate, FPR and balanced accuracy come from:
+    under RAID's in-sample rule none (``rule`` null, ``reason`` :data:`NO_DECISION_RULE`: the
+    submitted scores have no fixed scale, so those rates are null and TPR at a fixed FPR is
+    the number to read); under a declared calibration split the threshold fitted there for 5% FPR."""
+    if cfg.in_sample:
+        return {"rule": None, "reason": NO_DECISION_RULE}
+    return {"rule": "oriented score > the threshold fitted on the calibration split for 5% FPR", "reason": None}
 
 
 def _tags(v: Any) -> dict[str, Any]:
@@ -535,7 +580,10 @@ class Board:
 
         With ``tsa_url`` in ``board.toml`` the exact bytes of ``commitment.json`` are
         time-stamped (RFC 3161) before anything is stored, and the token is kept as
-        ``commitment.tsr`` (published at once and again at the reveal).
+        ``commitment.tsr`` (served at ``/commitment.tsr`` and published again at the reveal).
+        The record says which: ``timestamp`` = ``{"tsa_url", "token", "reason"}``, ``reason``
+        :data:`NO_TSA` when no authority is named. Its ``notes`` are :func:`launch_notes`
+        (a headline that can never be defined on the set).
 
         Each document gets a board id (the first 20 hex of SHA-256(salt, original id)), so the
         ids in the texts file tell nothing of the organiser's ids. Each canary is a copy of a
@@ -604,19 +652,22 @@ class Board:
         when = created_at or _now()
         record = setcommit.commitment_record(rows, salt, protocol_sha256=sha256_bytes(proto), board=b.name,
                                              created_at=_iso(when))
+        record["timestamp"] = ({"tsa_url": b.tsa_url, "token": "commitment.tsr (served at /commitment.tsr)",
+                                "reason": None} if b.tsa_url else {"tsa_url": None, "token": None, "reason": NO_TSA})
+        record["notes"] = launch_notes(self.cfg, docs)
         if not self.key_path.exists():
             receipts.generate_signing_key(self.key_path)
-        write_durably(self.folder / "protocol.toml", proto)
+        write_durably(self.folder / "protocol.toml", proto, mode=PUBLIC_MODE)
         texts = "".join(json.dumps({"id": r.doc_id, "text": r.text}, ensure_ascii=False) + "\n"
                         for r in sorted(rows, key=lambda r: r.doc_id))
-        write_durably(self.folder / "texts.jsonl", texts.encode("utf-8"))
+        write_durably(self.folder / "texts.jsonl", texts.encode("utf-8"), mode=PUBLIC_MODE)
         with self._workspace() as ws:
             store_import(ws, report, board_docs, corpora=corpora)
         record_bytes = (json.dumps(record, indent=1) + "\n").encode("utf-8")
         token = tsa.request_token(b.tsa_url, record_bytes)[0] if b.tsa_url else None
-        write_durably(self.folder / "commitment.json", record_bytes)
+        write_durably(self.folder / "commitment.json", record_bytes, mode=PUBLIC_MODE)
         if token is not None:
-            write_durably(self.folder / "commitment.tsr", token)
+            write_durably(self.folder / "commitment.tsr", token, mode=PUBLIC_MODE)
         with Session(self.engine) as s, s.begin():
             s.add(db.BoardState(id=1, launched_at=when, salt_hex=salt.hex(), commitment=record,
                                 protocol_sha256=record["protocol_sha256"], canaries=canaries, n_documents=len(rows)))
@@ -629,7 +680,8 @@ class Board:
 
     def commitment_token(self) -> bytes | None:
         """The RFC 3161 token of ``commitment.json``'s bytes (``commitment.tsr``), or None when
-        the board time-stamps nothing. Raises BoardError before the launch."""
+        ``board.toml`` named no authority (the record's ``timestamp.reason`` says so).
+        Raises BoardError before the launch."""
         with Session(self.engine) as s:
             self._launched(s)
         p = self.folder / "commitment.tsr"
@@ -642,7 +694,41 @@ class Board:
         return (self.folder / "texts.jsonl").read_bytes()
 
     def _ids(self) -> list[str]:
-        return [json.loads(line)["id"] for line in self.texts_file().decode("utf-8").splitlines() if line]
+        """The set's ids, from ``texts.jsonl``. Raises BoardError when the file holds another
+        number of texts than the commitment (a truncated or replaced file: restore it)."""
+        ids = [json.loads(line)["id"] for line in self.texts_file().decode("utf-8").splitlines() if line]
+        n = self.commitment().get("n")
+        if len(ids) != n:
+            raise BoardError(f"texts.jsonl holds {len(ids)} texts, the launch commitment {n}: the file is truncated "
+                             "or replaced; restore it from the board's backup (docs/leaderboard.md)")
+        return ids
+
+    def check_texts(self) -> None:
+        """Check ``texts.jsonl`` against the launch commitment (its ``texts_root``: the Merkle root
+        over each id and its text's SHA-256, :func:`.setcommit.texts_leaves`); run before serving,
+        so ``/texts`` is never served truncated or altered.
+
+        Raises:
+            BoardError: not launched; a line that is not ``{"id", "text"}`` JSON, or a root other
+                than the committed one (one line naming the file and what to do).
+        """
+        path = self.folder / "texts.jsonl"
+        rows = []
+        for k, line in enumerate(self.texts_file().decode("utf-8").splitlines()):
+            try:
+                obj = json.loads(line)
+                rows.append(setcommit.HiddenRow(doc_id=str(obj["id"]), text=str(obj["text"]), label="unlabelled"))
+            except (ValueError, KeyError, TypeError):
+                raise BoardError(f"{path} line {k + 1} is not an {{\"id\", \"text\"}} object: the file is damaged; "
+                                 "restore it from the board's backup") from None
+        record = self.commitment()
+        try:  # the label is not part of the texts' leaves
+            root = merkle_root(setcommit.texts_leaves(rows)) if rows else None
+        except InputError as e:
+            raise BoardError(f"{path}: {e}; restore it from the board's backup") from None
+        if len(rows) != record.get("n") or root != record.get("texts_root"):
+            raise BoardError(f"{path} ({len(rows)} texts) disagrees with the launch commitment ({record.get('n')} "
+                             "texts, texts_root): it is truncated or altered; restore it from the board's backup")
 
     # ------------------------------------------------------------------ teams
     def add_team(self, name: str) -> str:
@@ -834,9 +920,12 @@ class Board:
             scores = reader(data, source=f"submissions/{sha}", ids=self._ids())
         b = self.cfg.board
         with self._workspace() as ws:
-            row, value, reason = entry_headline(ws, tomllib.loads((self.folder / "protocol.toml").read_text("utf-8")),
-                                                detector, scores, metric=b.headline_metric,
-                                                min_cell_size=b.min_cell_size)
+            try:
+                row, value, reason = entry_headline(ws, tomllib.loads((self.folder / "protocol.toml").read_text("utf-8")),
+                                                    detector, scores, metric=b.headline_metric,
+                                                    min_cell_size=b.min_cell_size)
+            except InputError as e:  # the upload, by the name teams know: never the server's temporary path
+                raise InputError(e.reason, file="predictions.json", record=e.record, field=e.field) from None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             canary = self._canary(row, scores, canaries)
@@ -908,11 +997,14 @@ class Board:
     def public_scores(self) -> list[dict[str, Any]]:
         """The public board: per team, the headline metric as the Ladder released it (null with
         the reason before its first released score; a reason that would tell anything of the
-        labels, such as a count of human texts, waits for the reveal), the number of scored
+        labels, such as a count of human texts, waits for the reveal and is shown after it: the
+        reason of the team's entry), the number of scored
         submissions, the rule and how thresholds are fitted. A headline computed on fewer human
         or AI texts than the minimum cell size is never released."""
         m = self.cfg.board.headline_metric
         with Session(self.engine) as s:
+            revealed = (st := self._state(s)) is not None and st.revealed_at is not None
+            why = {team: sub.headline_reason for team, sub in self._entries(s)} if revealed else {}
             rows = s.execute(select(db.Team.name, db.Ladder.released,
                                     select(func.count()).select_from(db.Submission)
                                     .where(db.Submission.team_id == db.Team.id, db.Submission.status == "scored")
@@ -921,6 +1013,7 @@ class Board:
         out = [{"team": name, "metric": m, "metric_description": HEADLINES[m], "released": rel,
                 "released_reason": None if rel is not None else (
                     "no submission scored yet" if not n else
+                    f"the headline of this team's entry is undefined: {why[name]}" if why.get(name) else
                     "the headline of this team's submissions is undefined so far (the reason is published at the "
                     "reveal: before it, nothing about the hidden labels is told)"),
                 "submissions": int(n or 0), "rule": LADDER_RULE, "eta": self.cfg.board.ladder_eta,
@@ -1034,7 +1127,7 @@ class Board:
                     "team": team, "submission_id": sub_id, "submission_n": seq, "detector": det,
                     "predictions_sha256": sub.predictions_sha256, "released": sub.released,
                     "headline": sub.headline, "headline_reason": sub.headline_reason, "canary": sub.canary,
-                    "table1": row, "grid": r["grid"], "bundle": f"bundles/{team}", "bundle_root_sha256": r["root_sha256"]})
+                    "table1": row, "decision_rule": decision_rule(self.cfg), "grid": r["grid"], "bundle": f"bundles/{team}", "bundle_root_sha256": r["root_sha256"]})
                 if isinstance(sub.canary, Mapping) and sub.canary.get("reason"):  # logged now, never before
                     warnings.warn(f"entry {team}: canary leak test undefined: {sub.canary['reason']}",
                                   UndefinedMetricWarning, stacklevel=2)
