@@ -14,6 +14,7 @@ from collections import Counter
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 from typer.testing import CliRunner
 
 from tests.evaluate.test_language_scope import _put, _udhr_workspace
@@ -23,6 +24,7 @@ from veribench.evaluate.reasons import OUTSIDE_LANGUAGES, outside_language
 from veribench.evaluate.results import OUT_OF_SCOPE_SLICE, compute_results
 from veribench.evaluate.rows import document_rows
 from veribench.evaluate.run import language_scope, latest_run
+from veribench.evaluate.tables import html_page, markdown, print_tables, print_warnings
 from veribench.protocol.model import DecisionRule, Protocol
 from veribench.store import Workspace
 
@@ -80,6 +82,15 @@ def test_udhr_zippy_counts_add_up_across_table1_slice_and_both_exports(workspace
     assert row["human_n"] + row["ai_n"] + sum(row["excluded"].values()) == sum(want.values()) == len(outside)
     assert any("more have none, counted with their scoring status" in w for w in res["warnings"])
     assert not any(r["detector"] == "OtherDet" and r["slice_type"] == OUT_OF_SCOPE_SLICE[0] for r in res["table2"])
+    con = Console(record=True, width=4000)
+    print_tables(res, con)
+    print_warnings(res, con)  # as `veribench evaluate` prints them
+    outputs = {"markdown": markdown(res), "terminal": con.export_text(), "html": html_page(res)}
+    for name, text in outputs.items():
+        flat = " ".join(text.replace("&#x27;", "'").replace("&#39;", "'").split())
+        assert "(scoring status: unsupported)" in flat, name
+        if name != "html":  # the HTML page shows no warnings (noted in the report)
+            assert "more have none, counted with their scoring status" in flat, name
     # export scores: the stored status kept, the exclusion reason as Table 1 counts it
     assert _cli("export", "scores", "--run", "U", "-o", tmp_path / "rows.csv", "-w", ws_path).exit_code == 0
     rows = [x for x in csv.DictReader(io.StringIO((tmp_path / "rows.csv").read_text())) if x["detector"] == "zippy"]
