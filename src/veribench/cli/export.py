@@ -12,7 +12,7 @@ from veribench.cli.common import WorkspaceOpt, check_filters, open_workspace, ou
 from veribench.cli.grammar import CliUsageError
 from veribench.corpus.stored import export_documents
 from veribench.evaluate.run import export_run
-from veribench.leaderboard.raid_export import export_raid_submission
+from veribench.leaderboard.raid_export import OUT_OF_SCOPE_RULE, export_raid_submission
 from veribench.leaderboard.raid_format import read_metadata
 
 export_app = typer.Typer(help="Export raw per-document data from a workspace.", no_args_is_help=True)
@@ -87,7 +87,9 @@ def export_raid_submission_cmd(
                                    detector_name=name, date_released=date_released)
     typer.echo(f"wrote {r.n} predictions of detector {r.detector} (run {r.run_id}) to {r.predictions}, "
                f"metadata to {r.metadata}")
-    if r.left_out:
-        counts = Counter(r.left_out.values())
-        typer.echo(f"left out {len(r.left_out)} texts without a score ("
-                   + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"; first: {min(r.left_out)})")
+    for part, what in ((r.out_of_scope, f"outside the detector's declared languages: {OUT_OF_SCOPE_RULE};"),
+                       (r.unscored, "without a score")):
+        if part:
+            counts = Counter(part.values())
+            typer.echo(f"left out {len(part)} texts {what} ("
+                       + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"; first: {min(part)})")

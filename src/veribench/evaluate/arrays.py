@@ -104,5 +104,10 @@ class DetArrays:
     #: ``None``: not declared (no text is excluded for its language).
     languages: tuple[str, ...] | None = None
     #: Per document: scored ok, but its language is outside :attr:`languages` (excluded from
-    #: ``ok`` with the reason); ``None``: nothing is out of scope.
+    #: ``ok`` with the reason; the out-of-scope slice's texts); ``None``: nothing is out of scope.
     out_of_scope: np.ndarray | None = None
+    #: Per document (object): the language's exclusion reason
+    #: (:data:`veribench.evaluate.reasons.OUTSIDE_LANGUAGES`) of every text outside
+    #: :attr:`languages`, whatever its scoring status (``status`` keeps that); ``None`` in scope.
+    #: ``None`` as a whole: nothing is out of scope.
+    scope_reason: np.ndarray | None = None

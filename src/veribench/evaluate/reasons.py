@@ -10,6 +10,10 @@ IN_SAMPLE = "in-sample oracle operating point"
 FROM_CALIBRATION = "calibration split"
 #: Why a text is excluded for a detector (one reason per language, counted per detector).
 OUTSIDE_LANGUAGES = "language {language} is outside the detector's declared languages"
+#: The exclusion reason of a text outside the declared languages that has no valid score: the
+#: language reason (it is out of scope whatever its scoring) and its own scoring status
+#: (``unsupported``, ``not scored`` ...), so one counted reason names both.
+OUTSIDE_WITH_STATUS = "{reason} (scoring status: {status})"
 #: Why a per-length rule's single ``threshold`` is null (its thresholds are in ``per_length``).
 PER_LENGTH = "one threshold per length bin ([thresholds] per_length): see per_length"
 #: Why a detector without declared languages has no out-of-scope count (report site).
@@ -52,11 +56,23 @@ def null_reason(block: object, key: str) -> str | None:
 
 
 def outside_language(reason: object) -> str | None:
-    """The language code of an exclusion reason made from :data:`OUTSIDE_LANGUAGES`
-    (``"language de is outside ..."`` -> ``"de"``), else ``None``: the one reading of the
+    """The language code of an exclusion reason made from :data:`OUTSIDE_LANGUAGES` or
+    :data:`OUTSIDE_WITH_STATUS` (``"language de is outside ..."`` -> ``"de"``), else ``None``: the one reading of the
     template, for outputs that count out-of-scope texts per language."""
     head, _, tail = OUTSIDE_LANGUAGES.partition("{language}")
     text = str(reason)
-    if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
-        return text[len(head):len(text) - len(tail)]
-    return None
+    pos = text.find(tail, len(head) + 1)
+    if not text.startswith(head) or pos < 0:
+        return None
+    rest = text[pos + len(tail):]
+    status_head = OUTSIDE_WITH_STATUS.partition("{status}")[0].partition("{reason}")[2]
+    return text[len(head):pos] if not rest or rest.startswith(status_head) else None
+
+
+def out_of_scope_reason(reason: str, status: str) -> str:
+    """The one exclusion reason of a text whose language is outside a detector's declared
+    languages, given its language's ``reason`` (:data:`OUTSIDE_LANGUAGES`) and its scoring
+    ``status``: ``reason`` when it was scored ok, else :data:`OUTSIDE_WITH_STATUS` with the
+    status kept (``"language ru is outside the detector's declared languages (scoring status:
+    unsupported)"``). :func:`outside_language` reads the language back from either."""
+    return reason if status == "ok" else OUTSIDE_WITH_STATUS.format(reason=reason, status=status)

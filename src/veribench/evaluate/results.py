@@ -53,6 +53,7 @@ from veribench.evaluate.comparisons import DetectorInput, compute_comparisons, p
 from veribench.evaluate.decision import Decision, decide, per_length_line
 from veribench.evaluate.reasons import FROM_CALIBRATION, IN_SAMPLE, NO_COMPARISONS, PER_LENGTH
 from veribench.evaluate.robustness import adjust_robustness, robustness_rows
+from veribench.evaluate.rows import exclusion_reasons
 from veribench.evaluate.slices import DERIVED_MEMBERS, DERIVED_SLICES, LENGTH_BANDS, _slice_codes, slice_kinds
 from veribench.evaluate.split import split_documents
 from veribench.metrics import grouped as mgrouped
@@ -66,25 +67,11 @@ HAZARD_KEYS = ("confusables", "invisible", "degenerate_repetition")
 
 
 def _excluded(det: DetArrays, dec: Decision, pool: np.ndarray, scope: np.ndarray) -> dict[str, int]:
-    """Reason -> count of texts in ``pool`` (evaluated, in scope) that no rate counts."""
-    out: dict[str, int] = {}
-    st = det.status
-    missing = pool & ~det.present
-    if missing.any():
-        out["not scored"] = int(missing.sum())
-    failed = pool & det.present & ~det.ok
-    if failed.any():
-        if st is not None:
-            vals, cnt = np.unique(np.asarray(st[failed], dtype=object).astype(str), return_counts=True)
-            for v, c in zip(vals, cnt):
-                out[str(v)] = out.get(str(v), 0) + int(c)
-        else:
-            out["failed"] = int(failed.sum())
-    if dec.defined:
-        nofield = pool & det.ok & ~dec.counted
-        if nofield.any():
-            out[f"no {dec.field}"] = int(nofield.sum())
-    return dict(sorted(out.items()))
+    """Reason -> count of texts in ``pool`` (evaluated, in scope) that no rate counts: each
+    text under exactly one reason (:func:`veribench.evaluate.rows.exclusion_reasons`)."""
+    why = exclusion_reasons(det, dec)[pool]
+    vals, cnt = np.unique(why[why != None].astype(str), return_counts=True)  # noqa: E711 - elementwise
+    return {str(v): int(c) for v, c in zip(vals, cnt)}
 
 
 def _languages_block(det: DetArrays) -> dict[str, Any]:
@@ -326,6 +313,8 @@ def compute_results(docs: DocArrays, dets: list[DetArrays], proto: Protocol, *, 
                                         warn_list, test & scope & rl.table, fixed)
             table2.append({**base, **row})
             extra_blocks += nb
+        if proto.out_of_scope == "slice" and d.scope_reason is not None:
+            _unscored_out_of_scope(d, dec, test & scope & rl.table, table2, warn_list)
         # Side rows: arms with the side role and derived texts, one row per group.
         if side_names:
             blocks = _blocks(ctx, side_codes, len(side_names), test & scope & (side_codes >= 0), f"{d.label} / side",
@@ -401,6 +390,26 @@ def _out_of_scope_row(d: DetArrays, dec: Decision, scope: np.ndarray, calib: np.
     b = _blocks(ctx, codes, 1, member & outside, f"{d.label} / {OUT_OF_SCOPE_SLICE[1]}", [OUT_OF_SCOPE_SLICE[1]],
                 fixed_thresholds=fixed or None)[0]
     return {"slice_type": OUT_OF_SCOPE_SLICE[0], "slice": OUT_OF_SCOPE_SLICE[1], **b}, ctx.n_blocks
+
+
+def _unscored_out_of_scope(d: DetArrays, dec: Decision, member: np.ndarray, table2: list[dict[str, Any]],
+                           warn: list[str]) -> None:
+    """Count, with their scoring status, ``d``'s texts outside its declared languages that have
+    no valid score (``member``: the Table 2 texts): the out-of-scope slice holds only those
+    scored ok, so the others are named in its row's ``excluded`` (reason -> count, as Table
+    1's; ``{}`` when none) and in a warning every output prints, and the slice plus them add
+    up to Table 1's out-of-scope exclusions. Without a slice row (no text scored ok) only the
+    warning says it."""
+    outside = member & (d.scope_reason != None)  # noqa: E711 - elementwise
+    valid = outside & np.asarray(d.out_of_scope, dtype=bool)
+    counts = _excluded(d, dec, outside & ~valid, member)
+    row = next((r for r in table2 if r["detector"] == d.label and r["slice_type"] == OUT_OF_SCOPE_SLICE[0]), None)
+    if row is not None:
+        row["excluded"] = counts
+    if counts:
+        warn.append(f"{d.label}: the '{OUT_OF_SCOPE_SLICE[1]}' slice holds its {int(valid.sum())} out-of-scope "
+                    f"texts with a valid score; {sum(counts.values())} more have none, counted with their scoring "
+                    "status: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
 
 def per_length_block(dets: list[DetArrays], decisions: list[Decision]) -> dict[str, Any]:

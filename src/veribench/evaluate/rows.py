@@ -9,11 +9,46 @@ import json
 import numpy as np
 
 from veribench.evaluate.arrays import DetArrays, DocArrays
-from veribench.evaluate.decision import decide
+from veribench.evaluate.decision import Decision, decide
+from veribench.evaluate.reasons import out_of_scope_reason
 from veribench.evaluate.split import split_documents
 from veribench.protocol import roles
 from veribench.protocol.model import Protocol
 
+
+def statuses(d: DetArrays) -> np.ndarray:
+    """Per document (object), ``d``'s stored scoring status (``ok``, ``unsupported`` ...), or
+    ``None`` where it has no score; ``ok``/``failed`` when the arrays carry no statuses."""
+    if d.status is not None:
+        return np.asarray(d.status, dtype=object)
+    return np.where(d.ok | (d.out_of_scope if d.out_of_scope is not None else False), "ok",
+                    np.where(d.present, "failed", None)).astype(object)
+
+
+def exclusion_reasons(d: DetArrays, dec: Decision) -> np.ndarray:
+    """Per document (object array of length n), why no rate of ``d`` counts it, or ``None``
+    where the rule counts it: the one rule for Table 1's exclusion counts, the per-document
+    rows (``export scores``) and ``export raid-submission``.
+
+    Exactly one reason per text, first match: outside the detector's declared languages
+    (``d.scope_reason``), whatever its scoring status, with that status kept when it is not
+    ``ok`` (:data:`veribench.evaluate.reasons.OUTSIDE_WITH_STATUS`, e.g. ``"language ru is
+    outside the detector's declared languages (scoring status: unsupported)"``); ``not
+    scored``; its failed status (``unsupported``, ``too_short`` ...); ``no <field>`` (scored
+    ok, but the rule's field is absent)."""
+    n = d.ok.size
+    st = statuses(d)
+    why = np.full(n, None, dtype=object)
+    if dec.defined:
+        why[d.ok & ~dec.counted] = f"no {dec.field}"
+    failed = d.present & ~d.ok
+    why[failed] = st[failed]
+    why[~d.present] = "not scored"
+    if d.scope_reason is not None:
+        for i in np.flatnonzero(np.asarray(d.scope_reason != None)):  # noqa: E711 - elementwise
+            s = st[i] if d.present[i] else "not scored"
+            why[i] = out_of_scope_reason(str(d.scope_reason[i]), str(s))
+    return why
 
 def document_rows(docs: DocArrays, dets: list[DetArrays], proto: Protocol) -> dict[str, np.ndarray]:
     """One row per (document, detector) of a run, as columns: the inputs and the decision.
@@ -41,13 +76,8 @@ def document_rows(docs: DocArrays, dets: list[DetArrays], proto: Protocol) -> di
         bands = docs.length if proto.per_length else None
         dec = decide(d, scored, calib, rl.headline, lab, proto.split_rule == "hash", bands)
         idx = np.flatnonzero(scope | d.present)
-        st = d.status if d.status is not None else np.where(d.ok, "ok", np.where(d.present, "failed", None))
-        why = np.full(n, None, dtype=object)
-        if dec.defined:
-            why[d.ok & ~dec.counted] = f"no {dec.field}"
-        failed = d.present & ~d.ok
-        why[failed] = np.asarray(st, dtype=object)[failed]
-        why[~d.present] = "not scored"
+        st = statuses(d)
+        why = exclusion_reasons(d, dec)
         counted = dec.counted if dec.defined else np.zeros(n, bool)
         flagged = np.where(counted, dec.flagged, None).astype(object)
         k = idx.size

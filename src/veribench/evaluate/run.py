@@ -20,7 +20,7 @@ from veribench.errors import InputError, ProtocolError, RegistryError, close_mat
 from veribench.evaluate.arrays import DetArrays, DocArrays
 from veribench.evaluate.grid import grid_results
 from veribench.evaluate.ranking import ranking_scores
-from veribench.evaluate.reasons import OUTSIDE_LANGUAGES
+from veribench.evaluate.reasons import OUTSIDE_LANGUAGES, outside_language
 from veribench.evaluate.results import compute_results
 from veribench.evaluate.rows import document_rows
 from veribench.evaluate.slices import length_band, reads_lengths
@@ -109,6 +109,36 @@ def load_documents(ws: Workspace, proto: Protocol) -> DocArrays:
                      language_confidence=lang_conf, length=length)
 
 
+def language_scope(ok: np.ndarray, language: np.ndarray | None, declared: tuple[str, ...] | None,
+                   scope: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The one rule of a detector's language scope: every text (in ``scope``, the protocol's
+    corpora; None: all) whose identified language is outside ``declared`` is out of scope,
+    whatever its scoring status; a text without an identified language (None) is in scope.
+
+    Args:
+        ok: per document (bool, length n), scored ok.
+        language: per document (ISO 639-1 or None), :attr:`DocArrays.language`; None: unknown.
+        declared: the detector's declared languages; None: not declared (nothing is out of scope).
+        scope: per document (bool), the detector's corpora; None: every document.
+
+    Returns:
+        ``(ok, out_of_scope, scope_reason)``: ``ok`` without the out-of-scope texts (a copy);
+        ``out_of_scope`` (bool) those scored ok (the out-of-scope slice); ``scope_reason``
+        (object) :data:`veribench.evaluate.reasons.OUTSIDE_LANGUAGES` for each out-of-scope
+        text, else None. Both None when ``declared`` or ``language`` is None.
+    """
+    if declared is None or language is None:
+        return ok.copy(), None, None
+    lang = np.asarray(language, dtype=object)
+    outside = np.array([x is not None and x not in declared for x in lang], dtype=bool)
+    if scope is not None:
+        outside &= np.asarray(scope, dtype=bool)
+    reason = np.full(lang.size, None, dtype=object)
+    for i in np.flatnonzero(outside):
+        reason[i] = OUTSIDE_LANGUAGES.format(language=lang[i])
+    return ok & ~outside, outside & ok, reason
+
+
 def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | None, n: int,
                   corpora: tuple[str, ...] = (), language: np.ndarray | None = None) -> DetArrays:
     """Scores of ``spec`` aligned to ``_sel`` (filled by :func:`load_documents`), judged by
@@ -117,10 +147,13 @@ def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | No
 
     ``corpora`` restricts the detector's scope (documents of other corpora are neither
     scored nor counted as excluded). ``language`` (per document, :attr:`DocArrays.language`)
-    excludes each scored text outside the detector's declared languages
-    (:func:`veribench.registry.declared_languages`): it counts in no rate and its status
-    becomes the reason (:data:`veribench.evaluate.reasons.OUTSIDE_LANGUAGES`), so every
-    exclusion count names it; the stored status counts (``status_counts``) are unchanged. The ranking score is the oriented native value
+    excludes each text outside the detector's declared languages
+    (:func:`veribench.registry.declared_languages`), whatever its scoring status: it counts in
+    no rate, ``scope_reason`` holds the language's reason
+    (:data:`veribench.evaluate.reasons.OUTSIDE_LANGUAGES`) and ``status`` keeps its own scoring
+    status (``unsupported`` ...), so every exclusion names both
+    (:func:`veribench.evaluate.rows.exclusion_reasons`); ``out_of_scope`` marks those scored ok
+    (the out-of-scope slice); the stored status counts (``status_counts``) are unchanged. The ranking score is the oriented native value
     (:func:`veribench.evaluate.ranking.ranking_scores`).
 
     Raises:
@@ -185,19 +218,12 @@ def load_detector(ws: Workspace, spec: Spec, label: str, rule: DecisionRule | No
     for s in status_arr[present]:
         counts[s] = counts.get(s, 0) + 1
     declared = registry.declared_languages(spec.name, dict(spec.settings))
-    out_of_scope = None
-    if declared is not None and language is not None:
-        lang = np.asarray(language, dtype=object)
-        outside = present & np.array([x is not None and x not in declared for x in lang], dtype=bool)
-        out_of_scope = outside & ok
-        ok &= ~outside
-        for i in np.flatnonzero(outside):
-            status_arr[i] = OUTSIDE_LANGUAGES.format(language=lang[i])
+    ok, out_of_scope, scope_reason = language_scope(ok, language, declared, scope)
     d = DetArrays(label=label, spec=spec.to_dict(), spec_hash=spec.hash, rule=rule, present=present, ok=ok, p=p,
                   raw=raw, oriented=oriented, verdict=verdict, text_differs=differs, scan_date=scan,
                   status_counts=counts, status=status_arr, in_scope=scope, hazards=hazards, ranking=basis,
                   scale=scale, direction=direction, corpora=tuple(corpora), languages=declared,
-                  out_of_scope=out_of_scope)
+                  out_of_scope=out_of_scope, scope_reason=scope_reason)
     if rule is None or not rule.given:  # no rule stated: the detector's default, as `list detectors` shows it
         d.rule = default_rule(d)
     return d
@@ -711,10 +737,13 @@ def run_detector_scores(ws: Workspace, run: str, detector: str | None = None
         detector: the detector's name in the run; None: the run must hold one detector.
 
     Returns:
-        ``(run_id, tag, detector, scores, unscored)``: ``scores`` maps each doc_id with a finite
-        ranking score (the oriented native value, higher = more likely AI,
-        :func:`veribench.evaluate.ranking.ranking_scores`) to it; ``unscored`` maps every other
-        doc_id of the detector's rows to its status (why it has no score).
+        ``(run_id, tag, detector, scores, left_out)``: ``scores`` maps each doc_id in the
+        detector's declared languages with a finite ranking score (the oriented native value,
+        higher = more likely AI, :func:`veribench.evaluate.ranking.ranking_scores`) to it;
+        ``left_out`` maps every other doc_id of the detector's rows to why: a text outside the
+        declared languages, whatever its scoring, to its exclusion reason (the rule of
+        evaluation, :func:`veribench.evaluate.rows.exclusion_reasons`: the language, and its
+        scoring status when not ok), any other to its status (why it has no score).
 
     Raises:
         InputError: unknown run, a run without rows, several detectors and none named, or a
@@ -735,14 +764,17 @@ def run_detector_scores(ws: Workspace, run: str, detector: str | None = None
     elif detector not in names:
         raise InputError(unknown_key("detector", detector, names, owner=f"run {run_id}"), field="--detector")
     scores: dict[str, float] = {}
-    unscored: dict[str, str] = {}
-    for doc_id, status, score in ws.query("SELECT doc_id, status, ranking_score FROM run_rows WHERE run_id = ? "
-                                          "AND detector = ? ORDER BY doc_id", [run_id, detector]):
-        if score is not None and np.isfinite(score):
+    left_out: dict[str, str] = {}
+    for doc_id, status, score, why in ws.query("SELECT doc_id, status, ranking_score, excluded FROM run_rows "
+                                               "WHERE run_id = ? AND detector = ? ORDER BY doc_id",
+                                               [run_id, detector]):
+        if why is not None and outside_language(why) is not None:
+            left_out[str(doc_id)] = str(why)
+        elif score is not None and np.isfinite(score):
             scores[str(doc_id)] = float(score)
         else:
-            unscored[str(doc_id)] = str(status or "no score")
-    return run_id, tag, detector, scores, unscored
+            left_out[str(doc_id)] = str(status or "no score")
+    return run_id, tag, detector, scores, left_out
 
 
 def latest_run(ws: Workspace) -> dict[str, Any] | None:

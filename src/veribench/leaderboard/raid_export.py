@@ -4,9 +4,11 @@ leaderboard files (``predictions.json`` and ``metadata.json``, :mod:`veribench.l
 The score written is the run's ranking score: the detector's native value oriented so that
 higher means more likely AI (:func:`veribench.evaluate.ranking.ranking_scores`), which is
 RAID's direction. A text the detector did not score (a failure, a refusal) has no score: it is
-left out of ``predictions.json`` (RAID then reports no aggregate over the missing cells), and
-the number left out and their statuses are returned, printed and, in the metadata veribench
-writes, stated in ``additional_metadata``.
+left out of ``predictions.json`` (RAID then reports no aggregate over the missing cells). A
+text outside the detector's declared languages is left out too, whatever its scoring status,
+by the rule of evaluation (:data:`OUT_OF_SCOPE_RULE`, docs/detectors.md). The number left out
+and their reasons are returned, printed and, in the metadata veribench writes, stated in
+``additional_metadata``.
 """
 
 from __future__ import annotations
@@ -16,15 +18,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from veribench.errors import InputError
+from veribench.evaluate.reasons import outside_language
 from veribench.evaluate.run import run_detector_scores
 from veribench.leaderboard.raid_format import RaidMetadata, write_submission
 from veribench.store.workspace import Workspace
+
+#: What the export does with texts outside the detector's declared languages (printed and in
+#: the metadata's ``additional_metadata.out_of_scope_rule``).
+OUT_OF_SCOPE_RULE = ("texts outside the detector's declared languages are left out whatever their scoring status, "
+                     "as evaluation excludes them from every rate (docs/detectors.md)")
 
 
 @dataclass(frozen=True)
 class RaidExport:
     """What :func:`export_raid_submission` wrote: the two paths, the run, the detector, the
-    number of predictions and the texts left out (doc_id -> status)."""
+    number of predictions and the texts left out (doc_id -> reason: the exclusion reason of a
+    text outside the declared languages, else the status of a text without a score)."""
 
     predictions: Path
     metadata: Path
@@ -33,6 +42,16 @@ class RaidExport:
     detector: str
     n: int
     left_out: dict[str, str]
+
+    @property
+    def out_of_scope(self) -> dict[str, str]:
+        """The texts left out for their language (doc_id -> reason)."""
+        return {k: v for k, v in self.left_out.items() if outside_language(v) is not None}
+
+    @property
+    def unscored(self) -> dict[str, str]:
+        """The texts in scope left out because they have no score (doc_id -> status)."""
+        return {k: v for k, v in self.left_out.items() if outside_language(v) is None}
 
 
 def export_raid_submission(ws: Workspace, run: str, out_dir: Path, *, detector: str | None = None,
@@ -70,6 +89,9 @@ def export_raid_submission(ws: Workspace, run: str, out_dir: Path, *, detector: 
             additional_metadata={"veribench_run": run_id, "veribench_run_tag": tag, "detector": det,
                                  "score": "ranking score: the native value oriented so that higher means more "
                                           "likely AI",
-                                 "texts_left_out": len(left_out), "left_out_statuses": statuses})
+                                 "texts_left_out": len(left_out), "left_out_statuses": statuses,
+                                 "out_of_scope_rule": OUT_OF_SCOPE_RULE,
+                                 "texts_out_of_scope": sum(1 for v in left_out.values()
+                                                           if outside_language(v) is not None)})
     p, m = write_submission(scores, metadata, out_dir)
     return RaidExport(p, m, run_id, tag, det, len(scores), left_out)
