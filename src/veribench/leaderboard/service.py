@@ -188,7 +188,10 @@ def entry_headline(ws: Workspace, protocol: Mapping[str, Any], detector: str, sc
         p = Path(tmp) / f"{detector}.json"
         p.write_text(json.dumps([{"doc_id": k, "score": v} for k, v in sorted(scores.items())], allow_nan=False),
                      encoding="utf-8")
-        import_scores(ws, p, detector=detector, scale=ENTRY_SCALE, version="")
+        try:
+            import_scores(ws, p, detector=detector, scale=ENTRY_SCALE, version="")
+        except InputError as e:  # the upload, by the name teams know: never the server's temporary path
+            raise InputError(e.reason, file="predictions.json", record=e.record, field=e.field) from None
     with warnings.catch_warnings():  # label-derived (counts, accuracies): nothing logged before the reveal
         warnings.simplefilter("ignore")
         res = evaluate_workspace(ws, proto, allow_scoring=False, record=False)
@@ -920,12 +923,9 @@ class Board:
             scores = reader(data, source=f"submissions/{sha}", ids=self._ids())
         b = self.cfg.board
         with self._workspace() as ws:
-            try:
-                row, value, reason = entry_headline(ws, tomllib.loads((self.folder / "protocol.toml").read_text("utf-8")),
-                                                    detector, scores, metric=b.headline_metric,
-                                                    min_cell_size=b.min_cell_size)
-            except InputError as e:  # the upload, by the name teams know: never the server's temporary path
-                raise InputError(e.reason, file="predictions.json", record=e.record, field=e.field) from None
+            row, value, reason = entry_headline(ws, tomllib.loads((self.folder / "protocol.toml").read_text("utf-8")),
+                                                detector, scores, metric=b.headline_metric,
+                                                min_cell_size=b.min_cell_size)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             canary = self._canary(row, scores, canaries)
