@@ -87,6 +87,40 @@ def _headline(f: Path) -> None:
     (f / "ladder.json").write_text(json.dumps(lad, indent=1))
 
 
+def _results(change: Callable[[dict, dict], None]) -> Callable[[Path], None]:
+    """A tampering of results.json: ``change(results, entries by team)``."""
+    def tamper(f: Path) -> None:
+        res = json.loads((f / "results.json").read_text())
+        change(res, {e["team"]: e for e in res["entries"]})
+        (f / "results.json").write_text(json.dumps(res, indent=1))
+    return tamper
+
+
+def _ladder(change: Callable[[dict], None]) -> Callable[[Path], None]:
+    def tamper(f: Path) -> None:
+        lad = json.loads((f / "ladder.json").read_text())
+        change(lad)
+        (f / "ladder.json").write_text(json.dumps(lad, indent=1))
+    return tamper
+
+
+def _released(res, e):
+    e["beta"]["released"], e["beta"]["headline"] = 0.99, 0.9999
+
+
+def _swap(res, e):
+    for k in ("predictions_sha256", "submission_id"):
+        e["beta"][k] = e["alpha"][k]
+
+
+def _signif(res, e):
+    res["significance"] = [{"cells": [["=", ">"], ["<", "="]]}]
+
+
+def _blank_line(f: Path) -> None:
+    (f / "hidden_set.jsonl").write_text((f / "hidden_set.jsonl").read_text() + "\n")
+
+
 TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "flipped label": (lambda f: _edit_rows(f, _flip), "root"),
     "edited text": (lambda f: _edit_rows(f, _text), "root"),
@@ -94,6 +128,19 @@ TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "changed tags": (lambda f: _edit_rows(f, _tags), ""),
     "replaced salt, regenerated commitment.json": (_new_salt, "commitment.json is not the launch record"),
     "changed ladder headline": (_headline, "re-derived from the revealed labels"),
+    # issue 26, second hostile tester (F1): results.json numbers no bundle re-derives
+    "entry released/headline": (_results(_released), "entry beta's released differs from ladder.json"),
+    "entry submission swapped": (_results(_swap), "entry beta's predictions_sha256 differs from ladder.json"),
+    "significance": (_results(_signif), "significance differ from the bundle of all entries"),
+    "gaps": (_results(lambda res, e: res.update(gaps=["x"])), "gaps differ from the bundle of all entries"),
+    "corrections": (_results(lambda res, e: res.update(corrections=["x"])), "corrections differ"),
+    "entry dropped": (_results(lambda res, e: res.update(entries=[e["alpha"]])), "team beta of ladder.json has no"),
+    # hostile ladder.json: one line naming the field, never an internal error or a path
+    "eta 0": (_ladder(lambda lad: lad.update(eta=0)), "ladder.json: field eta must be a finite number > 0"),
+    "headline 1e308": (_ladder(lambda lad: lad["submissions"][0].update(headline=1e308)),
+                       "submissions[0].headline must be null or a number in [0, 1]"),
+    "sha256 a path": (_ladder(lambda lad: lad["submissions"][0].update(predictions_sha256="../../../etc/passwd")),
+                      "submissions[0].predictions_sha256 is not 64 hex digits"),
 }
 
 
@@ -123,6 +170,14 @@ def test_each_tampering_fails_check_reveal(revealed, tmp_path, what):
     saved.write_text(json.dumps(launch))
     r = _cli([str(f), "--commitment", str(saved)])
     assert r.exit_code == 1 and len(r.output.strip().splitlines()) == len(problems), r.output
+
+
+def test_a_blank_line_in_hidden_set_is_skipped(revealed, tmp_path):
+    """check_reveal_dir drops empty lines of hidden_set.jsonl, as rederive_ladder does."""
+    out, launch = revealed
+    f = _copy(out, tmp_path)
+    _blank_line(f)
+    assert check_reveal_against_launch(f, launch) == []
 
 
 def test_a_launch_token_missing_from_the_reveal_fails(revealed, tmp_path):

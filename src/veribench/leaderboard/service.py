@@ -258,13 +258,14 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
         salt = bytes.fromhex((f / "salt.txt").read_text(encoding="ascii").strip())
         rows = [setcommit.HiddenRow(doc_id=r["doc_id"], text=r["text"], label=r["label"], arm=r.get("arm"),
                                     tags=r.get("tags") or {})
-                for r in map(json.loads, (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines())]
+                for r in map(json.loads, filter(None, (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines()))]
         proto = (f / "protocol.toml").read_bytes()
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
         return [f"reveal folder {f}: cannot read it ({e.__class__.__name__}: {e})"]
     problems = setcommit.check_reveal(record, rows, salt)
-    canary_ids = {r["doc_id"] for r in map(json.loads, (f / "hidden_set.jsonl").read_text(encoding="utf-8")
-                                           .splitlines()) if r.get("canary_of")}
+    canary_ids = {r["doc_id"] for r in map(json.loads, filter(None, (f / "hidden_set.jsonl")
+                                                              .read_text(encoding="utf-8").splitlines()))
+                  if r.get("canary_of")}
     problems += _check_bundles(f, {r.doc_id: r for r in rows}, canary_ids)
     problems += _check_results(f)
     problems += _check_ladder(f)
@@ -310,15 +311,28 @@ def _check_bundles(f: Path, rows: Mapping[str, setcommit.HiddenRow], canaries: s
     return problems
 
 
+#: The keys of ``results.json`` copied from the bundle of all entries (``bundles/all/results.json``).
+ALL_BUNDLE_KEYS = ("tiers", "comparisons", "significance", "gaps", "corrections")
+
+#: Each entry's fields of ``results.json`` that repeat its team's last scored submission in
+#: ``ladder.json``: (the entry's field, the ladder row's field).
+ENTRY_LADDER_FIELDS = (("submission_id", "submission_id"), ("submission_n", "n"),
+                       ("predictions_sha256", "predictions_sha256"), ("released", "released"),
+                       ("headline", "headline"), ("headline_reason", "headline_reason"))
+
+
 def _check_results(f: Path) -> list[str]:
-    """``results.json`` says what the bundles say: each entry's bundle root and Table 1 row, and
-    the tiers and comparisons of the bundle of all entries (numbers ``veribench verify``
-    re-derives from each bundle)."""
+    """``results.json`` says what the bundles and ``ladder.json`` say: each entry's bundle root and
+    Table 1 row, the keys :data:`ALL_BUNDLE_KEYS` of the bundle of all entries (numbers
+    ``veribench verify`` re-derives from each bundle), each entry's :data:`ENTRY_LADDER_FIELDS`
+    equal to its team's last scored submission in ``ladder.json`` (released and headline
+    compared exactly), one entry per team of ``ladder.json`` and none for another team."""
     def load(p: Path) -> Any:
         return json.loads(p.read_text(encoding="utf-8"))
 
     try:
         res = load(f / "results.json")
+        last = {h["team"]: h for h in load(f / "ladder.json")["submissions"]}
         problems = []
         for e in res["entries"]:
             b = f / "bundles" / e["team"]
@@ -327,13 +341,53 @@ def _check_results(f: Path) -> list[str]:
             rows = [r for r in load(b / "results.json")["table1"] if r.get("detector") in (e["team"], e["detector"])]
             if rows != [e["table1"]]:
                 problems.append(f"results.json: entry {e['team']}'s Table 1 row differs from its bundle's")
+            h = last.get(e["team"])
+            if h is None:
+                problems.append(f"results.json: entry {e['team']} has no scored submission in ladder.json")
+                continue
+            for mine, theirs in ENTRY_LADDER_FIELDS:
+                if e.get(mine) != h.get(theirs):
+                    problems.append(f"results.json: entry {e['team']}'s {mine} differs from ladder.json's last "
+                                    f"scored submission of that team ({theirs})")
+        for team in sorted(set(last) - {e["team"] for e in res["entries"]}):
+            problems.append(f"results.json: team {team} of ladder.json has no entry")
         allr = load(f / "bundles" / "all" / "results.json")
-        for key in ("tiers", "comparisons"):
+        for key in ALL_BUNDLE_KEYS:
             if res.get(key) != allr.get(key):
                 problems.append(f"results.json: {key} differ from the bundle of all entries")
         return problems
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        return [f"results.json: cannot check it against the bundles ({e.__class__.__name__}: {e})"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return [f"results.json: cannot check it against the bundles and ladder.json ({e.__class__.__name__}: {e})"]
+
+
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def _ladder_shape(lad: Any) -> list[str]:
+    """The problems of ``ladder.json``'s shape, each naming the field: an object with ``eta`` a
+    finite number > 0 and ``submissions`` a list of objects, each with a ``team`` string, a
+    ``predictions_sha256`` of 64 lowercase hex digits (a file name under ``submissions/``, no
+    path), and ``headline``/``released`` null or a number in [0, 1] (the headline metrics are
+    rates and AUROC)."""
+    if not isinstance(lad, dict) or not isinstance(lad.get("submissions"), list):
+        return ["ladder.json: not an object with a list 'submissions'"]
+    eta = lad.get("eta")
+    problems = []
+    if isinstance(eta, bool) or not isinstance(eta, int | float) or not 0 < eta < float("inf"):
+        problems.append(f"ladder.json: field eta must be a finite number > 0, not {str(eta)[:64]}")
+    for i, h in enumerate(lad["submissions"]):
+        if not isinstance(h, dict) or not isinstance(h.get("team"), str):
+            problems.append(f"ladder.json: submissions[{i}] is not an object with a string 'team'")
+            continue
+        sha = h.get("predictions_sha256")
+        if not isinstance(sha, str) or not _SHA256_HEX.fullmatch(sha):
+            problems.append(f"ladder.json: submissions[{i}].predictions_sha256 is not 64 hex digits")
+        for fld in ("headline", "released"):
+            v = h.get(fld)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1):
+                problems.append(f"ladder.json: submissions[{i}].{fld} must be null or a number in [0, 1], "
+                                f"not {str(v)[:64]}")
+    return problems
 
 
 def _check_ladder(f: Path) -> list[str]:
@@ -342,7 +396,9 @@ def _check_ladder(f: Path) -> list[str]:
     revealed headlines."""
     try:
         lad = json.loads((f / "ladder.json").read_text(encoding="utf-8"))
-        problems = []
+        problems = _ladder_shape(lad)
+        if problems:
+            return problems
         best: dict[str, float | None] = {}
         for h in lad["submissions"]:
             data = (f / "submissions" / h["predictions_sha256"]).read_bytes()
@@ -393,6 +449,8 @@ def rederive_ladder(folder: str | Path) -> list[str]:
     f = Path(folder)
     try:
         lad = json.loads((f / "ladder.json").read_text(encoding="utf-8"))
+        if _ladder_shape(lad):
+            return ["ladder.json: cannot re-derive its headlines (its shape fails; see the problems above)"]
         res = json.loads((f / "results.json").read_text(encoding="utf-8"))
         proto = tomllib.loads((f / "protocol.toml").read_text(encoding="utf-8"))
         rows = [json.loads(x) for x in (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines() if x]
