@@ -17,7 +17,7 @@ from tests.leaderboard.board_helpers import board_toml, hidden_set, labels_of, p
 from veribench.cli.main import app
 from veribench.hashing import sha256_bytes
 from veribench.leaderboard import setcommit
-from veribench.leaderboard.service import Board, check_reveal_against_launch
+from veribench.leaderboard.service import Board, BoardError, check_reveal_against_launch
 
 
 @pytest.fixture(scope="module")
@@ -227,3 +227,14 @@ def test_check_receipt_checks_the_launch_record(revealed, tmp_path):
     assert r.exit_code == 0 and "signs the launch record given" in r.output, r.output
     r = CliRunner().invoke(app, [*args, "--commitment", str(other)], env={"COLUMNS": "300"})
     assert r.exit_code == 1 and "commitment_sha256" in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_a_revealed_board_refuses_before_parsing(revealed):
+    """Issue 26 (F3): the board's state and limit are checked before the upload is parsed: a
+    revealed board answers 'submissions are closed' even to a file that is not predictions."""
+    out, _ = revealed
+    with Board.open(out.parent / "board.toml") as board:
+        team = board.teams()[0]
+        for fmt in ("raid", "veribench"):
+            with pytest.raises(BoardError, match="submissions are closed"):
+                board.submit(team, b"PAR1 not a file", fmt=fmt)

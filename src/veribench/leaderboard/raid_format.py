@@ -46,6 +46,11 @@ PREDICTION_FIELDS: tuple[str, ...] = ("id", "score")
 #: the oriented native score (higher = more likely AI, ``veribench.evaluate.ranking``).
 RUN_EXPORT_FIELDS: tuple[str, ...] = ("doc_id", "detector", "status", "ranking_score")
 
+#: The most detectors a run export may hold: its rows are capped at
+#: this many times the set's size before anything is decoded (a decompression bomb is refused
+#: from the Parquet footer, a CSV after that many rows + 1).
+EXPORT_MAX_DETECTORS = 64
+
 
 class RaidMetadata(BaseModel):
     """RAID's ``metadata.json`` (``leaderboard/hydrate.py`` ``SubmissionMetadata``), names unchanged."""
@@ -225,17 +230,35 @@ def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector:
         One finite oriented score per id (higher = more likely AI, the run's ranking score).
 
     Raises:
-        InputError: unreadable file, a column of :data:`RUN_EXPORT_FIELDS` missing, several
+        InputError: unreadable file, more rows than :data:`EXPORT_MAX_DETECTORS` times the
+            set's size (refused from the Parquet footer, or after
+            that many CSV rows + 1, before decoding the rest), a column of :data:`RUN_EXPORT_FIELDS` missing, several
             detectors and none chosen, an unknown detector, an id unknown, repeated or missing,
             a row without a score (its status named) or a non-finite score.
     """
+    max_rows = len(ids) * EXPORT_MAX_DETECTORS
+    too_many = (f"more than {max_rows} rows ({EXPORT_MAX_DETECTORS} detectors of the set's {len(ids)} texts): "
+                "not an export of this set")
     try:
         if bytes(data[:4]) == b"PAR1":
-            table = pq.read_table(io.BytesIO(data))
+            pf = pq.ParquetFile(io.BytesIO(data))
+            if pf.metadata.num_rows > max_rows:  # the footer: nothing decoded yet
+                raise InputError(f"{pf.metadata.num_rows} rows, {too_many}", file=source)
+            missing = [c for c in RUN_EXPORT_FIELDS if c not in pf.schema_arrow.names]
+            table = pf.read(columns=[c for c in RUN_EXPORT_FIELDS if c not in missing])
         else:
-            table = pcsv.read_csv(io.BytesIO(data), convert_options=pcsv.ConvertOptions(
+            reader = pcsv.open_csv(io.BytesIO(data), convert_options=pcsv.ConvertOptions(
                 column_types={"doc_id": pa.string(), "detector": pa.string(), "status": pa.string(),
                               "ranking_score": pa.float64()}))
+            batches, n = [], 0
+            for batch in reader:  # streamed: stops at max_rows + 1 rows, never reads the rest
+                n += batch.num_rows
+                if n > max_rows:
+                    raise InputError(too_many, file=source)
+                batches.append(batch)
+            table = pa.Table.from_batches(batches, schema=reader.schema)
+    except InputError:
+        raise
     except Exception as e:  # any failure of the Arrow readers is the file's: one line
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputError(f"not a veribench run export (CSV or Parquet): {first}", file=source) from None

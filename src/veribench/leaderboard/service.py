@@ -847,16 +847,6 @@ class Board:
             BoardError: not launched, revealed, past ``reveal_at``, or the team's submission
                 limit reached.
         """
-        ids = self._ids()
-        if fmt == "raid":
-            scores = raid_format.read_predictions(predictions, source="predictions.json", ids=ids)
-        elif fmt == "veribench":
-            scores = raid_format.read_run_export(predictions, source="predictions", ids=ids)
-        else:
-            raise InputError(f"unknown format {fmt!r}; raid or veribench", field="fmt")
-        meta = (raid_format.read_metadata(metadata, source="metadata.json").model_dump(mode="json")
-                if metadata is not None else None)
-        sha = sha256_bytes(predictions)
         limit = self.cfg.board.submission_limit
         with Session(self.engine) as s:
             st = self._launched(s)
@@ -868,6 +858,16 @@ class Board:
                 raise BoardError(f"board {self.cfg.board.name}: submissions closed at {_iso(_aware(closes))}")
             if self._used(s, team.id)[0] >= limit:
                 raise BoardError(f"team {team.name} has used its {limit} submissions")
+        ids = self._ids()  # parsed only once the board takes the team's submission
+        if fmt == "raid":
+            scores = raid_format.read_predictions(predictions, source="predictions.json", ids=ids)
+        elif fmt == "veribench":
+            scores = raid_format.read_run_export(predictions, source="predictions", ids=ids)
+        else:
+            raise InputError(f"unknown format {fmt!r}; raid or veribench", field="fmt")
+        meta = (raid_format.read_metadata(metadata, source="metadata.json").model_dump(mode="json")
+                if metadata is not None else None)
+        sha = sha256_bytes(predictions)
         path = self._submission_file(sha)
         existed = path.exists()
         try:
