@@ -117,6 +117,11 @@ def _signif(res, e):
     res["significance"] = [{"cells": [["=", ">"], ["<", "="]]}]
 
 
+def _canary_of(rows):
+    rows[0]["canary_of"] = rows[1]["doc_id"]
+    return rows
+
+
 def _blank_line(f: Path) -> None:
     (f / "hidden_set.jsonl").write_text((f / "hidden_set.jsonl").read_text() + "\n")
 
@@ -135,6 +140,8 @@ TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "gaps": (_results(lambda res, e: res.update(gaps=["x"])), "gaps differ from the bundle of all entries"),
     "corrections": (_results(lambda res, e: res.update(corrections=["x"])), "corrections differ"),
     "entry dropped": (_results(lambda res, e: res.update(entries=[e["alpha"]])), "team beta of ladder.json has no"),
+    # F2: a real text marked a canary after the launch (dropped from every headline)
+    "real text marked a canary": (lambda f: _edit_rows(f, _canary_of), "canary marking differs"),
     # hostile ladder.json: one line naming the field, never an internal error or a path
     "eta 0": (_ladder(lambda lad: lad.update(eta=0)), "ladder.json: field eta must be a finite number > 0"),
     "headline 1e308": (_ladder(lambda lad: lad["submissions"][0].update(headline=1e308)),

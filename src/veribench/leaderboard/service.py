@@ -257,7 +257,7 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
         record = json.loads((f / "commitment.json").read_text(encoding="utf-8"))
         salt = bytes.fromhex((f / "salt.txt").read_text(encoding="ascii").strip())
         rows = [setcommit.HiddenRow(doc_id=r["doc_id"], text=r["text"], label=r["label"], arm=r.get("arm"),
-                                    tags=r.get("tags") or {})
+                                    tags=r.get("tags") or {}, canary_of=r.get("canary_of"))
                 for r in map(json.loads, filter(None, (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines()))]
         proto = (f / "protocol.toml").read_bytes()
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
@@ -705,7 +705,8 @@ class Board:
             corpora[cid] = f"{b.name}-canaries"
             canaries[cid] = {"source": src.id, "label": src.label}
         rows = [setcommit.HiddenRow(doc_id=d.id, text=d.text or "", label=str(d.label), arm=d.arm,
-                                    tags=dict(d.tags or {})) for d in board_docs]
+                                    tags=dict(d.tags or {}), canary_of=canaries.get(d.id, {}).get("source"))
+                for d in board_docs]
         proto = protocol_text(self.cfg, name=b.name, tag=b.name.upper()).encode("utf-8")
         when = created_at or _now()
         record = setcommit.commitment_record(rows, salt, protocol_sha256=sha256_bytes(proto), board=b.name,
@@ -1157,7 +1158,8 @@ class Board:
         with self._workspace() as ws:
             docs = load_documents(ws, ids)
             rows = [setcommit.HiddenRow(doc_id=i, text=docs[i]["text"], label=docs[i]["label"], arm=docs[i]["arm"],
-                                        tags=_tags(docs[i]["tags"])) for i in ids]
+                                        tags=_tags(docs[i]["tags"]), canary_of=canaries.get(i, {}).get("source"))
+                    for i in ids]
             problems = setcommit.check_reveal(commitment, rows, salt)
             if problems:
                 raise BoardError(f"the workspace's set disagrees with the launch commitment: {problems[0]}")
@@ -1194,7 +1196,7 @@ class Board:
                        comparisons=allr.get("comparisons"), significance=allr.get("significance"),
                        tiers=allr.get("tiers"), corrections=allr.get("corrections"), gaps=allr.get("gaps"))
         hidden = "".join(json.dumps({"doc_id": r.doc_id, "text": r.text, "label": r.label, "arm": r.arm,
-                                     "tags": dict(r.tags), "canary_of": canaries.get(r.doc_id, {}).get("source")},
+                                     "tags": dict(r.tags), "canary_of": r.canary_of},
                                     ensure_ascii=False) + "\n" for r in rows)
         write_durably(stage / "hidden_set.jsonl", hidden.encode("utf-8"))
         write_durably(stage / "salt.txt", (salt.hex() + "\n").encode("ascii"))
