@@ -221,3 +221,20 @@ def test_a_csv_export_is_read_only_up_to_the_cap():
     body = "doc_id,detector,status,ranking_score\n" + "a,zippy,ok,0.5\n" * 100_000
     with pytest.raises(InputError, match=r"more than 192 rows \(64 detectors of the set's 3 texts\)"):
         read_run_export(body.encode(), source="long.csv", ids=IDS)
+
+
+@pytest.mark.parametrize("rec", [{"id": "x" * 10_000, "score": 0.5}, {"id": "a", "score": 0.5, "k" * 10_000: 1}])
+def test_an_error_echoes_at_most_64_characters_of_an_id_or_key(rec):
+    """Issue 26: an error naming a hostile id or field echoes its first 64 characters and "…"."""
+    data = json.dumps([rec]).encode()
+    with pytest.raises(InputError) as e:
+        raid_format.read_predictions(data, source="predictions.json", ids=IDS)
+    msg = str(e.value)
+    assert len(msg) < 400 and "…" in msg, msg
+
+
+def test_a_run_export_error_echoes_at_most_64_characters():
+    body = "doc_id,detector,status,ranking_score\n" + f"a,zippy,{'s' * 5000},\n"
+    with pytest.raises(InputError) as e:
+        read_run_export(body.encode(), source="run.csv", ids=IDS)
+    assert len(str(e.value)) < 300 and "…" in str(e.value), str(e.value)

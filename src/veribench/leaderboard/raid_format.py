@@ -36,7 +36,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from veribench.errors import InputError, unknown_key
+from veribench.errors import ECHO_MAX, InputError, echo, unknown_key
 from veribench.hashing import no_duplicate_keys
 
 #: The keys of one record of RAID's predictions.json.
@@ -135,7 +135,7 @@ def _check_ids(pairs: Iterable[tuple[int, Any, Any]], *, source: str, ids: Colle
     out: dict[str, float] = {}
     first: dict[str, int] = {}
     for i, doc_id, score in pairs:
-        where = f"{i} (id {doc_id!r})" if isinstance(doc_id, str) else str(i)
+        where = f"{i} (id {echo(doc_id)})" if isinstance(doc_id, str) else str(i)
         if not isinstance(doc_id, str):
             raise InputError(f"the id must be a string, not {'null' if doc_id is None else type(doc_id).__name__}",
                              file=source, record=where, field=id_field)
@@ -149,7 +149,7 @@ def _check_ids(pairs: Iterable[tuple[int, Any, Any]], *, source: str, ids: Colle
     if len(out) != len(known):
         missing = sorted(set(known) - out.keys())
         raise InputError(f"{len(missing)} id(s) of the set have no prediction (every text needs a score)",
-                         file=source, record=f"missing (id {missing[0]!r})", field=id_field)
+                         file=source, record=f"missing (id {echo(missing[0])})", field=id_field)
     return out
 
 
@@ -180,10 +180,12 @@ def read_predictions(data: bytes, *, source: str, ids: Collection[str]) -> dict[
             if not isinstance(rec, dict):
                 raise InputError(f'a prediction is an object {{"id", "score"}}, not a JSON {type(rec).__name__}',
                                  file=source, record=i)
-            where = f"{i} (id {rec.get('id')!r})"
+            where = f"{i} (id {echo(rec.get('id'))})"
             for k in rec:
                 if k not in PREDICTION_FIELDS:
-                    raise InputError(unknown_key("field", k, PREDICTION_FIELDS), file=source, record=where, field=k)
+                    short = k if len(k) <= ECHO_MAX else k[:ECHO_MAX] + "…"
+                    raise InputError(unknown_key("field", short, PREDICTION_FIELDS), file=source, record=where,
+                                     field=short)
             for k in PREDICTION_FIELDS:
                 if k not in rec:
                     raise InputError("required field is missing", file=source, record=where, field=k)
@@ -282,8 +284,8 @@ def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector:
             if det != detector:
                 continue
             if score is None:
-                raise InputError(f"no score (status {status!r}); every text needs one", file=source,
-                                 record=f"{i} (id {doc_id!r})", field="ranking_score")
+                raise InputError(f"no score (status {echo(status)}); every text needs one", file=source,
+                                 record=f"{i} (id {echo(doc_id)})", field="ranking_score")
             yield i, doc_id, score
 
     return _check_ids(records(), source=source, ids=ids, id_field="doc_id", score_field="ranking_score")
