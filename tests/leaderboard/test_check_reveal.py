@@ -136,6 +136,8 @@ TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     # issue 26, second hostile tester (F1): results.json numbers no bundle re-derives
     "entry released/headline": (_results(_released), "entry beta's released differs from ladder.json"),
     "entry submission swapped": (_results(_swap), "entry beta's predictions_sha256 differs from ladder.json"),
+    "canary block": (_results(lambda res, e: e["beta"]["canary"].update(flagged=True, p_value=1e-9, reason=None)),
+                     "entry beta's canary block differs from the canary test re-derived"),
     "significance": (_results(_signif), "significance differ from the bundle of all entries"),
     "gaps": (_results(lambda res, e: res.update(gaps=["x"])), "gaps differ from the bundle of all entries"),
     "corrections": (_results(lambda res, e: res.update(corrections=["x"])), "corrections differ"),

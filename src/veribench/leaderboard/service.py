@@ -442,10 +442,12 @@ def rederive_ladder(folder: str | Path) -> list[str]:
     """Re-derive every headline of ``ladder.json`` from the revealed labels
     (``hidden_set.jsonl``) and that submission's published file (``submissions/<sha256>``),
     with the board's own scoring (:func:`entry_headline` under the revealed ``protocol.toml``,
-    the metric of ``ladder.json`` and the minimum cell size of ``results.json``), then replay
-    the Ladder (:func:`veribench.metrics.ladder.ladder_step`) per team over the re-derived
-    headlines. Returns the problems (empty: every headline and released value holds); a
-    missing or unreadable file is a problem, never an exception."""
+    the metric of ``ladder.json`` and the minimum cell size of ``results.json``) and, for each
+    team's last submission, its entry's canary block in ``results.json`` (:func:`canary_block`
+    over the revealed canaries, ``canary_of``), then replay the Ladder
+    (:func:`veribench.metrics.ladder.ladder_step`) per team over the re-derived headlines. Returns the problems
+    (empty: every headline, canary block and released value holds); a missing or unreadable
+    file is a problem, never an exception."""
     f = Path(folder)
     try:
         lad = json.loads((f / "ladder.json").read_text(encoding="utf-8"))
@@ -462,6 +464,9 @@ def rederive_ladder(folder: str | Path) -> list[str]:
                                          "tags": r.get("tags") or {}}, ensure_ascii=False) + "\n" for r in rows)
         corpora: dict[str, str | None] = {r["doc_id"]: f"{board}-canaries" if r.get("canary_of") else board
                                           for r in rows}
+        canaries = {r["doc_id"]: {"source": r["canary_of"], "label": r["label"]} for r in rows if r.get("canary_of")}
+        entries = {e["team"]: e for e in res["entries"]}
+        last = {h["team"]: h for h in history}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         return [f"ladder.json: cannot re-derive its headlines ({e.__class__.__name__}: {e})"]
     problems: list[str] = []
@@ -484,11 +489,19 @@ def rederive_ladder(folder: str | Path) -> list[str]:
                     reader = raid_format.read_run_export if h.get("format") == "veribench" else \
                         raid_format.read_predictions
                     scores = reader(data, source=f"submissions/{h['predictions_sha256']}", ids=ids)
-                    _, value, _ = entry_headline(ws, proto, f"{h['team']}.{h['n']}", scores, metric=metric,
-                                                 min_cell_size=k)
+                    row, value, _ = entry_headline(ws, proto, f"{h['team']}.{h['n']}", scores, metric=metric,
+                                                   min_cell_size=k)
                 except (OSError, KeyError, TypeError, VeribenchError) as e:
                     problems.append(f"{where}: cannot re-derive its headline ({' '.join(str(e).split())})")
                     continue
+                entry = entries.get(h["team"])
+                with warnings.catch_warnings():  # an undefined test is reported in the block, not logged
+                    warnings.simplefilter("ignore")
+                    canary = json.loads(json.dumps(canary_block(row or {}, scores, canaries)))
+                team = str(h["team"])
+                if last.get(team) is h and entry is not None and canary != entry.get("canary"):
+                    problems.append(f"results.json: entry {team}'s canary block differs from the canary test "
+                                    "re-derived from the revealed canaries and its file")
                 if not _same_headline(value, h.get("headline")):
                     problems.append(f"{where}: headline {h.get('headline')!r} in ladder.json; re-derived from the "
                                     f"revealed labels and its file: {value!r}")
@@ -500,6 +513,30 @@ def rederive_ladder(folder: str | Path) -> list[str]:
         finally:
             ws.close()
     return problems
+
+
+def canary_block(row: Mapping[str, Any], scores: Mapping[str, float],
+                 canaries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The canary leak test of one entry (:func:`veribench.metrics.canary.canary_leak_test`):
+    correct decisions on the canaries (``{canary doc_id: {"source": matched doc_id, "label"}}``)
+    against those on their matched ordinary texts, at the entry's 5%-FPR threshold (the Table 1
+    row's ``tpr_at_fpr_5`` block; ``scores`` higher = more likely AI). Returns the test's fields
+    and ``threshold``, or ``p_value``/``flagged`` null with the reason."""
+    block = row.get("tpr_at_fpr_5") or {}
+    thr = block.get("threshold") if isinstance(block, Mapping) else None
+    if not canaries or thr is None:
+        why = "no canaries in this board" if not canaries else "the entry's 5%-FPR threshold is undefined"
+        return {"p_value": None, "flagged": None, "reason": why}
+
+    def correct(doc: str, label: str) -> bool:
+        return bool((scores[doc] > thr) == (label == "ai"))
+
+    k_c = sum(correct(c, v["label"]) for c, v in canaries.items())
+    k_m = sum(correct(v["source"], v["label"]) for v in canaries.values())
+    t = canary_leak_test(k_c, len(canaries), k_m, len(canaries))
+    out = {k: (v.item() if hasattr(v, "item") else v) for k, v in dataclasses.asdict(t).items()}
+    out["threshold"] = float(thr)
+    return out
 
 
 def check_reveal_against_launch(folder: str | Path, launch: Any) -> list[str]:
@@ -987,7 +1024,7 @@ class Board:
                 raise InputError(e.reason, file="predictions.json", record=e.record, field=e.field) from None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            canary = self._canary(row, scores, canaries)
+            canary = canary_block(row, scores, canaries)
         key = receipts.load_signing_key(self.key_path)
         stamp = None
         if self.cfg.board.tsa_url:  # over the predictions file's bytes: it existed at the token's time
@@ -1014,25 +1051,6 @@ class Board:
                                             submission_id=sub_id, tsa_token_b64=stamp)
             s.add(db.Receipt(submission_id=sub_id, receipt=receipt))
         return receipt
-
-    def _canary(self, row: Mapping[str, Any], scores: Mapping[str, float],
-                canaries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-        """The canary leak test of one entry: correct decisions on the canaries against those on
-        their matched ordinary texts, at the entry's 5%-FPR threshold (the Table 1 block)."""
-        block = row.get("tpr_at_fpr_5") or {}
-        thr = block.get("threshold") if isinstance(block, Mapping) else None
-        if not canaries or thr is None:
-            why = "no canaries in this board" if not canaries else "the entry's 5%-FPR threshold is undefined"
-            return {"p_value": None, "flagged": None, "reason": why}
-        def correct(doc: str, label: str) -> bool:
-            return bool((scores[doc] > thr) == (label == "ai"))
-
-        k_c = sum(correct(c, v["label"]) for c, v in canaries.items())
-        k_m = sum(correct(v["source"], v["label"]) for v in canaries.values())
-        t = canary_leak_test(k_c, len(canaries), k_m, len(canaries))
-        out = {k: (v.item() if hasattr(v, "item") else v) for k, v in dataclasses.asdict(t).items()}
-        out["threshold"] = float(thr)
-        return out
 
     def team_submissions(self, team: TeamInfo) -> list[dict[str, Any]]:
         """``team``'s own submissions (never another team's): id, number, time, file hash,
