@@ -247,3 +247,31 @@ def test_a_revealed_board_refuses_before_parsing(revealed):
         for fmt in ("raid", "veribench"):
             with pytest.raises(BoardError, match="submissions are closed"):
                 board.submit(team, b"PAR1 not a file", fmt=fmt)
+
+
+def test_a_team_dropped_everywhere_is_caught_by_its_saved_receipt(revealed, tmp_path):
+    """Issue 26 (F1): alpha removed from results.json and ladder.json together (consistent,
+    so no other check sees it); `check-reveal --receipts DIR` with alpha's saved receipt fails."""
+    out, launch = revealed
+    saved = tmp_path / "launch.json"
+    saved.write_text(json.dumps(launch))
+    rdir = tmp_path / "receipts"
+    rdir.mkdir()
+    shutil.copy(out.parent.parent / "receipt.json", rdir / "alpha.json")
+    r = _cli([str(out), "--commitment", str(saved), "--receipts", str(rdir)])
+    assert r.exit_code == 0 and r.output.startswith("reveal OK"), r.output
+    f = _copy(out, tmp_path)
+    res = json.loads((f / "results.json").read_text())
+    res["entries"] = [e for e in res["entries"] if e["team"] != "alpha"]
+    (f / "results.json").write_text(json.dumps(res))
+    lad = json.loads((f / "ladder.json").read_text())
+    lad["submissions"] = [h for h in lad["submissions"] if h["team"] != "alpha"]
+    (f / "ladder.json").write_text(json.dumps(lad))
+    r = _cli([str(f), "--commitment", str(saved), "--receipts", str(rdir)])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 1, r.output
+    assert any("of team 'alpha' is not in ladder.json" in x for x in lines), r.output
+    assert any("team 'alpha' has no entry in results.json" in x for x in lines), r.output
+    (rdir / "bad.json").write_text("{")
+    r = _cli([str(out), "--commitment", str(saved), "--receipts", str(rdir)])
+    assert r.exit_code == 1 and "--receipts" in r.output and len(r.output.strip().splitlines()) == 1, r.output

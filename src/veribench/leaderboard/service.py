@@ -61,7 +61,7 @@ from veribench.commit import commit, tsa
 from veribench.corpus.document import Document
 from veribench.corpus.importers import import_scores, read_documents, read_fastdetectgpt, store_import
 from veribench.corpus.stored import load_documents
-from veribench.errors import InputError, VeribenchError
+from veribench.errors import InputError, VeribenchError, echo
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
 from veribench.hashing import merkle_root, sha256_bytes, text_sha256
@@ -537,6 +537,35 @@ def canary_block(row: Mapping[str, Any], scores: Mapping[str, float],
     out = {k: (v.item() if hasattr(v, "item") else v) for k, v in dataclasses.asdict(t).items()}
     out["threshold"] = float(thr)
     return out
+
+
+def check_receipts_in_reveal(folder: str | Path, saved: Sequence[tuple[str, Any]]) -> list[str]:
+    """Every receipt a submitter saved (``(name, receipt JSON)``) is in the reveal: its
+    submission (``submission_id``, ``team``, ``predictions_sha256``) is a scored submission of
+    ``ladder.json`` and its team has an entry in ``results.json``, so a team dropped everywhere
+    is caught by whoever holds its receipt. (Whether the board signed a receipt is
+    ``veribench leaderboard check-receipt``'s check.) Problems are one line each; an
+    unreadable file is a problem."""
+    f = Path(folder)
+    try:
+        subs = json.loads((f / "ladder.json").read_text(encoding="utf-8"))["submissions"]
+        teams = {e["team"] for e in json.loads((f / "results.json").read_text(encoding="utf-8"))["entries"]}
+        scored = {str(h["submission_id"]): h for h in subs}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return [f"ladder.json/results.json: cannot check the receipts ({e.__class__.__name__})"]
+    problems = []
+    for name, r in saved:
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), str) for k in
+                                              ("team", "submission_id", "predictions_sha256")):
+            problems.append(f"{name}: not a receipt (team, submission_id, predictions_sha256)")
+            continue
+        h = scored.get(r["submission_id"])
+        if h is None or h.get("team") != r["team"] or h.get("predictions_sha256") != r["predictions_sha256"]:
+            problems.append(f"{name}: submission {echo(r['submission_id'])} of team {echo(r['team'])} is not "
+                            "in ladder.json")
+        if r["team"] not in teams:
+            problems.append(f"{name}: team {echo(r['team'])} has no entry in results.json")
+    return problems
 
 
 def check_reveal_against_launch(folder: str | Path, launch: Any) -> list[str]:
