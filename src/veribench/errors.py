@@ -78,3 +78,14 @@ def unknown_key(kind: str, key: str, known: Iterable[str], owner: str = "") -> s
     names = sorted({str(k) for k in known})
     hint = " ".join(x for x in (did_you_mean(key, names), f"known: {', '.join(names)}" if names else "") if x)
     return f"unknown {kind} {key!r}" + (f" of {owner}" if owner else "") + (f" ({hint})" if hint else "")
+
+
+#: The most characters of a value an error message echoes (:func:`echo`).
+ECHO_MAX = 64
+
+
+def echo(value: object, n: int = ECHO_MAX) -> str:
+    """``repr(value)`` for an error message, cut to ``n`` characters followed by "…" when
+    longer, so that a hostile id or status cannot blow up a response or a log line."""
+    s = repr(value)
+    return s if len(s) <= n else s[:n] + "…"

@@ -111,7 +111,9 @@ def test_a_board_end_to_end(db_url, tmp_path):
     keep = (out / "ladder.json").read_text()
     lad["submissions"][1]["released"] += 0.05
     (out / "ladder.json").write_text(json.dumps(lad))
-    (problem,) = check_reveal_dir(out)
+    # results.json's entry no longer repeats ladder.json (issue 26, F1), and the Ladder fails
+    entry, problem = check_reveal_dir(out)
+    assert entry.startswith("results.json: entry beta's released differs from ladder.json"), entry
     assert problem.startswith(f"ladder.json: beta's submission 1 released {lad['submissions'][1]['released']!r}; "
                               "the Ladder gives "), problem
     (out / "ladder.json").write_text(keep)

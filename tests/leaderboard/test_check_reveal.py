@@ -17,7 +17,7 @@ from tests.leaderboard.board_helpers import board_toml, hidden_set, labels_of, p
 from veribench.cli.main import app
 from veribench.hashing import sha256_bytes
 from veribench.leaderboard import setcommit
-from veribench.leaderboard.service import Board, check_reveal_against_launch
+from veribench.leaderboard.service import Board, BoardError, check_reveal_against_launch
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +87,45 @@ def _headline(f: Path) -> None:
     (f / "ladder.json").write_text(json.dumps(lad, indent=1))
 
 
+def _results(change: Callable[[dict, dict], None]) -> Callable[[Path], None]:
+    """A tampering of results.json: ``change(results, entries by team)``."""
+    def tamper(f: Path) -> None:
+        res = json.loads((f / "results.json").read_text())
+        change(res, {e["team"]: e for e in res["entries"]})
+        (f / "results.json").write_text(json.dumps(res, indent=1))
+    return tamper
+
+
+def _ladder(change: Callable[[dict], None]) -> Callable[[Path], None]:
+    def tamper(f: Path) -> None:
+        lad = json.loads((f / "ladder.json").read_text())
+        change(lad)
+        (f / "ladder.json").write_text(json.dumps(lad, indent=1))
+    return tamper
+
+
+def _released(res, e):
+    e["beta"]["released"], e["beta"]["headline"] = 0.99, 0.9999
+
+
+def _swap(res, e):
+    for k in ("predictions_sha256", "submission_id"):
+        e["beta"][k] = e["alpha"][k]
+
+
+def _signif(res, e):
+    res["significance"] = [{"cells": [["=", ">"], ["<", "="]]}]
+
+
+def _canary_of(rows):
+    rows[0]["canary_of"] = rows[1]["doc_id"]
+    return rows
+
+
+def _blank_line(f: Path) -> None:
+    (f / "hidden_set.jsonl").write_text((f / "hidden_set.jsonl").read_text() + "\n")
+
+
 TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "flipped label": (lambda f: _edit_rows(f, _flip), "root"),
     "edited text": (lambda f: _edit_rows(f, _text), "root"),
@@ -94,6 +133,23 @@ TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "changed tags": (lambda f: _edit_rows(f, _tags), ""),
     "replaced salt, regenerated commitment.json": (_new_salt, "commitment.json is not the launch record"),
     "changed ladder headline": (_headline, "re-derived from the revealed labels"),
+    # issue 26, second hostile tester (F1): results.json numbers no bundle re-derives
+    "entry released/headline": (_results(_released), "entry beta's released differs from ladder.json"),
+    "entry submission swapped": (_results(_swap), "entry beta's predictions_sha256 differs from ladder.json"),
+    "canary block": (_results(lambda res, e: e["beta"]["canary"].update(flagged=True, p_value=1e-9, reason=None)),
+                     "entry beta's canary block differs from the canary test re-derived"),
+    "significance": (_results(_signif), "significance differ from the bundle of all entries"),
+    "gaps": (_results(lambda res, e: res.update(gaps=["x"])), "gaps differ from the bundle of all entries"),
+    "corrections": (_results(lambda res, e: res.update(corrections=["x"])), "corrections differ"),
+    "entry dropped": (_results(lambda res, e: res.update(entries=[e["alpha"]])), "team beta of ladder.json has no"),
+    # F2: a real text marked a canary after the launch (dropped from every headline)
+    "real text marked a canary": (lambda f: _edit_rows(f, _canary_of), "canary marking differs"),
+    # hostile ladder.json: one line naming the field, never an internal error or a path
+    "eta 0": (_ladder(lambda lad: lad.update(eta=0)), "ladder.json: field eta must be a finite number > 0"),
+    "headline 1e308": (_ladder(lambda lad: lad["submissions"][0].update(headline=1e308)),
+                       "submissions[0].headline must be null or a number in [0, 1]"),
+    "sha256 a path": (_ladder(lambda lad: lad["submissions"][0].update(predictions_sha256="../../../etc/passwd")),
+                      "submissions[0].predictions_sha256 is not 64 hex digits"),
 }
 
 
@@ -123,6 +179,14 @@ def test_each_tampering_fails_check_reveal(revealed, tmp_path, what):
     saved.write_text(json.dumps(launch))
     r = _cli([str(f), "--commitment", str(saved)])
     assert r.exit_code == 1 and len(r.output.strip().splitlines()) == len(problems), r.output
+
+
+def test_a_blank_line_in_hidden_set_is_skipped(revealed, tmp_path):
+    """check_reveal_dir drops empty lines of hidden_set.jsonl, as rederive_ladder does."""
+    out, launch = revealed
+    f = _copy(out, tmp_path)
+    _blank_line(f)
+    assert check_reveal_against_launch(f, launch) == []
 
 
 def test_a_launch_token_missing_from_the_reveal_fails(revealed, tmp_path):
@@ -172,3 +236,42 @@ def test_check_receipt_checks_the_launch_record(revealed, tmp_path):
     assert r.exit_code == 0 and "signs the launch record given" in r.output, r.output
     r = CliRunner().invoke(app, [*args, "--commitment", str(other)], env={"COLUMNS": "300"})
     assert r.exit_code == 1 and "commitment_sha256" in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_a_revealed_board_refuses_before_parsing(revealed):
+    """Issue 26 (F3): the board's state and limit are checked before the upload is parsed: a
+    revealed board answers 'submissions are closed' even to a file that is not predictions."""
+    out, _ = revealed
+    with Board.open(out.parent / "board.toml") as board:
+        team = board.teams()[0]
+        for fmt in ("raid", "veribench"):
+            with pytest.raises(BoardError, match="submissions are closed"):
+                board.submit(team, b"PAR1 not a file", fmt=fmt)
+
+
+def test_a_team_dropped_everywhere_is_caught_by_its_saved_receipt(revealed, tmp_path):
+    """Issue 26 (F1): alpha removed from results.json and ladder.json together (consistent,
+    so no other check sees it); `check-reveal --receipts DIR` with alpha's saved receipt fails."""
+    out, launch = revealed
+    saved = tmp_path / "launch.json"
+    saved.write_text(json.dumps(launch))
+    rdir = tmp_path / "receipts"
+    rdir.mkdir()
+    shutil.copy(out.parent.parent / "receipt.json", rdir / "alpha.json")
+    r = _cli([str(out), "--commitment", str(saved), "--receipts", str(rdir)])
+    assert r.exit_code == 0 and r.output.startswith("reveal OK"), r.output
+    f = _copy(out, tmp_path)
+    res = json.loads((f / "results.json").read_text())
+    res["entries"] = [e for e in res["entries"] if e["team"] != "alpha"]
+    (f / "results.json").write_text(json.dumps(res))
+    lad = json.loads((f / "ladder.json").read_text())
+    lad["submissions"] = [h for h in lad["submissions"] if h["team"] != "alpha"]
+    (f / "ladder.json").write_text(json.dumps(lad))
+    r = _cli([str(f), "--commitment", str(saved), "--receipts", str(rdir)])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 1, r.output
+    assert any("of team 'alpha' is not in ladder.json" in x for x in lines), r.output
+    assert any("team 'alpha' has no entry in results.json" in x for x in lines), r.output
+    (rdir / "bad.json").write_text("{")
+    r = _cli([str(out), "--commitment", str(saved), "--receipts", str(rdir)])
+    assert r.exit_code == 1 and "--receipts" in r.output and len(r.output.strip().splitlines()) == 1, r.output

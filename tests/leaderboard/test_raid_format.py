@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import resource
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -185,3 +186,55 @@ def test_hostile_json_refused_in_one_line():
     deep_in_string = ('[{"id": "a", "score": 0.5}' + ', "' + "[" * 100 + '"]').encode()
     with pytest.raises(InputError, match="an object"):  # the brackets in the string are no nesting
         raid_format.read_predictions(deep_in_string, source="p", ids=ids)
+
+
+def _bomb_parquet(rows: int, chunk: int = 100_000) -> bytes:
+    """A zstd Parquet run export of ``rows`` identical rows (a few hundred KB), written a row
+    group at a time so that building it stays small."""
+    part = pa.table({"doc_id": pa.array(["a"] * chunk), "detector": pa.array(["zippy"] * chunk),
+                     "status": pa.array(["ok"] * chunk), "ranking_score": pa.array([0.5] * chunk)})
+    buf = io.BytesIO()
+    with pq.ParquetWriter(buf, part.schema, compression="zstd") as w:
+        for _ in range(rows // chunk):
+            w.write_table(part)
+    return buf.getvalue()
+
+
+def test_a_parquet_decompression_bomb_is_refused_from_its_footer():
+    """Issue 26 (F3): 3M rows in a few hundred KB are refused in one line from the footer's row
+    count, before any column is decoded. Bound: the process's peak RSS grows < 64 MB (decoding
+    3M rows into Python objects took hundreds of MB)."""
+    data = _bomb_parquet(3_000_000)
+    assert len(data) < 2_000_000
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    with pytest.raises(InputError) as e:
+        read_run_export(data, source="bomb.parquet", ids=IDS)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 64, grown_mb
+    msg = str(e.value)
+    assert "3000000 rows, more than 192 rows (64 detectors of the set's 3 texts)" in msg and "bomb.parquet" in msg
+    assert "\n" not in msg
+
+
+def test_a_csv_export_is_read_only_up_to_the_cap():
+    """A CSV run export longer than the set is refused once the rows pass the set's size."""
+    body = "doc_id,detector,status,ranking_score\n" + "a,zippy,ok,0.5\n" * 100_000
+    with pytest.raises(InputError, match=r"more than 192 rows \(64 detectors of the set's 3 texts\)"):
+        read_run_export(body.encode(), source="long.csv", ids=IDS)
+
+
+@pytest.mark.parametrize("rec", [{"id": "x" * 10_000, "score": 0.5}, {"id": "a", "score": 0.5, "k" * 10_000: 1}])
+def test_an_error_echoes_at_most_64_characters_of_an_id_or_key(rec):
+    """Issue 26: an error naming a hostile id or field echoes its first 64 characters and "…"."""
+    data = json.dumps([rec]).encode()
+    with pytest.raises(InputError) as e:
+        raid_format.read_predictions(data, source="predictions.json", ids=IDS)
+    msg = str(e.value)
+    assert len(msg) < 400 and "…" in msg, msg
+
+
+def test_a_run_export_error_echoes_at_most_64_characters():
+    body = "doc_id,detector,status,ranking_score\n" + f"a,zippy,{'s' * 5000},\n"
+    with pytest.raises(InputError) as e:
+        read_run_export(body.encode(), source="run.csv", ids=IDS)
+    assert len(str(e.value)) < 300 and "…" in str(e.value), str(e.value)

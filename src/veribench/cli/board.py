@@ -30,7 +30,7 @@ from veribench.cli.serve import ForwardedOpt, HostOpt, _proxy, _root_path
 from veribench.errors import InputError
 from veribench.hashing import loads_strict
 from veribench.leaderboard.app import create_app
-from veribench.leaderboard.service import IMPORTERS, Board, check_reveal_against_launch
+from veribench.leaderboard.service import IMPORTERS, Board, check_receipts_in_reveal, check_reveal_against_launch
 
 ConfigOpt = typer.Option(..., "--config", help="The board's board.toml (docs/leaderboard.md).",
                          callback=input_path("file"))
@@ -98,7 +98,10 @@ def check_reveal_cmd(reveal_dir: Path = typer.Argument(..., help="The reveal fol
                                                             callback=input_path("file")),
                      url: str | None = typer.Option(None, "--url", help="Fetch the launch record from the board's "
                                                     "GET /commitment (and /commitment.tsr) instead: trusts the "
-                                                    "board now.")) -> None:
+                                                    "board now."),
+                     receipts_dir: Path | None = typer.Option(None, "--receipts", help="A folder of receipts "
+                                                              "(*.json) submitters saved: each must be in the "
+                                                              "reveal.", callback=input_path("folder"))) -> None:
     """Check a reveal against the launch record: commitment, time stamp, set, bundles, Ladder; exit 1 on any problem."""
     if (commitment is None) == (url is None):
         raise CliError("--commitment/--url", "give exactly one: the saved launch record, or the board's address")
@@ -124,6 +127,14 @@ def check_reveal_cmd(reveal_dir: Path = typer.Argument(..., help="The reveal fol
         problems = check_reveal_against_launch(reveal_dir, launch)
     except InputError as e:
         raise CliError(where, e.reason) from None
+    if receipts_dir is not None:
+        saved = []
+        for p_ in sorted(receipts_dir.glob("*.json")):
+            try:
+                saved.append((str(p_), loads_strict(p_.read_bytes())))
+            except (OSError, ValueError, UnicodeDecodeError) as e:
+                raise CliError(f"--receipts {p_}", f"not a JSON receipt: {' '.join(str(e).split())}") from None
+        problems += check_receipts_in_reveal(reveal_dir, saved)
     for p in problems:
         typer.echo(" ".join(p.split()), err=True)
     if problems:

@@ -36,7 +36,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from veribench.errors import InputError, unknown_key
+from veribench.errors import ECHO_MAX, InputError, echo, unknown_key
 from veribench.hashing import no_duplicate_keys
 
 #: The keys of one record of RAID's predictions.json.
@@ -45,6 +45,11 @@ PREDICTION_FIELDS: tuple[str, ...] = ("id", "score")
 #: ``veribench.evaluate.run.RUN_EXPORT_COLUMNS``): the document, the detector, its status and
 #: the oriented native score (higher = more likely AI, ``veribench.evaluate.ranking``).
 RUN_EXPORT_FIELDS: tuple[str, ...] = ("doc_id", "detector", "status", "ranking_score")
+
+#: The most detectors a run export may hold: its rows are capped at
+#: this many times the set's size before anything is decoded (a decompression bomb is refused
+#: from the Parquet footer, a CSV after that many rows + 1).
+EXPORT_MAX_DETECTORS = 64
 
 
 class RaidMetadata(BaseModel):
@@ -130,7 +135,7 @@ def _check_ids(pairs: Iterable[tuple[int, Any, Any]], *, source: str, ids: Colle
     out: dict[str, float] = {}
     first: dict[str, int] = {}
     for i, doc_id, score in pairs:
-        where = f"{i} (id {doc_id!r})" if isinstance(doc_id, str) else str(i)
+        where = f"{i} (id {echo(doc_id)})" if isinstance(doc_id, str) else str(i)
         if not isinstance(doc_id, str):
             raise InputError(f"the id must be a string, not {'null' if doc_id is None else type(doc_id).__name__}",
                              file=source, record=where, field=id_field)
@@ -144,7 +149,7 @@ def _check_ids(pairs: Iterable[tuple[int, Any, Any]], *, source: str, ids: Colle
     if len(out) != len(known):
         missing = sorted(set(known) - out.keys())
         raise InputError(f"{len(missing)} id(s) of the set have no prediction (every text needs a score)",
-                         file=source, record=f"missing (id {missing[0]!r})", field=id_field)
+                         file=source, record=f"missing (id {echo(missing[0])})", field=id_field)
     return out
 
 
@@ -175,10 +180,12 @@ def read_predictions(data: bytes, *, source: str, ids: Collection[str]) -> dict[
             if not isinstance(rec, dict):
                 raise InputError(f'a prediction is an object {{"id", "score"}}, not a JSON {type(rec).__name__}',
                                  file=source, record=i)
-            where = f"{i} (id {rec.get('id')!r})"
+            where = f"{i} (id {echo(rec.get('id'))})"
             for k in rec:
                 if k not in PREDICTION_FIELDS:
-                    raise InputError(unknown_key("field", k, PREDICTION_FIELDS), file=source, record=where, field=k)
+                    short = k if len(k) <= ECHO_MAX else k[:ECHO_MAX] + "…"
+                    raise InputError(unknown_key("field", short, PREDICTION_FIELDS), file=source, record=where,
+                                     field=short)
             for k in PREDICTION_FIELDS:
                 if k not in rec:
                     raise InputError("required field is missing", file=source, record=where, field=k)
@@ -225,17 +232,35 @@ def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector:
         One finite oriented score per id (higher = more likely AI, the run's ranking score).
 
     Raises:
-        InputError: unreadable file, a column of :data:`RUN_EXPORT_FIELDS` missing, several
+        InputError: unreadable file, more rows than :data:`EXPORT_MAX_DETECTORS` times the
+            set's size (refused from the Parquet footer, or after
+            that many CSV rows + 1, before decoding the rest), a column of :data:`RUN_EXPORT_FIELDS` missing, several
             detectors and none chosen, an unknown detector, an id unknown, repeated or missing,
             a row without a score (its status named) or a non-finite score.
     """
+    max_rows = len(ids) * EXPORT_MAX_DETECTORS
+    too_many = (f"more than {max_rows} rows ({EXPORT_MAX_DETECTORS} detectors of the set's {len(ids)} texts): "
+                "not an export of this set")
     try:
         if bytes(data[:4]) == b"PAR1":
-            table = pq.read_table(io.BytesIO(data))
+            pf = pq.ParquetFile(io.BytesIO(data))
+            if pf.metadata.num_rows > max_rows:  # the footer: nothing decoded yet
+                raise InputError(f"{pf.metadata.num_rows} rows, {too_many}", file=source)
+            missing = [c for c in RUN_EXPORT_FIELDS if c not in pf.schema_arrow.names]
+            table = pf.read(columns=[c for c in RUN_EXPORT_FIELDS if c not in missing])
         else:
-            table = pcsv.read_csv(io.BytesIO(data), convert_options=pcsv.ConvertOptions(
+            reader = pcsv.open_csv(io.BytesIO(data), convert_options=pcsv.ConvertOptions(
                 column_types={"doc_id": pa.string(), "detector": pa.string(), "status": pa.string(),
                               "ranking_score": pa.float64()}))
+            batches, n = [], 0
+            for batch in reader:  # streamed: stops at max_rows + 1 rows, never reads the rest
+                n += batch.num_rows
+                if n > max_rows:
+                    raise InputError(too_many, file=source)
+                batches.append(batch)
+            table = pa.Table.from_batches(batches, schema=reader.schema)
+    except InputError:
+        raise
     except Exception as e:  # any failure of the Arrow readers is the file's: one line
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputError(f"not a veribench run export (CSV or Parquet): {first}", file=source) from None
@@ -259,8 +284,8 @@ def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector:
             if det != detector:
                 continue
             if score is None:
-                raise InputError(f"no score (status {status!r}); every text needs one", file=source,
-                                 record=f"{i} (id {doc_id!r})", field="ranking_score")
+                raise InputError(f"no score (status {echo(status)}); every text needs one", file=source,
+                                 record=f"{i} (id {echo(doc_id)})", field="ranking_score")
             yield i, doc_id, score
 
     return _check_ids(records(), source=source, ids=ids, id_field="doc_id", score_field="ranking_score")

@@ -61,7 +61,7 @@ from veribench.commit import commit, tsa
 from veribench.corpus.document import Document
 from veribench.corpus.importers import import_scores, read_documents, read_fastdetectgpt, store_import
 from veribench.corpus.stored import load_documents
-from veribench.errors import InputError, VeribenchError
+from veribench.errors import InputError, VeribenchError, echo
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
 from veribench.hashing import merkle_root, sha256_bytes, text_sha256
@@ -260,14 +260,15 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
         record = json.loads((f / "commitment.json").read_text(encoding="utf-8"))
         salt = bytes.fromhex((f / "salt.txt").read_text(encoding="ascii").strip())
         rows = [setcommit.HiddenRow(doc_id=r["doc_id"], text=r["text"], label=r["label"], arm=r.get("arm"),
-                                    tags=r.get("tags") or {})
-                for r in map(json.loads, (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines())]
+                                    tags=r.get("tags") or {}, canary_of=r.get("canary_of"))
+                for r in map(json.loads, filter(None, (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines()))]
         proto = (f / "protocol.toml").read_bytes()
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
         return [f"reveal folder {f}: cannot read it ({e.__class__.__name__}: {e})"]
     problems = setcommit.check_reveal(record, rows, salt)
-    canary_ids = {r["doc_id"] for r in map(json.loads, (f / "hidden_set.jsonl").read_text(encoding="utf-8")
-                                           .splitlines()) if r.get("canary_of")}
+    canary_ids = {r["doc_id"] for r in map(json.loads, filter(None, (f / "hidden_set.jsonl")
+                                                              .read_text(encoding="utf-8").splitlines()))
+                  if r.get("canary_of")}
     problems += _check_bundles(f, {r.doc_id: r for r in rows}, canary_ids)
     problems += _check_results(f)
     problems += _check_ladder(f)
@@ -313,15 +314,28 @@ def _check_bundles(f: Path, rows: Mapping[str, setcommit.HiddenRow], canaries: s
     return problems
 
 
+#: The keys of ``results.json`` copied from the bundle of all entries (``bundles/all/results.json``).
+ALL_BUNDLE_KEYS = ("tiers", "comparisons", "significance", "gaps", "corrections")
+
+#: Each entry's fields of ``results.json`` that repeat its team's last scored submission in
+#: ``ladder.json``: (the entry's field, the ladder row's field).
+ENTRY_LADDER_FIELDS = (("submission_id", "submission_id"), ("submission_n", "n"),
+                       ("predictions_sha256", "predictions_sha256"), ("released", "released"),
+                       ("headline", "headline"), ("headline_reason", "headline_reason"))
+
+
 def _check_results(f: Path) -> list[str]:
-    """``results.json`` says what the bundles say: each entry's bundle root and Table 1 row, and
-    the tiers and comparisons of the bundle of all entries (numbers ``veribench verify``
-    re-derives from each bundle)."""
+    """``results.json`` says what the bundles and ``ladder.json`` say: each entry's bundle root and
+    Table 1 row, the keys :data:`ALL_BUNDLE_KEYS` of the bundle of all entries (numbers
+    ``veribench verify`` re-derives from each bundle), each entry's :data:`ENTRY_LADDER_FIELDS`
+    equal to its team's last scored submission in ``ladder.json`` (released and headline
+    compared exactly), one entry per team of ``ladder.json`` and none for another team."""
     def load(p: Path) -> Any:
         return json.loads(p.read_text(encoding="utf-8"))
 
     try:
         res = load(f / "results.json")
+        last = {h["team"]: h for h in load(f / "ladder.json")["submissions"]}
         problems = []
         for e in res["entries"]:
             b = f / "bundles" / e["team"]
@@ -330,13 +344,53 @@ def _check_results(f: Path) -> list[str]:
             rows = [r for r in load(b / "results.json")["table1"] if r.get("detector") in (e["team"], e["detector"])]
             if rows != [e["table1"]]:
                 problems.append(f"results.json: entry {e['team']}'s Table 1 row differs from its bundle's")
+            h = last.get(e["team"])
+            if h is None:
+                problems.append(f"results.json: entry {e['team']} has no scored submission in ladder.json")
+                continue
+            for mine, theirs in ENTRY_LADDER_FIELDS:
+                if e.get(mine) != h.get(theirs):
+                    problems.append(f"results.json: entry {e['team']}'s {mine} differs from ladder.json's last "
+                                    f"scored submission of that team ({theirs})")
+        for team in sorted(set(last) - {e["team"] for e in res["entries"]}):
+            problems.append(f"results.json: team {team} of ladder.json has no entry")
         allr = load(f / "bundles" / "all" / "results.json")
-        for key in ("tiers", "comparisons"):
+        for key in ALL_BUNDLE_KEYS:
             if res.get(key) != allr.get(key):
                 problems.append(f"results.json: {key} differ from the bundle of all entries")
         return problems
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        return [f"results.json: cannot check it against the bundles ({e.__class__.__name__}: {e})"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return [f"results.json: cannot check it against the bundles and ladder.json ({e.__class__.__name__}: {e})"]
+
+
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def _ladder_shape(lad: Any) -> list[str]:
+    """The problems of ``ladder.json``'s shape, each naming the field: an object with ``eta`` a
+    finite number > 0 and ``submissions`` a list of objects, each with a ``team`` string, a
+    ``predictions_sha256`` of 64 lowercase hex digits (a file name under ``submissions/``, no
+    path), and ``headline``/``released`` null or a number in [0, 1] (the headline metrics are
+    rates and AUROC)."""
+    if not isinstance(lad, dict) or not isinstance(lad.get("submissions"), list):
+        return ["ladder.json: not an object with a list 'submissions'"]
+    eta = lad.get("eta")
+    problems = []
+    if isinstance(eta, bool) or not isinstance(eta, int | float) or not 0 < eta < float("inf"):
+        problems.append(f"ladder.json: field eta must be a finite number > 0, not {str(eta)[:64]}")
+    for i, h in enumerate(lad["submissions"]):
+        if not isinstance(h, dict) or not isinstance(h.get("team"), str):
+            problems.append(f"ladder.json: submissions[{i}] is not an object with a string 'team'")
+            continue
+        sha = h.get("predictions_sha256")
+        if not isinstance(sha, str) or not _SHA256_HEX.fullmatch(sha):
+            problems.append(f"ladder.json: submissions[{i}].predictions_sha256 is not 64 hex digits")
+        for fld in ("headline", "released"):
+            v = h.get(fld)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1):
+                problems.append(f"ladder.json: submissions[{i}].{fld} must be null or a number in [0, 1], "
+                                f"not {str(v)[:64]}")
+    return problems
 
 
 def _check_ladder(f: Path) -> list[str]:
@@ -345,7 +399,9 @@ def _check_ladder(f: Path) -> list[str]:
     revealed headlines."""
     try:
         lad = json.loads((f / "ladder.json").read_text(encoding="utf-8"))
-        problems = []
+        problems = _ladder_shape(lad)
+        if problems:
+            return problems
         best: dict[str, float | None] = {}
         for h in lad["submissions"]:
             data = (f / "submissions" / h["predictions_sha256"]).read_bytes()
@@ -389,13 +445,17 @@ def rederive_ladder(folder: str | Path) -> list[str]:
     """Re-derive every headline of ``ladder.json`` from the revealed labels
     (``hidden_set.jsonl``) and that submission's published file (``submissions/<sha256>``),
     with the board's own scoring (:func:`entry_headline` under the revealed ``protocol.toml``,
-    the metric of ``ladder.json`` and the minimum cell size of ``results.json``), then replay
-    the Ladder (:func:`veribench.metrics.ladder.ladder_step`) per team over the re-derived
-    headlines. Returns the problems (empty: every headline and released value holds); a
-    missing or unreadable file is a problem, never an exception."""
+    the metric of ``ladder.json`` and the minimum cell size of ``results.json``) and, for each
+    team's last submission, its entry's canary block in ``results.json`` (:func:`canary_block`
+    over the revealed canaries, ``canary_of``), then replay the Ladder
+    (:func:`veribench.metrics.ladder.ladder_step`) per team over the re-derived headlines. Returns the problems
+    (empty: every headline, canary block and released value holds); a missing or unreadable
+    file is a problem, never an exception."""
     f = Path(folder)
     try:
         lad = json.loads((f / "ladder.json").read_text(encoding="utf-8"))
+        if _ladder_shape(lad):
+            return ["ladder.json: cannot re-derive its headlines (its shape fails; see the problems above)"]
         res = json.loads((f / "results.json").read_text(encoding="utf-8"))
         proto = tomllib.loads((f / "protocol.toml").read_text(encoding="utf-8"))
         rows = [json.loads(x) for x in (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines() if x]
@@ -407,6 +467,9 @@ def rederive_ladder(folder: str | Path) -> list[str]:
                                          "tags": r.get("tags") or {}}, ensure_ascii=False) + "\n" for r in rows)
         corpora: dict[str, str | None] = {r["doc_id"]: f"{board}-canaries" if r.get("canary_of") else board
                                           for r in rows}
+        canaries = {r["doc_id"]: {"source": r["canary_of"], "label": r["label"]} for r in rows if r.get("canary_of")}
+        entries = {e["team"]: e for e in res["entries"]}
+        last = {h["team"]: h for h in history}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         return [f"ladder.json: cannot re-derive its headlines ({e.__class__.__name__}: {e})"]
     problems: list[str] = []
@@ -429,11 +492,19 @@ def rederive_ladder(folder: str | Path) -> list[str]:
                     reader = raid_format.read_run_export if h.get("format") == "veribench" else \
                         raid_format.read_predictions
                     scores = reader(data, source=f"submissions/{h['predictions_sha256']}", ids=ids)
-                    _, value, _ = entry_headline(ws, proto, f"{h['team']}.{h['n']}", scores, metric=metric,
-                                                 min_cell_size=k)
+                    row, value, _ = entry_headline(ws, proto, f"{h['team']}.{h['n']}", scores, metric=metric,
+                                                   min_cell_size=k)
                 except (OSError, KeyError, TypeError, VeribenchError) as e:
                     problems.append(f"{where}: cannot re-derive its headline ({' '.join(str(e).split())})")
                     continue
+                entry = entries.get(h["team"])
+                with warnings.catch_warnings():  # an undefined test is reported in the block, not logged
+                    warnings.simplefilter("ignore")
+                    canary = json.loads(json.dumps(canary_block(row or {}, scores, canaries)))
+                team = str(h["team"])
+                if last.get(team) is h and entry is not None and canary != entry.get("canary"):
+                    problems.append(f"results.json: entry {team}'s canary block differs from the canary test "
+                                    "re-derived from the revealed canaries and its file")
                 if not _same_headline(value, h.get("headline")):
                     problems.append(f"{where}: headline {h.get('headline')!r} in ladder.json; re-derived from the "
                                     f"revealed labels and its file: {value!r}")
@@ -444,6 +515,59 @@ def rederive_ladder(folder: str | Path) -> list[str]:
                                     f"headlines gives {step.released!r}")
         finally:
             ws.close()
+    return problems
+
+
+def canary_block(row: Mapping[str, Any], scores: Mapping[str, float],
+                 canaries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The canary leak test of one entry (:func:`veribench.metrics.canary.canary_leak_test`):
+    correct decisions on the canaries (``{canary doc_id: {"source": matched doc_id, "label"}}``)
+    against those on their matched ordinary texts, at the entry's 5%-FPR threshold (the Table 1
+    row's ``tpr_at_fpr_5`` block; ``scores`` higher = more likely AI). Returns the test's fields
+    and ``threshold``, or ``p_value``/``flagged`` null with the reason."""
+    block = row.get("tpr_at_fpr_5") or {}
+    thr = block.get("threshold") if isinstance(block, Mapping) else None
+    if not canaries or thr is None:
+        why = "no canaries in this board" if not canaries else "the entry's 5%-FPR threshold is undefined"
+        return {"p_value": None, "flagged": None, "reason": why}
+
+    def correct(doc: str, label: str) -> bool:
+        return bool((scores[doc] > thr) == (label == "ai"))
+
+    k_c = sum(correct(c, v["label"]) for c, v in canaries.items())
+    k_m = sum(correct(v["source"], v["label"]) for v in canaries.values())
+    t = canary_leak_test(k_c, len(canaries), k_m, len(canaries))
+    out = {k: (v.item() if hasattr(v, "item") else v) for k, v in dataclasses.asdict(t).items()}
+    out["threshold"] = float(thr)
+    return out
+
+
+def check_receipts_in_reveal(folder: str | Path, saved: Sequence[tuple[str, Any]]) -> list[str]:
+    """Every receipt a submitter saved (``(name, receipt JSON)``) is in the reveal: its
+    submission (``submission_id``, ``team``, ``predictions_sha256``) is a scored submission of
+    ``ladder.json`` and its team has an entry in ``results.json``, so a team dropped everywhere
+    is caught by whoever holds its receipt. (Whether the board signed a receipt is
+    ``veribench leaderboard check-receipt``'s check.) Problems are one line each; an
+    unreadable file is a problem."""
+    f = Path(folder)
+    try:
+        subs = json.loads((f / "ladder.json").read_text(encoding="utf-8"))["submissions"]
+        teams = {e["team"] for e in json.loads((f / "results.json").read_text(encoding="utf-8"))["entries"]}
+        scored = {str(h["submission_id"]): h for h in subs}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return [f"ladder.json/results.json: cannot check the receipts ({e.__class__.__name__})"]
+    problems = []
+    for name, r in saved:
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), str) for k in
+                                              ("team", "submission_id", "predictions_sha256")):
+            problems.append(f"{name}: not a receipt (team, submission_id, predictions_sha256)")
+            continue
+        h = scored.get(r["submission_id"])
+        if h is None or h.get("team") != r["team"] or h.get("predictions_sha256") != r["predictions_sha256"]:
+            problems.append(f"{name}: submission {echo(r['submission_id'])} of team {echo(r['team'])} is not "
+                            "in ladder.json")
+        if r["team"] not in teams:
+            problems.append(f"{name}: team {echo(r['team'])} has no entry in results.json")
     return problems
 
 
@@ -650,7 +774,8 @@ class Board:
             corpora[cid] = f"{b.name}-canaries"
             canaries[cid] = {"source": src.id, "label": src.label}
         rows = [setcommit.HiddenRow(doc_id=d.id, text=d.text or "", label=str(d.label), arm=d.arm,
-                                    tags=dict(d.tags or {})) for d in board_docs]
+                                    tags=dict(d.tags or {}), canary_of=canaries.get(d.id, {}).get("source"))
+                for d in board_docs]
         proto = protocol_text(self.cfg, name=b.name, tag=b.name.upper()).encode("utf-8")
         when = created_at or _now()
         record = setcommit.commitment_record(rows, salt, protocol_sha256=sha256_bytes(proto), board=b.name,
@@ -792,16 +917,6 @@ class Board:
             BoardError: not launched, revealed, past ``reveal_at``, or the team's submission
                 limit reached.
         """
-        ids = self._ids()
-        if fmt == "raid":
-            scores = raid_format.read_predictions(predictions, source="predictions.json", ids=ids)
-        elif fmt == "veribench":
-            scores = raid_format.read_run_export(predictions, source="predictions", ids=ids)
-        else:
-            raise InputError(f"unknown format {fmt!r}; raid or veribench", field="fmt")
-        meta = (raid_format.read_metadata(metadata, source="metadata.json").model_dump(mode="json")
-                if metadata is not None else None)
-        sha = sha256_bytes(predictions)
         limit = self.cfg.board.submission_limit
         with Session(self.engine) as s:
             st = self._launched(s)
@@ -813,6 +928,16 @@ class Board:
                 raise BoardError(f"board {self.cfg.board.name}: submissions closed at {_iso(_aware(closes))}")
             if self._used(s, team.id)[0] >= limit:
                 raise BoardError(f"team {team.name} has used its {limit} submissions")
+        ids = self._ids()  # parsed only once the board takes the team's submission
+        if fmt == "raid":
+            scores = raid_format.read_predictions(predictions, source="predictions.json", ids=ids)
+        elif fmt == "veribench":
+            scores = raid_format.read_run_export(predictions, source="predictions", ids=ids)
+        else:
+            raise InputError(f"unknown format {fmt!r}; raid or veribench", field="fmt")
+        meta = (raid_format.read_metadata(metadata, source="metadata.json").model_dump(mode="json")
+                if metadata is not None else None)
+        sha = sha256_bytes(predictions)
         path = self._submission_file(sha)
         existed = path.exists()
         try:
@@ -928,7 +1053,7 @@ class Board:
                                                 min_cell_size=b.min_cell_size)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            canary = self._canary(row, scores, canaries)
+            canary = canary_block(row, scores, canaries)
         key = receipts.load_signing_key(self.key_path)
         stamp = None
         if self.cfg.board.tsa_url:  # over the predictions file's bytes: it existed at the token's time
@@ -955,25 +1080,6 @@ class Board:
                                             submission_id=sub_id, tsa_token_b64=stamp)
             s.add(db.Receipt(submission_id=sub_id, receipt=receipt))
         return receipt
-
-    def _canary(self, row: Mapping[str, Any], scores: Mapping[str, float],
-                canaries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-        """The canary leak test of one entry: correct decisions on the canaries against those on
-        their matched ordinary texts, at the entry's 5%-FPR threshold (the Table 1 block)."""
-        block = row.get("tpr_at_fpr_5") or {}
-        thr = block.get("threshold") if isinstance(block, Mapping) else None
-        if not canaries or thr is None:
-            why = "no canaries in this board" if not canaries else "the entry's 5%-FPR threshold is undefined"
-            return {"p_value": None, "flagged": None, "reason": why}
-        def correct(doc: str, label: str) -> bool:
-            return bool((scores[doc] > thr) == (label == "ai"))
-
-        k_c = sum(correct(c, v["label"]) for c, v in canaries.items())
-        k_m = sum(correct(v["source"], v["label"]) for v in canaries.values())
-        t = canary_leak_test(k_c, len(canaries), k_m, len(canaries))
-        out = {k: (v.item() if hasattr(v, "item") else v) for k, v in dataclasses.asdict(t).items()}
-        out["threshold"] = float(thr)
-        return out
 
     def team_submissions(self, team: TeamInfo) -> list[dict[str, Any]]:
         """``team``'s own submissions (never another team's): id, number, time, file hash,
@@ -1099,7 +1205,8 @@ class Board:
         with self._workspace() as ws:
             docs = load_documents(ws, ids)
             rows = [setcommit.HiddenRow(doc_id=i, text=docs[i]["text"], label=docs[i]["label"], arm=docs[i]["arm"],
-                                        tags=_tags(docs[i]["tags"])) for i in ids]
+                                        tags=_tags(docs[i]["tags"]), canary_of=canaries.get(i, {}).get("source"))
+                    for i in ids]
             problems = setcommit.check_reveal(commitment, rows, salt)
             if problems:
                 raise BoardError(f"the workspace's set disagrees with the launch commitment: {problems[0]}")
@@ -1136,7 +1243,7 @@ class Board:
                        comparisons=allr.get("comparisons"), significance=allr.get("significance"),
                        tiers=allr.get("tiers"), corrections=allr.get("corrections"), gaps=allr.get("gaps"))
         hidden = "".join(json.dumps({"doc_id": r.doc_id, "text": r.text, "label": r.label, "arm": r.arm,
-                                     "tags": dict(r.tags), "canary_of": canaries.get(r.doc_id, {}).get("source")},
+                                     "tags": dict(r.tags), "canary_of": r.canary_of},
                                     ensure_ascii=False) + "\n" for r in rows)
         write_durably(stage / "hidden_set.jsonl", hidden.encode("utf-8"))
         write_durably(stage / "salt.txt", (salt.hex() + "\n").encode("ascii"))

@@ -3,7 +3,10 @@ and checked against the set revealed at the end.
 
 Each row of the hidden set becomes one leaf, the SHA-256 (hex) of the canonical JSON
 (:func:`veribench.hashing.canonical_json`) of ``{"salt_hex", "doc_id", "text_sha256", "label",
-"arm", "tags"}``; the leaves, in ``doc_id`` order, are hashed into an RFC 6962 Merkle root
+"arm", "tags", "canary_of"}`` (``canary_of``: the doc_id a canary copies, null for a real text,
+so that which texts are canaries, kept out of every headline, is fixed at launch; records of
+the format :data:`COMMITMENT_FORMAT_V1` have no ``canary_of`` in their leaves and are still
+checked, without that guarantee); the leaves, in ``doc_id`` order, are hashed into an RFC 6962 Merkle root
 (:func:`veribench.hashing.merkle_root`). The secret salt (at least 16 random bytes) stops anyone
 from testing a guessed label against the published root before the reveal; revealing the
 labels and the salt lets anyone recompute the root (:func:`check_reveal`).
@@ -24,8 +27,15 @@ from typing import Any
 from veribench.errors import InputError
 from veribench.hashing import canonical_json, merkle_root, sha256_bytes, text_sha256
 
-#: The ``format`` of a commitment record.
-COMMITMENT_FORMAT = "veribench-board-commitment/1"
+#: The ``format`` of a commitment record (leaves carry ``canary_of``).
+COMMITMENT_FORMAT = "veribench-board-commitment/2"
+#: The first format (leaves without ``canary_of``): still checked by :func:`check_reveal`.
+COMMITMENT_FORMAT_V1 = "veribench-board-commitment/1"
+#: The leaf fields of each format, in addition to ``salt_hex`` and ``text_sha256`` (one source of truth).
+LEAF_FIELDS: dict[str, tuple[str, ...]] = {
+    COMMITMENT_FORMAT_V1: ("doc_id", "label", "arm", "tags"),
+    COMMITMENT_FORMAT: ("doc_id", "label", "arm", "tags", "canary_of"),
+}
 #: The shortest salt accepted, in bytes (:func:`new_salt` makes 32).
 MIN_SALT_BYTES = 16
 _RECORD_FIELDS = ("format", "root", "n", "salt_sha256", "texts_root", "protocol_sha256", "board", "created_at")
@@ -34,13 +44,15 @@ _RECORD_FIELDS = ("format", "root", "n", "salt_sha256", "texts_root", "protocol_
 @dataclass(frozen=True)
 class HiddenRow:
     """One row of the hidden set: the board's document id, the exact text, its label (a label
-    name of the board's protocol, e.g. ``human`` / ``ai``), its arm and its tags (JSON object)."""
+    name of the board's protocol, e.g. ``human`` / ``ai``), its arm, its tags (JSON object)
+    and, for a canary, the doc_id of the text it copies."""
 
     doc_id: str
     text: str
     label: str
     arm: str | None = None
     tags: Mapping[str, Any] = field(default_factory=dict)
+    canary_of: str | None = None
 
 
 def new_salt() -> bytes:
@@ -64,6 +76,8 @@ def _ordered(rows: Sequence[HiddenRow]) -> list[HiddenRow]:
                                  record=f"{i} ({getattr(r, 'doc_id', None)!r})", field=name)
         if r.arm is not None and not isinstance(r.arm, str):
             raise InputError("must be a string or null", record=f"{i} ({r.doc_id!r})", field="arm")
+        if r.canary_of is not None and not isinstance(r.canary_of, str):
+            raise InputError("must be a string or null", record=f"{i} ({r.doc_id!r})", field="canary_of")
         if not isinstance(r.tags, Mapping):
             raise InputError("must be a JSON object", record=f"{i} ({r.doc_id!r})", field="tags")
         if r.doc_id in seen:
@@ -72,17 +86,18 @@ def _ordered(rows: Sequence[HiddenRow]) -> list[HiddenRow]:
     return sorted(rows, key=lambda r: r.doc_id)
 
 
-def _leaf(salt_hex: str, r: HiddenRow) -> str:
+def _leaf(salt_hex: str, r: HiddenRow, fmt: str) -> str:
+    fields = {k: dict(r.tags) if k == "tags" else getattr(r, k) for k in LEAF_FIELDS[fmt]}
     try:
-        body = canonical_json({"salt_hex": salt_hex, "doc_id": r.doc_id, "text_sha256": text_sha256(r.text),
-                               "label": r.label, "arm": r.arm, "tags": dict(r.tags)})
+        body = canonical_json({"salt_hex": salt_hex, "text_sha256": text_sha256(r.text), **fields})
     except (TypeError, ValueError) as e:
         raise InputError(f"not canonical JSON ({e})", record=repr(r.doc_id), field="tags") from None
     return sha256_bytes(body.encode("utf-8"))
 
 
-def set_leaves(rows: Sequence[HiddenRow], salt: bytes) -> list[str]:
-    """The leaves (hex SHA-256, one per row, in ``doc_id`` order) of the salted set commitment.
+def set_leaves(rows: Sequence[HiddenRow], salt: bytes, *, fmt: str = COMMITMENT_FORMAT) -> list[str]:
+    """The leaves (hex SHA-256, one per row, in ``doc_id`` order) of the salted set commitment
+    of format ``fmt`` (a key of :data:`LEAF_FIELDS`).
 
     Raises:
         InputError: a duplicate doc_id, a field of the wrong type, tags JSON cannot carry
@@ -90,7 +105,7 @@ def set_leaves(rows: Sequence[HiddenRow], salt: bytes) -> list[str]:
     """
     _check_salt(salt)
     salt_hex = bytes(salt).hex()
-    return [_leaf(salt_hex, r) for r in _ordered(rows)]
+    return [_leaf(salt_hex, r, fmt) for r in _ordered(rows)]
 
 
 def texts_leaves(rows: Sequence[HiddenRow]) -> list[str]:
@@ -129,14 +144,16 @@ def check_reveal(record: object, rows: Sequence[HiddenRow], salt: bytes) -> list
     if not isinstance(record, Mapping):
         return [f"the commitment record is not a JSON object but {type(record).__name__}"]
     problems: list[str] = []
-    if record.get("format") != COMMITMENT_FORMAT:
-        problems.append(f"the commitment record's format is {record.get('format')!r}, not {COMMITMENT_FORMAT!r}")
+    fmt = record.get("format")
+    if fmt not in LEAF_FIELDS:
+        problems.append(f"the commitment record's format is {str(fmt)[:64]!r}, not {COMMITMENT_FORMAT!r}")
+        fmt = COMMITMENT_FORMAT
     missing = [k for k in _RECORD_FIELDS if k not in record]
     if missing:
         problems.append(f"the commitment record lacks {', '.join(missing)}")
     try:
         _check_salt(salt)
-        leaves = set_leaves(rows, salt)
+        leaves = set_leaves(rows, salt, fmt=str(fmt))
         texts = texts_leaves(rows)
     except InputError as e:
         return [*problems, f"the revealed set cannot be hashed: {e}"]
@@ -150,7 +167,7 @@ def check_reveal(record: object, rows: Sequence[HiddenRow], salt: bytes) -> list
         problems.append("the revealed doc ids or texts differ from those committed (texts_root differs)")
     root = merkle_root(leaves)
     if "root" in record and root != record["root"]:
-        what = ("a label, arm or tag differs from the committed one" if salt_ok and texts_ok
+        what = ("a label, arm, tag or canary marking differs from the committed one" if salt_ok and texts_ok
                 else "the salted root differs")
         problems.append(f"{what} (root of the revealed set {root[:16]}..., committed {str(record['root'])[:16]}...)")
     return problems
