@@ -92,6 +92,12 @@ def test_no_canary_statistic_is_logged_before_the_reveal(db_url, tmp_path):
             warnings.simplefilter("always")
             board.reveal(force=True)
         canary = board.team_submissions(team)[0]["canary"]
-    assert canary["reason"] is not None and "accuracy" in canary["reason"]  # 12 canaries: too few to test
     logged = [str(w.message) for w in caught if "canary" in str(w.message)]
-    assert logged == [f"entry alpha: canary leak test undefined: {canary['reason']}"]
+    # 12 canaries: the test is undefined unless the matched accuracy is low enough for 12 to
+    # flag (acc ** 12 < alpha), which the board's random salt and canary draw sometimes give:
+    # an undefined test is logged at the reveal, a defined one logs nothing
+    if canary["reason"] is not None:
+        assert "accuracy" in canary["reason"] or "canaries" in canary["reason"]
+        assert logged == [f"entry alpha: canary leak test undefined: {canary['reason']}"]
+    else:
+        assert canary["p_value"] is not None and logged == []
