@@ -24,9 +24,7 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import re
-import tempfile
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from veribench.errors import ECHO_MAX, InputError, echo, unknown_key
 from veribench.hashing import no_duplicate_keys
+from veribench.leaderboard.files import write_durably
 
 #: The keys of one record of RAID's predictions.json.
 PREDICTION_FIELDS: tuple[str, ...] = ("id", "score")
@@ -306,19 +305,6 @@ def predictions_bytes(scores: Mapping[str, float]) -> bytes:
     return json.dumps(recs, allow_nan=False).encode("utf-8")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_submission(scores: Mapping[str, float], metadata: RaidMetadata, out_dir: Path) -> tuple[Path, Path]:
     """Write ``out_dir/predictions.json`` and ``out_dir/metadata.json`` as RAID's leaderboard expects
     them (each written to a temporary file, synced and renamed: a crash leaves the old file or the
@@ -338,6 +324,6 @@ def write_submission(scores: Mapping[str, float], metadata: RaidMetadata, out_di
     except OSError as e:
         raise InputError(f"cannot create the directory: {e.strerror}", file=str(out)) from None
     p, m = out / "predictions.json", out / "metadata.json"
-    _write_atomic(p, pred)
-    _write_atomic(m, meta)
+    write_durably(p, pred)  # the board's one durable write: temporary file, fsync, rename, folder fsync
+    write_durably(m, meta)
     return p, m
