@@ -63,7 +63,8 @@ class DatabaseUnavailable(VeribenchError):
 
 
 class Base(DeclarativeBase):
-    pass
+    """The board database's declarative base: every table below, one metadata, one schema
+    version (:data:`VERSION`, migrated by :func:`migrate`)."""
 
 
 class SchemaRow(Base):
@@ -94,6 +95,9 @@ class BoardState(Base):
 
 
 class Team(Base):
+    """A team: its unique name (at most 40 characters; the rule is `add-team`'s) and its id,
+    referenced by its API tokens and submissions."""
+
     __tablename__ = "teams"
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     name: Mapped[str] = mapped_column(String(40), unique=True)
