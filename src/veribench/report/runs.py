@@ -153,8 +153,10 @@ def language_scope(detectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
             row.update(languages_reason=why, out_of_scope_n=None, out_of_scope_n_reason=none,
                        out_of_scope=None, out_of_scope_reason=none)
         else:
-            per = {lang: int(n) for k, n in (d.get("excluded") or {}).items()
-                   if (lang := outside_language(k)) is not None}
+            per: dict[str, int] = {}
+            for k, n in (d.get("excluded") or {}).items():  # one language may stand under several
+                if (lang := outside_language(k)) is not None:  # reasons (its texts' scoring statuses): summed
+                    per[lang] = per.get(lang, 0) + int(n)
             row.update(out_of_scope_n=sum(per.values()),
                        out_of_scope=", ".join(f"{k} {v}" for k, v in sorted(per.items())) or None)
             if not per:
