@@ -5,6 +5,7 @@ the launch commitment; once on SQLite and once on a real PostgreSQL."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from sqlalchemy.orm import Session
@@ -107,7 +108,7 @@ def test_a_board_end_to_end(db_url, tmp_path):
     assert [(h["team"], h["n"]) for h in lad["submissions"]] == [("alpha", 1), ("beta", 1), ("gamma", 1)]
     for h in lad["submissions"]:
         assert sha256_bytes((out / "submissions" / h["predictions_sha256"]).read_bytes()) == h["predictions_sha256"]
-        assert h["released"] == pytest.approx(round(h["headline"], 2))
+        assert h["released"] == pytest.approx(math.floor(h["headline"] * 100 + 0.5) / 100)  # halves upward
     keep = (out / "ladder.json").read_text()
     lad["submissions"][1]["released"] += 0.05
     (out / "ladder.json").write_text(json.dumps(lad))

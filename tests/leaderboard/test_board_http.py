@@ -22,7 +22,7 @@ from veribench.hashing import canonical_json, sha256_bytes
 from veribench.leaderboard import receipts
 from veribench.leaderboard.app import create_app
 from veribench.leaderboard.limits import Limits, RateLimiter
-from veribench.leaderboard.service import Board, check_reveal_dir
+from veribench.leaderboard.service import Board, check_reveal_dir, rederive_reveal
 
 ETA = 0.01
 
@@ -141,6 +141,9 @@ def test_a_board_over_http(db_url, tmp_path):
         want = roc_auc_score([labels[i] == "ai" for i in plain], [sc[i] for i in plain])
         assert g["headline"] == pytest.approx(want, abs=1e-12)
     assert check_reveal_dir(out) == []
+    # ladder.json and results.json byte for byte what the reveal re-derives (the grid, canaries,
+    # reasons and rules included), on this database too
+    assert rederive_reveal(out) == []
     for b in sorted((out / "bundles").iterdir()):
         v = verify_bundle(b)
         assert v.ok, (b, v)

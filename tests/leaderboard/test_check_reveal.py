@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from tests.leaderboard.board_helpers import board_toml, hidden_set, labels_of, predictions
 from veribench.cli.main import app
+from veribench.errors import InputError
 from veribench.hashing import sha256_bytes
 from veribench.leaderboard import setcommit
 from veribench.leaderboard.service import Board, BoardError, check_reveal_against_launch
@@ -132,18 +133,41 @@ TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "dropped row": (lambda f: _edit_rows(f, lambda rows: rows[1:]), ""),
     "changed tags": (lambda f: _edit_rows(f, _tags), ""),
     "replaced salt, regenerated commitment.json": (_new_salt, "commitment.json is not the launch record"),
-    "changed ladder headline": (_headline, "re-derived from the revealed labels"),
+    "changed ladder headline": (_headline, "ladder.json is not the file re-derived from the reveal: "
+                                           "submissions[0].headline: published"),
     # issue 26, second hostile tester (F1): results.json numbers no bundle re-derives
     "entry released/headline": (_results(_released), "entry beta's released differs from ladder.json"),
     "entry submission swapped": (_results(_swap), "entry beta's predictions_sha256 differs from ladder.json"),
     "canary block": (_results(lambda res, e: e["beta"]["canary"].update(flagged=True, p_value=1e-9, reason=None)),
-                     "entry beta's canary block differs from the canary test re-derived"),
+                     "results.json is not the file re-derived from the reveal: entries[1].canary.flagged"),
     "significance": (_results(_signif), "significance differ from the bundle of all entries"),
     "gaps": (_results(lambda res, e: res.update(gaps=["x"])), "gaps differ from the bundle of all entries"),
     "corrections": (_results(lambda res, e: res.update(corrections=["x"])), "corrections differ"),
     "entry dropped": (_results(lambda res, e: res.update(entries=[e["alpha"]])), "team beta of ladder.json has no"),
     # F2: a real text marked a canary after the launch (dropped from every headline)
     "real text marked a canary": (lambda f: _edit_rows(f, _canary_of), "canary marking differs"),
+    # third round: results.json and ladder.json byte for byte a re-derivation from the reveal and
+    # the rules committed at launch (a grid cell, the minimum cell size, the threshold rule, a
+    # reason, the layout; a bundle evaluated under another protocol)
+    "grid cell": (_results(lambda res, e: e["alpha"]["grid"][-1].update(auroc=0.5)),
+                  "entries[0].grid[3].auroc: published 0.5, re-derived 0."),
+    "grid cell unsuppressed": (_results(lambda res, e: e["alpha"]["grid"][0].update(auroc=0.99)),
+                               "entries[0].grid[0].auroc: published 0.99, re-derived null"),
+    "min cell size": (_results(lambda res, e: res.update(min_cell_size=10)),
+                      "min_cell_size: published 10, re-derived 45"),
+    "threshold rule": (_results(lambda res, e: res.update(thresholds="declared calibration split")),
+                       "thresholds: published \"declared calibration split\", re-derived \"RAID's in-sample"),
+    "decision rule": (_results(lambda res, e: e["beta"].update(decision_rule={"rule": "raw > 0.5", "reason": None})),
+                      "entries[1].decision_rule.rule"),
+    "headline reason": (_ladder(lambda lad: lad["submissions"][0].update(headline_reason="too few texts")),
+                        "submissions[0].headline_reason: published \"too few texts\", re-derived null"),
+    "results.json relaid out": (lambda f: (f / "results.json").write_text(json.dumps(
+        json.loads((f / "results.json").read_text()), indent=2)), "the same values, other bytes"),
+    "bundle protocol": (lambda f: (f / "protocols" / "alpha.toml").write_text(
+        (f / "protocols" / "alpha.toml").read_text().replace('"holm"', '"none"')),
+        "protocols/alpha.toml: not the committed protocol.toml"),
+    "extra bundle": (lambda f: shutil.copytree(f / "bundles" / "alpha", f / "bundles" / "zeta"),
+                     "bundles/: zeta is no entry of ladder.json"),
     # hostile ladder.json: one line naming the field, never an internal error or a path
     "eta 0": (_ladder(lambda lad: lad.update(eta=0)), "ladder.json: field eta must be a finite number > 0"),
     "headline 1e308": (_ladder(lambda lad: lad["submissions"][0].update(headline=1e308)),
@@ -275,3 +299,50 @@ def test_a_team_dropped_everywhere_is_caught_by_its_saved_receipt(revealed, tmp_
     (rdir / "bad.json").write_text("{")
     r = _cli([str(out), "--commitment", str(saved), "--receipts", str(rdir)])
     assert r.exit_code == 1 and "--receipts" in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_a_launch_record_without_rules_is_reported(revealed, tmp_path):
+    """A launch record that commits no scoring rules (format /2, or stripped and re-saved by a
+    hostile organiser with the launch record submitters hold stripped alike): check-reveal says
+    the rules were not committed, and still re-derives everything else from results.json's own
+    values."""
+    out, launch = revealed
+    f = _copy(out, tmp_path)
+    rec = json.loads((f / "commitment.json").read_text())
+    assert rec["format"] == setcommit.COMMITMENT_FORMAT == "veribench-board-commitment/3"
+    assert rec["rules"]["min_cell_size"] == 45 and rec["rules"]["grid"] == ["domain"]
+    rec.pop("rules")
+    rec["format"] = setcommit.COMMITMENT_FORMAT_V2
+    (f / "commitment.json").write_text(json.dumps(rec, indent=1) + "\n")
+    stripped = dict(launch)
+    stripped.pop("rules")
+    stripped["format"] = setcommit.COMMITMENT_FORMAT_V2
+    problems = check_reveal_against_launch(f, stripped)
+    assert [p for p in problems if "rules" in p] == [
+        "commitment.json: the launch record commits no scoring rules (field rules): min_cell_size, the grid and "
+        "the thresholds of results.json cannot be checked against the launch"]
+    # results.json's commitment block is the launch record: it differs now, and is named
+    assert any("results.json is not the file re-derived" in p and "commitment." in p for p in problems), problems
+
+
+def test_a_launched_board_refuses_edited_scoring_rules(tmp_path):
+    """board.toml edited after the launch (a lower minimum cell size, another eta): the board
+    refuses to open with one line naming the file and field, so no team is scored under rules
+    other than those committed; restoring the value opens it again."""
+    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'board' / 'board.sqlite'}", canaries=0)
+    with Board.open(cfg) as board:
+        board.launch(hidden_set(tmp_path / "hidden.jsonl", n=60), "documents")
+    original = cfg.read_text()
+    for key, value, shown in (("min_cell_size", "5", "45"), ("ladder_eta", "0.05", "0.01"),
+                              ("grid", "[]", "['domain']")):
+        cfg.write_text("\n".join(f"{key} = {value}" if line.startswith(f"{key} =") else line
+                                 for line in original.splitlines()) + "\n")
+        with pytest.raises(InputError) as e:
+            Board.open(cfg)
+        msg = str(e.value)
+        assert "\n" not in msg and f"board.{key}" in msg and str(cfg) in msg and shown in msg, msg
+        r = CliRunner().invoke(app, ["leaderboard", "serve", "--config", str(cfg), "--port", "1"])
+        assert r.exit_code != 0 and "Traceback" not in r.output and f"board.{key}" in r.output, r.output
+    cfg.write_text(original)
+    with Board.open(cfg) as board:
+        assert board.commitment()["rules"]["ladder_eta"] == 0.01

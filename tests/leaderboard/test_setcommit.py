@@ -95,7 +95,10 @@ def test_a_format_1_record_is_still_checked_without_canary_marking():
     the launch fails); a /1 record (leaves without canary_of) still checks labels, arms and tags."""
     v1 = {**record(), "format": "veribench-board-commitment/1",
           "root": merkle_root(set_leaves(ROWS, SALT, fmt="veribench-board-commitment/1"))}
-    assert COMMITMENT_FORMAT == "veribench-board-commitment/2" and v1["root"] != record()["root"]
+    assert COMMITMENT_FORMAT == "veribench-board-commitment/3" and v1["root"] != record()["root"]
+    v2 = {**record(), "format": "veribench-board-commitment/2"}  # /3 adds the rules, not a leaf field
+    assert v2["root"] == record()["root"] and check_reveal(v2, ROWS, SALT) == []
+    assert "canary marking differs" in check_reveal(v2, changed(5, canary_of="d0"), SALT)[0]
     assert check_reveal(v1, ROWS, SALT) == []
     assert check_reveal(v1, changed(5, canary_of="d0"), SALT) == []  # /1 never committed the marking
     assert "a label, arm, tag or canary marking differs" in check_reveal(v1, changed(2, label="ai"), SALT)[0]

@@ -238,6 +238,181 @@ def decision_rule(cfg: BoardConfig) -> dict[str, Any]:
     return {"rule": "oriented score > the threshold fitted on the calibration split for 5% FPR", "reason": None}
 
 
+def board_rules(cfg: BoardConfig) -> dict[str, Any]:
+    """The board's scoring rules, committed in the launch record (``rules``,
+    :func:`veribench.leaderboard.setcommit.commitment_record`) so that none can change after the
+    launch, and repeated at the top of ``results.json`` (:data:`RULE_KEYS`): the headline metric
+    (:data:`.config.HEADLINES`) and its description, the Ladder's rule and ``eta``, the minimum
+    cell size (texts of a label), the grid's tags, how thresholds are fitted and every entry's
+    decision rule (:func:`decision_rule`)."""
+    b = cfg.board
+    return {"headline_metric": b.headline_metric, "headline_description": HEADLINES[b.headline_metric],
+            "ladder_rule": LADDER_RULE, "ladder_eta": b.ladder_eta, "min_cell_size": b.min_cell_size,
+            "grid": list(b.grid), "thresholds": cfg.threshold_rule, "decision_rule": decision_rule(cfg)}
+
+
+#: The committed rules (:func:`board_rules`) that come from ``board.toml``'s ``[board]`` keys of the
+#: same names: a launched board refuses to open when one of them was edited (:meth:`Board.check_rules`).
+EDITABLE_RULES = ("headline_metric", "ladder_eta", "min_cell_size", "grid")
+
+#: The keys of the committed rules (:func:`board_rules`) repeated at the top of ``results.json``.
+RULE_KEYS = ("headline_metric", "headline_description", "ladder_rule", "ladder_eta", "min_cell_size", "thresholds")
+
+
+def rules_problems(rules: Any) -> list[str]:
+    """The problems of a committed ``rules`` object (empty: usable), one line each naming the
+    field: ``headline_metric`` one of :data:`.config.HEADLINES`, ``ladder_eta`` a finite number
+    > 0, ``min_cell_size`` an integer >= 1, ``grid`` a list of strings, and every key of
+    :func:`board_rules` present."""
+    if not isinstance(rules, Mapping):
+        return ["the launch record commits no scoring rules (field rules): min_cell_size, the grid and the "
+                "thresholds of results.json cannot be checked against the launch"]
+    out = [f"rules.{k}: missing from the launch record" for k in
+           ("headline_metric", "headline_description", "ladder_rule", "ladder_eta", "min_cell_size", "grid",
+            "thresholds", "decision_rule") if k not in rules]
+    if rules.get("headline_metric") not in HEADLINES:
+        out.append(f"rules.headline_metric: {echo(str(rules.get('headline_metric')))} is not a headline metric")
+    eta = rules.get("ladder_eta")
+    if isinstance(eta, bool) or not isinstance(eta, int | float) or not 0 < eta < float("inf"):
+        out.append("rules.ladder_eta: must be a finite number > 0")
+    k = rules.get("min_cell_size")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        out.append("rules.min_cell_size: must be an integer >= 1")
+    g = rules.get("grid")
+    if not isinstance(g, list) or not all(isinstance(t, str) for t in g):
+        out.append("rules.grid: must be a list of tag names")
+    return out
+
+
+def bundle_protocol(launch_protocol: str, *, name: str, tag: str, detectors: Sequence[str],
+                    labels: Mapping[str, str]) -> str:
+    """The protocol (TOML) of one revealed bundle: the committed launch protocol
+    (``protocol.toml``, :func:`protocol_text` with no detectors) with the bundle's ``name`` and
+    ``tag`` and the entries' ``[[detectors]]`` (:func:`_detector_entries`, shown by
+    ``labels[detector]``). The reveal writes it and ``check-reveal`` re-derives it, so a bundle
+    evaluated under any other protocol (another split, rule or slice) is caught."""
+    doc = tomllib.loads(launch_protocol)
+    doc["protocol"] = {**doc.get("protocol", {}), "name": name, "tag": tag}
+    dets = _detector_entries("split" not in doc, detectors, labels)
+    if dets:
+        doc["detectors"] = dets
+    return tomli_w.dumps(doc)
+
+
+def suppress_cells(rows: Sequence[Mapping[str, Any]], min_cell_size: int) -> list[dict[str, Any]]:
+    """Grid rows with every number of a cell computed on fewer than ``min_cell_size`` human or
+    AI texts (``n_human``/``n_ai``/``human_n``/``ai_n``) replaced by null, as is every
+    ``*_reason`` of a number no longer shown (a reason such as "perfect separation" tells about
+    the cell), and the reason in ``suppressed_reason`` (the counts stay)."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        sizes = [v for key, v in r.items() if key in ("n_human", "n_ai", "human_n", "ai_n") and isinstance(v, int)]
+        if sizes and min(sizes) < min_cell_size:
+            r = {key: None if isinstance(v, float | dict | list) or key.endswith("_reason") else v
+                 for key, v in r.items()}
+            r["suppressed_reason"] = (f"fewer than {min_cell_size} texts of a label in this cell (the board's "
+                                      "minimum cell size)")
+        out.append(r)
+    return out
+
+
+def entry_grid(ws: Workspace, protocol: str, tags: Sequence[str], min_cell_size: int) -> list[dict[str, Any]]:
+    """RAID's grid of one entry (:func:`veribench.evaluate.grid.grid_results` over ``tags``,
+    Wilson and bootstrap intervals) under its bundle's ``protocol`` (:func:`bundle_protocol`),
+    in workspace ``ws``, as JSON values, with cells under ``min_cell_size`` suppressed
+    (:func:`suppress_cells`). ``[]`` when the board names no grid tags."""
+    if not tags:
+        return []
+    proto = parse_protocol(tomllib.loads(protocol), path="<board protocol>")
+    with warnings.catch_warnings():  # a cell's undefined metric is null with its reason in the row
+        warnings.simplefilter("ignore")
+        res = evaluate_workspace(ws, proto, allow_scoring=False, record=False, grid=list(tags))
+    return suppress_cells(json.loads(json.dumps(res.get("grid") or [], allow_nan=False)), min_cell_size)
+
+
+def ladder_bytes(rules: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> bytes:
+    """``ladder.json``'s exact bytes: the Ladder's rule, eta and metric (from the committed
+    ``rules``) and every scored submission (``history``, rows of :meth:`Board._ladder_history`)."""
+    return json.dumps({"rule": rules["ladder_rule"], "eta": rules["ladder_eta"], "metric": rules["headline_metric"],
+                       "submissions": list(history)}, indent=1, allow_nan=False).encode("utf-8")
+
+
+def entry_record(rules: Mapping[str, Any], last: Mapping[str, Any], *, canary: Any, table1: Any,
+                 grid: Sequence[Mapping[str, Any]], root: str) -> dict[str, Any]:
+    """One entry of ``results.json``: the team's last scored submission (``last``, a row of
+    ``ladder.json``), its canary block, its Table 1 row (from its bundle's ``results.json``),
+    its grid (:func:`entry_grid`) and its bundle's root. The canary block's keys are sorted (a
+    database may keep a JSON object's keys in another order)."""
+    team = str(last["team"])
+    return {"team": team, "submission_id": last["submission_id"], "submission_n": last["n"],
+            "detector": f"{team}.{last['n']}", "predictions_sha256": last["predictions_sha256"],
+            "released": last["released"], "headline": last["headline"], "headline_reason": last["headline_reason"],
+            "canary": dict(sorted(canary.items())) if isinstance(canary, Mapping) else canary, "table1": table1, "decision_rule": rules["decision_rule"], "grid": list(grid),
+            "bundle": f"bundles/{team}", "bundle_root_sha256": root}
+
+
+def results_bytes(commitment: Mapping[str, Any], rules: Mapping[str, Any], entries: Sequence[Mapping[str, Any]],
+                  all_results: Mapping[str, Any], all_root: str) -> bytes:
+    """``results.json``'s exact bytes: the board, the launch record, the committed rules
+    (:data:`RULE_KEYS`), the entries (:func:`entry_record`, by team name) and the keys
+    :data:`ALL_BUNDLE_KEYS` of the bundle of all entries. The reveal writes them and
+    ``check-reveal`` requires the published file to be these bytes re-derived."""
+    doc = {"board": commitment["board"], "commitment": dict(commitment), **{k: rules[k] for k in RULE_KEYS},
+           "entries": list(entries), "all_bundle": "bundles/all", "all_bundle_root_sha256": all_root,
+           **{k: all_results.get(k) for k in ALL_BUNDLE_KEYS}}
+    return json.dumps(doc, indent=1, allow_nan=False).encode("utf-8")
+
+
+def _bundle_root(bundle: Path) -> str:
+    """A bundle's root SHA-256 (its ``manifest.json``'s ``root_sha256``)."""
+    return str(json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))["root_sha256"])
+
+
+def bundle_table1_row(bundle: Path, team: str, detector: str) -> Any:
+    """The entry's Table 1 row from its bundle's ``results.json`` (shown by its team name).
+
+    Raises:
+        OSError, ValueError, KeyError, StopIteration: an unreadable bundle or no such row.
+    """
+    res = json.loads((bundle / "results.json").read_text(encoding="utf-8"))
+    return next(r for r in res["table1"] if r.get("detector") in (team, detector))
+
+
+def _short(v: Any, n: int = 64) -> str:
+    t = json.dumps(v, allow_nan=True, default=str)
+    return t if len(t) <= n else t[:n] + "…"
+
+
+def first_difference(published: Any, derived: Any, path: str = "") -> str | None:
+    """Where two JSON values first differ, in the re-derived value's order (``path: published
+    X, re-derived Y``; a key or item on one side only is named), or None when they are equal
+    (a ``1`` and a ``1.0`` differ: the bytes do)."""
+    here = path or "(the whole file)"
+    if isinstance(published, dict) and isinstance(derived, dict):
+        for k in [*derived, *(k for k in published if k not in derived)]:
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in published:
+                return f"{sub}: missing from the published file"
+            if k not in derived:
+                return f"{sub}: not in the re-derived file"
+            d = first_difference(published[k], derived[k], sub)
+            if d:
+                return d
+        return None
+    if isinstance(published, list) and isinstance(derived, list):
+        for i, (a, b) in enumerate(zip(published, derived, strict=False)):
+            d = first_difference(a, b, f"{path}[{i}]")
+            if d:
+                return d
+        if len(published) != len(derived):
+            return f"{here}: {len(published)} items published, {len(derived)} re-derived"
+        return None
+    if published != derived or type(published) is not type(derived):
+        return f"{here}: published {_short(published)}, re-derived {_short(derived)}"
+    return None
+
+
 def _tags(v: Any) -> dict[str, Any]:
     if isinstance(v, str):
         v = json.loads(v)
@@ -434,33 +609,45 @@ def _safe_reason(e: BaseException, *, secrets_: Sequence[str] = ()) -> str:
     return text if len(text) <= REASON_MAX else text[:REASON_MAX - 1] + "…"
 
 
-def _same_headline(a: Any, b: Any) -> bool:
-    """Two headlines agree: both null, or numbers within 1e-12 (a JSON round trip is exact)."""
-    if a is None or b is None:
-        return a is None and b is None
-    return isinstance(b, int | float) and not isinstance(b, bool) and abs(float(a) - float(b)) <= 1e-12
+def rederive_reveal(folder: str | Path) -> list[str]:
+    """Re-derive ``ladder.json`` and ``results.json`` of a reveal folder from what it reveals and
+    require each, byte for byte, equal to the published file. Returns the problems (empty: both
+    hold), one line each naming the first field that differs; a missing or unreadable file is a
+    problem, never an exception.
 
-
-def rederive_ladder(folder: str | Path) -> list[str]:
-    """Re-derive every headline of ``ladder.json`` from the revealed labels
-    (``hidden_set.jsonl``) and that submission's published file (``submissions/<sha256>``),
-    with the board's own scoring (:func:`entry_headline` under the revealed ``protocol.toml``,
-    the metric of ``ladder.json`` and the minimum cell size of ``results.json``) and, for each
-    team's last submission, its entry's canary block in ``results.json`` (:func:`canary_block`
-    over the revealed canaries, ``canary_of``), then replay the Ladder
-    (:func:`veribench.metrics.ladder.ladder_step`) per team over the re-derived headlines. Returns the problems
-    (empty: every headline, canary block and released value holds); a missing or unreadable
-    file is a problem, never an exception."""
+    From the committed ``rules`` of ``commitment.json`` (:func:`board_rules`; a record without
+    them is a problem, and ``results.json``'s own values are used), the revealed labels
+    (``hidden_set.jsonl``), the committed ``protocol.toml`` and each scored submission's file
+    (``submissions/<sha256>``): every headline and its reason (:func:`entry_headline`), the
+    Ladder replayed per team (:func:`veribench.metrics.ladder.ladder_step`), and for each team's
+    last submission its canary block (:func:`canary_block`), its grid (:func:`entry_grid`, cells
+    under the committed minimum cell size suppressed) and its Table 1 row and root from its
+    bundle (whose protocol, ``protocol/v1.toml`` and ``protocols/<team>.toml``, must be
+    :func:`bundle_protocol` of the committed one; ``veribench verify`` re-derives the bundle's
+    own numbers). The identity of each submission (team, number, id, time, file hash, format)
+    is taken from ``ladder.json``: a receipt is what proves it (:func:`check_receipts_in_reveal`)."""
     f = Path(folder)
+    problems: list[str] = []
     try:
         lad = json.loads((f / "ladder.json").read_text(encoding="utf-8"))
         if _ladder_shape(lad):
-            return ["ladder.json: cannot re-derive its headlines (its shape fails; see the problems above)"]
+            return ["ladder.json: cannot re-derive it (its shape fails; see the problems above)"]
         res = json.loads((f / "results.json").read_text(encoding="utf-8"))
-        proto = tomllib.loads((f / "protocol.toml").read_text(encoding="utf-8"))
+        commitment = json.loads((f / "commitment.json").read_text(encoding="utf-8"))
+        launch_proto = (f / "protocol.toml").read_text(encoding="utf-8")
+        proto = tomllib.loads(launch_proto)
         rows = [json.loads(x) for x in (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines() if x]
-        board, metric, eta = str(res["board"]), str(lad["metric"]), float(lad["eta"])
-        k = int(res["min_cell_size"])
+        board = str(commitment["board"])
+        rules: Any = commitment.get("rules")
+        if rules_problems(rules):
+            problems += [f"commitment.json: {p}" for p in rules_problems(rules)]
+            rules = {**{k: res[k] for k in RULE_KEYS},
+                     "grid": [t.removeprefix("tag:") for t in proto.get("tables", {}).get("slices", [])
+                              if str(t).startswith("tag:")],
+                     "decision_rule": (res["entries"][0]["decision_rule"] if res.get("entries") else None)}
+            if rules_problems(rules):
+                return [*problems, *(f"results.json: {p.removeprefix('rules.')}" for p in rules_problems(rules))]
+        metric, eta, k = str(rules["headline_metric"]), float(rules["ladder_eta"]), int(rules["min_cell_size"])
         history = list(lad["submissions"])
         docs_jsonl = "".join(json.dumps({"id": r["doc_id"], "text": r["text"], "label": r["label"],
                                          **({"arm": r["arm"]} if r.get("arm") is not None else {}),
@@ -468,13 +655,14 @@ def rederive_ladder(folder: str | Path) -> list[str]:
         corpora: dict[str, str | None] = {r["doc_id"]: f"{board}-canaries" if r.get("canary_of") else board
                                           for r in rows}
         canaries = {r["doc_id"]: {"source": r["canary_of"], "label": r["label"]} for r in rows if r.get("canary_of")}
-        entries = {e["team"]: e for e in res["entries"]}
         last = {h["team"]: h for h in history}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-        return [f"ladder.json: cannot re-derive its headlines ({e.__class__.__name__}: {e})"]
-    problems: list[str] = []
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+        return [*problems, f"ladder.json/results.json: cannot re-derive them ({e.__class__.__name__}: {e})"]
     ids = list(corpora)
     best: dict[str, float | None] = {}
+    derived: list[dict[str, Any]] = []
+    entries: list[dict[str, Any]] = []
+    labels = {f"{t}.{last[t]['n']}": t for t in sorted(last)}  # the reveal's order: by team name
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / f"{board}.jsonl"
         src.write_text(docs_jsonl, encoding="utf-8")
@@ -484,38 +672,95 @@ def rederive_ladder(folder: str | Path) -> list[str]:
                 report, docs = read_documents(src, corpus=board)
                 store_import(ws, report, docs, corpora=corpora)
             except VeribenchError as e:
-                return [f"hidden_set.jsonl: cannot be evaluated ({' '.join(str(e).split())})"]
+                return [*problems, f"hidden_set.jsonl: cannot be evaluated ({' '.join(str(e).split())})"]
             for h in history:
                 where = f"ladder.json: {h.get('team')}'s submission {h.get('n')}"
+                team = str(h["team"])
+                det = f"{team}.{h.get('n')}"
                 try:
                     data = (f / "submissions" / str(h["predictions_sha256"])).read_bytes()
                     reader = raid_format.read_run_export if h.get("format") == "veribench" else \
                         raid_format.read_predictions
                     scores = reader(data, source=f"submissions/{h['predictions_sha256']}", ids=ids)
-                    row, value, _ = entry_headline(ws, proto, f"{h['team']}.{h['n']}", scores, metric=metric,
-                                                   min_cell_size=k)
+                    row, value, reason = entry_headline(ws, proto, det, scores, metric=metric, min_cell_size=k)
                 except (OSError, KeyError, TypeError, VeribenchError) as e:
                     problems.append(f"{where}: cannot re-derive its headline ({' '.join(str(e).split())})")
+                    return problems
+                step = ladder_step(best.get(team), value, eta=eta)
+                best[team] = step.released
+                derived.append({**{key: h.get(key) for key in LADDER_IDENTITY}, "headline": value,
+                                "headline_reason": reason, "released": step.released})
+                if last[team] is not h:
                     continue
-                entry = entries.get(h["team"])
                 with warnings.catch_warnings():  # an undefined test is reported in the block, not logged
                     warnings.simplefilter("ignore")
                     canary = json.loads(json.dumps(canary_block(row or {}, scores, canaries)))
-                team = str(h["team"])
-                if last.get(team) is h and entry is not None and canary != entry.get("canary"):
-                    problems.append(f"results.json: entry {team}'s canary block differs from the canary test "
-                                    "re-derived from the revealed canaries and its file")
-                if not _same_headline(value, h.get("headline")):
-                    problems.append(f"{where}: headline {h.get('headline')!r} in ladder.json; re-derived from the "
-                                    f"revealed labels and its file: {value!r}")
-                step = ladder_step(best.get(h["team"]), value, eta=eta)
-                best[h["team"]] = step.released
-                if step.released != h.get("released"):
-                    problems.append(f"{where}: released {h.get('released')!r}; the Ladder over the re-derived "
-                                    f"headlines gives {step.released!r}")
+                name = f"{board}-{team.lower()}"
+                ptext = bundle_protocol(launch_proto, name=name, tag=name.upper(), detectors=[det], labels=labels)
+                problems += _protocol_files(f, team, ptext)
+                try:
+                    table1 = bundle_table1_row(f / "bundles" / team, team, det)
+                    root = _bundle_root(f / "bundles" / team)
+                except (OSError, ValueError, KeyError, StopIteration) as e:
+                    problems.append(f"bundles/{team}: no Table 1 row or root of entry {team} ({e.__class__.__name__})")
+                    table1, root = None, ""
+                entries.append(entry_record(rules, derived[-1], canary=canary, table1=table1,
+                                            grid=entry_grid(ws, ptext, rules["grid"], k), root=root))
         finally:
             ws.close()
-    return problems
+    name = f"{board}-all"
+    problems += _protocol_files(f, "all", bundle_protocol(launch_proto, name=name, tag=name.upper(),
+                                                          detectors=list(labels), labels=labels))
+    extra = sorted(p.name for p in (f / "bundles").iterdir() if p.name not in {*last, "all"}) \
+        if (f / "bundles").is_dir() else []
+    if extra:
+        problems.append(f"bundles/: {', '.join(extra)} is no entry of ladder.json")
+    problems += _same_bytes(f / "ladder.json", ladder_bytes(rules, derived))
+    try:
+        all_results = json.loads((f / "bundles" / "all" / "results.json").read_text(encoding="utf-8"))
+        want = results_bytes(commitment, rules, sorted(entries, key=lambda e: e["team"]), all_results,
+                             _bundle_root(f / "bundles" / "all"))
+    except (OSError, ValueError, KeyError) as e:
+        return [*problems, f"bundles/all: cannot read its results or root ({e.__class__.__name__})"]
+    return problems + _same_bytes(f / "results.json", want)
+
+
+#: The fields of a ``ladder.json`` row that say which submission it is (taken as published; a
+#: receipt proves them): the rest (headline, its reason, the value released) is re-derived.
+LADDER_IDENTITY = ("team", "n", "submission_id", "received_at", "predictions_sha256", "format")
+
+
+def _protocol_files(f: Path, key: str, want: str) -> list[str]:
+    """``protocols/<key>.toml`` and the bundle's ``protocol/`` (one file, ``v1.toml``) are ``want``."""
+    out = []
+    for p in (f / "protocols" / f"{key}.toml", f / "bundles" / key / "protocol" / "v1.toml"):
+        try:
+            ok = p.read_text(encoding="utf-8") == want
+        except (OSError, UnicodeDecodeError):
+            ok = False
+        if not ok:
+            out.append(f"{p.relative_to(f)}: not the committed protocol.toml with the entries' detectors "
+                       "(the bundle was evaluated under another protocol)")
+    folder = f / "bundles" / key / "protocol"
+    if folder.is_dir() and sorted(x.name for x in folder.iterdir()) != ["v1.toml"]:
+        out.append(f"bundles/{key}/protocol: holds other versions than v1.toml (an amended protocol)")
+    return out
+
+
+def _same_bytes(path: Path, want: bytes) -> list[str]:
+    """``path`` is ``want`` byte for byte, else one line naming the first field that differs."""
+    try:
+        got = path.read_bytes()
+    except OSError as e:
+        return [f"{path.name}: cannot read it ({e.__class__.__name__})"]
+    if got == want:
+        return []
+    try:
+        where = first_difference(json.loads(got), json.loads(want))
+    except ValueError:
+        where = None
+    return [f"{path.name} is not the file re-derived from the reveal: "
+            + (where or "the same values, other bytes (layout, key order or number form)")]
 
 
 def canary_block(row: Mapping[str, Any], scores: Mapping[str, float],
@@ -578,7 +823,7 @@ def check_reveal_against_launch(folder: str | Path, launch: Any) -> list[str]:
     RFC 3161 token, ``commitment.tsr`` must be there, be that token byte for byte and stamp
     ``commitment.json`` (:func:`veribench.commit.tsa.check_token`); then
     :func:`check_reveal_dir`, ``veribench verify`` on every bundle
-    (:func:`veribench.bundles.verify.verify_bundle`) and :func:`rederive_ladder`. Empty: the
+    (:func:`veribench.bundles.verify.verify_bundle`) and :func:`rederive_reveal`. Empty: the
     reveal holds.
 
     Raises:
@@ -614,7 +859,7 @@ def check_reveal_against_launch(folder: str | Path, launch: Any) -> list[str]:
         if not rep.ok:
             first = rep.failures[0].message if rep.failures else "checks not run: " + ", ".join(rep.not_run())
             problems.append(f"bundle {b.name}: veribench verify fails ({' '.join(str(first).split())})")
-    problems += rederive_ladder(f)
+    problems += rederive_reveal(f)
     return problems
 
 
@@ -646,7 +891,8 @@ class Board:
         migrated; submissions received but not scored before a crash are scored now.
 
         Raises:
-            InputError: a bad ``board.toml`` (one line naming the field).
+            InputError: a bad ``board.toml`` (one line naming the field), or a launched board's
+                scoring rules edited since the launch (:meth:`check_rules`).
             db.SchemaVersionError: a board database newer than this veribench.
         """
         cfg = load_config(config_path)
@@ -658,6 +904,11 @@ class Board:
                 for extra in ("-wal", "-shm", "-journal"):
                     make_private(sqlite_file.with_name(sqlite_file.name + extra))
         board = cls(cfg, db.open_db(url))
+        try:
+            board.check_rules()
+        except InputError:
+            board.close()
+            raise
         board.recover()
         return board
 
@@ -779,7 +1030,7 @@ class Board:
         proto = protocol_text(self.cfg, name=b.name, tag=b.name.upper()).encode("utf-8")
         when = created_at or _now()
         record = setcommit.commitment_record(rows, salt, protocol_sha256=sha256_bytes(proto), board=b.name,
-                                             created_at=_iso(when))
+                                             created_at=_iso(when), rules=board_rules(self.cfg))
         record["timestamp"] = ({"tsa_url": b.tsa_url, "token": "commitment.tsr (served at /commitment.tsr)",
                                 "reason": None} if b.tsa_url else {"tsa_url": None, "token": None, "reason": NO_TSA})
         record["notes"] = launch_notes(self.cfg, docs)
@@ -1139,19 +1390,31 @@ class Board:
                 out.append((team.name, sub))
         return out
 
-    def _cells(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Grid rows with every number of a cell under the minimum cell size (human or AI
-        texts) replaced by null and the reason in ``suppressed_reason`` (the counts stay)."""
-        k = self.cfg.board.min_cell_size
-        out = []
-        for r in rows:
-            r = dict(r)
-            sizes = [v for key, v in r.items() if key in ("n_human", "n_ai", "human_n", "ai_n") and isinstance(v, int)]
-            if sizes and min(sizes) < k:
-                r = {key: None if isinstance(v, float | dict | list) else v for key, v in r.items()}
-                r["suppressed_reason"] = f"fewer than {k} texts of a label in this cell (the board's minimum cell size)"
-            out.append(r)
-        return out
+    def _rules(self, commitment: Mapping[str, Any]) -> dict[str, Any]:
+        """The scoring rules committed at launch (the record's ``rules``); for a board launched
+        before they were committed (formats /1 and /2), :func:`board_rules` of ``board.toml``."""
+        r = commitment.get("rules")
+        return dict(r) if isinstance(r, Mapping) else board_rules(self.cfg)
+
+    def check_rules(self) -> None:
+        """Refuse to run a launched board whose ``board.toml`` now says other scoring rules than
+        those committed at launch (:data:`EDITABLE_RULES`: the Ladder, the headline, the minimum
+        cell size and the grid would change under the teams, and ``check-reveal`` would fail).
+
+        Raises:
+            InputError: one line naming ``board.toml``, the field, the committed value and the new one.
+        """
+        with Session(self.engine) as s:
+            st = self._state(s)
+            committed = (st.commitment or {}).get("rules") if st is not None else None
+        if not isinstance(committed, Mapping):
+            return
+        now = board_rules(self.cfg)
+        for key in EDITABLE_RULES:
+            if committed.get(key) != now[key]:
+                raise InputError(f"{committed.get(key)!r} was committed at launch, {now[key]!r} is there now; a "
+                                 "launched board's scoring rules cannot change: restore the launch value",
+                                 file=str(self.cfg.path), field=f"board.{key}")
 
     def reveal(self, *, force: bool = False) -> Path:
         """Publish the labels, the salt and one veribench bundle per entry (its last scored
@@ -1183,7 +1446,7 @@ class Board:
         self.recover()
         with Session(self.engine) as s:
             st = self._launched(s)
-            entries = [(team, sub.detector, sub.id, sub.seq) for team, sub in self._entries(s)]
+            entries = sorted((team, sub.detector, sub.id, sub.seq) for team, sub in self._entries(s))
             salt, commitment, canaries = bytes.fromhex(st.salt_hex), dict(st.commitment), dict(st.canaries)
         if not entries:
             raise BoardError(f"board {b.name} has no scored entry to reveal")
@@ -1197,11 +1460,8 @@ class Board:
         (stage / "bundles").mkdir()
         ids = self._ids()
         labels = {det: team for team, det, _, _ in entries}
-        results: dict[str, Any] = {"board": b.name, "commitment": commitment, "headline_metric": b.headline_metric,
-                                   "headline_description": HEADLINES[b.headline_metric], "ladder_rule": LADDER_RULE,
-                                   "ladder_eta": b.ladder_eta, "min_cell_size": b.min_cell_size,
-                                   "thresholds": self.cfg.threshold_rule,
-                                   "entries": []}
+        rules = self._rules(commitment)
+        launch_proto = (self.folder / "protocol.toml").read_text(encoding="utf-8")
         with self._workspace() as ws:
             docs = load_documents(ws, ids)
             rows = [setcommit.HiddenRow(doc_id=i, text=docs[i]["text"], label=docs[i]["label"], arm=docs[i]["arm"],
@@ -1210,55 +1470,50 @@ class Board:
             problems = setcommit.check_reveal(commitment, rows, salt)
             if problems:
                 raise BoardError(f"the workspace's set disagrees with the launch commitment: {problems[0]}")
-            runs: list[tuple[str, list[str], str]] = [
-                (team, [det], f"{b.name}-{team.lower()}") for team, det, _, _ in entries]
-            runs.append(("all", [det for _, det, _, _ in entries], f"{b.name}-all"))
-            by_team: dict[str, dict[str, Any]] = {}
-            for key, dets, name in runs:
+            runs: list[tuple[str, list[str]]] = [(team, [det]) for team, det, _, _ in entries]
+            runs.append(("all", [det for _, det, _, _ in entries]))
+            grids: dict[str, list[dict[str, Any]]] = {}
+            for key, dets in runs:
+                name = f"{b.name}-{key.lower()}"
+                ptext = bundle_protocol(launch_proto, name=name, tag=name.upper(), detectors=dets, labels=labels)
                 pfile = stage / "protocols" / f"{key}.toml"
-                pfile.write_text(protocol_text(self.cfg, name=name, tag=name.upper(), detectors=dets, labels=labels),
-                                 encoding="utf-8")
+                pfile.write_text(ptext, encoding="utf-8")
                 commit(ws, pfile, new_protocol=True)
-                res = self._evaluate(ws, dets, record=True, proto_path=pfile)
-                pub = publish(ws, name.upper(), stage / "bundles" / key)
-                grid = self._evaluate(ws, dets, labels=labels, grid=True)["grid"] if b.grid else []
-                by_team[key] = {"results": res, "root_sha256": pub.root_sha256, "run_id": pub.run_id,
-                                "grid": self._cells(grid or [])}
+                self._evaluate(ws, dets, record=True, proto_path=pfile)
+                publish(ws, name.upper(), stage / "bundles" / key)
+                if key != "all":
+                    grids[key] = entry_grid(ws, ptext, rules["grid"], int(rules["min_cell_size"]))
+        history = self._ladder_history()
+        last = {h["team"]: h for h in history}
         with Session(self.engine) as s:
-            for team, det, sub_id, seq in entries:
-                sub = s.get(db.Submission, sub_id)
-                assert sub is not None
-                r = by_team[team]
-                row = next(x for x in r["results"]["table1"] if x["detector"] in (det, team))  # shown by its label
-                results["entries"].append({
-                    "team": team, "submission_id": sub_id, "submission_n": seq, "detector": det,
-                    "predictions_sha256": sub.predictions_sha256, "released": sub.released,
-                    "headline": sub.headline, "headline_reason": sub.headline_reason, "canary": sub.canary,
-                    "table1": row, "decision_rule": decision_rule(self.cfg), "grid": r["grid"], "bundle": f"bundles/{team}", "bundle_root_sha256": r["root_sha256"]})
-                if isinstance(sub.canary, Mapping) and sub.canary.get("reason"):  # logged now, never before
-                    warnings.warn(f"entry {team}: canary leak test undefined: {sub.canary['reason']}",
-                                  UndefinedMetricWarning, stacklevel=2)
-        allr = by_team["all"]["results"]
-        results.update(all_bundle="bundles/all", all_bundle_root_sha256=by_team["all"]["root_sha256"],
-                       comparisons=allr.get("comparisons"), significance=allr.get("significance"),
-                       tiers=allr.get("tiers"), corrections=allr.get("corrections"), gaps=allr.get("gaps"))
+            subs = {team: s.get(db.Submission, sub_id) for team, _, sub_id, _ in entries}
+        result_entries = []
+        for team, det, _, _ in entries:
+            sub = subs[team]
+            assert sub is not None
+            result_entries.append(entry_record(
+                rules, last[team], canary=sub.canary, table1=bundle_table1_row(stage / "bundles" / team, team, det),
+                grid=grids[team], root=_bundle_root(stage / "bundles" / team)))
+            if isinstance(sub.canary, Mapping) and sub.canary.get("reason"):  # logged now, never before
+                warnings.warn(f"entry {team}: canary leak test undefined: {sub.canary['reason']}",
+                              UndefinedMetricWarning, stacklevel=2)
+        all_results = json.loads((stage / "bundles" / "all" / "results.json").read_text(encoding="utf-8"))
         hidden = "".join(json.dumps({"doc_id": r.doc_id, "text": r.text, "label": r.label, "arm": r.arm,
                                      "tags": dict(r.tags), "canary_of": r.canary_of},
                                     ensure_ascii=False) + "\n" for r in rows)
         write_durably(stage / "hidden_set.jsonl", hidden.encode("utf-8"))
         write_durably(stage / "salt.txt", (salt.hex() + "\n").encode("ascii"))
-        history = self._ladder_history()
         for h in history:
             write_durably(stage / "submissions" / h["predictions_sha256"],
                           self._submission_file(h["predictions_sha256"]).read_bytes())
-        write_durably(stage / "ladder.json", json.dumps({"rule": LADDER_RULE, "eta": b.ladder_eta,
-                                                         "metric": b.headline_metric, "submissions": history},
-                                                        indent=1, allow_nan=False).encode("utf-8"))
+        write_durably(stage / "ladder.json", ladder_bytes(rules, history))
         write_durably(stage / "commitment.json", (self.folder / "commitment.json").read_bytes())  # the launch bytes
         write_durably(stage / "protocol.toml", (self.folder / "protocol.toml").read_bytes())
         if (self.folder / "commitment.tsr").is_file():
             write_durably(stage / "commitment.tsr", (self.folder / "commitment.tsr").read_bytes())
-        write_durably(stage / "results.json", json.dumps(results, indent=1, allow_nan=False, default=str).encode("utf-8"))
+        launch_record = json.loads((self.folder / "commitment.json").read_text(encoding="utf-8"))  # as published
+        write_durably(stage / "results.json", results_bytes(launch_record, rules, result_entries, all_results,
+                                                            _bundle_root(stage / "bundles" / "all")))
         os.replace(stage, out)
         fsync_folder(self.folder)
         with Session(self.engine) as s, s.begin():
@@ -1273,9 +1528,10 @@ class Board:
             rows = s.execute(select(db.Team.name, db.Submission).join(db.Team, db.Team.id == db.Submission.team_id)
                              .where(db.Submission.status == "scored")
                              .order_by(db.Team.name, db.Submission.seq)).all()
-            return [{"team": name, "n": sub.seq, "submission_id": sub.id, "received_at": _iso(sub.received_at),
-                     "predictions_sha256": sub.predictions_sha256, "format": sub.fmt, "headline": sub.headline,
-                     "headline_reason": sub.headline_reason, "released": sub.released} for name, sub in rows]
+            out = [{"team": name, "n": sub.seq, "submission_id": sub.id, "received_at": _iso(sub.received_at),
+                    "predictions_sha256": sub.predictions_sha256, "format": sub.fmt, "headline": sub.headline,
+                    "headline_reason": sub.headline_reason, "released": sub.released} for name, sub in rows]
+        return sorted(out, key=lambda h: (h["team"], h["n"]))  # by code point, whatever the database's collation
 
     def results(self) -> dict[str, Any]:
         """The revealed results (``reveal/results.json``). Raises BoardError before the reveal."""

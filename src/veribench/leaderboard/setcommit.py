@@ -27,13 +27,18 @@ from typing import Any
 from veribench.errors import InputError
 from veribench.hashing import canonical_json, merkle_root, sha256_bytes, text_sha256
 
-#: The ``format`` of a commitment record (leaves carry ``canary_of``).
-COMMITMENT_FORMAT = "veribench-board-commitment/2"
+#: The ``format`` of a commitment record: leaves carry ``canary_of``, and the record carries the
+#: board's scoring rules (``rules``: headline metric, Ladder eta, minimum cell size, grid tags,
+#: threshold rule; written by the board at launch), so none of them can change after the launch.
+COMMITMENT_FORMAT = "veribench-board-commitment/3"
+#: The second format: the same leaves, no ``rules`` (a reveal of it is checked, and says the rules were not committed).
+COMMITMENT_FORMAT_V2 = "veribench-board-commitment/2"
 #: The first format (leaves without ``canary_of``): still checked by :func:`check_reveal`.
 COMMITMENT_FORMAT_V1 = "veribench-board-commitment/1"
 #: The leaf fields of each format, in addition to ``salt_hex`` and ``text_sha256`` (one source of truth).
 LEAF_FIELDS: dict[str, tuple[str, ...]] = {
     COMMITMENT_FORMAT_V1: ("doc_id", "label", "arm", "tags"),
+    COMMITMENT_FORMAT_V2: ("doc_id", "label", "arm", "tags", "canary_of"),
     COMMITMENT_FORMAT: ("doc_id", "label", "arm", "tags", "canary_of"),
 }
 #: The shortest salt accepted, in bytes (:func:`new_salt` makes 32).
@@ -115,13 +120,14 @@ def texts_leaves(rows: Sequence[HiddenRow]) -> list[str]:
 
 
 def commitment_record(rows: Sequence[HiddenRow], salt: bytes, *, protocol_sha256: str, board: str,
-                      created_at: str) -> dict[str, Any]:
+                      created_at: str, rules: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The launch commitment record (a JSON object, published and time-stamped by the board).
 
     Returns:
         ``{"format": COMMITMENT_FORMAT, "root", "n", "salt_sha256", "texts_root",
-        "protocol_sha256", "board", "created_at"}``: ``root`` the salted Merkle root of
-        :func:`set_leaves`, ``n`` the number of rows.
+        "protocol_sha256", "board", "created_at", "rules"}``: ``root`` the salted Merkle root of
+        :func:`set_leaves`, ``n`` the number of rows, ``rules`` the board's scoring rules as
+        given (``veribench.leaderboard.service.board_rules``; null: none committed).
 
     Raises:
         InputError: as :func:`set_leaves`; an empty set.
@@ -130,7 +136,8 @@ def commitment_record(rows: Sequence[HiddenRow], salt: bytes, *, protocol_sha256
         raise InputError("the hidden set is empty", field="rows")
     return {"format": COMMITMENT_FORMAT, "root": merkle_root(set_leaves(rows, salt)), "n": len(rows),
             "salt_sha256": sha256_bytes(bytes(salt)), "texts_root": merkle_root(texts_leaves(rows)),
-            "protocol_sha256": protocol_sha256, "board": board, "created_at": created_at}
+            "protocol_sha256": protocol_sha256, "board": board, "created_at": created_at,
+            "rules": dict(rules) if rules is not None else None}
 
 
 def check_reveal(record: object, rows: Sequence[HiddenRow], salt: bytes) -> list[str]:
