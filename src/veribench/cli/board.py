@@ -140,4 +140,5 @@ def check_reveal_cmd(reveal_dir: Path = typer.Argument(..., help="The reveal fol
     if problems:
         raise typer.Exit(1)
     typer.echo(f"reveal OK: {reveal_dir} is the launch commitment's set and protocol; every bundle verifies; "
-               "every headline and released value of ladder.json re-derived")
+               "ladder.json and results.json are byte for byte their re-derivation under the committed rules "
+               "(every headline, released value, grid cell and canary test)")
