@@ -621,10 +621,14 @@ def rederive_reveal(folder: str | Path) -> list[str]:
     (``submissions/<sha256>``): every headline and its reason (:func:`entry_headline`), the
     Ladder replayed per team (:func:`veribench.metrics.ladder.ladder_step`), and for each team's
     last submission its canary block (:func:`canary_block`), its grid (:func:`entry_grid`, cells
-    under the committed minimum cell size suppressed) and its Table 1 row and root from its
-    bundle (whose protocol, ``protocol/v1.toml`` and ``protocols/<team>.toml``, must be
-    :func:`bundle_protocol` of the committed one; ``veribench verify`` re-derives the bundle's
-    own numbers). The identity of each submission (team, number, id, time, file hash, format)
+    under the committed minimum cell size suppressed) and its Table 1 row, evaluated from its
+    file under its bundle's protocol (:func:`bundle_protocol` of the committed one, which
+    ``protocols/<team>.toml`` and the bundle's ``protocol/v1.toml`` must be), and the tiers,
+    comparisons, significance, gaps and corrections of all entries evaluated together. So a
+    bundle whose scores are not the submitted file's disagrees with ``results.json``
+    (:func:`check_reveal_dir` holds each bundle's Table 1 row and the bundle of all entries to
+    it; ``veribench verify`` re-derives each bundle's numbers from its own rows). Each bundle's
+    root is read from its manifest. The identity of each submission (team, number, id, time, file hash, format)
     is taken from ``ladder.json``: a receipt is what proves it (:func:`check_receipts_in_reveal`)."""
     f = Path(folder)
     problems: list[str] = []
@@ -699,30 +703,41 @@ def rederive_reveal(folder: str | Path) -> list[str]:
                 ptext = bundle_protocol(launch_proto, name=name, tag=name.upper(), detectors=[det], labels=labels)
                 problems += _protocol_files(f, team, ptext)
                 try:
-                    table1 = bundle_table1_row(f / "bundles" / team, team, det)
                     root = _bundle_root(f / "bundles" / team)
-                except (OSError, ValueError, KeyError, StopIteration) as e:
-                    problems.append(f"bundles/{team}: no Table 1 row or root of entry {team} ({e.__class__.__name__})")
-                    table1, root = None, ""
+                except (OSError, ValueError, KeyError) as e:
+                    problems.append(f"bundles/{team}: no root of entry {team} ({e.__class__.__name__})")
+                    root = ""
+                table1 = next(r for r in _evaluated(ws, ptext)["table1"] if r.get("detector") in (team, det))
                 entries.append(entry_record(rules, derived[-1], canary=canary, table1=table1,
                                             grid=entry_grid(ws, ptext, rules["grid"], k), root=root))
+            name = f"{board}-all"
+            ptext = bundle_protocol(launch_proto, name=name, tag=name.upper(), detectors=list(labels), labels=labels)
+            problems += _protocol_files(f, "all", ptext)
+            all_results = _evaluated(ws, ptext) if labels else {}
         finally:
             ws.close()
-    name = f"{board}-all"
-    problems += _protocol_files(f, "all", bundle_protocol(launch_proto, name=name, tag=name.upper(),
-                                                          detectors=list(labels), labels=labels))
     extra = sorted(p.name for p in (f / "bundles").iterdir() if p.name not in {*last, "all"}) \
         if (f / "bundles").is_dir() else []
     if extra:
         problems.append(f"bundles/: {', '.join(extra)} is no entry of ladder.json")
     problems += _same_bytes(f / "ladder.json", ladder_bytes(rules, derived))
     try:
-        all_results = json.loads((f / "bundles" / "all" / "results.json").read_text(encoding="utf-8"))
-        want = results_bytes(commitment, rules, sorted(entries, key=lambda e: e["team"]), all_results,
-                             _bundle_root(f / "bundles" / "all"))
+        all_root = _bundle_root(f / "bundles" / "all")
     except (OSError, ValueError, KeyError) as e:
-        return [*problems, f"bundles/all: cannot read its results or root ({e.__class__.__name__})"]
+        problems.append(f"bundles/all: cannot read its root ({e.__class__.__name__})")
+        all_root = ""
+    want = results_bytes(commitment, rules, sorted(entries, key=lambda e: e["team"]), all_results, all_root)
     return problems + _same_bytes(f / "results.json", want)
+
+
+def _evaluated(ws: Workspace, protocol: str) -> dict[str, Any]:
+    """The results of ``protocol`` (a bundle's, :func:`bundle_protocol`) evaluated in ``ws``
+    without recording a run, as JSON values (what the bundle's ``results.json`` holds)."""
+    with warnings.catch_warnings():  # undefined metrics are null with their reasons in the results
+        warnings.simplefilter("ignore")
+        res = evaluate_workspace(ws, parse_protocol(tomllib.loads(protocol), path="<board protocol>"),
+                                 allow_scoring=False, record=False)
+    return dict(json.loads(json.dumps(res, allow_nan=False, default=str)))
 
 
 #: The fields of a ``ladder.json`` row that say which submission it is (taken as published; a
