@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import tracemalloc
 
 import pyarrow as pa
@@ -17,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from veribench.errors import InputError
+from veribench.leaderboard import raid_format
 from veribench.leaderboard.limits import MAX_UPLOAD_BYTES
 from veribench.leaderboard.raid_format import (
     METADATA_MAX_VALUES,
@@ -157,3 +159,41 @@ def test_a_parquet_export_of_one_detector_longer_than_the_set_is_refused_from_it
         read_run_export(bytes(data), source="run.parquet", ids=IDS)
     assert str(e.value) == ("file run.parquet: 4 rows, more than 3 rows, one per text of the set: not an export of "
                             "one detector of this set (name the detector to read one of several)")
+
+
+def _values(doc) -> int:
+    """The reference count of a parsed document's values besides the top-level one: a plain walk."""
+    kids = list(doc.values()) if isinstance(doc, dict) else doc if isinstance(doc, list) else []
+    return sum(1 + _values(k) for k in kids)
+
+
+def _random_doc(rng: random.Random, depth: int = 0):
+    kind = rng.choice("lldsnx" if depth < 5 else "snx")
+    if kind == "l":
+        return [_random_doc(rng, depth + 1) for _ in range(rng.choice([0, 1, 2, 5]))]
+    if kind == "d":
+        return {_random_text(rng): _random_doc(rng, depth + 1) for _ in range(rng.choice([0, 1, 3]))}
+    if kind == "s":
+        return _random_text(rng)
+    return rng.choice([0, -1.5e300, True, None]) if kind == "x" else rng.random()
+
+
+def _random_text(rng: random.Random) -> str:
+    return "".join(rng.choice(['"', "\\", ",", "[", "]", "{", "}", ":", " ", "\n", "é", "\U0001f600", "a"])
+                   for _ in range(rng.randrange(6)))
+
+
+def test_the_scan_counts_values_as_a_plain_walk_of_the_parsed_file_does():
+    """Random documents (strings full of quotes, backslashes, brackets and commas, empty and
+    nested containers, any layout): each is read whole at a cap of its own value count, as
+    counted by walking json.loads's result, and refused at one less."""
+    rng = random.Random(26)
+    for _ in range(400):
+        doc = _random_doc(rng)
+        n = _values(doc)
+        indent = rng.choice([None, 1, "\t"])
+        data = json.dumps(doc, indent=indent, ensure_ascii=rng.random() < 0.5).encode()
+        assert raid_format._load_json(data, "f.json", max_values=n) == doc
+        if n:
+            with pytest.raises(InputError, match=f"{n} JSON values at least, more than the {n - 1} a metadata"):
+                raid_format._load_json(data, "f.json", max_values=n - 1)
