@@ -157,7 +157,7 @@ def test_run_export_read_and_refused():
             for det in ("zippy", "other") for d, s in (("a", 0.1), ("b", -2.0), ("c", 3.0))]
     for data in run_export(rows):
         assert read_run_export(data, source="run.x", ids=IDS, detector="zippy") == {"a": 0.1, "b": -2.0, "c": 3.0}
-        assert "2 detectors (other, zippy); name one" in refused(data, reader=read_run_export)
+        assert "more than 3 rows, one per text of the set" in refused(data, reader=read_run_export)
         assert "unknown value 'zipy'" in refused(data, reader=read_run_export, detector="zipy")
     one = rows[:3]
     one[1] = {**one[1], "status": "error", "ranking_score": None}
@@ -165,6 +165,8 @@ def test_run_export_read_and_refused():
         msg = refused(data, reader=read_run_export)
         assert "record 1 (id 'b')" in msg and "field 'ranking_score'" in msg and "status 'error'" in msg
     assert "record missing (id 'c')" in refused(run_export(rows[:2])[0], reader=read_run_export)
+    for data in run_export([rows[0], rows[4], rows[2]]):  # a (zippy), b (other), c (zippy): within the set's size
+        assert "2 detectors (other, zippy); name one" in refused(data, reader=read_run_export)
     assert "field 'ranking_score'" in refused(b"doc_id,detector,status\na,z,ok\n", reader=read_run_export)
     assert "not a veribench run export" in refused(b"PAR1garbage", reader=read_run_export)
 
@@ -212,15 +214,20 @@ def test_a_parquet_decompression_bomb_is_refused_from_its_footer():
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert grown_mb < 64, grown_mb
     msg = str(e.value)
-    assert "3000000 rows, more than 192 rows (64 detectors of the set's 3 texts)" in msg and "bomb.parquet" in msg
+    assert "3000000 rows, more than 3 rows, one per text of the set" in msg and "bomb.parquet" in msg
     assert "\n" not in msg
+    with pytest.raises(InputError, match=r"3000000 rows, more than 192 rows \(64 detectors of the set's 3 texts\)"):
+        read_run_export(data, source="bomb.parquet", ids=IDS, detector="zippy")
 
 
 def test_a_csv_export_is_read_only_up_to_the_cap():
-    """A CSV run export longer than the set is refused once the rows pass the set's size."""
+    """A CSV run export longer than the set is refused once the rows pass the set's size (no
+    detector named: one row a text) or 64 times it (a detector named)."""
     body = "doc_id,detector,status,ranking_score\n" + "a,zippy,ok,0.5\n" * 100_000
-    with pytest.raises(InputError, match=r"more than 192 rows \(64 detectors of the set's 3 texts\)"):
+    with pytest.raises(InputError, match=r"more than 3 rows, one per text of the set"):
         read_run_export(body.encode(), source="long.csv", ids=IDS)
+    with pytest.raises(InputError, match=r"more than 192 rows \(64 detectors of the set's 3 texts\)"):
+        read_run_export(body.encode(), source="long.csv", ids=IDS, detector="zippy")
 
 
 @pytest.mark.parametrize("rec", [{"id": "x" * 10_000, "score": 0.5}, {"id": "a", "score": 0.5, "k" * 10_000: 1}])

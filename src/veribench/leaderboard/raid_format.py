@@ -45,9 +45,11 @@ PREDICTION_FIELDS: tuple[str, ...] = ("id", "score")
 #: the oriented native score (higher = more likely AI, ``veribench.evaluate.ranking``).
 RUN_EXPORT_FIELDS: tuple[str, ...] = ("doc_id", "detector", "status", "ranking_score")
 
-#: The most detectors a run export may hold: its rows are capped at
+#: The most detectors a run export read for a named detector may hold: its rows are capped at
 #: this many times the set's size before anything is decoded (a decompression bomb is refused
-#: from the Parquet footer, a CSV after that many rows + 1).
+#: from the Parquet footer, a CSV after that many rows + 1). An export read with no detector
+#: named must hold one detector: its rows are capped at the set's size (the board reads
+#: uploads so).
 EXPORT_MAX_DETECTORS = 64
 
 
@@ -75,33 +77,108 @@ def _nonfinite(name: str) -> float:
 #: nest 2 deep; ``additional_metadata`` a few more). Deeper is refused before parsing, so
 #: that no parser recursion limit is reached.
 MAX_JSON_DEPTH = 32
+#: JSON values a predictions.json holds per text of the set: the record (an object), its id
+#: and its score. A valid file of ``n`` texts holds exactly ``3 n`` values besides its list.
+PREDICTION_VALUES_PER_TEXT = 3
+#: Values a predictions.json may hold beyond ``PREDICTION_VALUES_PER_TEXT`` per text, so that
+#: a file with a few stray records or fields gets its own error (the duplicate or unknown id,
+#: the unknown field) rather than the cap's.
+PREDICTION_VALUES_SLACK = 64
+#: The most JSON values a metadata.json may hold (RAID's template has 7 fields; the values
+#: of ``additional_metadata`` count too).
+METADATA_MAX_VALUES = 4096
 
 
-def _json_depth_ok(text: str, source: str) -> None:
-    """Refuse ``text`` when its brackets (outside strings) nest deeper than :data:`MAX_JSON_DEPTH`.
+def _max_prediction_values(texts: int) -> int:
+    """The most JSON values (besides the list) a predictions.json of ``texts`` texts may hold."""
+    return PREDICTION_VALUES_PER_TEXT * texts + PREDICTION_VALUES_SLACK
+
+
+#: A run of bytes that are no JSON structure: JSON strings (their brackets and commas are no
+#: structure) and whatever lies between them, matched possessively (no backtracking state is
+#: kept per byte: O(1) memory on a string of any length). It stops at a bracket, a comma or a
+#: ``"`` that opens no complete string.
+_SKIP = re.compile(rb'(?:[^"\[\]{},]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+')
+_WHITESPACE = re.compile(rb"[ \t\n\r]*")  # JSON's whitespace (RFC 8259, section 2)
+
+
+def _json_shape_ok(data: bytes, source: str, *, max_values: int, texts: int | None) -> None:
+    """Refuse ``data`` (JSON as UTF-8 bytes) nested deeper than :data:`MAX_JSON_DEPTH` or
+    holding more than ``max_values`` values, before anything is decoded or parsed.
+
+    A value is an element of an array or the value of an object's member (keys are not
+    counted; the top-level value neither): there are as many as commas plus non-empty arrays
+    and objects, outside strings. The bytes are scanned once, in O(1) memory, and the scan
+    stops at the first bracket past the depth or the first value past the cap, so a hostile
+    upload costs O(``max_values``) steps whatever its size. Files whose bracket and comma
+    counts (strings included: an upper bound) are within both limits are not scanned. A
+    ``"`` that opens no complete string ends the scan: the parser refuses the file there.
+    UTF-8 multi-byte characters hold no ASCII byte, so scanning bytes is scanning the text.
+
+    Args:
+        data: the file's bytes.
+        source: the file's name, named in the error.
+        max_values: the most values the file may hold.
+        texts: the set's size (predictions.json: its records, the top-level array's
+            elements, are named when they alone pass the cap); None: not counted.
 
     Raises:
-        InputError: one line naming the source and the depth limit.
+        InputError: one line naming the source and the depth limit, or the records found so
+            far and the set's size (``N records at least; the set has M texts``), or the cap
+            on values.
     """
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+    opens = data.count(b"[") + data.count(b"{")
+    if opens <= MAX_JSON_DEPTH and opens + data.count(b",") <= max_values:
         return
-    depth = 0
-    for m in _BRACKETS.finditer(_JSON_STRING.sub('""', text)):
-        depth += 1 if m.group() in "[{" else -1
-        if depth > MAX_JSON_DEPTH:
-            raise InputError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep", file=source)
+    pos, end = 0, len(data)
+    depth = values = records = 0
+    last_open = -1  # the position of the bracket just read; -1 after a comma or a closing one
+    in_list = False  # the top-level value is an array: its elements are the records
+    while True:
+        m = _SKIP.match(data, pos)  # always matches, possibly nothing
+        pos = m.end() if m else pos
+        if pos >= end:
+            return
+        c = data[pos]
+        if c in b"[{":
+            in_list = in_list or (depth == 0 and c == ord("["))
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise InputError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep", file=source)
+            last_open = pos
+        elif c in b",]}":
+            # a comma: one more value; a closing bracket: its container's first value, if any
+            if c == ord(",") or last_open < 0 or _WHITESPACE.fullmatch(data, last_open + 1, pos) is None:
+                values += 1
+                records += in_list and depth == 1
+            if values > max_values:
+                if texts is not None and records > texts:
+                    msg = f"{records} records at least; the set has {texts} texts (one record each)"
+                else:
+                    msg = (f"{values} JSON values at least, more than the {max_values} "
+                           + ("a metadata.json may hold" if texts is None else
+                              f"a predictions.json of the set's {texts} texts may hold "
+                              f"({PREDICTION_VALUES_PER_TEXT} a record: the object, its id and its score, "
+                              f"+ {PREDICTION_VALUES_SLACK})"))
+                raise InputError(msg + ": refused before parsing", file=source)
+            depth -= c != ord(",")
+            last_open = -1
+        else:  # an unterminated string: the parser refuses it
+            return
+        pos += 1
 
 
-#: A JSON string literal (its brackets are not nesting) and a bracket.
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKETS = re.compile(r"[\[\]{}]")
+def _load_json(data: bytes, source: str, *, max_values: int, texts: int | None = None) -> Any:
+    """``data`` parsed as JSON; every failure one :class:`InputError` line naming ``source``.
 
-
-def _load_json(data: bytes, source: str) -> Any:
-    """``data`` parsed as JSON; every failure one :class:`InputError` line naming ``source``."""
+    The shape is checked first (:func:`_json_shape_ok` with ``max_values`` and ``texts``), so
+    that the parsed document holds at most ``max_values`` values besides its top-level one:
+    peak memory is the decoded text plus O(``max_values``) objects, whatever the upload.
+    """
     try:
+        raw = data if isinstance(data, bytes | bytearray) else data.encode("utf-8")
+        _json_shape_ok(raw, source, max_values=max_values, texts=texts)
         text = data.decode("utf-8-sig") if isinstance(data, bytes | bytearray) else data
-        _json_depth_ok(text, source)
         return json.loads(text, object_pairs_hook=no_duplicate_keys, parse_constant=_nonfinite)
     except UnicodeDecodeError as e:
         raise InputError(f"not UTF-8 text (byte {e.start})", file=source) from None
@@ -167,9 +244,12 @@ def read_predictions(data: bytes, *, source: str, ids: Collection[str]) -> dict[
         InputError: not JSON, not a list, a record that is not an object or has keys other
             than ``id`` and ``score``, an id that is not a string, unknown, repeated or missing,
             a score that is not a number (a string, null, a boolean) or not finite (NaN,
-            Infinity, an overflowing literal such as 1e999).
+            Infinity, an overflowing literal such as 1e999); before parsing, nesting past
+            :data:`MAX_JSON_DEPTH` or more values than :data:`PREDICTION_VALUES_PER_TEXT` a text
+            of ``ids`` + :data:`PREDICTION_VALUES_SLACK` (``N records at least; the set has M
+            texts`` where the records alone pass it).
     """
-    doc = _load_json(data, source)
+    doc = _load_json(data, source, max_values=_max_prediction_values(len(ids)), texts=len(ids))
     if not isinstance(doc, list):
         raise InputError(f'RAID\'s predictions.json is a JSON list of {{"id", "score"}} objects, not a JSON '
                          f"{type(doc).__name__}", file=source)
@@ -197,10 +277,11 @@ def read_metadata(data: bytes, *, source: str) -> RaidMetadata:
     """RAID's ``metadata.json`` as :class:`RaidMetadata`.
 
     Raises:
-        InputError: not JSON, not an object, a missing required field, an unknown field or a
-            field of the wrong type; one line naming the source and the field.
+        InputError: not JSON, nested past :data:`MAX_JSON_DEPTH`, more than
+            :data:`METADATA_MAX_VALUES` values, not an object, a missing required field, an
+            unknown field or a field of the wrong type; one line naming the source and the field.
     """
-    doc = _load_json(data, source)
+    doc = _load_json(data, source, max_values=METADATA_MAX_VALUES)
     if not isinstance(doc, dict):
         raise InputError(f"RAID's metadata.json is a JSON object, not a JSON {type(doc).__name__}", file=source)
     try:
@@ -225,21 +306,29 @@ def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector:
         data: the file's bytes (Parquet when it starts with ``PAR1``, else CSV with a header).
         source: the file's name, named in every error.
         ids: the set's ids; each must occur exactly once for the detector.
-        detector: the detector whose rows to read; None: the file must hold one detector.
+        detector: the detector whose rows to read (the file may hold up to
+            :data:`EXPORT_MAX_DETECTORS` times the set's size rows); None: the file must hold
+            one detector, so at most one row per id.
 
     Returns:
         One finite oriented score per id (higher = more likely AI, the run's ranking score).
 
     Raises:
-        InputError: unreadable file, more rows than :data:`EXPORT_MAX_DETECTORS` times the
-            set's size (refused from the Parquet footer, or after
-            that many CSV rows + 1, before decoding the rest), a column of :data:`RUN_EXPORT_FIELDS` missing, several
-            detectors and none chosen, an unknown detector, an id unknown, repeated or missing,
-            a row without a score (its status named) or a non-finite score.
+        InputError: unreadable file, more rows than the set's size (no detector named) or
+            :data:`EXPORT_MAX_DETECTORS` times it (a detector named), refused from the Parquet
+            footer or after that many CSV rows + 1, before decoding the rest; a column of
+            :data:`RUN_EXPORT_FIELDS` missing, several detectors and none chosen, an unknown
+            detector, an id unknown, repeated or missing, a row without a score (its status
+            named) or a non-finite score.
     """
-    max_rows = len(ids) * EXPORT_MAX_DETECTORS
-    too_many = (f"more than {max_rows} rows ({EXPORT_MAX_DETECTORS} detectors of the set's {len(ids)} texts): "
-                "not an export of this set")
+    if detector is None:  # one detector: one row per text
+        max_rows = len(ids)
+        too_many = (f"more than {max_rows} rows, one per text of the set: not an export of one detector of "
+                    "this set (name the detector to read one of several)")
+    else:
+        max_rows = len(ids) * EXPORT_MAX_DETECTORS
+        too_many = (f"more than {max_rows} rows ({EXPORT_MAX_DETECTORS} detectors of the set's {len(ids)} texts): "
+                    "not an export of this set")
     try:
         if bytes(data[:4]) == b"PAR1":
             pf = pq.ParquetFile(io.BytesIO(data))
