@@ -18,7 +18,7 @@ from veribench.cli.main import app
 from veribench.errors import InputError
 from veribench.hashing import sha256_bytes
 from veribench.leaderboard import setcommit
-from veribench.leaderboard.service import Board, BoardError, check_reveal_against_launch
+from veribench.leaderboard.service import Board, BoardError, check_reveal_against_launch, check_reveal_dir
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +118,17 @@ def _signif(res, e):
     res["significance"] = [{"cells": [["=", ">"], ["<", "="]]}]
 
 
+def _table1_alike(f: Path) -> None:
+    res = json.loads((f / "results.json").read_text())
+    res["entries"][0]["table1"]["auroc"] = 0.999
+    (f / "results.json").write_text(json.dumps(res, indent=1))
+    b = f / "bundles" / "alpha" / "results.json"
+    bres = json.loads(b.read_text())
+    next(r for r in bres["table1"] if r["detector"] == "alpha")["auroc"] = 0.999
+    b.write_text(json.dumps(bres))
+    assert check_reveal_dir(f) == []  # the cheap check holds: results.json repeats the bundle
+
+
 def _canary_of(rows):
     rows[0]["canary_of"] = rows[1]["doc_id"]
     return rows
@@ -166,6 +177,9 @@ TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "bundle protocol": (lambda f: (f / "protocols" / "alpha.toml").write_text(
         (f / "protocols" / "alpha.toml").read_text().replace('"holm"', '"none"')),
         "protocols/alpha.toml: not the committed protocol.toml"),
+    # a bundle whose numbers are not those of the submitted file, with results.json repeating it
+    # (a self-consistent bundle evaluated on other scores): results.json is re-derived from the file
+    "bundle and results.json Table 1 alike": (_table1_alike, "entries[0].table1.auroc: published 0.999, re-derived 0."),
     "extra bundle": (lambda f: shutil.copytree(f / "bundles" / "alpha", f / "bundles" / "zeta"),
                      "bundles/: zeta is no entry of ladder.json"),
     # hostile ladder.json: one line naming the field, never an internal error or a path

@@ -166,7 +166,8 @@ def test_run_export_read_and_refused():
         assert "record 1 (id 'b')" in msg and "field 'ranking_score'" in msg and "status 'error'" in msg
     assert "record missing (id 'c')" in refused(run_export(rows[:2])[0], reader=read_run_export)
     for data in run_export([rows[0], rows[4], rows[2]]):  # a (zippy), b (other), c (zippy): within the set's size
-        assert "2 detectors (other, zippy); name one" in refused(data, reader=read_run_export)
+        assert "2 detectors (other, zippy); for a run of several detectors, write one detector's predictions with " \
+            "`veribench export raid-submission --run TAG --detector NAME`" in refused(data, reader=read_run_export)
     assert "field 'ranking_score'" in refused(b"doc_id,detector,status\na,z,ok\n", reader=read_run_export)
     assert "not a veribench run export" in refused(b"PAR1garbage", reader=read_run_export)
 

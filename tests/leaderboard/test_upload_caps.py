@@ -140,7 +140,7 @@ def test_a_csv_export_of_one_detector_longer_than_the_set_is_refused():
     with pytest.raises(InputError) as e:
         read_run_export(body.encode(), source="run.csv", ids=IDS)
     assert str(e.value) == ("file run.csv: more than 3 rows, one per text of the set: not an export of one detector "
-                            "of this set (name the detector to read one of several)")
+                            "of this set (for a run of several detectors, write one detector's predictions with `veribench export raid-submission --run TAG --detector NAME`)")
 
 
 def test_a_parquet_export_of_one_detector_longer_than_the_set_is_refused_from_its_footer():
@@ -158,7 +158,7 @@ def test_a_parquet_export_of_one_detector_longer_than_the_set_is_refused_from_it
     with pytest.raises(InputError) as e:
         read_run_export(bytes(data), source="run.parquet", ids=IDS)
     assert str(e.value) == ("file run.parquet: 4 rows, more than 3 rows, one per text of the set: not an export of "
-                            "one detector of this set (name the detector to read one of several)")
+                            "one detector of this set (for a run of several detectors, write one detector's predictions with `veribench export raid-submission --run TAG --detector NAME`)")
 
 
 def _values(doc) -> int:

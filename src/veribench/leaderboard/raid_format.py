@@ -53,6 +53,11 @@ RUN_EXPORT_FIELDS: tuple[str, ...] = ("doc_id", "detector", "status", "ranking_s
 EXPORT_MAX_DETECTORS = 64
 
 
+#: How to submit one detector of a run of several (the board reads a run export with no detector named).
+ONE_DETECTOR_HINT = ("for a run of several detectors, write one detector's predictions with "
+                     "`veribench export raid-submission --run TAG --detector NAME`")
+
+
 class RaidMetadata(BaseModel):
     """RAID's ``metadata.json`` (``leaderboard/hydrate.py`` ``SubmissionMetadata``), names unchanged."""
 
@@ -324,7 +329,7 @@ def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector:
     if detector is None:  # one detector: one row per text
         max_rows = len(ids)
         too_many = (f"more than {max_rows} rows, one per text of the set: not an export of one detector of "
-                    "this set (name the detector to read one of several)")
+                    f"this set ({ONE_DETECTOR_HINT})")
     else:
         max_rows = len(ids) * EXPORT_MAX_DETECTORS
         too_many = (f"more than {max_rows} rows ({EXPORT_MAX_DETECTORS} detectors of the set's {len(ids)} texts): "
@@ -360,7 +365,7 @@ def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector:
     names = sorted({str(d) for d in cols["detector"]})
     if detector is None:
         if len(names) != 1:
-            raise InputError(f"the export holds {len(names)} detectors ({', '.join(names)}); name one",
+            raise InputError(f"the export holds {len(names)} detectors ({', '.join(names)}); {ONE_DETECTOR_HINT}",
                              file=source, field="detector")
         detector = names[0]
     elif detector not in names:
