@@ -131,6 +131,13 @@ def test_bad_predictions_are_refused_with_one_line_naming_id_and_field(served):
     r = c.post("/submissions", headers={**auth, "content-type": "multipart/form-data; boundary=zz"},
                content=b"--zz\r\ngarbage")
     assert r.status_code == 400 and "\n" not in r.json()["error"]
+    # a field sent twice (two prediction files, two formats): which would count? refused, named
+    for files, data in (([("predictions", ("a.json", FULL)), ("predictions", ("b.json", preds({"t0": 1})))], None),
+                        ([("predictions", ("a.json", FULL))], {"format": ["raid", "veribench"]})):
+        r = c.post("/submissions", headers=auth, files=files, data=data)
+        e = r.json()
+        assert r.status_code == 400 and e["error"].endswith("more than once") and e["field"] in ("predictions",
+                                                                                                 "format"), e
     assert board.stored == []
 
 

@@ -61,7 +61,7 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 
-from veribench.errors import InputError, VeribenchError
+from veribench.errors import ECHO_MAX, InputError, VeribenchError, echo
 from veribench.leaderboard.limits import Limits, RateLimited, TooLarge, read_body
 from veribench.leaderboard.service import SubmissionFormat
 
@@ -171,11 +171,17 @@ async def _parse_form(request: Request, body: bytes, *, files: int, fields: int)
         return {"type": "http.request", "body": body, "more_body": False}
 
     try:
-        return await Request(request.scope, receive).form(max_files=files, max_fields=fields)
+        form = await Request(request.scope, receive).form(max_files=files, max_fields=fields)
     except StarletteHTTPException as e:
         raise Refused(f"the form could not be read: {e.detail}", 400) from None
     except Exception as e:  # any parser failure: the sender's malformed body
         raise Refused(f"the form could not be read: {_one_line(e) or type(e).__name__}", 400) from None
+    seen: set[str] = set()
+    for key, _ in form.multi_items():
+        if key in seen:  # which one would count? neither: a form field is sent once
+            raise Refused(f"the form has the field {echo(key)} more than once", 400, key[:ECHO_MAX])
+        seen.add(key)
+    return form
 
 
 async def _file(form: FormData, name: str, *, required: bool) -> bytes | None:
