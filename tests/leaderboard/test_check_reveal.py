@@ -360,3 +360,23 @@ def test_a_launched_board_refuses_edited_scoring_rules(tmp_path):
     cfg.write_text(original)
     with Board.open(cfg) as board:
         assert board.commitment()["rules"]["ladder_eta"] == 0.01
+
+
+@pytest.mark.parametrize("extra, words", [
+    (lambda f: (f / "README.md").write_text("Team beta won."), "README.md: not a file of a reveal"),
+    (lambda f: (f / "submissions" / ("0" * 64)).write_bytes(b"[]"), f"submissions/{'0' * 64}: not a file of this"),
+    (lambda f: (f / "protocols" / "zeta.toml").write_text(""), "protocols/zeta.toml: not a file of this reveal"),
+    (lambda f: (f / "ladder.json.bak").symlink_to(f / "ladder.json"), "ladder.json.bak: a symbolic link"),
+    (lambda f: (f / "bundles" / "alpha" / "notes.md").symlink_to("/etc/hostname"),
+     "bundles/alpha/notes.md: a symbolic link"),
+])
+def test_a_file_no_check_reads_fails_check_reveal(revealed, tmp_path, extra, words):
+    """Verification accepts no file it did not recognise: anything in the reveal folder that
+    no check reads (a README with a claim, a stray submission file, a protocol of no entry, a
+    symbolic link anywhere) is a problem."""
+    out, launch = revealed
+    f = _copy(out, tmp_path)
+    assert check_reveal_dir(f) == []
+    extra(f)
+    problems = check_reveal_against_launch(f, launch)
+    assert any(words in p for p in problems), problems

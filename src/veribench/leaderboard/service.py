@@ -444,6 +444,7 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
     canary_ids = {r["doc_id"] for r in map(json.loads, filter(None, (f / "hidden_set.jsonl")
                                                               .read_text(encoding="utf-8").splitlines()))
                   if r.get("canary_of")}
+    problems += _unknown_files(f)
     problems += _check_bundles(f, {r.doc_id: r for r in rows}, canary_ids)
     problems += _check_results(f)
     problems += _check_ladder(f)
@@ -454,6 +455,40 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
             problems.append(f"commitment.tsr does not stamp commitment.json: {e}")
     if isinstance(record, dict) and sha256_bytes(proto) != record.get("protocol_sha256"):
         problems.append("protocol.toml is not the committed protocol (its SHA-256 differs from protocol_sha256)")
+    return problems
+
+
+#: The files at the top of a reveal folder (``commitment.tsr`` only when the launch was time-stamped).
+REVEAL_FILES = frozenset({"commitment.json", "commitment.tsr", "hidden_set.jsonl", "salt.txt", "protocol.toml",
+                          "ladder.json", "results.json"})
+
+
+def _unknown_files(f: Path) -> list[str]:
+    """Every entry of the reveal folder that no check reads, one line each: a symbolic link
+    anywhere (it could point outside the folder), a file or folder at the top other than
+    :data:`REVEAL_FILES`, ``protocols/``, ``bundles/`` and ``submissions/``, under
+    ``protocols/`` anything but ``<entry>.toml``, under ``bundles/`` anything but an entry's
+    folder (a bundle's own files are ``veribench verify``'s), under ``submissions/`` anything
+    but a file of ``ladder.json`` (entries: the teams of ``ladder.json`` and ``all``)."""
+    try:
+        lad = json.loads((f / "ladder.json").read_text(encoding="utf-8"))
+        subs = lad["submissions"] if isinstance(lad, dict) and isinstance(lad.get("submissions"), list) else []
+        teams = {str(h.get("team")) for h in subs if isinstance(h, dict)}
+        shas = {str(h.get("predictions_sha256")) for h in subs if isinstance(h, dict)}
+    except (OSError, ValueError):
+        teams, shas = set(), set()
+    allowed = {"protocols": {f"{t}.toml" for t in (*teams, "all")}, "bundles": {*teams, "all"}, "submissions": shas}
+    problems = [f"{p.relative_to(f)}: a symbolic link in the reveal (nothing in a reveal is read through one)"
+                for p in sorted(f.rglob("*")) if p.is_symlink()]
+    for p in sorted(f.iterdir()):
+        if p.name in REVEAL_FILES and p.is_file() and not p.is_symlink():
+            continue
+        if p.name in allowed and p.is_dir() and not p.is_symlink():
+            problems += [f"{p.name}/{q.name}: not a file of this reveal (no entry or submission of ladder.json)"
+                         for q in sorted(p.iterdir()) if q.name not in allowed[p.name]]
+            continue
+        if not p.is_symlink():
+            problems.append(f"{p.name}: not a file of a reveal (no check reads it)")
     return problems
 
 
