@@ -2,10 +2,14 @@
 counts. Pure: arrays in, groups out. The rules are stated in ``docs/labels.md`` §7-8.
 
 **Table 1 groups.** Detectors are compared in one Table 1 only when they were scored on the
-same texts. For each corpus of the main-table texts (test split, headline and side-label
-texts of headline arms), its detectors are those with at least one score row on its
-headline texts (any status; a corpus without headline texts: on its main-table texts); a
-detector with no score row on any headline text belongs to the corpora its scope covers.
+same texts. For each corpus of the main-table texts (test split, not derived: headline
+texts, and side-label texts of any arm), its detectors are those with at least one score
+row on its headline texts (any status; a corpus without headline texts: on its main-table
+texts); a detector with no score row on any headline text belongs to the corpora its scope
+covers. So a table holding headline texts is decided on them alone: relabelling side texts
+never changes its corpora or detectors. A table without any (a side-labels-only corpus, or
+the ``all`` table of a run without main-table texts) has no headline rate and is decided on
+side texts.
 Corpora with the same detectors are **combined** into one group only when every one of
 those detectors scored (status ``ok``) exactly the same headline texts across them;
 otherwise each corpus is a group of its own. A detector scored on several groups gets one Table 1 row per
@@ -71,7 +75,8 @@ def table1_groups(corpus: np.ndarray, member: np.ndarray, headline: np.ndarray, 
     Args:
         corpus: corpus label per document (:func:`corpus_labels`).
         member: bool, the document belongs to the main tables of the run (test split,
-            headline or side-label text of a headline arm, not derived).
+            not derived, and a headline text or a side-label text of any arm; as
+            :func:`veribench.protocol.roles.classify`'s ``table``).
         headline: bool, ``member`` and a headline text (``human`` or ``ai``): the texts that
             decide who shares a table. A corpus with main-table texts but no headline text
             (side labels only) is a group of its own, decided on its main-table texts.
