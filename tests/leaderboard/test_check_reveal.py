@@ -18,8 +18,13 @@ from veribench.cli.main import app
 from veribench.errors import InputError
 from veribench.hashing import sha256_bytes
 from veribench.leaderboard import setcommit
-from veribench.leaderboard.service import Board, BoardError, check_reveal_against_launch, check_reveal_dir
-
+from veribench.leaderboard.service import (
+    Board,
+    BoardError,
+    _rule_limits,
+    check_reveal_against_launch,
+    check_reveal_dir,
+)
 
 PUBLIC_RAID = Path(__file__).parents[1] / "data" / "public" / "raid" / "train.csv"
 
@@ -375,9 +380,15 @@ def test_a_launched_board_refuses_edited_scoring_rules(tmp_path):
         board.launch(hidden_set(tmp_path / "hidden.jsonl", n=60), "documents")
     original = cfg.read_text()
     for key, value, shown in (("min_cell_size", "5", "45"), ("ladder_eta", "0.05", "0.01"),
-                              ("grid", "[]", "['domain']")):
+                              ("grid", "[]", "['domain']"), ("submission_limit", "40", "5"),
+                              ("canaries", "3", "0"), ("reveal_at", "2001-01-01T00:00:00Z", "None"),
+                              ("calibration", '{ rule = "hash", every = 5, salt = "s" }', "RAID's in-sample"),
+                              ("name", '"renamed"', "'detect-test'")):
+        lines = original.splitlines()
+        if not any(line.startswith(f"{key} =") for line in lines):
+            lines.append(f"{key} = {value}")
         cfg.write_text("\n".join(f"{key} = {value}" if line.startswith(f"{key} =") else line
-                                 for line in original.splitlines()) + "\n")
+                                 for line in lines) + "\n")
         with pytest.raises(InputError) as e:
             Board.open(cfg)
         msg = str(e.value)
@@ -481,3 +492,17 @@ def test_receipts_hold_each_ladder_row_to_what_they_signed(revealed, tmp_path):
         (f / "ladder.json").write_text(json.dumps(lad, indent=1))
         r = _cli([str(f), "--commitment", str(saved), "--receipts", str(rdir)])
         assert r.exit_code == 1 and words in r.output, (words, r.output)
+
+
+def test_the_committed_limit_and_closing_time_hold_the_ladder():
+    """Third hostile tester (F4): a submission limit raised after the launch let a team reach 15
+    scored submissions; the limit and reveal_at are committed, and check-reveal holds
+    ladder.json to them (here directly, on rows as the board writes them)."""
+    rows = [{"team": "alpha", "n": k, "received_at": f"2026-12-05T10:0{k}:00Z"} for k in range(1, 5)]
+    assert _rule_limits({"submission_limit": 4, "reveal_at": None}, rows) == []
+    assert _rule_limits({"submission_limit": 3, "reveal_at": None}, rows) == [
+        "ladder.json: team alpha has 4 scored submissions; the launch committed a limit of 3"]
+    late = _rule_limits({"submission_limit": 9, "reveal_at": "2026-12-05T10:03:00Z"}, rows)
+    assert [p.split(" was received")[0] for p in late] == ["ladder.json: alpha's submission 3",
+                                                          "ladder.json: alpha's submission 4"]
+    assert _rule_limits({}, rows) == []  # a record of format /3 made before the limit was committed

@@ -17,7 +17,7 @@ from tests.rubric.rubric_helpers import ServerThread
 from veribench.cli.main import app
 from veribench.commit import tsa
 from veribench.errors import VeribenchError
-from veribench.leaderboard import receipts
+from veribench.leaderboard import receipts, service
 from veribench.leaderboard.app import create_app
 from veribench.leaderboard.service import Board, BoardError, check_reveal_against_launch, check_reveal_dir
 
@@ -66,7 +66,7 @@ def test_the_commitment_and_each_submission_are_time_stamped(tmp_path):
     assert any("commitment.tsr does not stamp" in p for p in check_reveal_dir(out))
 
 
-def test_reveal_at_closes_submissions_and_guards_an_early_reveal(tmp_path):
+def test_reveal_at_closes_submissions_and_guards_an_early_reveal(tmp_path, monkeypatch):
     soon = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=0)
     cfg.write_text(cfg.read_text() + f"reveal_at = {soon}\n")
@@ -77,9 +77,11 @@ def test_reveal_at_closes_submissions_and_guards_an_early_reveal(tmp_path):
         with pytest.raises(BoardError, match=f"reveals at {soon}"):
             board.reveal()
         assert not (board.folder / "reveal").exists()
-    cfg.write_text(cfg.read_text().replace(f"reveal_at = {soon}", "reveal_at = 2001-01-01T00:00:00Z"))
+    # reveal_at is committed at launch (board.toml cannot move it): two days pass instead
+    later = datetime.now(UTC) + timedelta(days=2)
+    monkeypatch.setattr(service, "_now", lambda: later)
     with Board.open(cfg) as board:
-        with pytest.raises(BoardError, match="submissions closed at 2001-01-01T00:00:00Z"):
+        with pytest.raises(BoardError, match=f"submissions closed at {soon}"):
             board.submit(team, _scores(board), None, "raid")
         assert len(board.team_submissions(team)) == 1
         assert (board.reveal() / "results.json").is_file()

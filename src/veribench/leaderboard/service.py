@@ -70,6 +70,7 @@ from veribench.hashing import merkle_root, sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
 from veribench.leaderboard.config import HEADLINE_TARGET_FPR, HEADLINES, PASSWORD_ENV, BoardConfig, load_config
 from veribench.leaderboard.files import create_private_file, fsync_folder, make_private, write_durably
+from veribench.leaderboard.suppress import SLICE_KEYS, suppress_slices
 from veribench.metrics._base import UndefinedMetricWarning
 from veribench.metrics.canary import canary_leak_test
 from veribench.metrics.ladder import LADDER_RULE, ladder_step
@@ -395,11 +396,12 @@ def results_bytes(commitment: Mapping[str, Any], rules: Mapping[str, Any], entri
                   all_results: Mapping[str, Any], all_root: str) -> bytes:
     """``results.json``'s exact bytes: the board, the launch record, the committed rules
     (:data:`RULE_KEYS`), the entries (:func:`entry_record`, by team name) and the keys
-    :data:`ALL_BUNDLE_KEYS` of the bundle of all entries. The reveal writes them and
+    :data:`ALL_BUNDLE_KEYS` of the bundle of all entries, every number of a slice under the
+    committed minimum cell size nulled with the reason (:func:`.suppress.suppress_slices`). The reveal writes them and
     ``check-reveal`` requires the published file to be these bytes re-derived."""
     doc = {"board": commitment["board"], "commitment": dict(commitment), **{k: rules[k] for k in RULE_KEYS},
            "entries": list(entries), "all_bundle": "bundles/all", "all_bundle_root_sha256": all_root,
-           **{k: all_results.get(k) for k in ALL_BUNDLE_KEYS}}
+           **suppress_slices(all_results, int(rules["min_cell_size"]))}
     return json.dumps(doc, indent=1, allow_nan=False).encode("utf-8")
 
 
@@ -565,8 +567,9 @@ def _check_bundles(f: Path, rows: Mapping[str, setcommit.HiddenRow], canaries: s
     return problems
 
 
-#: The keys of ``results.json`` copied from the bundle of all entries (``bundles/all/results.json``).
-ALL_BUNDLE_KEYS = ("tiers", "comparisons", "significance", "gaps", "corrections")
+#: The keys of ``results.json`` copied from the bundle of all entries (``bundles/all/results.json``),
+#: slices under the minimum cell size suppressed (:func:`.suppress.suppress_slices`).
+ALL_BUNDLE_KEYS = SLICE_KEYS
 
 #: Each entry's fields of ``results.json`` that repeat its team's last scored submission in
 #: ``ladder.json``: (the entry's field, the ladder row's field).
@@ -605,7 +608,7 @@ def _check_results(f: Path) -> list[str]:
                                     f"scored submission of that team ({theirs})")
         for team in sorted(set(last) - {e["team"] for e in res["entries"]}):
             problems.append(f"results.json: team {team} of ladder.json has no entry")
-        allr = load(f / "bundles" / "all" / "results.json")
+        allr = suppress_slices(load(f / "bundles" / "all" / "results.json"), int(res["min_cell_size"]))
         for key in ALL_BUNDLE_KEYS:
             if res.get(key) != allr.get(key):
                 problems.append(f"results.json: {key} differ from the bundle of all entries")
@@ -833,8 +836,8 @@ def rederive_reveal(folder: str | Path) -> list[str]:
     problems += _rule_limits(rules, history)
     plain = {i for i in ids if corpora[i] == board}
     for key in [*sorted(last), "all"]:
-        want = {d: entry_scores[d] for d, t in labels.items() if key in (t, "all") and d in entry_scores}
-        problems += _bundle_scores(f / "bundles" / key, want, plain)
+        problems += _bundle_scores(f / "bundles" / key, {d: entry_scores[d] for d, t in labels.items()
+                                                         if key in (t, "all") and d in entry_scores}, plain)
     extra = sorted(p.name for p in (f / "bundles").iterdir() if p.name not in {*last, "all"}) \
         if (f / "bundles").is_dir() else []
     if extra:
@@ -845,8 +848,8 @@ def rederive_reveal(folder: str | Path) -> list[str]:
     except (OSError, ValueError, KeyError) as e:
         problems.append(f"bundles/all: cannot read its root ({e.__class__.__name__})")
         all_root = ""
-    want = results_bytes(commitment, rules, sorted(entries, key=lambda e: e["team"]), all_results, all_root)
-    return problems + _same_bytes(f / "results.json", want)
+    return problems + _same_bytes(f / "results.json", results_bytes(
+        commitment, rules, sorted(entries, key=lambda e: e["team"]), all_results, all_root))
 
 
 def _evaluated(ws: Workspace, protocol: str) -> dict[str, Any]:
