@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -81,3 +82,30 @@ def test_launch_add_team_serve_reveal(tmp_path):
     assert (folder / "reveal" / "results.json").is_file() and f"veribench verify {folder / 'reveal'}" in r.output
     with Board.open(cfg) as board:
         assert [e["team"] for e in board.results()["entries"]] == ["alpha"]
+
+
+def test_reveal_force_before_reveal_at_prints_each_warning_as_one_line(tmp_path):
+    """`reveal` before ``reveal_at`` names the way out (`--force`, in --help); the reveal's
+    warnings (an entry's undefined canary test: 15 human texts give no 5%-FPR threshold) are
+    one line ``warning: <message>`` each on standard error, never Python's warning with its
+    source line."""
+    soon = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=4)
+    cfg.write_text(cfg.read_text() + f"reveal_at = {soon}\n")
+    with Board.open(cfg) as board:
+        board.launch(hidden_set(tmp_path / "h.jsonl", n=30), "documents")
+        team = board.team_for_token(board.add_team("alpha"))
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        board.submit(team, predictions(ids, labels_of(cfg.parent, ids), skill=0.6, seed=1), None, "raid")
+    r = run(["leaderboard", "reveal", "--help"])
+    assert r.exit_code == 0 and "--force" in r.output and "reveal_at" in r.output
+    r = run(["leaderboard", "reveal", "--config", str(cfg)])
+    assert r.exit_code == 1 and f"reveals at {soon}" in r.output and not (cfg.parent / "reveal").exists()
+    r = run(["leaderboard", "reveal", "--config", str(cfg), "--force"])
+    assert r.exit_code == 0, r.output
+    assert (cfg.parent / "reveal" / "results.json").is_file()
+    with Board.open(cfg) as board:
+        reason = board.team_submissions(team)[0]["canary"]["reason"]
+    assert reason == "the entry's 5%-FPR threshold is undefined"
+    assert r.stderr.splitlines() == [f"warning: entry alpha: canary leak test undefined: {reason}"]
+    assert "Warning" not in r.output and "board.py" not in r.output
