@@ -9,13 +9,12 @@ import os
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 from typer.testing import CliRunner
 
-from tests.leaderboard.board_helpers import board_toml, hidden_set, labels_of, predictions
+from tests.leaderboard.board_helpers import board_revealing_tomorrow, board_toml, hidden_set, labels_of, predictions
 from tests.rubric.rubric_helpers import free_port
 from veribench.cli.leaderboard import FORMATS
 from veribench.cli.main import app
@@ -89,9 +88,7 @@ def test_reveal_force_before_reveal_at_prints_each_warning_as_one_line(tmp_path)
     warnings (an entry's undefined canary test: 15 human texts give no 5%-FPR threshold) are
     one line ``warning: <message>`` each on standard error, never Python's warning with its
     source line."""
-    soon = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=4)
-    cfg.write_text(cfg.read_text() + f"reveal_at = {soon}\n")
+    cfg, soon = board_revealing_tomorrow(tmp_path, canaries=4)
     with Board.open(cfg) as board:
         board.launch(hidden_set(tmp_path / "h.jsonl", n=30), "documents")
         team = board.team_for_token(board.add_team("alpha"))
