@@ -73,7 +73,7 @@ def reveal_cmd(config: Path = ConfigOpt,
     Each warning of the reveal (e.g. an entry's undefined canary test) is one line
     ``warning: <message>`` on standard error."""
     with Board.open(config) as board, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        warnings.simplefilter("always", UserWarning)  # each of the reveal's own (UndefinedMetricWarning...)
         out = board.reveal(force=force)
     for w in caught:
         warn(" ".join(str(w.message).split()))
