@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.bundles.tsa_server import TSAServer
-from tests.leaderboard.board_helpers import board_toml, hidden_set
+from tests.leaderboard.board_helpers import board_revealing_tomorrow, board_toml, hidden_set
 from tests.rubric.rubric_helpers import ServerThread
 from veribench.cli.main import app
 from veribench.commit import tsa
@@ -67,9 +67,7 @@ def test_the_commitment_and_each_submission_are_time_stamped(tmp_path):
 
 
 def test_reveal_at_closes_submissions_and_guards_an_early_reveal(tmp_path, monkeypatch):
-    soon = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=0)
-    cfg.write_text(cfg.read_text() + f"reveal_at = {soon}\n")
+    cfg, soon = board_revealing_tomorrow(tmp_path, canaries=0)
     with Board.open(cfg) as board:
         board.launch(hidden_set(tmp_path / "h.jsonl", n=60), "documents")
         team = board.team_for_token(board.add_team("alpha"))

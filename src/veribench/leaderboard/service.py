@@ -1661,7 +1661,7 @@ class Board:
         b = self.cfg.board
         if b.reveal_at is not None and _now() < _aware(b.reveal_at) and not force:
             raise BoardError(f"board {b.name} reveals at {_iso(_aware(b.reveal_at))}; "
-                             "revealing earlier ends the cycle for every team (force it to do so)")
+                             "revealing earlier ends the cycle for every team (`veribench leaderboard reveal --force` does so)")
         with Session(self.engine) as s, s.begin():  # close submissions first, then finish those in flight
             st = self._launched(s)
             if st.revealed_at is not None and st.reveal_dir:
