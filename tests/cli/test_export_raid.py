@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veribench.cli.main import app
+from veribench.errors import InputError
 from veribench.leaderboard.raid_format import read_metadata, read_predictions, read_run_export
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "public" / "raid"
@@ -64,6 +65,36 @@ def test_export_reads_back_and_matches_the_run_rows(ws: Path, tmp_path: Path):
     # RAID ids are kept: the corpus ids of the fixture are the ids in the file
     raid_ids = {x["id"] for x in csv.DictReader(io.StringIO((DATA / "train.csv").read_text()))}
     assert set(got) <= raid_ids
+
+
+def test_include_out_of_scope_writes_every_scored_text_a_board_needs(ws: Path, tmp_path: Path):
+    """The default export leaves out the texts outside zippy's declared languages, so a board
+    holding the whole set refuses it; the message names --include-out-of-scope, which writes
+    every text with a score and says how many were outside the declared languages."""
+    rows_csv = tmp_path / "rows.csv"
+    assert run("export", "scores", "--run", "Z", "-o", rows_csv, "-w", ws).exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(rows_csv.read_text())))
+    every = {x["doc_id"]: float(x["ranking_score"]) for x in rows if x["ranking_score"] not in ("", None)}
+    outside = {k for k in every if next(x for x in rows if x["doc_id"] == k)["excluded"].startswith("language ")}
+    assert outside and len(every) > len(outside)
+    r = run("export", "raid-submission", "--run", "Z", "-o", tmp_path / "d", "--contact", "me@example.org", "-w", ws)
+    assert r.exit_code == 0, r.output
+    left = [x for x in r.output.splitlines() if "texts outside the detector's declared languages" in x]
+    assert len(left) == 1 and "--include-out-of-scope" in left[0] and "a board needs a score for every text" in left[0]
+    with pytest.raises(InputError, match=f"{len(outside)} id\\(s\\) of the set have no prediction"):
+        read_predictions((tmp_path / "d" / "predictions.json").read_bytes(), source="p", ids=set(every))
+    r = run("export", "raid-submission", "--run", "Z", "-o", tmp_path / "i", "--contact", "me@example.org",
+            "--include-out-of-scope", "-w", ws)
+    assert r.exit_code == 0, r.output
+    assert f"wrote {len(every)} predictions of detector zippy" in r.output
+    assert f"wrote {len(outside)} texts outside the detector's declared languages" in r.output
+    assert not [x for x in r.output.splitlines() if x.startswith("left out") and "declared languages" in x]
+    got = read_predictions((tmp_path / "i" / "predictions.json").read_bytes(), source="p", ids=set(every))
+    assert got == pytest.approx(every, rel=0, abs=0)
+    meta = json.loads((tmp_path / "i" / "metadata.json").read_text())["additional_metadata"]
+    assert meta["texts_out_of_scope"] == meta["texts_out_of_scope_written"] == len(outside)
+    assert meta["texts_left_out"] == len(rows) - len(every) and "--include-out-of-scope" in meta["out_of_scope_rule"]
+    assert "--include-out-of-scope" in run("export", "raid-submission", "--help").output
 
 
 def test_export_with_a_raid_metadata_file(ws: Path, tmp_path: Path):

@@ -155,3 +155,20 @@ def test_bad_json_score_file(tmp_path, workspace):
     with pytest.raises(InputError) as ei:
         import_scores(workspace, f, detector="D")
     assert ei.value.record == 0 and ei.value.field == "verdict"
+
+
+def test_two_records_of_one_text_with_different_scores_are_a_conflict_never_silently_one(tmp_path, workspace):
+    """A score is a text's (one per detector and text). Two documents of one text scored
+    differently in one file: the first is stored and the second is reported as a score conflict
+    naming its document (found by a leaderboard whose hidden set held one RAID text under two
+    ids: one team score silently stood for both); equal scores are no conflict."""
+    f = tmp_path / "docs.jsonl"
+    f.write_text("\n".join(json.dumps({"id": i, "text": "one and the same invented text", "label": "ai"})
+                           for i in ("t1", "t2", "t3")))
+    import_documents(workspace, f)
+    s = tmp_path / "scores.csv"
+    s.write_text("doc_id,detector,raw,scale\nt1,det,0.25,p_ai\nt2,det,0.75,p_ai\nt3,det,0.25,p_ai\n")
+    rep = import_scores(workspace, s)
+    assert [(c["doc_id"], c["score"], c["stored_score"]) for c in rep.score_conflicts] == [("t2", 0.75, 0.25)]
+    assert "record of t1" in rep.score_conflicts[0]["stored_from"]
+    assert sorted(r[2] for r in _stored(workspace, "det")) == [0.25, 0.25, 0.25]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from veribench.corpus.stored import load_documents
@@ -34,6 +35,15 @@ def board_toml(folder: Path, db_url: str, **extra: object) -> Path:
     p = folder / "board.toml"
     p.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return p
+
+
+def board_revealing_tomorrow(tmp_path: Path, **extra: object) -> tuple[Path, str]:
+    """A board folder ``tmp_path/board`` on SQLite whose ``reveal_at`` is a day from now:
+    ``(board.toml, reveal_at as written)``."""
+    soon = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'b.sqlite'}", **extra)
+    cfg.write_text(cfg.read_text() + f"reveal_at = {soon}\n")
+    return cfg, soon
 
 
 def labels_of(board_folder: Path, workspace_ids: list[str]) -> dict[str, str]:

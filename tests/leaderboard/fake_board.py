@@ -48,7 +48,8 @@ class FakeBoard:
             raid_format.read_metadata(metadata, source="metadata.json")
         receipt = receipts.sign_receipt(self.key, board="fake", commitment_sha256="0" * 64, team=team.name,
                                         predictions_sha256=sha256_bytes(predictions),
-                                        received_at="2026-12-05T14:00:00Z", submission_id=secrets.token_hex(8))
+                                        received_at="2026-12-05T14:00:00Z", submission_id=secrets.token_hex(8),
+                                        submission_n=len(self.stored) + 1, released=None)
         self.stored.append((team, receipt))
         return receipt
 

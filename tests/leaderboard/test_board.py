@@ -86,6 +86,13 @@ def test_a_board_end_to_end(db_url, tmp_path):
             assert cells[d]["auroc"] is None and cells[d]["tpr_at_fpr_5"] is None and cells[d]["n_human"] == 40
         assert "suppressed_reason" not in cells["all"] and cells["all"]["auroc"] is not None and 0.0 <= cells["all"]["auroc"] <= 1.0
         assert e["headline"] == pytest.approx(e["table1"]["auroc"])
+    # the minimum cell size holds for every slice shown: the paired tests of a domain (40 and 40)
+    # keep their rows and counts, with no number; the whole set's are shown
+    domain_rows = [c for c in res["comparisons"] if "domain" in str(c["slice"])]
+    assert domain_rows and all(c["suppressed_reason"].startswith("fewer than 45 texts") and c["value_a"] is None
+                               and c["p_value"] is None for c in domain_rows)
+    assert all("suppressed_reason" not in c for c in res["comparisons"] if c["slice"] == "all")
+    assert all(t["tiers"] is None for t in res["tiers"] if "domain" in str(t["slice"]))
     # a bundle over another set (one label flipped in its corpus) disagrees with the revealed set
     corpus = out / "bundles" / "beta" / "corpus.jsonl"
     keep = corpus.read_text()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import httpx
 import pytest
@@ -147,3 +148,38 @@ def test_a_board_over_http(db_url, tmp_path):
     for b in sorted((out / "bundles").iterdir()):
         v = verify_bundle(b)
         assert v.ok, (b, v)
+
+
+def _entry_row(page: str, team: str) -> list[str]:
+    """The cells of ``team``'s row in the revealed results table, as text."""
+    table = page.split('id="results"', 1)[1].split("</table>", 1)[0]
+    row = next(r for r in table.split("<tr>")[1:] if f'data-label="Team">{team}<' in r)
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)]
+
+
+def test_the_revealed_page_says_which_submission_an_entry_is_and_what_released_means(tmp_path):
+    """An entry whose last submission scored below its best shows an unrounded headline far
+    from the released value: the page says the entry is submission n, the team's last scored,
+    and that released is the best value the Ladder released over all its submissions (checked
+    against scikit-learn's AUROC and the Ladder as a plain loop)."""
+    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=0, min_cell_size=10)
+    with Board.open(cfg) as board:
+        board.launch(hidden_set(tmp_path / "h.jsonl", n=60), "documents")
+        team = board.team_for_token(board.add_team("alpha"))
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        labels = labels_of(cfg.parent, ids)
+        files = [predictions(ids, labels, skill=0.9, seed=1), predictions(ids, labels, skill=-0.6, seed=2)]
+        for data in files:
+            board.submit(team, data, METADATA)
+        board.reveal(force=True)
+        srv = ServerThread(create_app(board)).start()
+        try:
+            page = httpx.get(f"{srv.url}/", headers={"accept": "text/html"}, timeout=60).text
+        finally:
+            srv.stop()
+    headlines = [roc_auc_score([labels[i] == "ai" for i in ids], [s["score"] for s in json.loads(d)]) for d in files]
+    assert headlines[1] < 0.5 < headlines[0]
+    note = " ".join(page.split('id="entry-note">', 1)[1].split("</p>", 1)[0].split())
+    assert "last scored submission" in note and "best value the Ladder released over all the team's submissions" in note
+    assert _entry_row(page, "alpha")[:4] == ["alpha", "2 (the last scored)", f"{headlines[1]:.4f}",
+                                            f"{ladder(headlines)[-1]:.4f}"]

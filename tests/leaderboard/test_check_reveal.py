@@ -18,7 +18,15 @@ from veribench.cli.main import app
 from veribench.errors import InputError
 from veribench.hashing import sha256_bytes
 from veribench.leaderboard import setcommit
-from veribench.leaderboard.service import Board, BoardError, check_reveal_against_launch, check_reveal_dir
+from veribench.leaderboard.service import (
+    Board,
+    BoardError,
+    _rule_limits,
+    check_reveal_against_launch,
+    check_reveal_dir,
+)
+
+PUBLIC_RAID = Path(__file__).parents[1] / "data" / "public" / "raid" / "train.csv"
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +43,7 @@ def revealed(tmp_path_factory) -> tuple[Path, dict]:
             tok = board.add_team(team) if team not in {t.name for t in board.teams()} else None
             who = board.team_for_token(tok) if tok else next(t for t in board.teams() if t.name == team)
             receipt = board.submit(who, predictions(ids, labels, skill=skill, seed=i))
+            (tmp / f"receipt-{team}-{i}.json").write_text(json.dumps(receipt))
         pem = board.public_key_pem
         out = board.reveal(force=True)
     (tmp / "receipt.json").write_text(json.dumps(receipt))
@@ -129,6 +138,16 @@ def _table1_alike(f: Path) -> None:
     assert check_reveal_dir(f) == []  # the cheap check holds: results.json repeats the bundle
 
 
+def _bundle_score(f: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    p = f / "bundles" / "alpha" / "scores.parquet"
+    t = pq.read_table(p)
+    raw = t.column("raw").to_pylist()
+    raw[0] = raw[0] + 0.25
+    pq.write_table(t.set_column(t.schema.get_field_index("raw"), "raw", pa.array(raw, pa.float64())), p)
+
+
 def _canary_of(rows):
     rows[0]["canary_of"] = rows[1]["doc_id"]
     return rows
@@ -156,7 +175,7 @@ TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "corrections": (_results(lambda res, e: res.update(corrections=["x"])), "corrections differ"),
     "entry dropped": (_results(lambda res, e: res.update(entries=[e["alpha"]])), "team beta of ladder.json has no"),
     # F2: a real text marked a canary after the launch (dropped from every headline)
-    "real text marked a canary": (lambda f: _edit_rows(f, _canary_of), "canary marking differs"),
+    "real text marked a canary": (lambda f: _edit_rows(f, _canary_of), "canary marking or stored field"),
     # third round: results.json and ladder.json byte for byte a re-derivation from the reveal and
     # the rules committed at launch (a grid cell, the minimum cell size, the threshold rule, a
     # reason, the layout; a bundle evaluated under another protocol)
@@ -182,6 +201,14 @@ TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "bundle and results.json Table 1 alike": (_table1_alike, "entries[0].table1.auroc: published 0.999, re-derived 0."),
     "extra bundle": (lambda f: shutil.copytree(f / "bundles" / "alpha", f / "bundles" / "zeta"),
                      "bundles/: zeta is no entry of ladder.json"),
+    # third hostile tester (F1): a row's identity is well formed and in the order received
+    "received_at not a time": (_ladder(lambda lad: lad["submissions"][0].update(received_at="never")),
+                               "submissions[0].received_at must be an ISO 8601 UTC time"),
+    "format unknown": (_ladder(lambda lad: lad["submissions"][0].update(format="evil")),
+                       "submissions[0].format must be one of raid, veribench"),
+    "rows renumbered": (_ladder(lambda lad: lad["submissions"][0].update(n=9)), "in the order received"),
+    # F2: a bundle's per-text scores are the submitted file's
+    "bundle score": (_bundle_score, "scores.parquet: alpha.2's score of"),
     # hostile ladder.json: one line naming the field, never an internal error or a path
     "eta 0": (_ladder(lambda lad: lad.update(eta=0)), "ladder.json: field eta must be a finite number > 0"),
     "headline 1e308": (_ladder(lambda lad: lad["submissions"][0].update(headline=1e308)),
@@ -295,7 +322,12 @@ def test_a_team_dropped_everywhere_is_caught_by_its_saved_receipt(revealed, tmp_
     saved.write_text(json.dumps(launch))
     rdir = tmp_path / "receipts"
     rdir.mkdir()
-    shutil.copy(out.parent.parent / "receipt.json", rdir / "alpha.json")
+    shutil.copy(out.parent.parent / "receipt.json", rdir / "alpha.json")  # alpha's last receipt only
+    r = _cli([str(out), "--commitment", str(saved), "--receipts", str(rdir)])
+    assert r.exit_code == 1 and "team 'alpha''s submission 1" in r.output and "has no receipt among those " \
+        "given" in r.output, r.output  # a team's receipts are all of them: a row without one is flagged
+    for p in out.parent.parent.glob("receipt-*.json"):  # every receipt of both teams
+        shutil.copy(p, rdir / p.name)
     r = _cli([str(out), "--commitment", str(saved), "--receipts", str(rdir)])
     assert r.exit_code == 0 and r.output.startswith("reveal OK"), r.output
     f = _copy(out, tmp_path)
@@ -348,9 +380,15 @@ def test_a_launched_board_refuses_edited_scoring_rules(tmp_path):
         board.launch(hidden_set(tmp_path / "hidden.jsonl", n=60), "documents")
     original = cfg.read_text()
     for key, value, shown in (("min_cell_size", "5", "45"), ("ladder_eta", "0.05", "0.01"),
-                              ("grid", "[]", "['domain']")):
+                              ("grid", "[]", "['domain']"), ("submission_limit", "40", "5"),
+                              ("canaries", "3", "0"), ("reveal_at", "2001-01-01T00:00:00Z", "None"),
+                              ("calibration", '{ rule = "hash", every = 5, salt = "s" }', "RAID's in-sample"),
+                              ("name", '"renamed"', "'detect-test'")):
+        lines = original.splitlines()
+        if not any(line.startswith(f"{key} =") for line in lines):
+            lines.append(f"{key} = {value}")
         cfg.write_text("\n".join(f"{key} = {value}" if line.startswith(f"{key} =") else line
-                                 for line in original.splitlines()) + "\n")
+                                 for line in lines) + "\n")
         with pytest.raises(InputError) as e:
             Board.open(cfg)
         msg = str(e.value)
@@ -380,3 +418,91 @@ def test_a_file_no_check_reads_fails_check_reveal(revealed, tmp_path, extra, wor
     extra(f)
     problems = check_reveal_against_launch(f, launch)
     assert any(words in p for p in problems), problems
+
+
+def test_an_honest_raid_board_with_a_calibration_split_passes_check_reveal(tmp_path):
+    """A fresh organiser's finding: on the documented RAID path (`import raid`, `export
+    documents`, `launch`) an honest board failed check-reveal, because the revealed set dropped
+    the stored fields the evaluation reads (group_key decides the calibration split, subgroup a
+    slice, provenance a derived text's source). They are committed (format /3, `record`) and
+    revealed; the re-derivation imports them, so an honest reveal passes and a changed group
+    key fails."""
+    ws = tmp_path / "raid-ws"
+    for args in (["import", "raid", str(PUBLIC_RAID), "-w", str(ws)],
+                 ["export", "documents", "-o", str(tmp_path / "hidden.jsonl"), "-w", str(ws)]):
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 0, r.output
+    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'board' / 'board.sqlite'}", canaries=4,
+                     min_cell_size=5, grid=["domain", "model"])
+    cfg.write_text(cfg.read_text() + 'calibration = { rule = "hash", every = 5, salt = "s" }\n')
+    with Board.open(cfg) as board:
+        launch = board.launch(tmp_path / "hidden.jsonl", "documents")
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        labels = labels_of(cfg.parent, ids)
+        texts = {json.loads(x)["id"]: json.loads(x)["text"] for x in board.texts_file().decode().splitlines()}
+        twins = [i for i in ids if sum(t == texts[i] for t in texts.values()) > 1]
+        assert len(twins) >= 2  # RAID's file holds one text under two ids
+        for i, team in enumerate(("alpha", "beta")):
+            who = board.team_for_token(board.add_team(team))
+            data = json.loads(predictions(ids, labels, skill=0.3 + 0.3 * i, seed=i))
+            if i == 0:  # two scores for one text: one would silently stand for both; refused, nothing stored
+                with pytest.raises(InputError, match="are the same text but scored") as e:
+                    board.submit(who, json.dumps(data).encode())
+                assert "\n" not in str(e.value) and "file predictions.json" in str(e.value)
+            one = {}
+            for r in data:  # a detector scores a text: one score per text
+                r["score"] = one.setdefault(texts[r["id"]], r["score"])
+            board.submit(who, json.dumps(data).encode())
+        out = board.reveal(force=True)
+    rows = [json.loads(x) for x in (out / "hidden_set.jsonl").read_text().splitlines()]
+    assert sum(bool(r["record"]["group_key"]) for r in rows) > len(rows) // 2  # RAID's group keys are there
+    assert any(r["record"]["provenance"].get("source_id") for r in rows)  # derived (attacked) texts
+    assert check_reveal_against_launch(out, json.loads(json.dumps(launch))) == []
+    f = _copy(out, tmp_path)
+    _edit_rows(f, lambda rows: [dict(r, record={**r["record"], "group_key": "moved"}) if i == 0 else r
+                                for i, r in enumerate(rows)])
+    assert any("stored field (record) differs" in p for p in check_reveal_against_launch(f, launch))
+
+
+def test_receipts_hold_each_ladder_row_to_what_they_signed(revealed, tmp_path):
+    """Third hostile tester (F1): an organiser who renumbers or re-times a team's rows (making an
+    earlier, better submission its entry), changes the value the board released, or adds a row
+    the team never submitted, passes every other check; the team's receipts (all of them) fail
+    it: a receipt signs the time, the number and the released value."""
+    out, launch = revealed
+    saved = tmp_path / "launch.json"
+    saved.write_text(json.dumps(launch))
+    rdir = tmp_path / "receipts"
+    rdir.mkdir()
+    for p in out.parent.parent.glob("receipt-*.json"):
+        shutil.copy(p, rdir / p.name)
+    rec = json.loads(next(out.parent.parent.glob("receipt-alpha-0.json")).read_text())
+    assert rec["submission_n"] == 1 and "released" in rec
+    for change, words in (
+        (lambda h: h.update(received_at="2099-01-01T00:00:00Z"), "says received_at '2099-01-01T00:00:00Z'; the "
+                                                                  "receipt signed"),
+        (lambda h: h.update(released=0.99), "says released 0.99; the receipt signed"),
+        (lambda h: h.update(submission_id="forged-row"), "team 'alpha''s submission 1 ('forged-row') has no receipt"),
+    ):
+        f = tmp_path / "r"
+        shutil.rmtree(f, ignore_errors=True)
+        shutil.copytree(out, f)
+        lad = json.loads((f / "ladder.json").read_text())
+        change(next(h for h in lad["submissions"] if h["submission_id"] == rec["submission_id"]))
+        (f / "ladder.json").write_text(json.dumps(lad, indent=1))
+        r = _cli([str(f), "--commitment", str(saved), "--receipts", str(rdir)])
+        assert r.exit_code == 1 and words in r.output, (words, r.output)
+
+
+def test_the_committed_limit_and_closing_time_hold_the_ladder():
+    """Third hostile tester (F4): a submission limit raised after the launch let a team reach 15
+    scored submissions; the limit and reveal_at are committed, and check-reveal holds
+    ladder.json to them (here directly, on rows as the board writes them)."""
+    rows = [{"team": "alpha", "n": k, "received_at": f"2026-12-05T10:0{k}:00Z"} for k in range(1, 5)]
+    assert _rule_limits({"submission_limit": 4, "reveal_at": None}, rows) == []
+    assert _rule_limits({"submission_limit": 3, "reveal_at": None}, rows) == [
+        "ladder.json: team alpha has 4 scored submissions; the launch committed a limit of 3"]
+    late = _rule_limits({"submission_limit": 9, "reveal_at": "2026-12-05T10:03:00Z"}, rows)
+    assert [p.split(" was received")[0] for p in late] == ["ladder.json: alpha's submission 3",
+                                                          "ladder.json: alpha's submission 4"]
+    assert _rule_limits({}, rows) == []  # a record of format /3 made before the limit was committed

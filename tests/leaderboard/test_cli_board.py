@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 from typer.testing import CliRunner
 
-from tests.leaderboard.board_helpers import board_toml, hidden_set, labels_of, predictions
+from tests.leaderboard.board_helpers import board_revealing_tomorrow, board_toml, hidden_set, labels_of, predictions
 from tests.rubric.rubric_helpers import free_port
 from veribench.cli.leaderboard import FORMATS
 from veribench.cli.main import app
@@ -81,3 +81,30 @@ def test_launch_add_team_serve_reveal(tmp_path):
     assert (folder / "reveal" / "results.json").is_file() and f"veribench verify {folder / 'reveal'}" in r.output
     with Board.open(cfg) as board:
         assert [e["team"] for e in board.results()["entries"]] == ["alpha"]
+
+
+def test_reveal_force_before_reveal_at_prints_each_warning_as_one_line(tmp_path):
+    """`reveal` before ``reveal_at`` names the way out (`--force`, in --help); the reveal's
+    warnings (an entry's undefined canary test: 15 human texts give no 5%-FPR threshold) are
+    one line ``warning: <message>`` each on standard error, never Python's warning with its
+    source line."""
+    cfg, soon = board_revealing_tomorrow(tmp_path, canaries=4)
+    with Board.open(cfg) as board:
+        board.launch(hidden_set(tmp_path / "h.jsonl", n=30), "documents")
+        team = board.team_for_token(board.add_team("alpha"))
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        board.submit(team, predictions(ids, labels_of(cfg.parent, ids), skill=0.6, seed=1), None, "raid")
+    r = run(["leaderboard", "reveal", "--help"])
+    assert r.exit_code == 0 and "--force" in r.output and "reveal_at" in r.output
+    r = run(["leaderboard", "reveal", "--config", str(cfg)])
+    assert r.exit_code == 1 and f"reveals at {soon}" in r.output and not (cfg.parent / "reveal").exists()
+    r = run(["leaderboard", "reveal", "--config", str(cfg), "--force"])
+    assert r.exit_code == 0, r.output
+    assert (cfg.parent / "reveal" / "results.json").is_file()
+    with Board.open(cfg) as board:
+        reason = board.team_submissions(team)[0]["canary"]["reason"]
+    assert reason == "the entry's 5%-FPR threshold is undefined"
+    lines = r.stderr.splitlines()
+    assert [x for x in lines if "canary" in x] == [f"warning: entry alpha: canary leak test undefined: {reason}"]
+    assert lines and all(x.startswith("warning: ") for x in lines), lines
+    assert "Warning" not in r.output and "board.py" not in r.output

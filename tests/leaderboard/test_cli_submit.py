@@ -54,7 +54,7 @@ def test_submit_saves_the_receipt_and_check_receipt_verifies_it_offline(board_ur
     other = Ed25519PrivateKey.generate()
     forged = receipts.sign_receipt(other, **{k: receipt[k] for k in ("board", "commitment_sha256", "team",
                                                                      "predictions_sha256", "received_at",
-                                                                     "submission_id")})
+                                                                     "submission_id", "submission_n", "released")})
     (tmp_path / "forged.json").write_text(json.dumps(forged))
     (tmp_path / "other.json").write_bytes(FULL.replace(b"0.5", b"0.6"))
     for args, said in [

@@ -14,12 +14,17 @@ import typing
 from datetime import datetime
 from pathlib import Path
 
+from fastapi.routing import APIRoute
 from pydantic_core import PydanticUndefined
 from typer.testing import CliRunner
 
+from tests.leaderboard.board_helpers import board_toml, hidden_set, labels_of
+from tests.leaderboard.fake_board import FakeBoard
 from veribench.cli.main import app
 from veribench.hashing import canonical_json, sha256_bytes
+from veribench.leaderboard.app import create_app
 from veribench.leaderboard.config import HEADLINES, BoardModel, CalibrationSplit
+from veribench.leaderboard.service import Board
 from veribench.store import Workspace
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "leaderboard.md"
@@ -107,3 +112,34 @@ def test_the_documented_raid_path_launches_a_board(tmp_path, monkeypatch):
     with Workspace(tmp_path / "raid-ws", read_only=True) as ws:
         n_docs = ws.con.execute("select count(*) from documents").fetchone()[0]
     assert record["n"] == n_docs > 0
+
+
+def test_every_board_address_the_guide_fetches_is_a_get_route_and_the_key_is_saved_at_launch():
+    """Each ``curl ... https://board.example.org/PATH`` of the guide names a GET route of the
+    app (e.g. ``/public-key``, not a guessed name); the launch-record section tells
+    submitters to save the public key with the launch record."""
+    text = DOC.read_text(encoding="utf-8")
+    routes = {r.path for r in create_app(FakeBoard(texts=[])).routes
+              if isinstance(r, APIRoute) and "GET" in r.methods}
+    fetched = set(re.findall(r"curl [^\n]*?https://board\.example\.org(/[\w./-]*)", text))
+    assert {"/commitment", "/commitment.tsr", "/public-key"} <= fetched and fetched <= routes, fetched - routes
+    section = text.split("## Keep the launch record", 1)[1].split("\n## ", 1)[0]
+    assert "curl -fsS https://board.example.org/public-key > board.pem" in section
+
+
+def test_canaries_are_exact_copies_with_the_documented_visible_marker(tmp_path):
+    """The guide's canary: an exact copy of a hidden text with ``[ref <32 hex>]`` appended
+    (after a blank line), the same label; checked on the texts a launched board serves."""
+    assert "[ref <32 hex>]" in DOC.read_text(encoding="utf-8")
+    assert "[ref <32 hex>]" in (DOC.parent / "statistics.md").read_text(encoding="utf-8")
+    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=5)
+    with Board.open(cfg) as board:
+        board.launch(hidden_set(tmp_path / "h.jsonl", n=40), "documents")
+        texts = {d["id"]: d["text"] for d in map(json.loads, board.texts_file().decode().splitlines())}
+    labels = labels_of(cfg.parent, list(texts))
+    marked = {k: re.fullmatch(r"(.*)\n\n\[ref [0-9a-f]{32}\]", v, flags=re.S) for k, v in texts.items()}
+    canaries = {k: m.group(1) for k, m in marked.items() if m}
+    assert len(canaries) == 5 and len(texts) == 45
+    plain = {v: k for k, v in texts.items() if k not in canaries}
+    for k, copied in canaries.items():
+        assert copied in plain and labels[plain[copied]] == labels[k]

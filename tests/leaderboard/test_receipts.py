@@ -25,7 +25,7 @@ from veribench.leaderboard.receipts import (
 
 FIELDS = {"board": "demo-board", "commitment_sha256": "a" * 64, "team": "team-1",
           "predictions_sha256": sha256_bytes(b'[{"id": "x", "score": 0.5}]'),
-          "received_at": "2026-12-05T14:00:00Z", "submission_id": "s-0001"}
+          "received_at": "2026-12-05T14:00:00Z", "submission_id": "s-0001", "submission_n": 1, "released": 0.82}
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,8 @@ def test_signed_receipt_checks_and_signature_is_independent_ed25519(key):
 @pytest.mark.parametrize("field", [*RECEIPT_FIELDS])
 def test_altered_field_refused(key, field):
     r = sign_receipt(key, **FIELDS, tsa_token_b64=base64.b64encode(b"token").decode())
-    r[field] = ("b" * 64) if field.endswith("sha256") else (None if field == "tsa_token_b64" else r[field] + "x")
+    r[field] = (("b" * 64) if field.endswith("sha256") else None if field == "tsa_token_b64"
+                else r[field] + 1 if field in ("submission_n", "released") else r[field] + "x")
     with pytest.raises(InputError, match="does not verify") as e:
         check_receipt(r, public_key_pem(key), source="receipt.json")
     assert "file receipt.json" in one_line(e) and "'signature'" in str(e.value)
@@ -151,3 +152,8 @@ def test_bad_public_key_and_bad_sign_input(key):
     assert "'predictions_sha256'" in one_line(e)
     with pytest.raises(InputError, match="non-empty"):
         sign_receipt(key, **{**FIELDS, "team": ""})
+    for field, bad, words in (("submission_n", 0, "integer >= 1"), ("submission_n", True, "integer >= 1"),
+                              ("released", float("nan"), "finite"), ("released", "0.9", "finite")):
+        with pytest.raises(InputError, match=words) as e:
+            sign_receipt(key, **{**FIELDS, field: bad})
+        assert f"'{field}'" in one_line(e)

@@ -34,7 +34,7 @@ def test_leaf_is_sha256_of_canonical_json_and_root_rfc6962():
     r = ROWS[0]
     body = json.dumps({"salt_hex": SALT.hex(), "doc_id": r.doc_id,
                        "text_sha256": hashlib.sha256(r.text.encode()).hexdigest(), "label": r.label, "arm": r.arm,
-                       "tags": dict(r.tags), "canary_of": None}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                       "tags": dict(r.tags), "canary_of": None, "record": {}}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert leaves[0] == hashlib.sha256(body.encode()).hexdigest()
     rec = record()
     assert rec["root"] == merkle_root(leaves) and rec["n"] == 6 and rec["format"] == COMMITMENT_FORMAT
@@ -50,10 +50,12 @@ def changed(i, **kw):
 
 
 @pytest.mark.parametrize(("rows", "salt", "expect"), [
-    (changed(2, label="ai"), SALT, "a label, arm, tag or canary marking differs"),
-    (changed(3, arm="X"), SALT, "a label, arm, tag or canary marking differs"),
-    (changed(4, tags={"domain": "news"}), SALT, "a label, arm, tag or canary marking differs"),
-    (changed(5, canary_of="d0"), SALT, "a label, arm, tag or canary marking differs"),
+    (changed(2, label="ai"), SALT, "a label, arm, tag, canary marking or stored field (record) differs"),
+    (changed(3, arm="X"), SALT, "a label, arm, tag, canary marking or stored field (record) differs"),
+    (changed(4, tags={"domain": "news"}), SALT, "a label, arm, tag, canary marking or stored field (record) differs"),
+    (changed(5, canary_of="d0"), SALT, "a label, arm, tag, canary marking or stored field (record) differs"),
+    # format /3: the other stored fields (a group key decides the calibration split)
+    (changed(0, record={"group_key": "g9"}), SALT, "a label, arm, tag, canary marking or stored field (record) differs"),
     (changed(1, text="text number 1."), SALT, "doc ids or texts differ"),
     (ROWS, bytes(reversed(range(32))), "salt is not the committed one"),
     ([*ROWS, HiddenRow("d9", "new", "human")], SALT, "has 7 rows, the commitment 6"),
@@ -96,11 +98,12 @@ def test_a_format_1_record_is_still_checked_without_canary_marking():
     v1 = {**record(), "format": "veribench-board-commitment/1",
           "root": merkle_root(set_leaves(ROWS, SALT, fmt="veribench-board-commitment/1"))}
     assert COMMITMENT_FORMAT == "veribench-board-commitment/3" and v1["root"] != record()["root"]
-    v2 = {**record(), "format": "veribench-board-commitment/2"}  # /3 adds the rules, not a leaf field
-    assert v2["root"] == record()["root"] and check_reveal(v2, ROWS, SALT) == []
-    assert "canary marking differs" in check_reveal(v2, changed(5, canary_of="d0"), SALT)[0]
+    v2 = {**record(), "format": "veribench-board-commitment/2",  # /3 adds the rules and the record leaf field
+          "root": merkle_root(set_leaves(ROWS, SALT, fmt="veribench-board-commitment/2"))}
+    assert v2["root"] != record()["root"] and check_reveal(v2, ROWS, SALT) == []
+    assert "canary marking or stored field (record) differs" in check_reveal(v2, changed(5, canary_of="d0"), SALT)[0]
     assert check_reveal(v1, ROWS, SALT) == []
     assert check_reveal(v1, changed(5, canary_of="d0"), SALT) == []  # /1 never committed the marking
-    assert "a label, arm, tag or canary marking differs" in check_reveal(v1, changed(2, label="ai"), SALT)[0]
+    assert "a label, arm, tag, canary marking or stored field (record) differs" in check_reveal(v1, changed(2, label="ai"), SALT)[0]
     assert "format is 'veribench-board-commitment/9'" in check_reveal({**v1, "format": "veribench-board-commitment/9"},
                                                                        ROWS, SALT)[0]

@@ -12,12 +12,12 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.bundles.tsa_server import TSAServer
-from tests.leaderboard.board_helpers import board_toml, hidden_set
+from tests.leaderboard.board_helpers import board_revealing_tomorrow, board_toml, hidden_set
 from tests.rubric.rubric_helpers import ServerThread
 from veribench.cli.main import app
 from veribench.commit import tsa
 from veribench.errors import VeribenchError
-from veribench.leaderboard import receipts
+from veribench.leaderboard import receipts, service
 from veribench.leaderboard.app import create_app
 from veribench.leaderboard.service import Board, BoardError, check_reveal_against_launch, check_reveal_dir
 
@@ -66,10 +66,8 @@ def test_the_commitment_and_each_submission_are_time_stamped(tmp_path):
     assert any("commitment.tsr does not stamp" in p for p in check_reveal_dir(out))
 
 
-def test_reveal_at_closes_submissions_and_guards_an_early_reveal(tmp_path):
-    soon = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=0)
-    cfg.write_text(cfg.read_text() + f"reveal_at = {soon}\n")
+def test_reveal_at_closes_submissions_and_guards_an_early_reveal(tmp_path, monkeypatch):
+    cfg, soon = board_revealing_tomorrow(tmp_path, canaries=0)
     with Board.open(cfg) as board:
         board.launch(hidden_set(tmp_path / "h.jsonl", n=60), "documents")
         team = board.team_for_token(board.add_team("alpha"))
@@ -77,9 +75,11 @@ def test_reveal_at_closes_submissions_and_guards_an_early_reveal(tmp_path):
         with pytest.raises(BoardError, match=f"reveals at {soon}"):
             board.reveal()
         assert not (board.folder / "reveal").exists()
-    cfg.write_text(cfg.read_text().replace(f"reveal_at = {soon}", "reveal_at = 2001-01-01T00:00:00Z"))
+    # reveal_at is committed at launch (board.toml cannot move it): two days pass instead
+    later = datetime.now(UTC) + timedelta(days=2)
+    monkeypatch.setattr(service, "_now", lambda: later)
     with Board.open(cfg) as board:
-        with pytest.raises(BoardError, match="submissions closed at 2001-01-01T00:00:00Z"):
+        with pytest.raises(BoardError, match=f"submissions closed at {soon}"):
             board.submit(team, _scores(board), None, "raid")
         assert len(board.team_submissions(team)) == 1
         assert (board.reveal() / "results.json").is_file()

@@ -5,7 +5,7 @@
     veribench leaderboard add-team NAME --config board.toml        # the token is the last line printed
     veribench leaderboard serve --config board.toml [--host 127.0.0.1] [--port 8200] [--root-path /board]
                                 [--secure-cookies] [--forwarded-allow-ips IPS]
-    veribench leaderboard reveal --config board.toml
+    veribench leaderboard reveal --config board.toml [--force]
     veribench leaderboard check-reveal REVEAL_DIR (--commitment LAUNCH.json | --url URL)
 
 A module of its own (``COMMANDS`` in :mod:`veribench.cli.main` loads each of these commands
@@ -18,12 +18,13 @@ The guide: ``docs/leaderboard.md``.
 from __future__ import annotations
 
 import base64
+import warnings
 from pathlib import Path
 
 import httpx
 import typer
 
-from veribench.cli.common import choice, input_path
+from veribench.cli.common import choice, input_path, warn
 from veribench.cli.grammar import CliError
 from veribench.cli.leaderboard import TOKEN_ENV
 from veribench.cli.serve import ForwardedOpt, HostOpt, _proxy, _root_path
@@ -64,10 +65,18 @@ def add_team_cmd(name: str = typer.Argument(..., help="Team name: 1-40 letters, 
     typer.echo(token)
 
 
-def reveal_cmd(config: Path = ConfigOpt) -> None:
-    """Publish the labels, the salt and one bundle per entry; `veribench verify` then re-derives every number."""
-    with Board.open(config) as board:
-        out = board.reveal()
+def reveal_cmd(config: Path = ConfigOpt,
+               force: bool = typer.Option(False, "--force", help="Reveal before the board's reveal_at: this ends "
+                                          "the cycle for every team (submissions close).")) -> None:
+    """Publish the labels, the salt and one bundle per entry; `veribench verify` then re-derives every number.
+
+    Each warning of the reveal (e.g. an entry's undefined canary test) is one line
+    ``warning: <message>`` on standard error."""
+    with Board.open(config) as board, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)  # each of the reveal's own (UndefinedMetricWarning...)
+        out = board.reveal(force=force)
+    for w in caught:
+        warn(" ".join(str(w.message).split()))
     typer.echo(f"revealed: {out} (labels, salt, commitment, protocol, results.json, bundles/)")
     typer.echo(f"check it: veribench verify {out / 'bundles' / 'all'} (and each team's bundle in {out / 'bundles'})")
 

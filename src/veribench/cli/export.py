@@ -12,7 +12,7 @@ from veribench.cli.common import WorkspaceOpt, check_filters, open_workspace, ou
 from veribench.cli.grammar import CliUsageError
 from veribench.corpus.stored import export_documents
 from veribench.evaluate.run import export_run
-from veribench.leaderboard.raid_export import OUT_OF_SCOPE_RULE, export_raid_submission
+from veribench.leaderboard.raid_export import OUT_OF_SCOPE_INCLUDED_RULE, OUT_OF_SCOPE_RULE, export_raid_submission
 from veribench.leaderboard.raid_format import read_metadata
 
 export_app = typer.Typer(help="Export raw per-document data from a workspace.", no_args_is_help=True)
@@ -67,10 +67,14 @@ def export_raid_submission_cmd(
     name: str | None = typer.Option(None, "--name", help="RAID's detector_name (default: the detector's name)."),
     date_released: str | None = typer.Option(None, "--date-released", help="RAID's date_released, YYYY-MM-DD "
                                              "(default: the run's date)."),
+    include_out_of_scope: bool = typer.Option(False, "--include-out-of-scope", help="Also write the texts outside "
+                                              "the detector's declared languages that have a score (counted in "
+                                              "the output): a board needs a score for every text."),
     workspace: Path = WorkspaceOpt,
 ) -> None:
     """Write RAID's leaderboard files (predictions.json [{id, score}], metadata.json) from one detector of a run;
-    the score is the run's ranking score (higher = more likely AI), texts without a score are left out and counted."""
+    the score is the run's ranking score (higher = more likely AI), texts without a score are left out and counted,
+    and so are texts outside the detector's declared languages unless --include-out-of-scope."""
     meta = None
     if metadata is not None:
         try:
@@ -84,12 +88,24 @@ def export_raid_submission_cmd(
                             "pass --contact EMAIL, or --metadata FILE")
     with open_workspace(workspace, read_only=True) as ws:
         r = export_raid_submission(ws, run, out, detector=detector, metadata=meta, contact_info=contact,
-                                   detector_name=name, date_released=date_released)
+                                   detector_name=name, date_released=date_released,
+                                   include_out_of_scope=include_out_of_scope)
     typer.echo(f"wrote {r.n} predictions of detector {r.detector} (run {r.run_id}) to {r.predictions}, "
                f"metadata to {r.metadata}")
-    for part, what in ((r.out_of_scope, f"outside the detector's declared languages: {OUT_OF_SCOPE_RULE};"),
-                       (r.unscored, "without a score")):
-        if part:
-            counts = Counter(part.values())
-            typer.echo(f"left out {len(part)} texts {what} ("
-                       + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"; first: {min(part)})")
+    if r.included_out_of_scope:
+        typer.echo(f"wrote {len(r.included_out_of_scope)} texts outside the detector's declared languages: "
+                   f"{OUT_OF_SCOPE_INCLUDED_RULE}{_counted(r.included_out_of_scope)}")
+    if r.out_of_scope:
+        typer.echo(f"left out {len(r.out_of_scope)} texts outside the detector's declared languages: "
+                   f"{OUT_OF_SCOPE_INCLUDED_RULE if include_out_of_scope else OUT_OF_SCOPE_RULE}"
+                   f"{_counted(r.out_of_scope)}"
+                   + ("" if include_out_of_scope else "; a board needs a score for every text of its set: pass "
+                      "--include-out-of-scope to write those with a score"))
+    if r.unscored:
+        typer.echo(f"left out {len(r.unscored)} texts without a score{_counted(r.unscored)}")
+
+
+def _counted(part: dict[str, str]) -> str:
+    """`` (reason: count, ...; first: doc_id)`` of texts written or left out (doc_id -> reason)."""
+    return (" (" + ", ".join(f"{k}: {v}" for k, v in sorted(Counter(part.values()).items()))
+            + f"; first: {min(part)})")

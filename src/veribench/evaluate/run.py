@@ -726,7 +726,7 @@ def export_run(ws: Workspace, run: str, path: str | Path) -> tuple[Path, int, st
     return p, int(n), run_id
 
 
-def run_detector_scores(ws: Workspace, run: str, detector: str | None = None
+def run_detector_scores(ws: Workspace, run: str, detector: str | None = None, *, include_out_of_scope: bool = False
                         ) -> tuple[str, str, str, dict[str, float], dict[str, str]]:
     """One detector's ranking scores in one run (its stored per-document rows), for exports
     such as RAID's predictions.json.
@@ -735,15 +735,19 @@ def run_detector_scores(ws: Workspace, run: str, detector: str | None = None
         ws: the workspace (read only).
         run: the run's tag or id (the newest run of a tag).
         detector: the detector's name in the run; None: the run must hold one detector.
+        include_out_of_scope: also give the score of a text outside the declared languages
+            when it has one (a board needs every text scored); evaluation still excludes it.
 
     Returns:
         ``(run_id, tag, detector, scores, left_out)``: ``scores`` maps each doc_id in the
-        detector's declared languages with a finite ranking score (the oriented native value,
-        higher = more likely AI, :func:`veribench.evaluate.ranking.ranking_scores`) to it;
-        ``left_out`` maps every other doc_id of the detector's rows to why: a text outside the
-        declared languages, whatever its scoring, to its exclusion reason (the rule of
-        evaluation, :func:`veribench.evaluate.rows.exclusion_reasons`: the language, and its
-        scoring status when not ok), any other to its status (why it has no score).
+        detector's declared languages (with ``include_out_of_scope``, any doc_id) with a finite
+        ranking score (the oriented native value, higher = more likely AI,
+        :func:`veribench.evaluate.ranking.ranking_scores`) to it; ``left_out`` maps every other
+        doc_id of the detector's rows to why: a text outside the declared languages, whatever
+        its scoring (with ``include_out_of_scope``: one without a score), to its exclusion
+        reason (the rule of evaluation, :func:`veribench.evaluate.rows.exclusion_reasons`: the
+        language, and its scoring status when not ok), any other to its status (why it has no
+        score).
 
     Raises:
         InputError: unknown run, a run without rows, several detectors and none named, or a
@@ -768,9 +772,10 @@ def run_detector_scores(ws: Workspace, run: str, detector: str | None = None
     for doc_id, status, score, why in ws.query("SELECT doc_id, status, ranking_score, excluded FROM run_rows "
                                                "WHERE run_id = ? AND detector = ? ORDER BY doc_id",
                                                [run_id, detector]):
-        if why is not None and outside_language(why) is not None:
+        has_score = score is not None and bool(np.isfinite(score))
+        if why is not None and outside_language(why) is not None and not (include_out_of_scope and has_score):
             left_out[str(doc_id)] = str(why)
-        elif score is not None and np.isfinite(score):
+        elif has_score:
             scores[str(doc_id)] = float(score)
         else:
             left_out[str(doc_id)] = str(status or "no score")

@@ -14,6 +14,11 @@ The receipt, a flat JSON object:
 ``predictions_sha256``    SHA-256 (hex) of the prediction file's exact bytes
 ``received_at``           when the board stored the file (ISO 8601 UTC)
 ``submission_id``         the board's id of the submission
+``submission_n``          its number among the team's submissions (1, 2, ...; a failed one
+                          keeps its number)
+``released``              the headline the board published for the team after scoring it
+                          (the Ladder's released value, null before any), as the board showed
+                          it: the reveal's ``ladder.json`` must say the same
 ``tsa_token_b64``         an RFC 3161 time-stamp token the board obtained for this
                           submission (base64 of its DER), or null
 ``key_id``                SHA-256 (hex) of the board's raw 32-byte public key
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import os
 import re
 from pathlib import Path
@@ -41,7 +47,7 @@ from veribench.hashing import canonical_json, sha256_bytes
 #: The signed fields of a receipt, in the order the table above gives them (besides
 #: ``key_id``, which is signed too, and ``signature``, which is not).
 RECEIPT_FIELDS: tuple[str, ...] = ("board", "commitment_sha256", "team", "predictions_sha256", "received_at",
-                                   "submission_id", "tsa_token_b64")
+                                   "submission_id", "submission_n", "released", "tsa_token_b64")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -106,15 +112,23 @@ def _signed_bytes(receipt: dict[str, Any]) -> bytes:
 
 
 def sign_receipt(key: Ed25519PrivateKey, *, board: str, commitment_sha256: str, team: str, predictions_sha256: str,
-                 received_at: str, submission_id: str, tsa_token_b64: str | None = None) -> dict[str, Any]:
+                 received_at: str, submission_id: str, submission_n: int, released: float | None,
+                 tsa_token_b64: str | None = None) -> dict[str, Any]:
     """A signed receipt (the fields above, ``key_id`` and ``signature``).
 
     Raises:
-        InputError: a SHA-256 field is not 64 lowercase hex characters, or a text field is empty.
+        InputError: a SHA-256 field is not 64 lowercase hex characters, a text field is empty,
+            ``submission_n`` not an integer >= 1, or ``released`` not null or a finite number.
     """
     fields: dict[str, Any] = {"board": board, "commitment_sha256": commitment_sha256, "team": team,
                               "predictions_sha256": predictions_sha256, "received_at": received_at,
-                              "submission_id": submission_id, "tsa_token_b64": tsa_token_b64}
+                              "submission_id": submission_id, "submission_n": submission_n, "released": released,
+                              "tsa_token_b64": tsa_token_b64}
+    if isinstance(submission_n, bool) or not isinstance(submission_n, int) or submission_n < 1:
+        raise InputError("must be an integer >= 1", record="receipt", field="submission_n")
+    if released is not None and (isinstance(released, bool) or not isinstance(released, int | float)
+                                 or not math.isfinite(released)):
+        raise InputError("must be null or a finite number", record="receipt", field="released")
     for name in ("commitment_sha256", "predictions_sha256"):
         if not isinstance(fields[name], str) or not _HEX64.fullmatch(fields[name]):
             raise InputError("must be a SHA-256: 64 lowercase hex characters", record="receipt", field=name)

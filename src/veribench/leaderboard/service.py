@@ -47,8 +47,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import tomli_w
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
@@ -68,6 +70,7 @@ from veribench.hashing import merkle_root, sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
 from veribench.leaderboard.config import HEADLINE_TARGET_FPR, HEADLINES, PASSWORD_ENV, BoardConfig, load_config
 from veribench.leaderboard.files import create_private_file, fsync_folder, make_private, write_durably
+from veribench.leaderboard.suppress import SLICE_KEYS, suppress_slices
 from veribench.metrics._base import UndefinedMetricWarning
 from veribench.metrics.canary import canary_leak_test
 from veribench.metrics.ladder import LADDER_RULE, ladder_step
@@ -203,6 +206,36 @@ def entry_headline(ws: Workspace, protocol: Mapping[str, Any], detector: str, sc
     return row, value, reason
 
 
+def same_text_conflict(groups: Sequence[Sequence[str]], scores: Mapping[str, float], *, source: str) -> None:
+    """Refuse a submission that gives two ids of one text (``groups``: ids sharing a text)
+    different scores: a detector scores a text, and the board's workspace keeps one score per
+    detector and text, so one of the two would silently stand for both.
+
+    Raises:
+        InputError: one line naming the file, both ids and their scores.
+    """
+    for g in groups:
+        first = scores.get(g[0])
+        for other in g[1:]:
+            if scores.get(other) != first:
+                raise InputError(f"ids {echo(g[0])} and {echo(other)} are the same text but scored {first!r} and "
+                                 f"{scores.get(other)!r}: a detector scores a text, so give them one score",
+                                 file=source, record=f"id {echo(other)}", field="score")
+
+
+def hidden_rows(ws: Workspace, ids: Sequence[str], canaries: Mapping[str, Mapping[str, Any]]) -> list[setcommit.HiddenRow]:
+    """The hidden set's rows as stored in the board's workspace (``ids`` order): text, label,
+    arm, tags, the canary marking (``canaries``: ``{canary id: {"source", "label"}}``) and the
+    other stored fields (:data:`.setcommit.RECORD_FIELDS`, as
+    :func:`veribench.corpus.stored.load_documents` gives them). The launch commits these rows
+    and the reveal publishes them, both read the same way."""
+    docs = load_documents(ws, ids)
+    return [setcommit.HiddenRow(doc_id=i, text=docs[i]["text"], label=docs[i]["label"], arm=docs[i]["arm"],
+                                tags=_tags(docs[i]["tags"]), canary_of=canaries.get(i, {}).get("source"),
+                                record={k: docs[i][k] for k in setcommit.RECORD_FIELDS})
+            for i in ids]
+
+
 def launch_notes(cfg: BoardConfig, docs: Sequence[Document]) -> list[str]:
     """Warnings for a hidden set on which the headline can never be defined, one line each
     (printed by ``launch`` and kept in the commitment record's ``notes``): fewer human or AI
@@ -244,16 +277,23 @@ def board_rules(cfg: BoardConfig) -> dict[str, Any]:
     launch, and repeated at the top of ``results.json`` (:data:`RULE_KEYS`): the headline metric
     (:data:`.config.HEADLINES`) and its description, the Ladder's rule and ``eta``, the minimum
     cell size (texts of a label), the grid's tags, how thresholds are fitted and every entry's
-    decision rule (:func:`decision_rule`)."""
+    decision rule (:func:`decision_rule`), the per-team submission limit, the number of
+    canaries and when submissions close (``reveal_at``, ISO 8601 UTC, or null)."""
     b = cfg.board
     return {"headline_metric": b.headline_metric, "headline_description": HEADLINES[b.headline_metric],
             "ladder_rule": LADDER_RULE, "ladder_eta": b.ladder_eta, "min_cell_size": b.min_cell_size,
-            "grid": list(b.grid), "thresholds": cfg.threshold_rule, "decision_rule": decision_rule(cfg)}
+            "grid": list(b.grid), "thresholds": cfg.threshold_rule, "decision_rule": decision_rule(cfg),
+            "submission_limit": b.submission_limit, "canaries": b.canaries,
+            "reveal_at": _iso(_aware(b.reveal_at)) if b.reveal_at is not None else None}
 
 
 #: The committed rules (:func:`board_rules`) that come from ``board.toml``'s ``[board]`` keys of the
 #: same names: a launched board refuses to open when one of them was edited (:meth:`Board.check_rules`).
-EDITABLE_RULES = ("headline_metric", "ladder_eta", "min_cell_size", "grid")
+EDITABLE_RULES = ("headline_metric", "ladder_eta", "min_cell_size", "grid", "submission_limit", "canaries",
+                  "reveal_at", "thresholds")
+#: The ``board.toml`` field behind a committed rule whose name differs (``thresholds`` is how
+#: ``calibration`` reads).
+RULE_FIELD = {"thresholds": "calibration"}
 
 #: The keys of the committed rules (:func:`board_rules`) repeated at the top of ``results.json``.
 RULE_KEYS = ("headline_metric", "headline_description", "ladder_rule", "ladder_eta", "min_cell_size", "thresholds")
@@ -356,11 +396,12 @@ def results_bytes(commitment: Mapping[str, Any], rules: Mapping[str, Any], entri
                   all_results: Mapping[str, Any], all_root: str) -> bytes:
     """``results.json``'s exact bytes: the board, the launch record, the committed rules
     (:data:`RULE_KEYS`), the entries (:func:`entry_record`, by team name) and the keys
-    :data:`ALL_BUNDLE_KEYS` of the bundle of all entries. The reveal writes them and
+    :data:`ALL_BUNDLE_KEYS` of the bundle of all entries, every number of a slice under the
+    committed minimum cell size nulled with the reason (:func:`.suppress.suppress_slices`). The reveal writes them and
     ``check-reveal`` requires the published file to be these bytes re-derived."""
     doc = {"board": commitment["board"], "commitment": dict(commitment), **{k: rules[k] for k in RULE_KEYS},
            "entries": list(entries), "all_bundle": "bundles/all", "all_bundle_root_sha256": all_root,
-           **{k: all_results.get(k) for k in ALL_BUNDLE_KEYS}}
+           **suppress_slices(all_results, int(rules["min_cell_size"]))}
     return json.dumps(doc, indent=1, allow_nan=False).encode("utf-8")
 
 
@@ -435,7 +476,8 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
         record = json.loads((f / "commitment.json").read_text(encoding="utf-8"))
         salt = bytes.fromhex((f / "salt.txt").read_text(encoding="ascii").strip())
         rows = [setcommit.HiddenRow(doc_id=r["doc_id"], text=r["text"], label=r["label"], arm=r.get("arm"),
-                                    tags=r.get("tags") or {}, canary_of=r.get("canary_of"))
+                                    tags=r.get("tags") or {}, canary_of=r.get("canary_of"),
+                                    record=r.get("record") or {})
                 for r in map(json.loads, filter(None, (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines()))]
         proto = (f / "protocol.toml").read_bytes()
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
@@ -514,7 +556,8 @@ def _check_bundles(f: Path, rows: Mapping[str, setcommit.HiddenRow], canaries: s
             if line.get("in_run"):
                 in_run.add(r.doc_id)
             for fld, want in (("text_sha256", text_sha256(r.text)), ("label", r.label), ("arm", r.arm),
-                              ("tags", dict(r.tags))):
+                              ("tags", dict(r.tags)),
+                              *((k, r.record.get(k) or None) for k in setcommit.RECORD_FIELDS if r.record)):
                 if (d.get(fld) or ({} if fld == "tags" else None)) != want:
                     problems.append(f"bundle {b.name}: document {r.doc_id}'s {fld} differs from the revealed set")
         missing = set(rows) - canaries - in_run
@@ -524,8 +567,9 @@ def _check_bundles(f: Path, rows: Mapping[str, setcommit.HiddenRow], canaries: s
     return problems
 
 
-#: The keys of ``results.json`` copied from the bundle of all entries (``bundles/all/results.json``).
-ALL_BUNDLE_KEYS = ("tiers", "comparisons", "significance", "gaps", "corrections")
+#: The keys of ``results.json`` copied from the bundle of all entries (``bundles/all/results.json``),
+#: slices under the minimum cell size suppressed (:func:`.suppress.suppress_slices`).
+ALL_BUNDLE_KEYS = SLICE_KEYS
 
 #: Each entry's fields of ``results.json`` that repeat its team's last scored submission in
 #: ``ladder.json``: (the entry's field, the ladder row's field).
@@ -564,7 +608,7 @@ def _check_results(f: Path) -> list[str]:
                                     f"scored submission of that team ({theirs})")
         for team in sorted(set(last) - {e["team"] for e in res["entries"]}):
             problems.append(f"results.json: team {team} of ladder.json has no entry")
-        allr = load(f / "bundles" / "all" / "results.json")
+        allr = suppress_slices(load(f / "bundles" / "all" / "results.json"), int(res["min_cell_size"]))
         for key in ALL_BUNDLE_KEYS:
             if res.get(key) != allr.get(key):
                 problems.append(f"results.json: {key} differ from the bundle of all entries")
@@ -576,22 +620,55 @@ def _check_results(f: Path) -> list[str]:
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
+def _parse_utc(v: Any) -> datetime | None:
+    """An ISO 8601 UTC time as the board writes it (``...Z``), or None."""
+    if not isinstance(v, str) or not v.endswith("Z"):
+        return None
+    try:
+        t = datetime.fromisoformat(v[:-1] + "+00:00")
+    except ValueError:
+        return None
+    return t if t.utcoffset() is not None and not t.utcoffset() else None
+
+
 def _ladder_shape(lad: Any) -> list[str]:
     """The problems of ``ladder.json``'s shape, each naming the field: an object with ``eta`` a
     finite number > 0 and ``submissions`` a list of objects, each with a ``team`` string, a
     ``predictions_sha256`` of 64 lowercase hex digits (a file name under ``submissions/``, no
-    path), and ``headline``/``released`` null or a number in [0, 1] (the headline metrics are
-    rates and AUROC)."""
+    path), ``headline``/``released`` null or a number in [0, 1] (the headline metrics are
+    rates and AUROC), ``n`` an integer >= 1, ``submission_id`` unique, ``format`` one of the
+    board's formats, ``received_at`` an ISO 8601 UTC time, and each team's rows in the order
+    received (numbers increasing, times not decreasing)."""
     if not isinstance(lad, dict) or not isinstance(lad.get("submissions"), list):
         return ["ladder.json: not an object with a list 'submissions'"]
     eta = lad.get("eta")
     problems = []
     if isinstance(eta, bool) or not isinstance(eta, int | float) or not 0 < eta < float("inf"):
         problems.append(f"ladder.json: field eta must be a finite number > 0, not {str(eta)[:64]}")
+    last: dict[str, tuple[int, datetime]] = {}
+    ids: set[str] = set()
     for i, h in enumerate(lad["submissions"]):
         if not isinstance(h, dict) or not isinstance(h.get("team"), str):
             problems.append(f"ladder.json: submissions[{i}] is not an object with a string 'team'")
             continue
+        n, sid, fmt = h.get("n"), h.get("submission_id"), h.get("format")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            problems.append(f"ladder.json: submissions[{i}].n must be an integer >= 1")
+            n = None
+        if not isinstance(sid, str) or not sid or sid in ids:
+            problems.append(f"ladder.json: submissions[{i}].submission_id must be a string no other row has")
+        ids.add(str(sid))
+        if fmt not in get_args(SubmissionFormat):
+            problems.append(f"ladder.json: submissions[{i}].format must be one of {', '.join(get_args(SubmissionFormat))}")
+        when = _parse_utc(h.get("received_at"))
+        if when is None:
+            problems.append(f"ladder.json: submissions[{i}].received_at must be an ISO 8601 UTC time (…Z)")
+        prev = last.get(h["team"])
+        if n is not None and when is not None:
+            if prev is not None and (n <= prev[0] or when < prev[1]):
+                problems.append(f"ladder.json: submissions[{i}] ({h['team']} {n}) comes after {h['team']} {prev[0]} "
+                                "in the file but not in number and time: a team's rows are in the order received")
+            last[h["team"]] = (n, when)
         sha = h.get("predictions_sha256")
         if not isinstance(sha, str) or not _SHA256_HEX.fullmatch(sha):
             problems.append(f"ladder.json: submissions[{i}].predictions_sha256 is not 64 hex digits")
@@ -690,7 +767,10 @@ def rederive_reveal(folder: str | Path) -> list[str]:
         history = list(lad["submissions"])
         docs_jsonl = "".join(json.dumps({"id": r["doc_id"], "text": r["text"], "label": r["label"],
                                          **({"arm": r["arm"]} if r.get("arm") is not None else {}),
-                                         "tags": r.get("tags") or {}}, ensure_ascii=False) + "\n" for r in rows)
+                                         "tags": r.get("tags") or {},
+                                         **{k: v for k, v in (r.get("record") or {}).items()
+                                            if k in setcommit.RECORD_FIELDS and v not in (None, {})}},
+                                        ensure_ascii=False) + "\n" for r in rows)
         corpora: dict[str, str | None] = {r["doc_id"]: f"{board}-canaries" if r.get("canary_of") else board
                                           for r in rows}
         canaries = {r["doc_id"]: {"source": r["canary_of"], "label": r["label"]} for r in rows if r.get("canary_of")}
@@ -701,6 +781,7 @@ def rederive_reveal(folder: str | Path) -> list[str]:
     best: dict[str, float | None] = {}
     derived: list[dict[str, Any]] = []
     entries: list[dict[str, Any]] = []
+    entry_scores: dict[str, Mapping[str, float]] = {}
     labels = {f"{t}.{last[t]['n']}": t for t in sorted(last)}  # the reveal's order: by team name
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / f"{board}.jsonl"
@@ -731,6 +812,7 @@ def rederive_reveal(folder: str | Path) -> list[str]:
                                 "headline_reason": reason, "released": step.released})
                 if last[team] is not h:
                     continue
+                entry_scores[det] = scores
                 with warnings.catch_warnings():  # an undefined test is reported in the block, not logged
                     warnings.simplefilter("ignore")
                     canary = json.loads(json.dumps(canary_block(row or {}, scores, canaries)))
@@ -751,6 +833,11 @@ def rederive_reveal(folder: str | Path) -> list[str]:
             all_results = _evaluated(ws, ptext) if labels else {}
         finally:
             ws.close()
+    problems += _rule_limits(rules, history)
+    plain = {i for i in ids if corpora[i] == board}
+    for key in [*sorted(last), "all"]:
+        problems += _bundle_scores(f / "bundles" / key, {d: entry_scores[d] for d, t in labels.items()
+                                                         if key in (t, "all") and d in entry_scores}, plain)
     extra = sorted(p.name for p in (f / "bundles").iterdir() if p.name not in {*last, "all"}) \
         if (f / "bundles").is_dir() else []
     if extra:
@@ -761,8 +848,8 @@ def rederive_reveal(folder: str | Path) -> list[str]:
     except (OSError, ValueError, KeyError) as e:
         problems.append(f"bundles/all: cannot read its root ({e.__class__.__name__})")
         all_root = ""
-    want = results_bytes(commitment, rules, sorted(entries, key=lambda e: e["team"]), all_results, all_root)
-    return problems + _same_bytes(f / "results.json", want)
+    return problems + _same_bytes(f / "results.json", results_bytes(
+        commitment, rules, sorted(entries, key=lambda e: e["team"]), all_results, all_root))
 
 
 def _evaluated(ws: Workspace, protocol: str) -> dict[str, Any]:
@@ -773,6 +860,56 @@ def _evaluated(ws: Workspace, protocol: str) -> dict[str, Any]:
         res = evaluate_workspace(ws, parse_protocol(tomllib.loads(protocol), path="<board protocol>"),
                                  allow_scoring=False, record=False)
     return dict(json.loads(json.dumps(res, allow_nan=False, default=str)))
+
+
+def _rule_limits(rules: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``ladder.json`` within the committed rules: no team with more scored submissions than
+    ``submission_limit``, none received at or after ``reveal_at`` (rules of a record that
+    carries them)."""
+    out = []
+    limit = rules.get("submission_limit")
+    counts: dict[str, int] = {}
+    for h in history:
+        counts[str(h["team"])] = counts.get(str(h["team"]), 0) + 1
+    if isinstance(limit, int):
+        out += [f"ladder.json: team {t} has {c} scored submissions; the launch committed a limit of {limit}"
+                for t, c in sorted(counts.items()) if c > limit]
+    closes = _parse_utc(rules.get("reveal_at"))
+    if closes is not None:
+        out += [f"ladder.json: {h['team']}'s submission {h['n']} was received at {h['received_at']}, not before "
+                f"reveal_at {rules['reveal_at']} committed at launch"
+                for h in history if (t := _parse_utc(h.get("received_at"))) is not None and t >= closes]
+    return out
+
+
+def _bundle_scores(bundle: Path, want: Mapping[str, Mapping[str, float]], plain: set[str]) -> list[str]:
+    """A bundle's per-text scores are the submitted files': its ``scores.parquet`` (which
+    ``veribench verify`` holds equal to ``scores.csv``) holds exactly the detectors of
+    ``want`` (``{detector name: {doc_id: submitted score}}``), each scoring every text of
+    ``plain`` (the hidden set without the canaries), and every ``raw`` score equals the
+    submitted one exactly. So every number ``verify`` re-derives from the bundle's rows is a
+    number of the submitted files."""
+    name = f"bundles/{bundle.name}/scores.parquet"
+    try:
+        t = pq.read_table(bundle / "scores.parquet", columns=["doc_id", "detector_name", "raw"]).to_pydict()
+    except (OSError, ValueError, KeyError, pa.ArrowException) as e:
+        return [f"{name}: cannot read its scores ({e.__class__.__name__})"]
+    got: dict[str, dict[str, Any]] = {}
+    for doc, det, raw in zip(t["doc_id"], t["detector_name"], t["raw"], strict=True):
+        got.setdefault(str(det), {})[str(doc)] = raw
+    if set(got) != set(want):
+        return [f"{name}: detectors {', '.join(sorted(got)) or 'none'}, not the entries' "
+                f"{', '.join(sorted(want)) or 'none'}"]
+    for det in sorted(want):
+        missing = sorted(plain - set(got[det]))
+        if missing:
+            return [f"{name}: {det} scores {len(got[det])} texts; {len(missing)} of the set are missing "
+                    f"(e.g. {missing[0]})"]
+        for doc, raw in got[det].items():
+            if doc not in want[det] or raw != want[det][doc]:
+                return [f"{name}: {det}'s score of {doc} is {echo(raw)}; the submitted file says "
+                        f"{echo(want[det].get(doc))}"]
+    return []
 
 
 #: The fields of a ``ladder.json`` row that say which submission it is (taken as published; a
@@ -838,12 +975,15 @@ def canary_block(row: Mapping[str, Any], scores: Mapping[str, float],
 
 
 def check_receipts_in_reveal(folder: str | Path, saved: Sequence[tuple[str, Any]]) -> list[str]:
-    """Every receipt a submitter saved (``(name, receipt JSON)``) is in the reveal: its
-    submission (``submission_id``, ``team``, ``predictions_sha256``) is a scored submission of
-    ``ladder.json`` and its team has an entry in ``results.json``, so a team dropped everywhere
-    is caught by whoever holds its receipt. (Whether the board signed a receipt is
-    ``veribench leaderboard check-receipt``'s check.) Problems are one line each; an
-    unreadable file is a problem."""
+    """The receipts submitters saved (``(name, receipt JSON)``) against the reveal: each
+    receipt's submission is a row of ``ladder.json`` saying what the receipt signed (team, file
+    SHA-256, time received, submission number and, for receipts that carry it, the value the
+    board released after it), and its team has an entry in ``results.json``. For every team
+    with at least one receipt here, every row of that team in ``ladder.json`` must have its
+    receipt here: give all of a team's receipts, and a row the team never submitted (or a
+    renumbered one) is caught. (Whether the board signed a receipt is ``veribench
+    leaderboard check-receipt``'s check.) Problems are one line each; an unreadable file is a
+    problem."""
     f = Path(folder)
     try:
         subs = json.loads((f / "ladder.json").read_text(encoding="utf-8"))["submissions"]
@@ -852,18 +992,36 @@ def check_receipts_in_reveal(folder: str | Path, saved: Sequence[tuple[str, Any]
     except (OSError, ValueError, KeyError, TypeError) as e:
         return [f"ladder.json/results.json: cannot check the receipts ({e.__class__.__name__})"]
     problems = []
+    held: dict[str, set[str]] = {}
     for name, r in saved:
         if not isinstance(r, dict) or not all(isinstance(r.get(k), str) for k in
-                                              ("team", "submission_id", "predictions_sha256")):
-            problems.append(f"{name}: not a receipt (team, submission_id, predictions_sha256)")
+                                              ("team", "submission_id", "predictions_sha256", "received_at")):
+            problems.append(f"{name}: not a receipt (team, submission_id, predictions_sha256, received_at)")
             continue
+        held.setdefault(r["team"], set()).add(r["submission_id"])
         h = scored.get(r["submission_id"])
-        if h is None or h.get("team") != r["team"] or h.get("predictions_sha256") != r["predictions_sha256"]:
+        if h is None or h.get("team") != r["team"]:
             problems.append(f"{name}: submission {echo(r['submission_id'])} of team {echo(r['team'])} is not "
                             "in ladder.json")
+        else:
+            for mine, theirs in RECEIPT_LADDER_FIELDS:
+                if mine in r and r[mine] != h.get(theirs):
+                    problems.append(f"{name}: ladder.json's row of submission {echo(r['submission_id'])} says "
+                                    f"{theirs} {echo(h.get(theirs))}; the receipt signed {echo(r[mine])}")
         if r["team"] not in teams:
             problems.append(f"{name}: team {echo(r['team'])} has no entry in results.json")
+    for h in subs:
+        if isinstance(h, dict) and h.get("team") in held and str(h.get("submission_id")) not in held[h["team"]]:
+            problems.append(f"ladder.json: team {echo(h['team'])}'s submission {echo(h.get('n'))} "
+                            f"({echo(h.get('submission_id'))}) has no receipt among those given: a submission the "
+                            "team did not make, or a receipt left out")
     return problems
+
+
+#: The fields a receipt signed and the ``ladder.json`` row of its submission must repeat: (the
+#: receipt's field, the row's field).
+RECEIPT_LADDER_FIELDS = (("predictions_sha256", "predictions_sha256"), ("received_at", "received_at"),
+                         ("submission_n", "n"), ("released", "released"))
 
 
 def check_reveal_against_launch(folder: str | Path, launch: Any) -> list[str]:
@@ -933,6 +1091,7 @@ class Board:
         self.cfg = cfg
         self.engine = engine
         self.folder = cfg.folder
+        self._dup_groups: list[list[str]] | None = None
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -1074,9 +1233,9 @@ class Board:
             board_docs.append(cd)
             corpora[cid] = f"{b.name}-canaries"
             canaries[cid] = {"source": src.id, "label": src.label}
-        rows = [setcommit.HiddenRow(doc_id=d.id, text=d.text or "", label=str(d.label), arm=d.arm,
-                                    tags=dict(d.tags or {}), canary_of=canaries.get(d.id, {}).get("source"))
-                for d in board_docs]
+        with self._workspace() as ws:  # the rows are read back as stored: the reveal reads them the same way
+            store_import(ws, report, board_docs, corpora=corpora)
+            rows = hidden_rows(ws, [d.id for d in board_docs], canaries)
         proto = protocol_text(self.cfg, name=b.name, tag=b.name.upper()).encode("utf-8")
         when = created_at or _now()
         record = setcommit.commitment_record(rows, salt, protocol_sha256=sha256_bytes(proto), board=b.name,
@@ -1090,8 +1249,6 @@ class Board:
         texts = "".join(json.dumps({"id": r.doc_id, "text": r.text}, ensure_ascii=False) + "\n"
                         for r in sorted(rows, key=lambda r: r.doc_id))
         write_durably(self.folder / "texts.jsonl", texts.encode("utf-8"), mode=PUBLIC_MODE)
-        with self._workspace() as ws:
-            store_import(ws, report, board_docs, corpora=corpora)
         record_bytes = (json.dumps(record, indent=1) + "\n").encode("utf-8")
         token = tsa.request_token(b.tsa_url, record_bytes)[0] if b.tsa_url else None
         write_durably(self.folder / "commitment.json", record_bytes, mode=PUBLIC_MODE)
@@ -1131,6 +1288,19 @@ class Board:
             raise BoardError(f"texts.jsonl holds {len(ids)} texts, the launch commitment {n}: the file is truncated "
                              "or replaced; restore it from the board's backup (docs/leaderboard.md)")
         return ids
+
+    def _same_texts(self) -> list[list[str]]:
+        """The ids that share one text (groups of two or more, from ``texts.jsonl``): a score is a
+        text's (the workspace stores one score per detector and text), so a submission must give
+        them one score (:func:`same_text_conflict`). Read once per board object."""
+        if self._dup_groups is None:
+            by_text: dict[str, list[str]] = {}
+            for line in self.texts_file().decode("utf-8").splitlines():
+                if line:
+                    r = json.loads(line)
+                    by_text.setdefault(text_sha256(r["text"]), []).append(r["id"])
+            self._dup_groups = [g for g in by_text.values() if len(g) > 1]
+        return self._dup_groups
 
     def check_texts(self) -> None:
         """Check ``texts.jsonl`` against the launch commitment (its ``texts_root``: the Merkle root
@@ -1236,6 +1406,7 @@ class Board:
             scores = raid_format.read_run_export(predictions, source="predictions", ids=ids)
         else:
             raise InputError(f"unknown format {fmt!r}; raid or veribench", field="fmt")
+        same_text_conflict(self._same_texts(), scores, source="predictions.json" if fmt == "raid" else "predictions")
         meta = (raid_format.read_metadata(metadata, source="metadata.json").model_dump(mode="json")
                 if metadata is not None else None)
         sha = sha256_bytes(predictions)
@@ -1378,7 +1549,8 @@ class Board:
             receipt = receipts.sign_receipt(key, board=self.cfg.board.name,
                                             commitment_sha256=receipts.commitment_sha256(commitment),
                                             team=team_name, predictions_sha256=sha, received_at=_iso(received_at),
-                                            submission_id=sub_id, tsa_token_b64=stamp)
+                                            submission_id=sub_id, submission_n=sub.seq, released=lad.released,
+                                            tsa_token_b64=stamp)
             s.add(db.Receipt(submission_id=sub_id, receipt=receipt))
         return receipt
 
@@ -1460,11 +1632,15 @@ class Board:
         if not isinstance(committed, Mapping):
             return
         now = board_rules(self.cfg)
+        if st is not None and (st.commitment or {}).get("board") != self.cfg.board.name:
+            raise InputError(f"{(st.commitment or {}).get('board')!r} was committed at launch, "
+                             f"{self.cfg.board.name!r} is there now; a launched board's name cannot change",
+                             file=str(self.cfg.path), field="board.name")
         for key in EDITABLE_RULES:
-            if committed.get(key) != now[key]:
+            if key in committed and committed.get(key) != now[key]:
                 raise InputError(f"{committed.get(key)!r} was committed at launch, {now[key]!r} is there now; a "
-                                 "launched board's scoring rules cannot change: restore the launch value",
-                                 file=str(self.cfg.path), field=f"board.{key}")
+                                 "launched board's rules cannot change: restore the launch value",
+                                 file=str(self.cfg.path), field=f"board.{RULE_FIELD.get(key, key)}")
 
     def reveal(self, *, force: bool = False) -> Path:
         """Publish the labels, the salt and one veribench bundle per entry (its last scored
@@ -1485,7 +1661,7 @@ class Board:
         b = self.cfg.board
         if b.reveal_at is not None and _now() < _aware(b.reveal_at) and not force:
             raise BoardError(f"board {b.name} reveals at {_iso(_aware(b.reveal_at))}; "
-                             "revealing earlier ends the cycle for every team (force it to do so)")
+                             "revealing earlier ends the cycle for every team (`veribench leaderboard reveal --force` does so)")
         with Session(self.engine) as s, s.begin():  # close submissions first, then finish those in flight
             st = self._launched(s)
             if st.revealed_at is not None and st.reveal_dir:
@@ -1513,10 +1689,7 @@ class Board:
         rules = self._rules(commitment)
         launch_proto = (self.folder / "protocol.toml").read_text(encoding="utf-8")
         with self._workspace() as ws:
-            docs = load_documents(ws, ids)
-            rows = [setcommit.HiddenRow(doc_id=i, text=docs[i]["text"], label=docs[i]["label"], arm=docs[i]["arm"],
-                                        tags=_tags(docs[i]["tags"]), canary_of=canaries.get(i, {}).get("source"))
-                    for i in ids]
+            rows = hidden_rows(ws, ids, canaries)
             problems = setcommit.check_reveal(commitment, rows, salt)
             if problems:
                 raise BoardError(f"the workspace's set disagrees with the launch commitment: {problems[0]}")
@@ -1549,7 +1722,7 @@ class Board:
                               UndefinedMetricWarning, stacklevel=2)
         all_results = json.loads((stage / "bundles" / "all" / "results.json").read_text(encoding="utf-8"))
         hidden = "".join(json.dumps({"doc_id": r.doc_id, "text": r.text, "label": r.label, "arm": r.arm,
-                                     "tags": dict(r.tags), "canary_of": r.canary_of},
+                                     "tags": dict(r.tags), "canary_of": r.canary_of, "record": dict(r.record)},
                                     ensure_ascii=False) + "\n" for r in rows)
         write_durably(stage / "hidden_set.jsonl", hidden.encode("utf-8"))
         write_durably(stage / "salt.txt", (salt.hex() + "\n").encode("ascii"))

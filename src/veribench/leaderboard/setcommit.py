@@ -3,7 +3,7 @@ and checked against the set revealed at the end.
 
 Each row of the hidden set becomes one leaf, the SHA-256 (hex) of the canonical JSON
 (:func:`veribench.hashing.canonical_json`) of ``{"salt_hex", "doc_id", "text_sha256", "label",
-"arm", "tags", "canary_of"}`` (``canary_of``: the doc_id a canary copies, null for a real text,
+"arm", "tags", "canary_of", "record"}`` (``canary_of``: the doc_id a canary copies, null for a real text,
 so that which texts are canaries, kept out of every headline, is fixed at launch; records of
 the format :data:`COMMITMENT_FORMAT_V1` have no ``canary_of`` in their leaves and are still
 checked, without that guarantee); the leaves, in ``doc_id`` order, are hashed into an RFC 6962 Merkle root
@@ -39,8 +39,13 @@ COMMITMENT_FORMAT_V1 = "veribench-board-commitment/1"
 LEAF_FIELDS: dict[str, tuple[str, ...]] = {
     COMMITMENT_FORMAT_V1: ("doc_id", "label", "arm", "tags"),
     COMMITMENT_FORMAT_V2: ("doc_id", "label", "arm", "tags", "canary_of"),
-    COMMITMENT_FORMAT: ("doc_id", "label", "arm", "tags", "canary_of"),
+    COMMITMENT_FORMAT: ("doc_id", "label", "arm", "tags", "canary_of", "record"),
 }
+#: The stored document fields a row's ``record`` carries (format /3): all the evaluation reads
+#: beyond the text, label, arm and tags (``group_key`` decides the calibration split,
+#: ``subgroup`` a slice, ``provenance`` a derived text's source, ``kind`` and ``generation``
+#: what the bundle publishes), as :func:`veribench.corpus.stored.load_documents` gives them.
+RECORD_FIELDS: tuple[str, ...] = ("kind", "subgroup", "group_key", "provenance", "generation")
 #: The shortest salt accepted, in bytes (:func:`new_salt` makes 32).
 MIN_SALT_BYTES = 16
 _RECORD_FIELDS = ("format", "root", "n", "salt_sha256", "texts_root", "protocol_sha256", "board", "created_at")
@@ -49,8 +54,9 @@ _RECORD_FIELDS = ("format", "root", "n", "salt_sha256", "texts_root", "protocol_
 @dataclass(frozen=True)
 class HiddenRow:
     """One row of the hidden set: the board's document id, the exact text, its label (a label
-    name of the board's protocol, e.g. ``human`` / ``ai``), its arm, its tags (JSON object)
-    and, for a canary, the doc_id of the text it copies."""
+    name of the board's protocol, e.g. ``human`` / ``ai``), its arm, its tags (JSON object),
+    for a canary the doc_id of the text it copies, and its other stored fields (``record``:
+    a JSON object of :data:`RECORD_FIELDS`; committed from format /3)."""
 
     doc_id: str
     text: str
@@ -58,6 +64,7 @@ class HiddenRow:
     arm: str | None = None
     tags: Mapping[str, Any] = field(default_factory=dict)
     canary_of: str | None = None
+    record: Mapping[str, Any] = field(default_factory=dict)
 
 
 def new_salt() -> bytes:
@@ -85,6 +92,9 @@ def _ordered(rows: Sequence[HiddenRow]) -> list[HiddenRow]:
             raise InputError("must be a string or null", record=f"{i} ({r.doc_id!r})", field="canary_of")
         if not isinstance(r.tags, Mapping):
             raise InputError("must be a JSON object", record=f"{i} ({r.doc_id!r})", field="tags")
+        if not isinstance(r.record, Mapping) or set(r.record) - set(RECORD_FIELDS):
+            raise InputError(f"must be a JSON object of {', '.join(RECORD_FIELDS)}", record=f"{i} ({r.doc_id!r})",
+                             field="record")
         if r.doc_id in seen:
             raise InputError("duplicate doc_id", record=f"{i} ({r.doc_id!r})", field="doc_id")
         seen.add(r.doc_id)
@@ -92,7 +102,7 @@ def _ordered(rows: Sequence[HiddenRow]) -> list[HiddenRow]:
 
 
 def _leaf(salt_hex: str, r: HiddenRow, fmt: str) -> str:
-    fields = {k: dict(r.tags) if k == "tags" else getattr(r, k) for k in LEAF_FIELDS[fmt]}
+    fields = {k: dict(getattr(r, k)) if k in ("tags", "record") else getattr(r, k) for k in LEAF_FIELDS[fmt]}
     try:
         body = canonical_json({"salt_hex": salt_hex, "text_sha256": text_sha256(r.text), **fields})
     except (TypeError, ValueError) as e:
@@ -174,7 +184,8 @@ def check_reveal(record: object, rows: Sequence[HiddenRow], salt: bytes) -> list
         problems.append("the revealed doc ids or texts differ from those committed (texts_root differs)")
     root = merkle_root(leaves)
     if "root" in record and root != record["root"]:
-        what = ("a label, arm, tag or canary marking differs from the committed one" if salt_ok and texts_ok
+        what = ("a label, arm, tag, canary marking or stored field (record) differs from the committed one"
+                if salt_ok and texts_ok
                 else "the salted root differs")
         problems.append(f"{what} (root of the revealed set {root[:16]}..., committed {str(record['root'])[:16]}...)")
     return problems

@@ -154,6 +154,7 @@ def read_scores(
         "SELECT doc_id, text_sha256, text FROM documents WHERE doc_id IN (SELECT unnest(?::VARCHAR[]))",
         [list(dict.fromkeys(ids))])}
     batches: dict[tuple[str, str, datetime | None], ScoreBatch] = {}
+    first_of: dict[tuple[str, str], tuple[Any, Any, str]] = {}  # (spec hash, text) -> the first record's score
     seen: dict[tuple[str, str, str], Any] = {}
     submitted: dict[str, str] = {}
     for (rec, row), doc_id in zip(rows, ids):
@@ -237,7 +238,13 @@ def read_scores(
                                             "submitted_chars": len(sub)})
         spec = ImportedDetector(name, version=ver).spec
         b = batches.setdefault((spec.hash, name, when), ScoreBatch(spec=spec, scanned_at=when, replace=rescan))
-        b.items.append((sha, result))
+        prev = first_of.get((spec.hash, sha))
+        if prev is None:
+            first_of[(spec.hash, sha)] = (result.raw, result.status, doc_id)
+            b.items.append((sha, result))
+        elif (prev[0], prev[1]) != (result.raw, result.status):  # one score per text: the first is stored
+            report.score_conflicts.append({"detector": name, "text_sha256": sha, "doc_id": doc_id, "score": result.raw,
+                                           "stored_score": prev[0], "stored_from": f"record of {prev[2]} in this file"})
         b.links.append((doc_id, sha))
         report.count_score(p.name, spec.name)
         entry = report.set_entry(p.name)
