@@ -388,3 +388,13 @@ def test_the_decoded_cap_is_a_function_of_the_set():
     """max_decoded_bytes: rows × (the longest id's UTF-8 bytes + 256) + 1 MiB (plain arithmetic)."""
     assert raid_format.max_decoded_bytes(SET, 172) == 172 * (7 + 256) + 2**20
     assert raid_format.max_decoded_bytes(["é" * 36], 672_000) == 672_000 * (72 + 256) + 2**20
+
+
+def test_a_child_killed_is_one_line(monkeypatch):
+    """A child killed before it answers (here at once: no wall time) is the same one-line
+    refusal as one out of memory, never a traceback."""
+    monkeypatch.setattr(raid_format, "PARQUET_CHILD_SECONDS", 0)
+    with pytest.raises(InputError) as e:
+        read_run_export(_parquet(_export()), source="up.parquet", ids=SET)
+    assert str(e.value) == ("file up.parquet: decodes to more than 1.0 MiB, the most a run export of 172 rows of "
+                            "this set may take (256 bytes a row and its id): refused")

@@ -389,14 +389,14 @@ def _decode_parquet(data: bytes, source: str, *, max_rows: int, max_bytes: int, 
     with tempfile.TemporaryFile() as stdin:
         stdin.write(data)
         stdin.seek(0)
-        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
                                 env={**os.environ, **parquet_child.CHILD_ENV})
         timer = threading.Timer(PARQUET_CHILD_SECONDS, proc.kill)
         timer.start()
         try:
             assert proc.stdout is not None
             got = bytearray()
-            while len(got) <= cap and (chunk := proc.stdout.read1(2**20)):  # a MiB at a time, to cap + 1
+            while len(got) <= cap and (chunk := proc.stdout.read(2**20)):  # unbuffered: a read at a time, to cap + 1
                 got += chunk
             if len(got) > cap:
                 proc.kill()
