@@ -398,3 +398,19 @@ def test_a_child_killed_is_one_line(monkeypatch):
         read_run_export(_parquet(_export()), source="up.parquet", ids=SET)
     assert str(e.value) == ("file up.parquet: decodes to more than 1.0 MiB, the most a run export of 172 rows of "
                             "this set may take (256 bytes a row and its id): refused")
+
+
+@pytest.mark.parametrize("extra", [9_000, 100_000])
+def test_a_csv_of_many_columns_costs_memory_bounded_by_its_bytes(extra):
+    """A CSV export with ``extra`` columns beyond the four (one row): only the four are
+    converted, and a header past 64 KiB is refused in one line. The reading process grows
+    under PARENT_GROWTH_MIB (every column was converted before: 860 MiB for 100,000 columns
+    in 1.2 MB; under the test's 1.5 GiB cap the reader aborted on std::bad_alloc)."""
+    header = "doc_id,detector,status,ranking_score," + ",".join(f"c{i}" for i in range(extra))
+    data = f"{header}\ndoc-000,zippy,ok,0.5{',1' * extra}\n".encode()
+    out = _read_in_a_process(data, "up.csv", ids=SET[:1])
+    assert out["grown_mib"] < PARENT_GROWTH_MIB, out
+    if len(header) < 64 * 1024:
+        assert out.get("scores") == {"doc-000": 0.5}, out
+    else:
+        assert out.get("error") == "file up.csv: a header longer than 64 KiB: not a veribench run export", out

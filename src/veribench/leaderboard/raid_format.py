@@ -21,6 +21,7 @@ and the field.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -67,6 +68,8 @@ PARQUET_CHILD_SLACK = 256 * 2**20
 #: Wall-clock seconds the Parquet child may run before it is killed (its CPU is capped at
 #: :data:`parquet_child.CPU_SECONDS`); a legit export of 672,000 rows takes a second or two.
 PARQUET_CHILD_SECONDS = 120
+#: The longest header a CSV run export may have, bytes (``veribench export scores``: ~300).
+CSV_HEADER_MAX = 64 * 2**10
 #: IPC bytes the parent reads beyond the decoded cap: the stream's schema and end marker.
 IPC_SCHEMA_BYTES = 64 * 2**10
 #: Decoded bytes a run export may take beyond its rows' (:func:`max_decoded_bytes`): the
@@ -341,19 +344,38 @@ def _unreadable(e: BaseException | str) -> str:
     return f"not a veribench run export (CSV or Parquet): {first}"
 
 
+def _csv_header(data: bytes, source: str) -> list[str]:
+    """The CSV's column names (Python's csv module on its first record), read from at most
+    :data:`CSV_HEADER_MAX` bytes: a longer header is refused (one line)."""
+    head = data[:CSV_HEADER_MAX]
+    if len(data) > CSV_HEADER_MAX and b"\n" not in head:
+        raise InputError(f"a header longer than {CSV_HEADER_MAX // 1024} KiB: not a veribench run export",
+                         file=source)
+    try:
+        return next(csv.reader(io.StringIO(head.decode("utf-8-sig", errors="replace"), newline="")), [])
+    except csv.Error as e:
+        raise InputError(_unreadable(e), file=source) from None
+
+
 def _read_csv(data: bytes, source: str, *, max_rows: int, too_many: str) -> pa.Table:
-    """The CSV run export's columns, streamed: refused past ``max_rows`` rows (CSV text decodes
-    to no more than its own bytes and Arrow's offsets, so the upload cap bounds it), or for a
-    column of :data:`RUN_EXPORT_FIELDS` named twice in the header."""
+    """The CSV run export's columns of :data:`RUN_EXPORT_FIELDS`, streamed: refused past
+    ``max_rows`` rows, or for one of them missing or named twice in the header (read by
+    :func:`_csv_header`). Only those four columns are converted (a header of 100,000 columns in
+    1 MB took 860 MiB when every column was), so what is held is bounded by the upload's bytes:
+    CSV text decodes to its own bytes and Arrow's offsets."""
+    names = _csv_header(data, source)
+    for c in RUN_EXPORT_FIELDS:
+        if names.count(c) > 1:
+            raise InputError(f"the column appears {names.count(c)} times; a run export holds each column once",
+                             file=source, field=c)
+        if c not in names:
+            raise InputError("column missing (write the file with `veribench export scores --run TAG`)",
+                             file=source, field=c)
     try:
         reader = pcsv.open_csv(io.BytesIO(data), convert_options=pcsv.ConvertOptions(
+            include_columns=list(RUN_EXPORT_FIELDS),
             column_types={"doc_id": pa.string(), "detector": pa.string(), "status": pa.string(),
                           "ranking_score": pa.float64()}))
-        names = reader.schema.names
-        for c in RUN_EXPORT_FIELDS:
-            if names.count(c) > 1:
-                raise InputError(f"the column appears {names.count(c)} times; a run export holds each column once",
-                                 file=source, field=c)
         batches, n = [], 0
         for batch in reader:  # streamed: stops at max_rows + 1 rows, never reads the rest
             n += batch.num_rows
