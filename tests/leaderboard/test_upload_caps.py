@@ -225,7 +225,8 @@ from veribench.errors import InputError
 from veribench.leaderboard.raid_format import read_run_export
 data = sys.stdin.buffer.read()
 size = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-resource.setrlimit(resource.RLIMIT_AS, (size + int(sys.argv[2]), resource.RLIM_INFINITY))
+limit = size + int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit if sys.argv[4] == "hard" else resource.RLIM_INFINITY))
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
     out = {"scores": read_run_export(data, source=sys.argv[3], ids=json.loads(sys.argv[1]))}
@@ -239,10 +240,13 @@ print(json.dumps(out))
 """
 
 
-def _read_in_a_process(data: bytes, source: str = "up.parquet", ids: list[str] = SET) -> dict:
-    """read_run_export(data) run in a fresh interpreter under READER_AS: its scores or its
-    error, and how much its peak RSS grew (and its children's peak), MiB."""
-    r = subprocess.run([sys.executable, "-c", _READER, json.dumps(ids), str(READER_AS), source], input=data,
+def _read_in_a_process(data: bytes, source: str = "up.parquet", ids: list[str] = SET, limit: int = READER_AS,
+                       hard: bool = False) -> dict:
+    """read_run_export(data) run in a fresh interpreter under an address-space soft limit of
+    ``limit`` bytes above its size (``hard``: the hard limit too): its scores or its error, and
+    how much its peak RSS grew (and its children's peak), MiB."""
+    r = subprocess.run([sys.executable, "-c", _READER, json.dumps(ids), str(limit), source, "hard" if hard else "soft"],
+                       input=data,
                        capture_output=True, timeout=300, env={**os.environ, "PYTHONPATH": SRC})
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     return json.loads(r.stdout)
@@ -380,6 +384,9 @@ def test_a_legit_export_is_still_read_with_the_same_scores():
         out = _read_in_a_process(data, source)
         assert out.get("scores") == want, out
         assert out["grown_mib"] < PARENT_GROWTH_MIB, out
+    # a server under a hard address-space limit below the child's cap: the child keeps to it
+    out = _read_in_a_process(_parquet(t), limit=128 * 2**20, hard=True)
+    assert out.get("scores") == want, out
     ints = _export(ranking_score=pa.array(list(range(172)), pa.int32()))
     assert read_run_export(_parquet(ints), source="up.parquet", ids=SET) == {d: float(i) for i, d in enumerate(SET)}
 
@@ -390,14 +397,43 @@ def test_the_decoded_cap_is_a_function_of_the_set():
     assert raid_format.max_decoded_bytes(["é" * 36], 672_000) == 672_000 * (72 + 256) + 2**20
 
 
-def test_a_child_killed_is_one_line(monkeypatch):
-    """A child killed before it answers (here at once: no wall time) is the same one-line
-    refusal as one out of memory, never a traceback."""
+TOO_BIG = ("file up.parquet: decodes to more than 1.0 MiB, the most a run export of 172 rows of this set may "
+           "take (256 bytes a row and its id): refused")
+
+
+def test_a_child_killed_for_its_time_is_one_line(monkeypatch):
+    """A child killed before it answers (here at once: no wall time) is a one-line refusal
+    naming the limits, never a traceback."""
     monkeypatch.setattr(raid_format, "PARQUET_CHILD_SECONDS", 0)
     with pytest.raises(InputError) as e:
         read_run_export(_parquet(_export()), source="up.parquet", ids=SET)
-    assert str(e.value) == ("file up.parquet: decodes to more than 1.0 MiB, the most a run export of 172 rows of "
-                            "this set may take (256 bytes a row and its id): refused")
+    assert str(e.value) == "file up.parquet: takes more than 60 s of CPU or 0 s to decode: refused"
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    ("import os, signal; os.kill(os.getpid(), signal.SIGABRT)", TOO_BIG),  # std::bad_alloc aborts
+    ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", TOO_BIG),  # the kernel's OOM killer
+    ("import sys; sys.exit(4)", TOO_BIG),  # the child's MemoryError
+    ("import sys; sys.stdout.write('x' * 2**21)", TOO_BIG),  # past the output cap
+    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)",
+     "file up.parquet: the Parquet decoder crashed on the file (SIGSEGV): refused"),
+    ("import sys; sys.stderr.write('Traceback\\nImportError: no pyarrow\\n'); sys.exit(1)",
+     "file up.parquet: the Parquet decoder failed (exit status 1: 'ImportError: no pyarrow'): refused"),
+    ("import sys; sys.stdout.write('not json'); sys.exit(3)", TOO_BIG),
+    ("import sys; sys.stdout.write('not arrow')",
+     "file up.parquet: not a veribench run export (CSV or Parquet): Expected to read 544501614 metadata bytes, "
+     "but only read 5"),  # b"not " read as the message length
+])
+def test_every_end_of_the_child_is_one_line(monkeypatch, tmp_path, script, message):
+    """However the child ends (a stand-in script run in its place), the refusal is one line:
+    out of memory (its exit status 4, an abort, a kill) or past the output cap is the decoded
+    cap's; a crash names its signal, a failure its status and last line."""
+    child = tmp_path / "child.py"
+    child.write_text(script + "\n")
+    monkeypatch.setattr(raid_format.parquet_child, "__file__", str(child))
+    with pytest.raises(InputError) as e:
+        read_run_export(_parquet(_export()), source="up.parquet", ids=SET)
+    assert str(e.value) == message
 
 
 @pytest.mark.parametrize("extra", [9_000, 100_000])

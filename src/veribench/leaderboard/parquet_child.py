@@ -78,13 +78,17 @@ def _virtual_size() -> int:
 
 def cap_memory(extra: int) -> None:
     """Cap this process's address space at its current virtual size + ``extra`` bytes and its
-    CPU time at :data:`CPU_SECONDS`. Where ``/proc`` is missing (not Linux), only the CPU is capped."""
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
-    try:
-        limit = _virtual_size() + extra
-    except OSError:
-        return
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    CPU time at :data:`CPU_SECONDS` (each at most the hard limit inherited). Where ``/proc`` is
+    missing (not Linux), only the CPU is capped."""
+    for kind, want in ((resource.RLIMIT_CPU, CPU_SECONDS), (resource.RLIMIT_AS, None)):
+        if want is None:
+            try:
+                want = _virtual_size() + extra
+            except OSError:
+                continue
+        hard = resource.getrlimit(kind)[1]  # inherited: never raised (it cannot be)
+        limit = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        resource.setrlimit(kind, (limit, limit))
 
 
 def check_schema(schema: pa.Schema, rows: int, max_rows: int) -> None:

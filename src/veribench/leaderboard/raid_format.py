@@ -27,6 +27,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -389,6 +390,47 @@ def _read_csv(data: bytes, source: str, *, max_rows: int, too_many: str) -> pa.T
         raise InputError(_unreadable(e), file=source) from None
 
 
+def _run_child(cmd: list[str], data: bytes, cap: int) -> tuple[int, bytes, str, bool]:
+    """Run ``cmd`` with ``data`` on its stdin (a temporary file: no pipe to deadlock on), read at
+    most ``cap`` + 1 bytes of its stdout (killing it there) within :data:`PARQUET_CHILD_SECONDS`.
+
+    Returns:
+        ``(exit status (negative: the signal that ended it), stdout, the last line of its stderr
+        (at most 200 characters), whether it was killed for its time)``.
+    """
+    timed_out = threading.Event()
+    with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stderr:
+        stdin.write(data)
+        stdin.seek(0)
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, bufsize=0,
+                                env={**os.environ, **parquet_child.CHILD_ENV})
+
+        def kill() -> None:
+            timed_out.set()
+            proc.kill()
+
+        timer = threading.Timer(PARQUET_CHILD_SECONDS, kill)
+        timer.start()
+        try:
+            assert proc.stdout is not None
+            got = bytearray()
+            while len(got) <= cap and (chunk := proc.stdout.read(2**20)):  # unbuffered: a read at a time, to cap + 1
+                got += chunk
+            if len(got) > cap:
+                proc.kill()
+            rc = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        stderr.seek(max(0, stderr.seek(0, os.SEEK_END) - 4096))
+        lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
+    return rc, bytes(got), (lines[-1][:200] if lines else ""), timed_out.is_set()
+
+
 def _decode_parquet(data: bytes, source: str, *, max_rows: int, max_bytes: int, too_many: str) -> pa.Table:
     """The Parquet run export's four columns, decoded by :mod:`parquet_child` in a child process
     (``sys.executable -I``, never a fork) whose address space is capped at its baseline + the
@@ -400,37 +442,17 @@ def _decode_parquet(data: bytes, source: str, *, max_rows: int, max_bytes: int, 
     Raises:
         InputError: one line: more than ``max_rows`` rows (from the footer, or counted while
             decoding), a column missing, twice or of the wrong type, more than ``max_bytes``
-            decoded (or the child out of memory, killed or over its time), an unreadable file.
+            decoded (or the child out of memory: Python's or Arrow's error, an abort on a failed
+            allocation, a kill), over its CPU or wall time, crashed (its signal named) or failed
+            (its exit status and last line named), an unreadable file.
     """
     mib = f"{max_bytes / 2**20:.1f}"
     too_big = (f"decodes to more than {mib} MiB, the most a run export of {max_rows} rows of this set may "
                f"take ({EXPORT_ROW_BYTES} bytes a row and its id): refused")
     cap = max_bytes + IPC_SCHEMA_BYTES
-    child = Path(parquet_child.__file__)
-    cmd = [sys.executable, "-I", str(child), str(max_rows), str(max_bytes), str(2 * max_bytes + PARQUET_CHILD_SLACK)]
-    with tempfile.TemporaryFile() as stdin:
-        stdin.write(data)
-        stdin.seek(0)
-        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
-                                env={**os.environ, **parquet_child.CHILD_ENV})
-        timer = threading.Timer(PARQUET_CHILD_SECONDS, proc.kill)
-        timer.start()
-        try:
-            assert proc.stdout is not None
-            got = bytearray()
-            while len(got) <= cap and (chunk := proc.stdout.read(2**20)):  # unbuffered: a read at a time, to cap + 1
-                got += chunk
-            if len(got) > cap:
-                proc.kill()
-            rc = proc.wait()
-            out = bytes(got)
-        finally:
-            timer.cancel()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
+    cmd = [sys.executable, "-I", str(Path(parquet_child.__file__)), str(max_rows), str(max_bytes),
+           str(2 * max_bytes + PARQUET_CHILD_SLACK)]
+    rc, out, err, timed_out = _run_child(cmd, data, cap)
     if rc == parquet_child.EXIT_REFUSED:
         try:
             r = json.loads(out)
@@ -444,8 +466,16 @@ def _decode_parquet(data: bytes, source: str, *, max_rows: int, max_bytes: int, 
         if r.get("kind") == "column":
             raise InputError(str(r.get("message")), file=source, field=r.get("field"))
         raise InputError(_unreadable(str(r.get("message"))), file=source)
-    if rc != 0 or len(out) > cap:  # out of memory, killed (CPU, time, output) or crashed on the file
-        raise InputError(too_big, file=source)
+    if timed_out or rc == -signal.SIGXCPU:
+        raise InputError(f"takes more than {parquet_child.CPU_SECONDS} s of CPU or {PARQUET_CHILD_SECONDS} s to "
+                         "decode: refused", file=source)
+    if len(out) > cap or rc in (parquet_child.EXIT_MEMORY, -signal.SIGKILL, -signal.SIGABRT):
+        raise InputError(too_big, file=source)  # past the output cap; out of memory (an abort: a failed new)
+    if rc < 0:
+        raise InputError(f"the Parquet decoder crashed on the file ({signal.Signals(-rc).name}): refused",
+                         file=source)
+    if rc != 0:
+        raise InputError(f"the Parquet decoder failed (exit status {rc}: {echo(err)}): refused", file=source)
     try:
         return paipc.open_stream(out).read_all()
     except Exception as e:
