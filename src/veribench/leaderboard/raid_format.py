@@ -21,21 +21,29 @@ and the field.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
+import os
 import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.csv as pcsv
-import pyarrow.parquet as pq
+import pyarrow.ipc as paipc
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from veribench.errors import ECHO_MAX, InputError, echo, unknown_key
 from veribench.hashing import no_duplicate_keys
+from veribench.leaderboard import parquet_child
 from veribench.leaderboard.files import write_durably
 
 #: The keys of one record of RAID's predictions.json.
@@ -46,11 +54,39 @@ PREDICTION_FIELDS: tuple[str, ...] = ("id", "score")
 RUN_EXPORT_FIELDS: tuple[str, ...] = ("doc_id", "detector", "status", "ranking_score")
 
 #: The most detectors a run export read for a named detector may hold: its rows are capped at
-#: this many times the set's size before anything is decoded (a decompression bomb is refused
-#: from the Parquet footer, a CSV after that many rows + 1). An export read with no detector
-#: named must hold one detector: its rows are capped at the set's size (the board reads
-#: uploads so).
+#: this many times the set's size (a Parquet file from its footer, then counted as decoded; a
+#: CSV after that many rows + 1). An export read with no detector named must hold one
+#: detector: its rows are capped at the set's size (the board reads uploads so).
 EXPORT_MAX_DETECTORS = 64
+#: Decoded bytes a run export's row may take beyond its ``doc_id``'s UTF-8 bytes: its
+#: detector's name and status (strings), its score (8 bytes), offsets and validity. A row of
+#: ``veribench export scores`` takes about 60 (a detector of ~30 characters, ``ok``).
+EXPORT_ROW_BYTES = 256
+#: Address space the Parquet child may take beyond its baseline (pyarrow imported), the
+#: upload and twice the decoded cap (its output buffer): a batch of
+#: :data:`parquet_child.BATCH_ROWS` rows, the column chunk being read, Arrow's own state.
+PARQUET_CHILD_SLACK = 256 * 2**20
+#: Wall-clock seconds the Parquet child may run before it is killed (its CPU is capped at
+#: :data:`parquet_child.CPU_SECONDS`); a legit export of 672,000 rows takes a second or two.
+PARQUET_CHILD_SECONDS = 120
+#: The longest header a CSV run export may have, bytes (``veribench export scores``: ~300).
+CSV_HEADER_MAX = 64 * 2**10
+#: IPC bytes the parent reads beyond the decoded cap: the stream's schema and end marker.
+IPC_SCHEMA_BYTES = 64 * 2**10
+#: Decoded bytes a run export may take beyond its rows' (:func:`max_decoded_bytes`): the
+#: batches' messages (:data:`parquet_child.IPC_BATCH_BYTES` each, a batch per
+#: :data:`parquet_child.BATCH_ROWS` rows or row group).
+EXPORT_DECODE_SLACK = 2**20
+
+
+def max_decoded_bytes(ids: Collection[str], max_rows: int) -> int:
+    """The most bytes the four read columns of a run export of ``max_rows`` rows may decode
+    to, for the set of ``ids``: ``max_rows`` × (the longest id's UTF-8 bytes +
+    :data:`EXPORT_ROW_BYTES`) + :data:`EXPORT_DECODE_SLACK`. RAID's test set (672,000 rows,
+    36-character ids): 188 MiB.
+    """
+    longest = max((len(i.encode("utf-8", "surrogatepass")) for i in ids), default=0)
+    return max_rows * (longest + EXPORT_ROW_BYTES) + EXPORT_DECODE_SLACK
 
 
 #: How to submit one detector of a run of several (the board reads a run export with no detector named).
@@ -303,6 +339,149 @@ def read_metadata(data: bytes, *, source: str) -> RaidMetadata:
         raise InputError(msg, file=source, field=field) from None
 
 
+def _unreadable(e: BaseException | str) -> str:
+    text = e if isinstance(e, str) else str(e)
+    first = text.splitlines()[0] if text else type(e).__name__
+    return f"not a veribench run export (CSV or Parquet): {first}"
+
+
+def _csv_header(data: bytes, source: str) -> list[str]:
+    """The CSV's column names (Python's csv module on its first record), read from at most
+    :data:`CSV_HEADER_MAX` bytes: a longer header is refused (one line)."""
+    head = data[:CSV_HEADER_MAX]
+    if len(data) > CSV_HEADER_MAX and b"\n" not in head:
+        raise InputError(f"a header longer than {CSV_HEADER_MAX // 1024} KiB: not a veribench run export",
+                         file=source)
+    try:
+        return next(csv.reader(io.StringIO(head.decode("utf-8-sig", errors="replace"), newline="")), [])
+    except csv.Error as e:
+        raise InputError(_unreadable(e), file=source) from None
+
+
+def _read_csv(data: bytes, source: str, *, max_rows: int, too_many: str) -> pa.Table:
+    """The CSV run export's columns of :data:`RUN_EXPORT_FIELDS`, streamed: refused past
+    ``max_rows`` rows, or for one of them missing or named twice in the header (read by
+    :func:`_csv_header`). Only those four columns are converted (a header of 100,000 columns in
+    1 MB took 860 MiB when every column was), so what is held is bounded by the upload's bytes:
+    CSV text decodes to its own bytes and Arrow's offsets."""
+    names = _csv_header(data, source)
+    for c in RUN_EXPORT_FIELDS:
+        if names.count(c) > 1:
+            raise InputError(f"the column appears {names.count(c)} times; a run export holds each column once",
+                             file=source, field=c)
+        if c not in names:
+            raise InputError("column missing (write the file with `veribench export scores --run TAG`)",
+                             file=source, field=c)
+    try:
+        reader = pcsv.open_csv(io.BytesIO(data), convert_options=pcsv.ConvertOptions(
+            include_columns=list(RUN_EXPORT_FIELDS),
+            column_types={"doc_id": pa.string(), "detector": pa.string(), "status": pa.string(),
+                          "ranking_score": pa.float64()}))
+        batches, n = [], 0
+        for batch in reader:  # streamed: stops at max_rows + 1 rows, never reads the rest
+            n += batch.num_rows
+            if n > max_rows:
+                raise InputError(too_many, file=source)
+            batches.append(batch)
+        return pa.Table.from_batches(batches, schema=reader.schema)
+    except InputError:
+        raise
+    except Exception as e:  # any failure of the Arrow reader is the file's: one line
+        raise InputError(_unreadable(e), file=source) from None
+
+
+def _run_child(cmd: list[str], data: bytes, cap: int) -> tuple[int, bytes, str, bool]:
+    """Run ``cmd`` with ``data`` on its stdin (a temporary file: no pipe to deadlock on), read at
+    most ``cap`` + 1 bytes of its stdout (killing it there) within :data:`PARQUET_CHILD_SECONDS`.
+
+    Returns:
+        ``(exit status (negative: the signal that ended it), stdout, the last line of its stderr
+        (at most 200 characters), whether it was killed for its time)``.
+    """
+    timed_out = threading.Event()
+    with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stderr:
+        stdin.write(data)
+        stdin.seek(0)
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, bufsize=0,
+                                env={**os.environ, **parquet_child.CHILD_ENV})
+
+        def kill() -> None:
+            timed_out.set()
+            proc.kill()
+
+        timer = threading.Timer(PARQUET_CHILD_SECONDS, kill)
+        timer.start()
+        try:
+            assert proc.stdout is not None
+            got = bytearray()
+            while len(got) <= cap and (chunk := proc.stdout.read(2**20)):  # unbuffered: a read at a time, to cap + 1
+                got += chunk
+            if len(got) > cap:
+                proc.kill()
+            rc = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        stderr.seek(max(0, stderr.seek(0, os.SEEK_END) - 4096))
+        lines = stderr.read().decode("utf-8", "replace").strip().splitlines()
+    return rc, bytes(got), (lines[-1][:200] if lines else ""), timed_out.is_set()
+
+
+def _decode_parquet(data: bytes, source: str, *, max_rows: int, max_bytes: int, too_many: str) -> pa.Table:
+    """The Parquet run export's four columns, decoded by :mod:`parquet_child` in a child process
+    (``sys.executable -I``, never a fork) whose address space is capped at its baseline + the
+    upload + 2 × ``max_bytes`` + :data:`PARQUET_CHILD_SLACK`, its CPU at
+    :data:`parquet_child.CPU_SECONDS` and its wall time at :data:`PARQUET_CHILD_SECONDS`. The
+    parent reads at most ``max_bytes`` + :data:`IPC_SCHEMA_BYTES` back: what the server holds is
+    bounded by the set's size (:func:`max_decoded_bytes`), whatever the file says of itself.
+
+    Raises:
+        InputError: one line: more than ``max_rows`` rows (from the footer, or counted while
+            decoding), a column missing, twice or of the wrong type, more than ``max_bytes``
+            decoded (or the child out of memory: Python's or Arrow's error, an abort on a failed
+            allocation, a kill), over its CPU or wall time, crashed (its signal named) or failed
+            (its exit status and last line named), an unreadable file.
+    """
+    mib = f"{max_bytes / 2**20:.1f}"
+    too_big = (f"decodes to more than {mib} MiB, the most a run export of {max_rows} rows of this set may "
+               f"take ({EXPORT_ROW_BYTES} bytes a row and its id): refused")
+    cap = max_bytes + IPC_SCHEMA_BYTES
+    cmd = [sys.executable, "-I", str(Path(parquet_child.__file__)), str(max_rows), str(max_bytes),
+           str(2 * max_bytes + PARQUET_CHILD_SLACK)]
+    rc, out, err, timed_out = _run_child(cmd, data, cap)
+    if rc == parquet_child.EXIT_REFUSED:
+        try:
+            r = json.loads(out)
+        except ValueError:
+            raise InputError(too_big, file=source) from None
+        if r.get("kind") == "rows":
+            raise InputError(f"{r['rows']} rows, {too_many}" if r.get("rows") is not None else too_many,
+                             file=source)
+        if r.get("kind") == "bytes":
+            raise InputError(too_big, file=source)
+        if r.get("kind") == "column":
+            raise InputError(str(r.get("message")), file=source, field=r.get("field"))
+        raise InputError(_unreadable(str(r.get("message"))), file=source)
+    if timed_out or rc == -signal.SIGXCPU:
+        raise InputError(f"takes more than {parquet_child.CPU_SECONDS} s of CPU or {PARQUET_CHILD_SECONDS} s to "
+                         "decode: refused", file=source)
+    if len(out) > cap or rc in (parquet_child.EXIT_MEMORY, -signal.SIGKILL, -signal.SIGABRT):
+        raise InputError(too_big, file=source)  # past the output cap; out of memory (an abort: a failed new)
+    if rc < 0:
+        raise InputError(f"the Parquet decoder crashed on the file ({signal.Signals(-rc).name}): refused",
+                         file=source)
+    if rc != 0:
+        raise InputError(f"the Parquet decoder failed (exit status {rc}: {echo(err)}): refused", file=source)
+    try:
+        return paipc.open_stream(out).read_all()
+    except Exception as e:
+        raise InputError(_unreadable(e), file=source) from None
+
+
 def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector: str | None = None) -> dict[str, float]:
     """A veribench run export (``veribench export scores --run TAG -o FILE``, CSV or Parquet) as
     ``{doc_id: ranking_score}``.
@@ -318,13 +497,20 @@ def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector:
     Returns:
         One finite oriented score per id (higher = more likely AI, the run's ranking score).
 
+    A Parquet file is decoded in a child process (:func:`_decode_parquet`): what this process
+    holds is at most :func:`max_decoded_bytes` of the rows cap, whatever the file's footer and
+    page headers say.
+
     Raises:
         InputError: unreadable file, more rows than the set's size (no detector named) or
             :data:`EXPORT_MAX_DETECTORS` times it (a detector named), refused from the Parquet
-            footer or after that many CSV rows + 1, before decoding the rest; a column of
-            :data:`RUN_EXPORT_FIELDS` missing, several detectors and none chosen, an unknown
-            detector, an id unknown, repeated or missing, a row without a score (its status
-            named) or a non-finite score.
+            footer, or counted while decoding, or after that many CSV rows + 1, before decoding
+            the rest; a Parquet file decoding to more than :func:`max_decoded_bytes` (or whose
+            decoding runs out of its memory or time); a column of :data:`RUN_EXPORT_FIELDS`
+            missing or named twice, or in a Parquet file not of its type (strings; the score a
+            float or an integer); several detectors and none chosen, an unknown detector, an id
+            unknown, repeated or missing, a row without a score (its status named) or a
+            non-finite score.
     """
     if detector is None:  # one detector: one row per text
         max_rows = len(ids)
@@ -334,29 +520,11 @@ def read_run_export(data: bytes, *, source: str, ids: Collection[str], detector:
         max_rows = len(ids) * EXPORT_MAX_DETECTORS
         too_many = (f"more than {max_rows} rows ({EXPORT_MAX_DETECTORS} detectors of the set's {len(ids)} texts): "
                     "not an export of this set")
-    try:
-        if bytes(data[:4]) == b"PAR1":
-            pf = pq.ParquetFile(io.BytesIO(data))
-            if pf.metadata.num_rows > max_rows:  # the footer: nothing decoded yet
-                raise InputError(f"{pf.metadata.num_rows} rows, {too_many}", file=source)
-            missing = [c for c in RUN_EXPORT_FIELDS if c not in pf.schema_arrow.names]
-            table = pf.read(columns=[c for c in RUN_EXPORT_FIELDS if c not in missing])
-        else:
-            reader = pcsv.open_csv(io.BytesIO(data), convert_options=pcsv.ConvertOptions(
-                column_types={"doc_id": pa.string(), "detector": pa.string(), "status": pa.string(),
-                              "ranking_score": pa.float64()}))
-            batches, n = [], 0
-            for batch in reader:  # streamed: stops at max_rows + 1 rows, never reads the rest
-                n += batch.num_rows
-                if n > max_rows:
-                    raise InputError(too_many, file=source)
-                batches.append(batch)
-            table = pa.Table.from_batches(batches, schema=reader.schema)
-    except InputError:
-        raise
-    except Exception as e:  # any failure of the Arrow readers is the file's: one line
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise InputError(f"not a veribench run export (CSV or Parquet): {first}", file=source) from None
+    if bytes(data[:4]) == b"PAR1":
+        table = _decode_parquet(data, source, max_rows=max_rows, max_bytes=max_decoded_bytes(ids, max_rows),
+                                too_many=too_many)
+    else:
+        table = _read_csv(data, source, max_rows=max_rows, too_many=too_many)
     for c in RUN_EXPORT_FIELDS:
         if c not in table.column_names:
             raise InputError("column missing (write the file with `veribench export scores --run TAG`)",
