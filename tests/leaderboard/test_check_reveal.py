@@ -209,6 +209,9 @@ TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {
     "rows renumbered": (_ladder(lambda lad: lad["submissions"][0].update(n=9)), "in the order received"),
     # F2: a bundle's per-text scores are the submitted file's
     "bundle score": (_bundle_score, "scores.parquet: alpha.2's score of"),
+    # a field of a revealed row that no check reads (published, neither committed nor read)
+    "unread row field": (lambda f: _edit_rows(f, lambda rows: [dict(rows[0], note="x"), *rows[1:]]),
+                         "hidden_set.jsonl, row 1: field 'note' is no field of a revealed row"),
     # hostile ladder.json: one line naming the field, never an internal error or a path
     "eta 0": (_ladder(lambda lad: lad.update(eta=0)), "ladder.json: field eta must be a finite number > 0"),
     "headline 1e308": (_ladder(lambda lad: lad["submissions"][0].update(headline=1e308)),

@@ -475,14 +475,19 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
     try:
         record = json.loads((f / "commitment.json").read_text(encoding="utf-8"))
         salt = bytes.fromhex((f / "salt.txt").read_text(encoding="ascii").strip())
+        raw_rows = list(map(json.loads, filter(None, (f / "hidden_set.jsonl").read_text(encoding="utf-8")
+                                               .splitlines())))
         rows = [setcommit.HiddenRow(doc_id=r["doc_id"], text=r["text"], label=r["label"], arm=r.get("arm"),
                                     tags=r.get("tags") or {}, canary_of=r.get("canary_of"),
                                     record=r.get("record") or {})
-                for r in map(json.loads, filter(None, (f / "hidden_set.jsonl").read_text(encoding="utf-8").splitlines()))]
+                for r in raw_rows]
         proto = (f / "protocol.toml").read_bytes()
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
         return [f"reveal folder {f}: cannot read it ({e.__class__.__name__}: {e})"]
-    problems = setcommit.check_reveal(record, rows, salt)
+    problems = [f"hidden_set.jsonl, row {i + 1}: field {echo(k)} is no field of a revealed row (none is read: "
+                f"{', '.join(HIDDEN_ROW_FIELDS)})"
+                for i, r in enumerate(raw_rows) for k in r if k not in HIDDEN_ROW_FIELDS][:5]
+    problems += setcommit.check_reveal(record, rows, salt)
     canary_ids = {r["doc_id"] for r in map(json.loads, filter(None, (f / "hidden_set.jsonl")
                                                               .read_text(encoding="utf-8").splitlines()))
                   if r.get("canary_of")}
@@ -503,6 +508,10 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
 #: The files at the top of a reveal folder (``commitment.tsr`` only when the launch was time-stamped).
 REVEAL_FILES = frozenset({"commitment.json", "commitment.tsr", "hidden_set.jsonl", "salt.txt", "protocol.toml",
                           "ladder.json", "results.json"})
+
+
+#: The fields of a row of the revealed ``hidden_set.jsonl`` (any other is never read: refused).
+HIDDEN_ROW_FIELDS = ("doc_id", "text", "label", "arm", "tags", "canary_of", "record")
 
 
 def _unknown_files(f: Path) -> list[str]:
