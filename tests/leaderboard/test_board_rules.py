@@ -187,9 +187,11 @@ def test_after_the_reveal_the_board_gives_the_reason_of_an_undefined_headline(tm
 def test_the_public_files_of_a_launch_are_readable_by_anyone(tmp_path):
     cfg, board = _launched(tmp_path)
     with board:
-        for name in ("commitment.json", "texts.jsonl", "protocol.toml"):
+        for name in ("commitment.json", "texts.jsonl"):
             assert stat.S_IMODE((cfg.parent / name).stat().st_mode) == 0o644, name
         assert stat.S_IMODE(board.key_path.stat().st_mode) == 0o600  # the signing key stays secret
+        # the protocol holds the calibration split's salt: private until the reveal publishes it
+        assert stat.S_IMODE((cfg.parent / "protocol.toml").stat().st_mode) == 0o600
 
 
 def test_a_headline_that_needs_a_decision_rule_is_refused_under_the_in_sample_rule(tmp_path):

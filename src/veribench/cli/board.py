@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import warnings
 from pathlib import Path
+from typing import Any
 
 import httpx
 import typer
@@ -31,7 +32,13 @@ from veribench.cli.serve import ForwardedOpt, HostOpt, _proxy, _root_path
 from veribench.errors import InputError
 from veribench.hashing import loads_strict
 from veribench.leaderboard.app import create_app
-from veribench.leaderboard.service import IMPORTERS, Board, check_receipts_in_reveal, check_reveal_against_launch
+from veribench.leaderboard.service import (
+    IMPORTERS,
+    Board,
+    check_receipts_in_reveal,
+    check_reveal_against_launch,
+    teams_without_receipts,
+)
 
 ConfigOpt = typer.Option(..., "--config", help="The board's board.toml (docs/leaderboard.md).",
                          callback=input_path("file"))
@@ -136,8 +143,8 @@ def check_reveal_cmd(reveal_dir: Path = typer.Argument(..., help="The reveal fol
         problems = check_reveal_against_launch(reveal_dir, launch)
     except InputError as e:
         raise CliError(where, e.reason) from None
+    saved: list[tuple[str, Any]] = []
     if receipts_dir is not None:
-        saved = []
         for p_ in sorted(receipts_dir.glob("*.json")):
             try:
                 saved.append((str(p_), loads_strict(p_.read_bytes())))
@@ -148,6 +155,10 @@ def check_reveal_cmd(reveal_dir: Path = typer.Argument(..., help="The reveal fol
         typer.echo(" ".join(p.split()), err=True)
     if problems:
         raise typer.Exit(1)
+    unchecked = teams_without_receipts(reveal_dir, saved)
+    if unchecked:
+        typer.echo(f"note: no receipt given for {', '.join(unchecked)}: which submissions and how many of theirs "
+                   "ladder.json holds rests on the organiser's word (give all of a team's receipts with --receipts)")
     typer.echo(f"reveal OK: {reveal_dir} is the launch commitment's set and protocol; every bundle verifies; "
                "ladder.json and results.json are byte for byte their re-derivation under the committed rules "
                "(every headline, released value, grid cell and canary test)")

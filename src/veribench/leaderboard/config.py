@@ -112,8 +112,8 @@ class BoardConfig:
                     "no calibration split)")
         cal = self.board.calibration
         assert not isinstance(cal, str)
-        return (f"declared calibration split: 1 in {cal.every} documents (hash split, salt {cal.salt!r}) fits the "
-                "thresholds; the numbers are on the rest")
+        return (f"declared calibration split: 1 in {cal.every} documents (a hash split whose salt stays secret until "
+                "the reveal) fits the thresholds; the numbers are on the rest")
 
     def database_url(self) -> Any:
         """The SQLAlchemy URL (``sqlalchemy.engine.URL``); the password, if any, from

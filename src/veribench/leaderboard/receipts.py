@@ -14,6 +14,8 @@ The receipt, a flat JSON object:
 ``predictions_sha256``    SHA-256 (hex) of the prediction file's exact bytes
 ``received_at``           when the board stored the file (ISO 8601 UTC)
 ``submission_id``         the board's id of the submission
+``format``                how the board read the file (``raid``: predictions.json;
+                          ``veribench``: a run export)
 ``submission_n``          its number among the team's submissions (1, 2, ...; a failed one
                           keeps its number)
 ``released``              the headline the board published for the team after scoring it
@@ -47,7 +49,7 @@ from veribench.hashing import canonical_json, sha256_bytes
 #: The signed fields of a receipt, in the order the table above gives them (besides
 #: ``key_id``, which is signed too, and ``signature``, which is not).
 RECEIPT_FIELDS: tuple[str, ...] = ("board", "commitment_sha256", "team", "predictions_sha256", "received_at",
-                                   "submission_id", "submission_n", "released", "tsa_token_b64")
+                                   "submission_id", "format", "submission_n", "released", "tsa_token_b64")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -113,7 +115,7 @@ def _signed_bytes(receipt: dict[str, Any]) -> bytes:
 
 def sign_receipt(key: Ed25519PrivateKey, *, board: str, commitment_sha256: str, team: str, predictions_sha256: str,
                  received_at: str, submission_id: str, submission_n: int, released: float | None,
-                 tsa_token_b64: str | None = None) -> dict[str, Any]:
+                 fmt: str = "raid", tsa_token_b64: str | None = None) -> dict[str, Any]:
     """A signed receipt (the fields above, ``key_id`` and ``signature``).
 
     Raises:
@@ -122,7 +124,8 @@ def sign_receipt(key: Ed25519PrivateKey, *, board: str, commitment_sha256: str, 
     """
     fields: dict[str, Any] = {"board": board, "commitment_sha256": commitment_sha256, "team": team,
                               "predictions_sha256": predictions_sha256, "received_at": received_at,
-                              "submission_id": submission_id, "submission_n": submission_n, "released": released,
+                              "submission_id": submission_id, "format": fmt, "submission_n": submission_n,
+                              "released": released,
                               "tsa_token_b64": tsa_token_b64}
     if isinstance(submission_n, bool) or not isinstance(submission_n, int) or submission_n < 1:
         raise InputError("must be an integer >= 1", record="receipt", field="submission_n")
@@ -132,7 +135,7 @@ def sign_receipt(key: Ed25519PrivateKey, *, board: str, commitment_sha256: str, 
     for name in ("commitment_sha256", "predictions_sha256"):
         if not isinstance(fields[name], str) or not _HEX64.fullmatch(fields[name]):
             raise InputError("must be a SHA-256: 64 lowercase hex characters", record="receipt", field=name)
-    for name in ("board", "team", "received_at", "submission_id"):
+    for name in ("board", "team", "received_at", "submission_id", "format"):
         if not isinstance(fields[name], str) or not fields[name]:
             raise InputError("must be a non-empty string", record="receipt", field=name)
     fields["key_id"] = key_id(key)

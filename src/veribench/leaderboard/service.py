@@ -32,6 +32,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import hashlib
+import hmac
 import json
 import os
 import random
@@ -66,7 +68,7 @@ from veribench.corpus.stored import load_documents
 from veribench.errors import InputError, VeribenchError, echo
 from veribench.evaluate import evaluate_workspace
 from veribench.evaluate.grid import COLUMNS as GRID_COLUMNS
-from veribench.hashing import merkle_root, sha256_bytes, text_sha256
+from veribench.hashing import loads_strict, merkle_root, sha256_bytes, text_sha256
 from veribench.leaderboard import db, raid_format, receipts, setcommit
 from veribench.leaderboard.config import HEADLINE_TARGET_FPR, HEADLINES, PASSWORD_ENV, BoardConfig, load_config
 from veribench.leaderboard.files import create_private_file, fsync_folder, make_private, write_durably
@@ -97,8 +99,8 @@ TPR_AT_FPR = (0.01, 0.05)
 #: and balanced accuracy are null (``"no decision rule"``, the evaluation's reason); this says why.
 NO_DECISION_RULE = "no decision rule: submitted scores have no fixed scale; see TPR at a fixed FPR"
 
-#: Permission bits of the board's public files (commitment.json, commitment.tsr, protocol.toml,
-#: texts.jsonl): anyone may read them.
+#: Permission bits of the board's public files (commitment.json, commitment.tsr, texts.jsonl; the
+#: reveal folder as a whole): anyone may read them.
 PUBLIC_MODE = 0o644
 #: What the commitment record says when ``board.toml`` names no time-stamping authority.
 NO_TSA = "no time-stamp: no TSA configured"
@@ -128,16 +130,29 @@ def _aware(t: datetime) -> datetime:
 
 
 def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    """``t`` as ISO 8601 UTC (``...Z``); a time without a zone is UTC (as every time the board
+    stores is: SQLite gives them back without one), never the server's local time."""
+    return _aware(t).astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def split_salt(set_salt: bytes, declared: str) -> str:
+    """The calibration split's salt: HMAC-SHA256 (RFC 2104) of the declared salt
+    (``board.toml``'s ``calibration.salt``) keyed by the board's secret set salt, 32 hex
+    characters. The board ids are public, so a split salt anyone knows tells every team which
+    texts calibrate (a team could then score the calibration texts low and every other text
+    high: TPR 1 at any FPR); derived from the secret salt, it stays secret until the reveal
+    publishes ``protocol.toml`` (whose SHA-256 the launch commits) and the salt."""
+    return hmac.new(set_salt, declared.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
 
 
 def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[str] = (),
-                  labels: Mapping[str, str] | None = None) -> str:
+                  labels: Mapping[str, str] | None = None, salt: str | None = None) -> str:
     """The board's evaluation protocol (TOML) for ``detectors``: the whole set (corpus
     ``<board>``; the canaries are left out), the declared calibration split or none (RAID's
     in-sample rule), TPR at 1% and 5% FPR, the grid's tags as slices, paired comparisons
     with Holm. At launch it is written with no detectors (its SHA-256 is committed); at the
-    reveal each bundle's protocol is this text with the entries' ``[[detectors]]``."""
+    reveal each bundle's protocol is this text with the entries' ``[[detectors]]``. ``salt``:
+    the split's salt (:func:`split_salt` at launch; default the declared one)."""
     b = cfg.board
     doc: dict[str, Any] = {
         "protocol": {"name": name, "tag": tag,
@@ -154,7 +169,7 @@ def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[
     if not cfg.in_sample:
         cal = b.calibration
         assert not isinstance(cal, str)
-        doc["split"] = {"rule": "hash", "every": cal.every, "salt": cal.salt, "corpora": [b.name]}
+        doc["split"] = {"rule": "hash", "every": cal.every, "salt": salt or cal.salt, "corpora": [b.name]}
     dets = _detector_entries(cfg.in_sample, detectors, labels)
     if dets:
         doc["detectors"] = dets
@@ -299,17 +314,20 @@ RULE_FIELD = {"thresholds": "calibration"}
 RULE_KEYS = ("headline_metric", "headline_description", "ladder_rule", "ladder_eta", "min_cell_size", "thresholds")
 
 
-def rules_problems(rules: Any) -> list[str]:
+def rules_problems(rules: Any, *, scoring_only: bool = False) -> list[str]:
     """The problems of a committed ``rules`` object (empty: usable), one line each naming the
     field: ``headline_metric`` one of :data:`.config.HEADLINES`, ``ladder_eta`` a finite number
-    > 0, ``min_cell_size`` an integer >= 1, ``grid`` a list of strings, and every key of
+    > 0, ``min_cell_size`` an integer >= 1, ``grid`` a list of strings, ``submission_limit`` an
+    integer >= 1, ``canaries`` >= 0, ``reveal_at`` null or ISO 8601 UTC (not required with
+    ``scoring_only``: rules rebuilt from ``results.json``, which repeats only the scoring ones), and every key of
     :func:`board_rules` present."""
     if not isinstance(rules, Mapping):
         return ["the launch record commits no scoring rules (field rules): min_cell_size, the grid and the "
                 "thresholds of results.json cannot be checked against the launch"]
     out = [f"rules.{k}: missing from the launch record" for k in
            ("headline_metric", "headline_description", "ladder_rule", "ladder_eta", "min_cell_size", "grid",
-            "thresholds", "decision_rule") if k not in rules]
+            "thresholds", "decision_rule", *(() if scoring_only else ("submission_limit", "canaries", "reveal_at")))
+           if k not in rules]
     if rules.get("headline_metric") not in HEADLINES:
         out.append(f"rules.headline_metric: {echo(str(rules.get('headline_metric')))} is not a headline metric")
     eta = rules.get("ladder_eta")
@@ -321,6 +339,12 @@ def rules_problems(rules: Any) -> list[str]:
     g = rules.get("grid")
     if not isinstance(g, list) or not all(isinstance(t, str) for t in g):
         out.append("rules.grid: must be a list of tag names")
+    for key, low in (("submission_limit", 1), ("canaries", 0)):
+        v = rules.get(key, low)
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            out.append(f"rules.{key}: must be an integer >= {low}")
+    if rules.get("reveal_at") is not None and _parse_utc(rules.get("reveal_at")) is None:
+        out.append("rules.reveal_at: must be null or an ISO 8601 UTC time (…Z)")
     return out
 
 
@@ -475,8 +499,8 @@ def check_reveal_dir(folder: str | Path) -> list[str]:
     try:
         record = json.loads((f / "commitment.json").read_text(encoding="utf-8"))
         salt = bytes.fromhex((f / "salt.txt").read_text(encoding="ascii").strip())
-        raw_rows = list(map(json.loads, filter(None, (f / "hidden_set.jsonl").read_text(encoding="utf-8")
-                                               .splitlines())))
+        raw_rows = list(map(loads_strict, filter(None, (f / "hidden_set.jsonl").read_text(encoding="utf-8")
+                                                 .splitlines())))  # a key twice (two labels) is refused
         rows = [setcommit.HiddenRow(doc_id=r["doc_id"], text=r["text"], label=r["label"], arm=r.get("arm"),
                                     tags=r.get("tags") or {}, canary_of=r.get("canary_of"),
                                     record=r.get("record") or {})
@@ -770,8 +794,9 @@ def rederive_reveal(folder: str | Path) -> list[str]:
                      "grid": [t.removeprefix("tag:") for t in proto.get("tables", {}).get("slices", [])
                               if str(t).startswith("tag:")],
                      "decision_rule": (res["entries"][0]["decision_rule"] if res.get("entries") else None)}
-            if rules_problems(rules):
-                return [*problems, *(f"results.json: {p.removeprefix('rules.')}" for p in rules_problems(rules))]
+            if rules_problems(rules, scoring_only=True):
+                return [*problems, *(f"results.json: {p.removeprefix('rules.')}"
+                                     for p in rules_problems(rules, scoring_only=True))]
         metric, eta, k = str(rules["headline_metric"]), float(rules["ladder_eta"]), int(rules["min_cell_size"])
         history = list(lad["submissions"])
         docs_jsonl = "".join(json.dumps({"id": r["doc_id"], "text": r["text"], "label": r["label"],
@@ -1027,10 +1052,22 @@ def check_receipts_in_reveal(folder: str | Path, saved: Sequence[tuple[str, Any]
     return problems
 
 
+def teams_without_receipts(folder: str | Path, saved: Sequence[tuple[str, Any]]) -> list[str]:
+    """The teams of ``ladder.json`` none of whose receipts is among ``saved``: their rows (which
+    submission each is, how many) rest on the organiser's word. Sorted; empty when unreadable."""
+    try:
+        subs = json.loads((Path(folder) / "ladder.json").read_text(encoding="utf-8"))["submissions"]
+        teams = {str(h["team"]) for h in subs if isinstance(h, dict) and "team" in h}
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    held = {r.get("team") for _, r in saved if isinstance(r, dict)}
+    return sorted(teams - held)
+
+
 #: The fields a receipt signed and the ``ladder.json`` row of its submission must repeat: (the
 #: receipt's field, the row's field).
 RECEIPT_LADDER_FIELDS = (("predictions_sha256", "predictions_sha256"), ("received_at", "received_at"),
-                         ("submission_n", "n"), ("released", "released"))
+                         ("submission_n", "n"), ("released", "released"), ("format", "format"))
 
 
 def check_reveal_against_launch(folder: str | Path, launch: Any) -> list[str]:
@@ -1245,7 +1282,9 @@ class Board:
         with self._workspace() as ws:  # the rows are read back as stored: the reveal reads them the same way
             store_import(ws, report, board_docs, corpora=corpora)
             rows = hidden_rows(ws, [d.id for d in board_docs], canaries)
-        proto = protocol_text(self.cfg, name=b.name, tag=b.name.upper()).encode("utf-8")
+        cal = b.calibration
+        proto = protocol_text(self.cfg, name=b.name, tag=b.name.upper(),
+                              salt=None if isinstance(cal, str) else split_salt(salt, cal.salt)).encode("utf-8")
         when = created_at or _now()
         record = setcommit.commitment_record(rows, salt, protocol_sha256=sha256_bytes(proto), board=b.name,
                                              created_at=_iso(when), rules=board_rules(self.cfg))
@@ -1254,7 +1293,7 @@ class Board:
         record["notes"] = launch_notes(self.cfg, docs)
         if not self.key_path.exists():
             receipts.generate_signing_key(self.key_path)
-        write_durably(self.folder / "protocol.toml", proto, mode=PUBLIC_MODE)
+        write_durably(self.folder / "protocol.toml", proto)  # secret until the reveal: the split's salt
         texts = "".join(json.dumps({"id": r.doc_id, "text": r.text}, ensure_ascii=False) + "\n"
                         for r in sorted(rows, key=lambda r: r.doc_id))
         write_durably(self.folder / "texts.jsonl", texts.encode("utf-8"), mode=PUBLIC_MODE)
@@ -1559,7 +1598,7 @@ class Board:
                                             commitment_sha256=receipts.commitment_sha256(commitment),
                                             team=team_name, predictions_sha256=sha, received_at=_iso(received_at),
                                             submission_id=sub_id, submission_n=sub.seq, released=lad.released,
-                                            tsa_token_b64=stamp)
+                                            fmt=fmt, tsa_token_b64=stamp)
             s.add(db.Receipt(submission_id=sub_id, receipt=receipt))
         return receipt
 
@@ -1746,6 +1785,9 @@ class Board:
         launch_record = json.loads((self.folder / "commitment.json").read_text(encoding="utf-8"))  # as published
         write_durably(stage / "results.json", results_bytes(launch_record, rules, result_entries, all_results,
                                                             _bundle_root(stage / "bundles" / "all")))
+        for p in [stage, *stage.rglob("*")]:  # published as a whole: readable by anyone
+            if not p.is_symlink():
+                p.chmod(0o755 if p.is_dir() else PUBLIC_MODE)
         os.replace(stage, out)
         fsync_folder(self.folder)
         with Session(self.engine) as s, s.begin():
