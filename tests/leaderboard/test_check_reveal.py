@@ -462,6 +462,10 @@ def test_an_honest_raid_board_with_a_calibration_split_passes_check_reveal(tmp_p
     rows = [json.loads(x) for x in (out / "hidden_set.jsonl").read_text().splitlines()]
     assert sum(bool(r["record"]["group_key"]) for r in rows) > len(rows) // 2  # RAID's group keys are there
     assert any(r["record"]["provenance"].get("source_id") for r in rows)  # derived (attacked) texts
+    # a derived text's source, when in the set, is named by its board id: attacked texts stay paired
+    ids_revealed = {r["doc_id"] for r in rows}
+    sources = [r["record"]["provenance"]["source_id"] for r in rows if r["record"]["provenance"].get("source_id")]
+    assert any(src in ids_revealed for src in sources), sources[:3]
     assert check_reveal_against_launch(out, json.loads(json.dumps(launch))) == []
     f = _copy(out, tmp_path)
     _edit_rows(f, lambda rows: [dict(r, record={**r["record"], "group_key": "moved"}) if i == 0 else r

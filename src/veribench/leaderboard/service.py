@@ -1219,7 +1219,9 @@ class Board:
         (a headline that can never be defined on the set).
 
         Each document gets a board id (the first 20 hex of SHA-256(salt, original id)), so the
-        ids in the texts file tell nothing of the organiser's ids. Each canary is a copy of a
+        ids in the texts file tell nothing of the organiser's ids; a derived text's
+        ``provenance.source_id`` naming a text of the set is rewritten to that text's board id
+        (so attacked texts stay paired with their sources). Each canary is a copy of a
         hidden document drawn with the salt as seed, with a unique marker
         (``[ref <32 hex>]``) appended, the same label, arm and tags; its source is its
         matched ordinary text for the canary test.
@@ -1265,9 +1267,13 @@ class Board:
 
         board_docs: list[Document] = []
         corpora: dict[str, str | None] = {}
+        originals = {d.id for d in docs}
         for d in docs:
-            nd = Document.model_validate({**d.model_dump(exclude={"text_sha256", "corpus"}, exclude_none=True),
-                                          "id": board_id("doc\0" + d.id)})
+            dump = d.model_dump(exclude={"text_sha256", "corpus"}, exclude_none=True)
+            src = (dump.get("provenance") or {}).get("source_id")
+            if isinstance(src, str) and src in originals:  # a derived text's source, by its board id
+                dump["provenance"] = {**dump["provenance"], "source_id": board_id("doc\0" + src)}
+            nd = Document.model_validate({**dump, "id": board_id("doc\0" + d.id)})
             board_docs.append(nd)
             corpora[nd.id] = b.name
         canaries: dict[str, dict[str, Any]] = {}
