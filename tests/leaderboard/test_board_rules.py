@@ -105,10 +105,29 @@ def _side_rows_set(path, n_human: int, n_ai: int, n_attacked: int):
     ("tpr_at_fpr_5", 40, 40, []),
 ])
 def test_launch_warns_when_the_headline_can_never_be_defined(tmp_path, metric, n_human, n_ai, expect):
+    _launch_notes(tmp_path, metric, n_human, n_ai, expect)
+
+
+def test_launch_warns_when_the_calibration_split_is_too_small_for_a_5_percent_fpr(tmp_path):
+    """A fresh organiser's finding: a hash split holding 2 human texts fitted the "5% FPR"
+    decision rule at FPR 0 (and TPR at 5% FPR and the canary test were undefined) with no word
+    at launch. Now one line says how many human headline texts the split holds, counted with
+    the board's own split (its ids and salt); a 1-in-2 split of 120 human texts (about 60) does not warn."""
+    notes = _launch_notes(tmp_path / "a", "auroc", 40, 40, ["the calibration split (1 in 10 groups) holds "],
+                          calibration='{ rule = "hash", every = 10, salt = "s" }')
+    n = int(notes[0].split(" holds ")[1].split()[0])
+    assert n < 20 and "FPR 0 there, not 5%" in notes[0]
+    assert _launch_notes(tmp_path / "b", "auroc", 120, 40, [], calibration='{ rule = "hash", every = 2, salt = "s" }') == []
+
+
+def _launch_notes(tmp_path, metric, n_human, n_ai, expect, calibration=None):
     """Fewer human or AI headline texts than min_cell_size, or fewer human ones than 1/target
     FPR: one line at launch and in the record's notes; attacked side rows are not counted."""
     cfg = board_toml(tmp_path / "b", f"sqlite:///{tmp_path / 'b.sqlite'}", canaries=0, grid=[],
                      headline_metric=metric, min_cell_size=30)
+    if calibration:
+        cfg.write_text(cfg.read_text() + f"calibration = {calibration}\n")
+    tmp_path.mkdir(parents=True, exist_ok=True)
     hs = _side_rows_set(tmp_path / "h.jsonl", n_human, n_ai, 30)
     res = CliRunner().invoke(app, ["leaderboard", "launch", "--config", str(cfg), "--hidden-set", str(hs)],
                              catch_exceptions=False)
@@ -119,6 +138,7 @@ def test_launch_warns_when_the_headline_can_never_be_defined(tmp_path, metric, n
     assert warned == [f"warning: {n}" for n in notes]
     for frag in expect:
         assert any(frag in n for n in notes), (frag, notes)
+    return notes
 
 
 def _launched(tmp_path, **extra):

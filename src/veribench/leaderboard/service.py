@@ -78,6 +78,7 @@ from veribench.metrics.canary import canary_leak_test
 from veribench.metrics.ladder import LADDER_RULE, ladder_step
 from veribench.protocol.model import parse_protocol
 from veribench.protocol.roles import POSITIVE_CODE, classify
+from veribench.protocol.split import calibration_mask
 from veribench.store import Workspace
 
 #: Importers a hidden set may be read with: name -> function(path) -> (report, documents).
@@ -251,14 +252,19 @@ def hidden_rows(ws: Workspace, ids: Sequence[str], canaries: Mapping[str, Mappin
             for i in ids]
 
 
-def launch_notes(cfg: BoardConfig, docs: Sequence[Document]) -> list[str]:
+def launch_notes(cfg: BoardConfig, docs: Sequence[Document], *, split: str | None = None) -> list[str]:
     """Warnings for a hidden set on which the headline can never be defined, one line each
     (printed by ``launch`` and kept in the commitment record's ``notes``): fewer human or AI
     headline texts than ``min_cell_size`` (a headline on fewer is never released), or, for a
     TPR-at-FPR headline of target FPR ``t``, fewer than ``1 / t`` human headline texts (no
     threshold flags exactly that share of them). Only headline texts count
     (:func:`veribench.protocol.roles.classify`: not derived or attacked side rows, not other
-    labels); the number of side rows is said. Canaries are not counted (outside the protocol)."""
+    labels); the number of side rows is said. Canaries are not counted (outside the protocol).
+    Under a declared calibration split (``split``: its salt, :func:`split_salt`; ``docs`` with
+    their board ids and group keys), fewer than 20 human headline texts in the split
+    (:func:`veribench.protocol.split.calibration_mask`): no threshold gives an FPR in (0, 5%]
+    there, so the 5%-FPR decision rule's threshold leaves no calibration human text flagged
+    (FPR 0 there, not 5%) and TPR at 5% FPR and every canary test are undefined."""
     b = cfg.board
     roles = classify([d.label for d in docs], [d.arm for d in docs], [dict(d.tags or {}) for d in docs])
     n_ai = int((roles.headline & (roles.code == POSITIVE_CODE)).sum())
@@ -273,6 +279,15 @@ def launch_notes(cfg: BoardConfig, docs: Sequence[Document]) -> list[str]:
     if target is not None and n_human < 1 / target:
         notes.append(f"the headline {b.headline_metric} is undefined on this set: {counted}; a target FPR of "
                      f"{target:g} needs at least {1 / target:g} human texts")
+    cal = b.calibration
+    if split is not None and not isinstance(cal, str):
+        mask = calibration_mask([d.id for d in docs], None, [d.group_key for d in docs], every=cal.every, salt=split)
+        n_cal = int((mask & roles.headline & (roles.code != POSITIVE_CODE)).sum())
+        if n_cal < 20:
+            notes.append(f"the calibration split (1 in {cal.every} groups) holds {n_cal} human headline texts, fewer "
+                         "than the 20 a 5% FPR needs: the decision rule's threshold flags no calibration human text "
+                         "(FPR 0 there, not 5%), and TPR at 5% FPR and every canary test are undefined; a smaller "
+                         "calibration.every puts more texts in the split")
     return notes
 
 
@@ -1296,7 +1311,8 @@ class Board:
                                              created_at=_iso(when), rules=board_rules(self.cfg))
         record["timestamp"] = ({"tsa_url": b.tsa_url, "token": "commitment.tsr (served at /commitment.tsr)",
                                 "reason": None} if b.tsa_url else {"tsa_url": None, "token": None, "reason": NO_TSA})
-        record["notes"] = launch_notes(self.cfg, docs)
+        record["notes"] = launch_notes(self.cfg, [d for d in board_docs if corpora[d.id] == b.name],
+                                       split=None if isinstance(cal, str) else split_salt(salt, cal.salt))
         if not self.key_path.exists():
             receipts.generate_signing_key(self.key_path)
         write_durably(self.folder / "protocol.toml", proto)  # secret until the reveal: the split's salt
@@ -1771,7 +1787,7 @@ class Board:
             result_entries.append(entry_record(
                 rules, last[team], canary=sub.canary, table1=bundle_table1_row(stage / "bundles" / team, team, det),
                 grid=grids[team], root=_bundle_root(stage / "bundles" / team)))
-            if isinstance(sub.canary, Mapping) and sub.canary.get("reason"):  # logged now, never before
+            if isinstance(sub.canary, Mapping) and sub.canary.get("reason") and canaries:  # logged now, never before
                 warnings.warn(f"entry {team}: canary leak test undefined: {sub.canary['reason']}",
                               UndefinedMetricWarning, stacklevel=2)
         all_results = json.loads((stage / "bundles" / "all" / "results.json").read_text(encoding="utf-8"))
