@@ -178,6 +178,14 @@ def test_an_entry_right_on_the_canaries_only_is_flagged(tmp_path):
     res = {e["team"]: e["canary"] for e in json.loads((out / "results.json").read_text())["entries"]}
     assert res["leaked"]["flagged"] is True and res["leaked"]["p_value"] < 0.001
     assert res["leaked"]["acc_canary"] == 1.0
-    assert res["honest"]["flagged"] is False and res["honest"]["p_value"] >= 0.001
+    # an honest entry is never flagged; the board's ids are drawn with the secret salt, so its
+    # accuracy varies by run: when the matched texts' accuracy is so high that even all 40
+    # canaries right could not reach alpha, the test is undefined, null with that reason (CI hit it)
+    honest = res["honest"]
+    if honest["flagged"] is None:
+        assert honest["p_value"] is None and ("too few canaries" in honest["reason"]
+                                             or "matched texts' accuracy is" in honest["reason"]), honest
+    else:
+        assert honest["flagged"] is False and honest["p_value"] >= 0.001, honest
     hidden = [json.loads(x) for x in (out / "hidden_set.jsonl").read_text().splitlines()]
     assert {r["doc_id"] for r in hidden if r["canary_of"]} == canaries  # revealed with their matched texts
