@@ -115,8 +115,8 @@ def test_launch_warns_when_the_calibration_split_is_too_small_for_a_5_percent_fp
     the board's own split (its ids and salt); a 1-in-2 split of 120 human texts (about 60) does not warn."""
     notes = _launch_notes(tmp_path / "a", "auroc", 40, 40, ["the calibration split (1 in 10 groups) holds "],
                           calibration='{ rule = "hash", every = 10, salt = "s" }')
-    n = int(notes[0].split(" holds ")[1].split()[0])
-    assert n < 20 and "FPR 0 there, not 5%" in notes[0]
+    assert "FPR 0 there, not 5%" in notes[0]
+    assert not any(ch.isdigit() for ch in notes[0].split(" holds ")[1].split("20")[0])  # no count of human texts
     assert _launch_notes(tmp_path / "b", "auroc", 120, 40, [], calibration='{ rule = "hash", every = 2, salt = "s" }') == []
 
 

@@ -540,7 +540,7 @@ def test_the_calibration_split_stays_secret_until_the_reveal(tmp_path, monkeypat
             proto = (cfg.parent / "protocol.toml")
             assert proto.stat().st_mode & 0o077 == 0  # private until the reveal
             pub = json.dumps(launch) + json.dumps(board.public_scores())
-            assert "detect-2027" not in pub and "salt" not in launch["rules"]["thresholds"].replace("salt stays", "")
+            assert "salt" not in launch["rules"]["thresholds"].replace("salt stays", "")
             ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
             who = board.team_for_token(board.add_team("alpha"))
             receipt = board.submit(who, predictions(ids, labels_of(cfg.parent, ids), skill=0.5, seed=1))
@@ -550,8 +550,18 @@ def test_the_calibration_split_stays_secret_until_the_reveal(tmp_path, monkeypat
         salt = bytes.fromhex((out / "salt.txt").read_text().strip())
         want = hmac.new(salt, b"detect-2027", hashlib.sha256).hexdigest()[:32]
         assert f'salt = "{want}"' in (out / "protocol.toml").read_text()
+        assert want not in pub  # the declared salt is public (rules), the split's own salt was not
         assert all(p.stat().st_mode & 0o044 == 0o044 for p in out.rglob("*") if p.is_file())  # published
         assert check_reveal_against_launch(out, json.loads(json.dumps(launch))) == []
+        assert launch["rules"]["calibration"] == {"rule": "hash", "every": 5, "salt": "detect-2027"}
+        # a split salt other than the HMAC (an organiser's own pick) fails, with the protocol's SHA-256 alike
+        f = _copy(out, tmp_path)
+        (f / "protocol.toml").write_text((f / "protocol.toml").read_text().replace(want, "0" * 32))
+        assert any("calibration split is not the declared one" in p for p in check_reveal_against_launch(f, launch))
+        # board.toml's declared salt cannot change after the launch
+        cfg.write_text(cfg.read_text().replace('salt = "detect-2027"', 'salt = "other"'))
+        with pytest.raises(InputError, match="board.calibration"):
+            Board.open(cfg)
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()

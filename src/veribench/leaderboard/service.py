@@ -284,8 +284,8 @@ def launch_notes(cfg: BoardConfig, docs: Sequence[Document], *, split: str | Non
         mask = calibration_mask([d.id for d in docs], None, [d.group_key for d in docs], every=cal.every, salt=split)
         n_cal = int((mask & roles.headline & (roles.code != POSITIVE_CODE)).sum())
         if n_cal < 20:
-            notes.append(f"the calibration split (1 in {cal.every} groups) holds {n_cal} human headline texts, fewer "
-                         "than the 20 a 5% FPR needs: the decision rule's threshold flags no calibration human text "
+            notes.append(f"the calibration split (1 in {cal.every} groups) holds fewer than the 20 human headline texts "
+                         "a 5% FPR needs: the decision rule's threshold flags no calibration human text "
                          "(FPR 0 there, not 5%), and TPR at 5% FPR and every canary test are undefined; a smaller "
                          "calibration.every puts more texts in the split")
     return notes
@@ -308,19 +308,24 @@ def board_rules(cfg: BoardConfig) -> dict[str, Any]:
     (:data:`.config.HEADLINES`) and its description, the Ladder's rule and ``eta``, the minimum
     cell size (texts of a label), the grid's tags, how thresholds are fitted and every entry's
     decision rule (:func:`decision_rule`), the per-team submission limit, the number of
-    canaries and when submissions close (``reveal_at``, ISO 8601 UTC, or null)."""
+    canaries, when submissions close (``reveal_at``, ISO 8601 UTC, or null) and the declared
+    calibration split (``{"rule", "every", "salt"}``, or null under RAID's in-sample rule): its
+    declared salt is public (the split's own salt is :func:`split_salt` of it and the secret set
+    salt), so that check-reveal can recompute the split's salt from the revealed set salt."""
     b = cfg.board
     return {"headline_metric": b.headline_metric, "headline_description": HEADLINES[b.headline_metric],
             "ladder_rule": LADDER_RULE, "ladder_eta": b.ladder_eta, "min_cell_size": b.min_cell_size,
             "grid": list(b.grid), "thresholds": cfg.threshold_rule, "decision_rule": decision_rule(cfg),
             "submission_limit": b.submission_limit, "canaries": b.canaries,
-            "reveal_at": _iso(_aware(b.reveal_at)) if b.reveal_at is not None else None}
+            "reveal_at": _iso(_aware(b.reveal_at)) if b.reveal_at is not None else None,
+            "calibration": None if isinstance(b.calibration, str) else
+            {"rule": b.calibration.rule, "every": b.calibration.every, "salt": b.calibration.salt}}
 
 
 #: The committed rules (:func:`board_rules`) that come from ``board.toml``'s ``[board]`` keys of the
 #: same names: a launched board refuses to open when one of them was edited (:meth:`Board.check_rules`).
 EDITABLE_RULES = ("headline_metric", "ladder_eta", "min_cell_size", "grid", "submission_limit", "canaries",
-                  "reveal_at", "thresholds")
+                  "reveal_at", "thresholds", "calibration")
 #: The ``board.toml`` field behind a committed rule whose name differs (``thresholds`` is how
 #: ``calibration`` reads).
 RULE_FIELD = {"thresholds": "calibration"}
@@ -813,6 +818,14 @@ def rederive_reveal(folder: str | Path) -> list[str]:
                 return [*problems, *(f"results.json: {p.removeprefix('rules.')}"
                                      for p in rules_problems(rules, scoring_only=True))]
         metric, eta, k = str(rules["headline_metric"]), float(rules["ladder_eta"]), int(rules["min_cell_size"])
+        declared = rules.get("calibration")
+        if isinstance(declared, Mapping):  # the split's salt is the HMAC the docs say, of the revealed set salt
+            set_salt = bytes.fromhex((f / "salt.txt").read_text(encoding="ascii").strip())
+            got = (proto.get("split") or {}).get("salt")
+            if got != split_salt(set_salt, str(declared.get("salt"))) or (proto.get("split") or {}).get("every") != \
+                    declared.get("every"):
+                problems.append("protocol.toml: its calibration split is not the declared one (every, or salt "
+                                "HMAC-SHA256 of the declared salt keyed by the revealed set salt)")
         history = list(lad["submissions"])
         docs_jsonl = "".join(json.dumps({"id": r["doc_id"], "text": r["text"], "label": r["label"],
                                          **({"arm": r["arm"]} if r.get("arm") is not None else {}),
@@ -1531,11 +1544,15 @@ class Board:
             raise BoardError(f"the submission could not be scored: {reason}") from None
 
     def _secrets(self) -> list[str]:
-        """Strings no error message may carry: the salt (hex) and the database password."""
+        """Strings no error message may carry: the salt (hex), the calibration split's salt
+        (:func:`split_salt`) and the database password."""
         out = [os.environ.get(PASSWORD_ENV, "")]
         with contextlib.suppress(Exception), Session(self.engine) as s:
             st = self._state(s)
             out.append(st.salt_hex if st is not None and st.salt_hex else "")
+            cal = self.cfg.board.calibration
+            if st is not None and st.salt_hex and not isinstance(cal, str):
+                out.append(split_salt(bytes.fromhex(st.salt_hex), cal.salt))  # the calibration split's
         return [x for x in out if x]
 
     def _drop_orphan(self, sha: str, existed: bool) -> None:
