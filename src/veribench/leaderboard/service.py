@@ -72,7 +72,7 @@ from veribench.hashing import loads_strict, merkle_root, sha256_bytes, text_sha2
 from veribench.leaderboard import db, raid_format, receipts, setcommit
 from veribench.leaderboard.config import HEADLINE_TARGET_FPR, HEADLINES, PASSWORD_ENV, BoardConfig, load_config
 from veribench.leaderboard.files import create_private_file, fsync_folder, make_private, write_durably
-from veribench.leaderboard.suppress import SLICE_KEYS, suppress_slices
+from veribench.leaderboard.suppress import SLICE_KEYS, suppress_cells, suppress_slices
 from veribench.metrics._base import UndefinedMetricWarning
 from veribench.metrics.canary import canary_leak_test
 from veribench.metrics.ladder import LADDER_RULE, ladder_step
@@ -80,6 +80,7 @@ from veribench.protocol.model import parse_protocol
 from veribench.protocol.roles import POSITIVE_CODE, classify
 from veribench.protocol.split import calibration_mask
 from veribench.store import Workspace
+from veribench.store.events import parse_utc
 
 #: Importers a hidden set may be read with: name -> function(path) -> (report, documents).
 IMPORTERS: dict[str, Callable[[Path], tuple[Any, list[Document]]]] = {
@@ -383,29 +384,11 @@ def bundle_protocol(launch_protocol: str, *, name: str, tag: str, detectors: Seq
     return tomli_w.dumps(doc)
 
 
-def suppress_cells(rows: Sequence[Mapping[str, Any]], min_cell_size: int) -> list[dict[str, Any]]:
-    """Grid rows with every number of a cell computed on fewer than ``min_cell_size`` human or
-    AI texts (``n_human``/``n_ai``/``human_n``/``ai_n``) replaced by null, as is every
-    ``*_reason`` of a number no longer shown (a reason such as "perfect separation" tells about
-    the cell), and the reason in ``suppressed_reason`` (the counts stay)."""
-    out = []
-    for r in rows:
-        r = dict(r)
-        sizes = [v for key, v in r.items() if key in ("n_human", "n_ai", "human_n", "ai_n") and isinstance(v, int)]
-        if sizes and min(sizes) < min_cell_size:
-            r = {key: None if isinstance(v, float | dict | list) or key.endswith("_reason") else v
-                 for key, v in r.items()}
-            r["suppressed_reason"] = (f"fewer than {min_cell_size} texts of a label in this cell (the board's "
-                                      "minimum cell size)")
-        out.append(r)
-    return out
-
-
 def entry_grid(ws: Workspace, protocol: str, tags: Sequence[str], min_cell_size: int) -> list[dict[str, Any]]:
     """RAID's grid of one entry (:func:`veribench.evaluate.grid.grid_results` over ``tags``,
     Wilson and bootstrap intervals) under its bundle's ``protocol`` (:func:`bundle_protocol`),
     in workspace ``ws``, as JSON values, with cells under ``min_cell_size`` suppressed
-    (:func:`suppress_cells`). ``[]`` when the board names no grid tags."""
+    (:func:`.suppress.suppress_cells`). ``[]`` when the board names no grid tags."""
     if not tags:
         return []
     proto = parse_protocol(tomllib.loads(protocol), path="<board protocol>")
@@ -674,14 +657,14 @@ _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 def _parse_utc(v: Any) -> datetime | None:
-    """An ISO 8601 UTC time as the board writes it (``...Z``), or None."""
+    """An ISO 8601 UTC time as the board writes it (``...Z``, read by
+    :func:`veribench.store.events.parse_utc`), or None for anything else."""
     if not isinstance(v, str) or not v.endswith("Z"):
         return None
     try:
-        t = datetime.fromisoformat(v[:-1] + "+00:00")
+        return parse_utc(v)
     except ValueError:
         return None
-    return t if t.utcoffset() is not None and not t.utcoffset() else None
 
 
 def _ladder_shape(lad: Any) -> list[str]:

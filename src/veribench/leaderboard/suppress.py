@@ -18,7 +18,7 @@ counts over every detector's row: a slice is shown only when every label has at 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 #: The keys of the bundle of all entries that ``results.json`` publishes, in its order.
@@ -42,9 +42,31 @@ COUNT_FIELDS = frozenset({"n", "n_human", "n_ai", "human_n", "ai_n", "n_a", "n_b
 LABEL_COUNTS = ("human_n", "ai_n")
 
 
-def small_reason(min_cell_size: int) -> str:
-    """The ``suppressed_reason`` of a row of a slice with too few texts of a label."""
-    return f"fewer than {min_cell_size} texts of a label in this slice (the board's minimum cell size)"
+def small_reason(min_cell_size: int, where: str = "slice") -> str:
+    """The ``suppressed_reason`` of a row of a slice (or grid ``cell``) with too few texts of a label."""
+    return f"fewer than {min_cell_size} texts of a label in this {where} (the board's minimum cell size)"
+
+
+#: The label counts of a row of RAID's grid (``veribench.evaluate.grid``) and of Tables 1 and 2.
+CELL_COUNTS = ("n_human", "n_ai", *LABEL_COUNTS)
+
+
+def suppress_cells(rows: Sequence[Mapping[str, Any]], min_cell_size: int) -> list[dict[str, Any]]:
+    """Grid rows with every number of a cell computed on fewer than ``min_cell_size`` human or
+    AI texts (:data:`CELL_COUNTS`) replaced by null, as is every ``*_reason`` of a number no
+    longer shown (a reason such as "perfect separation" tells about the cell), and the reason in
+    ``suppressed_reason`` (:func:`small_reason`; the counts and tag values stay). Rows in order,
+    copies; the input is not changed."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        sizes = [v for key, v in r.items() if key in CELL_COUNTS and _is_count(v)]
+        if sizes and min(sizes) < min_cell_size:
+            r = {key: None if isinstance(v, float | dict | list) or key.endswith("_reason") else v
+                 for key, v in r.items()}
+            r["suppressed_reason"] = small_reason(min_cell_size, "cell")
+        out.append(r)
+    return out
 
 
 def unknown_reason(name: str) -> str:
