@@ -565,3 +565,50 @@ def test_the_calibration_split_stays_secret_until_the_reveal(tmp_path, monkeypat
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
+
+
+def test_declared_subgroup_gaps_are_computed_per_entry_and_rederived(tmp_path):
+    """A fresh user's finding: the board's protocol never declared [[gaps]], so results.json's
+    gaps were always empty although the issue asks for subgroup gaps. board.toml's `gaps` go
+    into the committed protocol; every entry's FPR gap between two domains comes out with its
+    interval (checked against a plain count from the revealed labels and files), check-reveal
+    re-derives it, and gaps under RAID's in-sample rule or on a slice the board does not show
+    are refused in one line."""
+    cfg = board_toml(tmp_path / "board", f"sqlite:///{tmp_path / 'board' / 'board.sqlite'}", canaries=0,
+                     min_cell_size=5)
+    base = cfg.read_text()
+    cfg.write_text(base + 'gaps = [{ slice = "tag:domain", group_a = "news", group_b = "books" }]\n')
+    with pytest.raises(InputError, match=r"board.gaps\[0\].*in-sample") as e:
+        Board.open(cfg)
+    assert "\n" not in str(e.value)
+    cfg.write_text(base + 'calibration = { rule = "hash", every = 3, salt = "s" }\n'
+                   'gaps = [{ slice = "tag:model", group_a = "news", group_b = "books" }]\n')
+    with pytest.raises(InputError, match=r"board.gaps\[0\].slice"):
+        Board.open(cfg)
+    cfg.write_text(base + 'calibration = { rule = "hash", every = 3, salt = "s" }\n'
+                   'gaps = [{ slice = "tag:domain", group_a = "news", group_b = "books" }]\n')
+    with Board.open(cfg) as board:
+        launch = board.launch(hidden_set(tmp_path / "hidden.jsonl", n=240), "documents")
+        ids = [json.loads(x)["id"] for x in board.texts_file().decode().splitlines()]
+        labels = labels_of(cfg.parent, ids)
+        for i, team in enumerate(("alpha", "beta")):
+            board.submit(board.team_for_token(board.add_team(team)), predictions(ids, labels, skill=0.4, seed=i))
+        out = board.reveal(force=True)
+    assert launch["rules"]["gaps"] == [{"slice": "tag:domain", "group_a": "news", "group_b": "books",
+                                        "metric": "fpr"}]
+    res = json.loads((out / "results.json").read_text())
+    gaps = [g for g in res["gaps"] if "suppressed_reason" not in g]
+    assert {g["detector"] for g in gaps} == {"alpha", "beta"}, res["gaps"]
+    # a plain count: FPR of each domain's test-split human texts at the entry's threshold
+    rows = {json.loads(x)["doc_id"]: json.loads(x) for x in (out / "hidden_set.jsonl").read_text().splitlines()}
+    import pyarrow.parquet as pq
+    for g in gaps:
+        t = pq.read_table(out / "bundles" / g["detector"] / "scores.parquet",
+                          columns=["doc_id", "split", "flag"]).to_pylist()
+        fpr = {}
+        for dom in ("news", "books"):
+            hs = [r for r in t if r["split"] == "test" and rows[r["doc_id"]]["label"] == "human"
+                  and rows[r["doc_id"]]["tags"]["domain"] == dom]
+            fpr[dom] = sum(bool(r["flag"]) for r in hs) / len(hs)
+        assert g["estimate"] == pytest.approx(fpr["news"] - fpr["books"], abs=1e-12), (g, fpr)
+    assert check_reveal_against_launch(out, json.loads(json.dumps(launch))) == []

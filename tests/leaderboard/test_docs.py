@@ -25,6 +25,7 @@ from veribench.hashing import canonical_json, sha256_bytes
 from veribench.leaderboard.app import create_app
 from veribench.leaderboard.config import HEADLINES, BoardModel, CalibrationSplit
 from veribench.leaderboard.service import Board
+from veribench.protocol.model import Gap
 from veribench.store import Workspace
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "leaderboard.md"
@@ -50,7 +51,7 @@ def _type(ann: object) -> str:
         return "string"
     if typing.get_origin(ann) is list:
         return f"list of {_type(args[0])}s"
-    if isinstance(ann, type) and issubclass(ann, CalibrationSplit):
+    if isinstance(ann, type) and issubclass(ann, CalibrationSplit | Gap):
         return "table"
     return {int: "integer", float: "float", datetime: "date-time"}[ann]  # type: ignore[index]
 

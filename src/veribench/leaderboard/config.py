@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veribench.errors import InputError
+from veribench.protocol.model import Gap
 
 #: The environment variable holding the database password (never the file).
 PASSWORD_ENV = "VERIBENCH_BOARD_DB_PASSWORD"
@@ -81,6 +82,8 @@ class BoardModel(BaseModel):
     canaries: int = Field(0, ge=0, le=10_000)
     reveal_at: datetime | None = None
     grid: list[str] = Field(default_factory=list, description="tags of RAID's grid shown at the reveal")
+    gaps: list[Gap] = Field(default_factory=list, description="subgroup gaps of every entry (the protocol's "
+                            "[[gaps]]: slice, group_a, group_b, metric fpr or catch_rate), shown at the reveal")
     tsa_url: str | None = None
 
 
@@ -167,6 +170,15 @@ def load_config(path: str | Path) -> BoardConfig:
                          f"(calibration = {{ every = 5, salt = \"...\" }}) or choose "
                          f"{', '.join(h for h in HEADLINES if h not in RULE_HEADLINES)}",
                          file=str(p), field="board.headline_metric")
+    slices = ("subgroup", "arm", *(f"tag:{t}" for t in m.grid))
+    for i, g in enumerate(m.gaps):
+        if m.calibration == "raid_in_sample":
+            raise InputError("a gap compares FPR or catch rate at the entries' decision rule, and under RAID's "
+                             "in-sample rule there is none: declare a calibration split", file=str(p),
+                             field=f"board.gaps[{i}]")
+        if g.slice not in slices:
+            raise InputError(f"slice {g.slice!r} is not one the board shows ({', '.join(slices)}; a tag slice "
+                             "needs its tag in board.grid)", file=str(p), field=f"board.gaps[{i}].slice")
     if m.database_url is not None:
         _check_url(m.database_url, str(p))
     return BoardConfig(p.resolve(), m)

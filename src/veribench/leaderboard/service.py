@@ -168,6 +168,8 @@ def protocol_text(cfg: BoardConfig, *, name: str, tag: str, detectors: Sequence[
         "tables": {"slices": ["subgroup", "arm", *[f"tag:{t}" for t in b.grid]]},
         "comparisons": {"enabled": True, "correction": "holm"},
     }
+    if b.gaps:
+        doc["gaps"] = [g.model_dump(exclude_none=True) for g in b.gaps]
     if not cfg.in_sample:
         cal = b.calibration
         assert not isinstance(cal, str)
@@ -320,13 +322,14 @@ def board_rules(cfg: BoardConfig) -> dict[str, Any]:
             "submission_limit": b.submission_limit, "canaries": b.canaries,
             "reveal_at": _iso(_aware(b.reveal_at)) if b.reveal_at is not None else None,
             "calibration": None if isinstance(b.calibration, str) else
-            {"rule": b.calibration.rule, "every": b.calibration.every, "salt": b.calibration.salt}}
+            {"rule": b.calibration.rule, "every": b.calibration.every, "salt": b.calibration.salt},
+            "gaps": [g.model_dump(exclude_none=True) for g in b.gaps]}
 
 
 #: The committed rules (:func:`board_rules`) that come from ``board.toml``'s ``[board]`` keys of the
 #: same names: a launched board refuses to open when one of them was edited (:meth:`Board.check_rules`).
 EDITABLE_RULES = ("headline_metric", "ladder_eta", "min_cell_size", "grid", "submission_limit", "canaries",
-                  "reveal_at", "thresholds", "calibration")
+                  "reveal_at", "thresholds", "calibration", "gaps")
 #: The ``board.toml`` field behind a committed rule whose name differs (``thresholds`` is how
 #: ``calibration`` reads).
 RULE_FIELD = {"thresholds": "calibration"}
